@@ -1,0 +1,48 @@
+# The two commands the README promises: `make run` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+.PHONY: run test lint typecheck lock install install-dev clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# Each install stamp depends on its lock file, so a changed lock reinstalls.
+$(VENV)/.installed: requirements.lock pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q --require-hashes -r requirements.lock
+	$(BIN)/pip install -q --no-deps -e .
+	touch $@
+
+$(VENV)/.installed-dev: requirements-dev.lock pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q --require-hashes -r requirements-dev.lock
+	$(BIN)/pip install -q --no-deps -e .
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+run: install
+	HOST=$(HOST) PORT=$(PORT) $(BIN)/crusade serve
+
+lint: install-dev
+	$(BIN)/ruff check app tests bench
+	$(BIN)/ruff format --check app tests bench
+
+typecheck: install-dev
+	$(BIN)/mypy
+
+test: install-dev lint typecheck
+	$(BIN)/pytest --cov=app --cov-report=term-missing:skip-covered
+	$(BIN)/coverage report --include='app/rules/*' --fail-under=95
+
+# Regenerate the pinned, hashed lock files after changing pyproject.toml.
+lock:
+	uv pip compile pyproject.toml --generate-hashes -o requirements.lock --python-version 3.11
+	uv pip compile pyproject.toml --extra test --generate-hashes -o requirements-dev.lock --python-version 3.11
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage

@@ -1,0 +1,66 @@
+"""One error vocabulary. Domain errors carry a stable code; one handler renders them as
+``application/problem+json`` so expected failures are never a 500."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.rules.errors import RuleError
+
+
+class DomainError(RuleError):
+    """An application error with its HTTP status (rule errors default to 422)."""
+
+    def __init__(self, code: str, message: str, *, status: int, field: str | None = None):
+        super().__init__(code, message, field=field)
+        self.status = status
+
+
+class NotFound(DomainError):
+    def __init__(self, code: str, message: str, *, field: str | None = None) -> None:
+        super().__init__(code, message, status=404, field=field)
+
+
+def problem(status: int, code: str, detail: str, field: str | None = None) -> JSONResponse:
+    body: dict[str, Any] = {
+        "type": f"/problems/{code}",
+        "title": code.replace("_", " ").capitalize(),
+        "status": status,
+        "code": code,
+        "detail": detail,
+    }
+    if field is not None:
+        body["field"] = field
+    return JSONResponse(body, status_code=status, media_type="application/problem+json")
+
+
+async def _rule_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RuleError)
+    status = exc.status if isinstance(exc, DomainError) else 422
+    return problem(status, exc.code, exc.message, exc.field)
+
+
+async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+    location = [str(part) for part in first.get("loc", ()) if part not in ("body", "query")]
+    field = ".".join(location) or None
+    detail = f"{field}: {first.get('msg')}" if field else str(first.get("msg"))
+    return problem(422, "request_invalid", detail, field)
+
+
+async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    return problem(exc.status_code, code, str(exc.detail))
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(RuleError, _rule_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)

@@ -1,0 +1,29 @@
+"""create_app(): routers and error handlers."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, FastAPI
+
+from app.api import rules
+from app.errors import install_error_handlers
+from app.rules.data import rulebook
+
+
+def create_app() -> FastAPI:
+    rulebook()  # load and validate the rule tables at start: a broken table fails fast
+    app = FastAPI(
+        title="Crusade tracker",
+        version="0.1.0",
+        description="Warhammer 40,000 (9th edition) Crusade campaigns: rules reference and "
+        "campaign bookkeeping.",
+    )
+    install_error_handlers(app)
+    api = APIRouter(prefix="/api/v1")
+    api.include_router(rules.router)
+    app.include_router(api)
+
+    @app.get("/health", tags=["service"], summary="Liveness check")
+    def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return app

@@ -1,0 +1,393 @@
+"""Updating one side's Crusade cards and Order of Battle after a battle, in the rulebook's
+order: Out of Action tests, experience, Battle Honours, combat tallies, Order of Battle.
+
+What the rules leave to the player (Devastating Blow or scar, which scar, which honour,
+victor bonuses) comes back as pending decisions; ``answer_*`` functions settle them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from app.rules.agendas import AgendaResult, agenda_experience
+from app.rules.cards import CombatTallies, CrusadeCard, never_gains_xp
+from app.rules.data import (
+    BonusBattleHonour,
+    BonusTarget,
+    ExtraMarkedForGreatness,
+    ExtraRequisitionPoints,
+    HonourCategory,
+    Rulebook,
+    VictorBonus,
+)
+from app.rules.dice import Dice, DieRoll
+from app.rules.errors import RuleError
+from app.rules.experience import ExperienceGain, experience_gain
+from app.rules.honours import HonourRequest, gain_battle_honour
+from app.rules.order_of_battle import OrderOfBattle, record_battle_played
+from app.rules.out_of_action import (
+    Consequence,
+    DevastatingBlow,
+    OutOfActionTest,
+    allowed_consequences,
+    check_consequence,
+    devastating_blow,
+    gain_battle_scar,
+    out_of_action_test,
+)
+from app.rules.ranks import Promotion, change_xp
+
+
+@dataclass(frozen=True)
+class UnitReport:
+    """What one unit did in the battle, as entered after the game."""
+
+    card_id: str
+    destroyed: bool = False
+    destroyed_psychic: int = 0
+    destroyed_ranged: int = 0
+    destroyed_melee: int = 0
+    agenda_tallies: Mapping[str, int] = field(default_factory=dict)
+    marked_for_greatness: bool = False
+
+    @property
+    def units_destroyed(self) -> int:
+        return self.destroyed_psychic + self.destroyed_ranged + self.destroyed_melee
+
+
+@dataclass(frozen=True)
+class SideReport:
+    roster: tuple[str, ...]
+    agendas: tuple[str, ...]
+    units: tuple[UnitReport, ...] = ()
+    won: bool = False
+    victor_bonuses: tuple[VictorBonus, ...] = ()
+    out_of_action_choices: Mapping[str, Consequence] = field(default_factory=dict)
+    agenda_choices: Mapping[str, str] = field(default_factory=dict)
+    objective_markers: int | None = None
+    warlord: str | None = None
+
+    def report_for(self, card_id: str) -> UnitReport:
+        for unit in self.units:
+            if unit.card_id == card_id:
+                return unit
+        return UnitReport(card_id)
+
+
+# --- pending decisions -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OutOfActionDecision:
+    """A failed test: the player picks Devastating Blow or Battle Scar. The unit's XP from
+    the battle waits here, because a Devastating Blow cancels most of it."""
+
+    card_id: str
+    gain: ExperienceGain
+    options: tuple[Consequence, ...]
+
+
+@dataclass(frozen=True)
+class BattleScarDecision:
+    card_id: str
+
+
+@dataclass(frozen=True)
+class BattleHonourDecision:
+    """One Battle Honour owed: for a new rank, or from a victor bonus (then ``card_id`` is
+    None until the player picks the unit, and ``categories`` may be narrower)."""
+
+    card_id: str | None
+    reason: str
+    categories: tuple[HonourCategory, ...] = tuple(HonourCategory)
+    eligible: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class VictorBonusDecision:
+    bonus: VictorBonus
+
+
+Decision = OutOfActionDecision | BattleScarDecision | BattleHonourDecision | VictorBonusDecision
+
+
+@dataclass(frozen=True)
+class Aftermath:
+    """Everything one side's update produced; ``force`` is the Order of Battle after it."""
+
+    force: OrderOfBattle
+    tests: tuple[OutOfActionTest, ...] = ()
+    blows: tuple[DevastatingBlow, ...] = ()
+    experience: Mapping[str, int] = field(default_factory=dict)
+    gains: Mapping[str, ExperienceGain] = field(default_factory=dict)
+    promotions: tuple[Promotion, ...] = ()
+    pending: tuple[Decision, ...] = ()
+    dice: tuple[DieRoll, ...] = ()
+
+    def merge(self, other: Aftermath) -> Aftermath:
+        return Aftermath(
+            force=other.force,
+            tests=self.tests + other.tests,
+            blows=self.blows + other.blows,
+            experience={**self.experience, **other.experience},
+            gains={**self.gains, **other.gains},
+            promotions=self.promotions + other.promotions,
+            pending=self.pending + other.pending,
+            dice=self.dice + other.dice,
+        )
+
+
+# --- the update sequence ---------------------------------------------------------------
+
+
+def resolve_side(force: OrderOfBattle, report: SideReport, book: Rulebook, dice: Dice) -> Aftermath:
+    """Apply a battle to one side's force. Nothing is kept from a refused report: the
+    input force is untouched and a RuleError explains why."""
+    _check_report(force, report, book)
+    agendas = tuple(book.agenda(a) for a in report.agendas)
+    destroyed = {u.card_id: u.units_destroyed for u in report.units}
+    tallies = {u.card_id: u.agenda_tallies for u in report.units if u.agenda_tallies}
+    scored = agenda_experience(
+        agendas,
+        tallies,
+        destroyed,
+        dice,
+        choices=report.agenda_choices,
+        objective_markers=report.objective_markers,
+    )
+    result = Aftermath(force=force, dice=scored.dice)
+    for card_id in report.roster:
+        step = _resolve_unit(result.force, report.report_for(card_id), scored, report, book, dice)
+        result = result.merge(step)
+    return result.merge(_close_battle(result.force, report, book))
+
+
+def _check_report(force: OrderOfBattle, report: SideReport, book: Rulebook) -> None:
+    for card_id in report.roster:
+        force.card(card_id)
+    for unit in report.units:
+        if unit.card_id not in report.roster:
+            raise RuleError(
+                "unit_not_in_roster",
+                f"Unit {unit.card_id} was not on this army's roster for the battle.",
+                field="units",
+            )
+        counts = (unit.destroyed_psychic, unit.destroyed_ranged, unit.destroyed_melee)
+        if min(counts) < 0:
+            raise RuleError(
+                "tally_invalid",
+                "Enemy units destroyed cannot be negative.",
+                field="units",
+            )
+    marked = sum(u.marked_for_greatness for u in report.units)
+    allowed = book.numbers.marked_for_greatness_per_battle + sum(
+        b.effect.count
+        for b in report.victor_bonuses
+        if isinstance(b.effect, ExtraMarkedForGreatness)
+    )
+    if marked > allowed:
+        raise RuleError(
+            "marked_for_greatness_limit",
+            f"Only {allowed} unit(s) can be Marked for Greatness after this battle, not {marked}.",
+            field="units",
+        )
+
+
+def _tallies_after(card: CrusadeCard, unit: UnitReport) -> CombatTallies:
+    t = card.tallies
+    return CombatTallies(
+        battles_played=t.battles_played + 1,
+        battles_survived=t.battles_survived + (0 if unit.destroyed else 1),
+        destroyed_psychic=t.destroyed_psychic + unit.destroyed_psychic,
+        destroyed_ranged=t.destroyed_ranged + unit.destroyed_ranged,
+        destroyed_melee=t.destroyed_melee + unit.destroyed_melee,
+    )
+
+
+def _resolve_unit(
+    force: OrderOfBattle,
+    unit: UnitReport,
+    scored: AgendaResult,
+    report: SideReport,
+    book: Rulebook,
+    dice: Dice,
+) -> Aftermath:
+    card = force.card(unit.card_id)
+    tallies = _tallies_after(card, unit)
+    gain = experience_gain(
+        card,
+        tallies,
+        marked=unit.marked_for_greatness,
+        agenda_xp=scored.for_card(card.id),
+        book=book,
+    )
+    card = replace(
+        card,
+        tallies=tallies,
+        marked_for_greatness=card.marked_for_greatness + int(unit.marked_for_greatness),
+        agenda_tallies={},
+    )
+    force = force.with_card(card)
+    if not unit.destroyed:
+        return apply_experience(force, card.id, gain, book)
+    test = out_of_action_test(card, book, dice)
+    tested = Aftermath(force=force, tests=(test,))
+    if test.passed:
+        return tested.merge(apply_experience(force, card.id, gain, book))
+    options = allowed_consequences(card, book)
+    choice = report.out_of_action_choices.get(card.id)
+    if choice is None and len(options) == 1:
+        choice = options[0]
+    if choice is None:
+        return tested.merge(
+            Aftermath(force=force, pending=(OutOfActionDecision(card.id, gain, options),))
+        )
+    return tested.merge(answer_out_of_action(force, card.id, gain, choice, book, dice))
+
+
+def apply_experience(
+    force: OrderOfBattle,
+    card_id: str,
+    gain: ExperienceGain,
+    book: Rulebook,
+    *,
+    devastating: bool = False,
+) -> Aftermath:
+    """Add the unit's XP and owe one Battle Honour per rank gained (while it has room)."""
+    card = force.card(card_id)
+    amount = gain.total(devastating_blow=devastating)
+    card, promotions = change_xp(card, amount, book)
+    room = book.numbers.max_battle_honours - len(card.honours)
+    owed = tuple(
+        BattleHonourDecision(card.id, f"rank:{p.rank}") for p in promotions[: max(room, 0)]
+    )
+    return Aftermath(
+        force=force.with_card(card),
+        experience={card.id: amount},
+        gains={card.id: gain},
+        promotions=promotions,
+        pending=owed,
+    )
+
+
+def answer_out_of_action(
+    force: OrderOfBattle,
+    card_id: str,
+    gain: ExperienceGain,
+    choice: Consequence,
+    book: Rulebook,
+    dice: Dice,
+) -> Aftermath:
+    """Settle a failed Out of Action test, then give the unit its XP for the battle."""
+    card = force.card(card_id)
+    check_consequence(card, choice, book)
+    if choice == Consequence.DEVASTATING_BLOW:
+        card, blow = devastating_blow(card, book, dice)
+        hit = Aftermath(force=force.with_card(card), blows=(blow,))
+        return hit.merge(apply_experience(hit.force, card_id, gain, book, devastating=True))
+    scarred = Aftermath(force=force, pending=(BattleScarDecision(card_id),))
+    return scarred.merge(apply_experience(force, card_id, gain, book))
+
+
+def answer_battle_scar(
+    force: OrderOfBattle, card_id: str, book: Rulebook, dice: Dice, choice: str | None = None
+) -> OrderOfBattle:
+    card, _scar = gain_battle_scar(force.card(card_id), book, dice, choice)
+    return force.with_card(card)
+
+
+def answer_battle_honour(
+    force: OrderOfBattle,
+    decision: BattleHonourDecision,
+    request: HonourRequest,
+    book: Rulebook,
+    dice: Dice,
+    *,
+    card_id: str | None = None,
+) -> OrderOfBattle:
+    """Grant the honour a decision owes. For a victor bonus the player names the unit."""
+    target = decision.card_id or card_id
+    if target is None:
+        raise RuleError(
+            "honour_unit_required", "Choose the unit that gains this honour.", field="card_id"
+        )
+    if decision.card_id is None and target not in decision.eligible:
+        raise RuleError(
+            "honour_unit_not_eligible",
+            "That unit cannot take this victor bonus; pick one of: "
+            f"{', '.join(decision.eligible)}.",
+            field="card_id",
+        )
+    if request.category not in decision.categories:
+        allowed = ", ".join(c.value for c in decision.categories)
+        raise RuleError(
+            "honour_category_not_allowed",
+            f"This Battle Honour must be one of: {allowed}.",
+            field="category",
+        )
+    card, _honour = gain_battle_honour(
+        force.card(target),
+        request,
+        book,
+        dice,
+        relics_in_order_of_battle=force.crusade_relics,
+    )
+    relic_cost = _relic_requisition_cost(request, book)
+    if relic_cost > force.requisition_points:
+        raise RuleError(
+            "requisition_points_insufficient",
+            f"A Legendary Relic costs {relic_cost} RP; {force.name} has "
+            f"{force.requisition_points}.",
+            field="choice",
+        )
+    force = force.with_card(card)
+    return replace(force, requisition_points=force.requisition_points - relic_cost)
+
+
+def _relic_requisition_cost(request: HonourRequest, book: Rulebook) -> int:
+    if request.category != HonourCategory.CRUSADE_RELIC:
+        return 0
+    relic = book.honours.relic(request.choice[0])
+    return book.honours.relic_categories[relic.category].requisition_points
+
+
+def _close_battle(force: OrderOfBattle, report: SideReport, book: Rulebook) -> Aftermath:
+    """+1 battle tally and RP for the force; victor bonuses that need a choice wait."""
+    extra_rp = sum(
+        b.effect.amount
+        for b in report.victor_bonuses
+        if isinstance(b.effect, ExtraRequisitionPoints)
+    )
+    force = record_battle_played(
+        force, won=report.won, extra_requisition_points=extra_rp, book=book
+    )
+    waiting: list[Decision] = []
+    for bonus in report.victor_bonuses:
+        if isinstance(bonus.effect, BonusBattleHonour):
+            eligible = _eligible(force, report, bonus.effect, book)
+            if eligible:
+                waiting.append(
+                    BattleHonourDecision(
+                        None, "victor_bonus", bonus.effect.categories, eligible=eligible
+                    )
+                )
+        elif not isinstance(bonus.effect, ExtraRequisitionPoints | ExtraMarkedForGreatness):
+            waiting.append(VictorBonusDecision(bonus))
+    return Aftermath(force=force, pending=tuple(waiting))
+
+
+def _eligible(
+    force: OrderOfBattle, report: SideReport, bonus: BonusBattleHonour, book: Rulebook
+) -> tuple[str, ...]:
+    """Roster units that may take a victor-bonus honour: they must be able to gain Battle
+    Honours and match the bonus's target."""
+    cards = [force.card(i) for i in report.roster]
+    cards = [c for c in cards if not never_gains_xp(c, book)]
+    target = bonus.target
+    if target == BonusTarget.CHARACTER:
+        cards = [c for c in cards if c.has("CHARACTER")]
+    elif target == BonusTarget.NON_CHARACTER_VEHICLE_MONSTER:
+        cards = [c for c in cards if not any(c.has(k) for k in ("CHARACTER", "VEHICLE", "MONSTER"))]
+    elif target == BonusTarget.WARLORD:
+        cards = [c for c in cards if c.id == report.warlord]
+    return tuple(c.id for c in cards)

@@ -1,0 +1,466 @@
+"""The rulebook's tables, loaded from ``seed_data/`` once and validated.
+
+Code holds the mechanics; these tables hold the content. A house rule or a supplement is a
+new or edited YAML file, not a code change. Every model here is frozen so a loaded table can
+be shared freely without anyone mutating it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from enum import StrEnum
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+SEED_DATA = Path(__file__).resolve().parents[2] / "seed_data"
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class UnitType(StrEnum):
+    """Which Battle Trait / Battle Scar table a unit uses."""
+
+    CHARACTER = "character"
+    VEHICLE = "vehicle"
+    MONSTER = "monster"
+    OTHER = "other"
+
+
+class WeaponType(StrEnum):
+    RANGED = "ranged"
+    MELEE = "melee"
+
+
+class HonourCategory(StrEnum):
+    BATTLE_TRAIT = "battle_trait"
+    WEAPON_ENHANCEMENT = "weapon_enhancement"
+    PSYCHIC_FORTITUDE = "psychic_fortitude"
+    CRUSADE_RELIC = "crusade_relic"
+
+
+class RelicCategory(StrEnum):
+    ARTIFICER = "artificer"
+    ANTIQUITY = "antiquity"
+    LEGENDARY = "legendary"
+
+
+# --- ranks and battle sizes -------------------------------------------------------------
+
+
+class Rank(Frozen):
+    id: str
+    name: str
+    min_xp: int = Field(ge=0)
+    battle_honours: int = Field(ge=0, description="Honours a unit has earned on reaching it")
+
+
+class BattleSize(Frozen):
+    id: str
+    name: str
+    max_power_level: int = Field(gt=0)
+    command_points: int = Field(ge=0)
+    agendas: int = Field(gt=0)
+    duration_hours: int = Field(gt=0)
+    battlefield_min: str
+
+
+# --- d6 tables ---------------------------------------------------------------------------
+
+
+class TableEntry(Frozen):
+    """One row of a dice table: the results ``low``..``high`` give this entry."""
+
+    id: str
+    name: str
+    low: int = Field(ge=1)
+    high: int = Field(ge=1)
+    summary: str = Field(min_length=1, description="The effect in our own words")
+    max_xp_per_battle: int | None = Field(
+        default=None, ge=0, description="A scar that caps the XP its unit gains after a battle"
+    )
+
+    @model_validator(mode="after")
+    def _range(self) -> TableEntry:
+        if self.high < self.low:
+            raise ValueError(f"{self.id}: high {self.high} < low {self.low}")
+        return self
+
+
+class DiceTable(Frozen):
+    """A table rolled on with one die of ``sides``; its entries cover 1..sides exactly."""
+
+    sides: int = Field(ge=2)
+    entries: tuple[TableEntry, ...]
+
+    @model_validator(mode="after")
+    def _covers_every_result(self) -> DiceTable:
+        covered = sorted(r for e in self.entries for r in range(e.low, e.high + 1))
+        if covered != list(range(1, self.sides + 1)):
+            raise ValueError(f"table entries must cover 1..{self.sides} once, got {covered}")
+        ids = [e.id for e in self.entries]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"duplicate ids in table: {ids}")
+        return self
+
+    def entry_for(self, roll: int) -> TableEntry:
+        for entry in self.entries:
+            if entry.low <= roll <= entry.high:
+                return entry
+        raise KeyError(roll)
+
+    def entry(self, entry_id: str) -> TableEntry:
+        for entry in self.entries:
+            if entry.id == entry_id:
+                return entry
+        raise KeyError(entry_id)
+
+
+class CrusadeRelic(Frozen):
+    id: str
+    name: str
+    category: RelicCategory
+    keywords_any: tuple[str, ...] = Field(
+        default=(), description="The bearer needs one of these keywords; empty means any"
+    )
+    selects_weapon: bool = Field(
+        default=False, description="The relic upgrades one of the bearer's weapons"
+    )
+    summary: str = Field(min_length=1)
+
+
+class RelicCategoryRule(Frozen):
+    min_rank: str
+    extra_crusade_points: int = Field(ge=0)
+    requisition_points: int = Field(ge=0)
+
+
+class BattleHonourTables(Frozen):
+    battle_traits: dict[UnitType, DiceTable]
+    weapon_enhancements: dict[WeaponType, DiceTable]
+    psychic_fortitudes: DiceTable
+    relic_categories: dict[RelicCategory, RelicCategoryRule]
+    crusade_relics: tuple[CrusadeRelic, ...]
+
+    @model_validator(mode="after")
+    def _complete(self) -> BattleHonourTables:
+        if set(self.battle_traits) != set(UnitType):
+            raise ValueError("battle_traits needs one table per unit type")
+        if set(self.weapon_enhancements) != set(WeaponType):
+            raise ValueError("weapon_enhancements needs a ranged and a melee table")
+        if set(self.relic_categories) != set(RelicCategory):
+            raise ValueError("relic_categories needs artificer, antiquity and legendary")
+        return self
+
+    def relic(self, relic_id: str) -> CrusadeRelic:
+        for relic in self.crusade_relics:
+            if relic.id == relic_id:
+                return relic
+        raise KeyError(relic_id)
+
+
+class BattleScarTables(Frozen):
+    battle_scars: dict[UnitType, DiceTable]
+
+    @model_validator(mode="after")
+    def _complete(self) -> BattleScarTables:
+        if set(self.battle_scars) != set(UnitType):
+            raise ValueError("battle_scars needs one table per unit type")
+        return self
+
+
+# --- requisitions ----------------------------------------------------------------------
+
+
+class RequisitionTiming(StrEnum):
+    ANY_TIME = "any_time"  # outside a battle
+    BEFORE_OR_AFTER_BATTLE = "before_or_after_battle"
+    CARD_ADDED = "card_added"
+    CARD_ADDED_OR_CHARACTER_RANK = "card_added_or_character_rank"
+
+
+class RequisitionTarget(StrEnum):
+    FORCE = "force"
+    UNIT = "unit"
+
+
+class Requisition(Frozen):
+    id: str
+    name: str
+    cost_rp: int = Field(ge=0)
+    timing: RequisitionTiming
+    target: RequisitionTarget
+    required_keywords: tuple[str, ...] = ()
+    excluded_keywords: tuple[str, ...] = ()
+    max_rank: str | None = Field(default=None, description="Highest rank a target may have")
+    needs_battle_scar: bool = False
+    summary: str = Field(min_length=1)
+
+
+# --- agendas ---------------------------------------------------------------------------
+
+
+class PerMark(Frozen):
+    """Each unit gains ``xp_per_mark`` for every mark on its tally."""
+
+    kind: Literal["per_mark"]
+    xp_per_mark: int = Field(gt=0)
+
+
+class Threshold(Frozen):
+    """Each unit whose tally reaches ``min_tally`` gains ``xp`` once."""
+
+    kind: Literal["threshold"]
+    min_tally: int = Field(gt=0)
+    xp: int = Field(gt=0)
+
+
+class Achieved(Frozen):
+    """Up to ``max_units`` units that achieved it (tally 1) gain ``xp`` each."""
+
+    kind: Literal["achieved"]
+    xp: int = Field(gt=0)
+
+
+class HighestTally(Frozen):
+    """The one unit with the highest (non-zero) tally gains ``xp``; ties are the player's pick."""
+
+    kind: Literal["highest_tally"]
+    xp: int = Field(gt=0)
+
+
+class ArchiveRoll(Frozen):
+    """One D6 against the army's combined tally; on success one unit that scored gains ``xp``."""
+
+    kind: Literal["archive_roll"]
+    xp: int = Field(gt=0)
+
+
+AgendaXp = Annotated[
+    PerMark | Threshold | Achieved | HighestTally | ArchiveRoll, Field(discriminator="kind")
+]
+
+
+class TallySource(StrEnum):
+    AGENDA = "agenda"  # the agenda's own tally, kept during the battle
+    UNITS_DESTROYED = "units_destroyed"  # the unit's enemy-units-destroyed this battle
+
+
+class Agenda(Frozen):
+    id: str
+    name: str
+    category: str
+    tally_source: TallySource = TallySource.AGENDA
+    max_units: int | None = Field(
+        default=None, gt=0, description="How many units may score it; None means any number"
+    )
+    max_tally: int | None = Field(default=None, gt=0, description="Highest tally one unit can have")
+    xp: AgendaXp
+    summary: str = Field(min_length=1)
+
+
+# --- missions --------------------------------------------------------------------------
+
+
+class VictorRole(StrEnum):
+    EITHER = "either"
+    ATTACKER = "attacker"
+    DEFENDER = "defender"
+
+
+class BonusTarget(StrEnum):
+    """Who may receive a victor bonus honour or free requisition."""
+
+    ANY_UNIT = "any_unit"
+    NON_CHARACTER_VEHICLE_MONSTER = "non_character_vehicle_monster"
+    CHARACTER = "character"
+    WARLORD = "warlord"
+    NEW_CHARACTER = "new_character"
+    FORCE = "force"
+
+
+class ExtraRequisitionPoints(Frozen):
+    kind: Literal["extra_requisition_points"]
+    amount: int = Field(gt=0)
+
+
+class ExtraMarkedForGreatness(Frozen):
+    kind: Literal["extra_marked_for_greatness"]
+    count: int = Field(gt=0)
+
+
+class BonusBattleHonour(Frozen):
+    """One unit gains one Battle Honour from ``categories`` (player's choice of result)."""
+
+    kind: Literal["battle_honour"]
+    categories: tuple[HonourCategory, ...] = Field(min_length=1)
+    target: BonusTarget
+
+
+class FreeRequisitions(Frozen):
+    """Requisitions used for free: all of them (``all``) or one of them (``one_of``)."""
+
+    kind: Literal["free_requisitions"]
+    requisitions: tuple[str, ...] = Field(min_length=1)
+    mode: Literal["all", "one_of"]
+    target: BonusTarget
+    ignores_rank_timing: bool = False
+
+
+VictorBonusEffect = Annotated[
+    ExtraRequisitionPoints | ExtraMarkedForGreatness | BonusBattleHonour | FreeRequisitions,
+    Field(discriminator="kind"),
+]
+
+
+class VictorBonus(Frozen):
+    role: VictorRole = VictorRole.EITHER
+    effect: VictorBonusEffect
+    summary: str = Field(min_length=1)
+
+
+class Mission(Frozen):
+    id: str
+    name: str
+    battle_size: str
+    low: int = Field(ge=1, le=6)
+    high: int = Field(ge=1, le=6)
+    summary: str = Field(min_length=1)
+    victor_bonus: tuple[VictorBonus, ...] = Field(min_length=1)
+
+
+# --- the whole rulebook ----------------------------------------------------------------
+
+
+class CrusadeNumbers(Frozen):
+    """Fixed numbers of the Crusade rules (``seed_data/crusade.yaml``)."""
+
+    crusade_factions: tuple[str, ...]
+    unaligned_keyword: str
+    starting_requisition_points: int = Field(ge=0)
+    max_requisition_points: int = Field(ge=0)
+    requisition_points_per_battle: int = Field(ge=0)
+    starting_supply_limit: int = Field(ge=0)
+    supply_limit_increase: int = Field(gt=0)
+    max_battle_honours: int = Field(gt=0)
+    max_battle_scars: int = Field(gt=0)
+    battle_experience_xp: int = Field(ge=0)
+    marked_for_greatness_xp: int = Field(ge=0)
+    marked_for_greatness_per_battle: int = Field(ge=0)
+    dealers_of_death_every: int = Field(gt=0)
+    honour_crusade_points_small: int = Field(ge=0)
+    honour_crusade_points_large: int = Field(ge=0)
+    honour_power_rating_threshold: int = Field(gt=0)
+    out_of_action_fail_max: int = Field(ge=0, le=6)
+    max_objective_victory_points: int = Field(gt=0)
+    painted_bonus_victory_points: int = Field(ge=0)
+    never_gain_xp_keywords: tuple[str, ...]
+    never_gain_xp_roles: tuple[str, ...]
+
+
+class Rulebook(Frozen):
+    numbers: CrusadeNumbers
+    ranks: tuple[Rank, ...]
+    battle_sizes: tuple[BattleSize, ...]
+    honours: BattleHonourTables
+    scars: BattleScarTables
+    requisitions: tuple[Requisition, ...]
+    agendas: tuple[Agenda, ...]
+    missions: tuple[Mission, ...]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Rulebook:
+        _check_ranks(self.ranks)
+        rank_ids = {r.id for r in self.ranks}
+        for category, rule in self.honours.relic_categories.items():
+            if rule.min_rank not in rank_ids:
+                raise ValueError(f"relic category {category}: unknown rank {rule.min_rank}")
+        for req in self.requisitions:
+            if req.max_rank is not None and req.max_rank not in rank_ids:
+                raise ValueError(f"requisition {req.id}: unknown rank {req.max_rank}")
+        req_ids = {r.id for r in self.requisitions}
+        size_ids = {s.id for s in self.battle_sizes}
+        for mission in self.missions:
+            if mission.battle_size not in size_ids:
+                raise ValueError(f"mission {mission.id}: unknown battle size")
+            for bonus in mission.victor_bonus:
+                effect = bonus.effect
+                if isinstance(effect, FreeRequisitions) and not set(effect.requisitions) <= req_ids:
+                    raise ValueError(f"mission {mission.id}: unknown requisition in bonus")
+        for size in self.battle_sizes:
+            _check_mission_table(size.id, [m for m in self.missions if m.battle_size == size.id])
+        return self
+
+    def battle_size(self, size_id: str) -> BattleSize:
+        return _by_id(self.battle_sizes, size_id, "battle size")
+
+    def requisition(self, requisition_id: str) -> Requisition:
+        return _by_id(self.requisitions, requisition_id, "requisition")
+
+    def agenda(self, agenda_id: str) -> Agenda:
+        return _by_id(self.agendas, agenda_id, "agenda")
+
+    def mission(self, mission_id: str) -> Mission:
+        return _by_id(self.missions, mission_id, "mission")
+
+    def rank(self, rank_id: str) -> Rank:
+        return _by_id(self.ranks, rank_id, "rank")
+
+    def missions_for(self, size_id: str) -> tuple[Mission, ...]:
+        return tuple(m for m in self.missions if m.battle_size == size_id)
+
+
+_Item = TypeVar("_Item", Rank, BattleSize, Requisition, Agenda, Mission)
+
+
+def _by_id(items: tuple[_Item, ...], item_id: str, what: str) -> _Item:
+    for item in items:
+        if item.id == item_id:
+            return item
+    raise KeyError(f"unknown {what}: {item_id}")
+
+
+def _check_ranks(ranks: tuple[Rank, ...]) -> None:
+    if not ranks or ranks[0].min_xp != 0:
+        raise ValueError("the first rank must start at 0 XP")
+    for lower, higher in itertools.pairwise(ranks):
+        if higher.min_xp <= lower.min_xp or higher.battle_honours != lower.battle_honours + 1:
+            raise ValueError(f"ranks out of order at {higher.id}")
+
+
+def _check_mission_table(size_id: str, missions: list[Mission]) -> None:
+    covered = sorted(r for m in missions for r in range(m.low, m.high + 1))
+    if covered != [1, 2, 3, 4, 5, 6]:
+        raise ValueError(f"{size_id} missions must cover D6 results 1..6 once, got {covered}")
+
+
+def _read(name: str, directory: Path) -> Any:
+    with (directory / name).open(encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def load_rulebook(directory: Path = SEED_DATA) -> Rulebook:
+    """Read and validate every rule table in ``directory``."""
+    return Rulebook.model_validate(
+        {
+            "numbers": _read("crusade.yaml", directory),
+            "ranks": _read("ranks.yaml", directory)["ranks"],
+            "battle_sizes": _read("battle_sizes.yaml", directory)["battle_sizes"],
+            "honours": _read("battle_honours.yaml", directory),
+            "scars": _read("battle_scars.yaml", directory),
+            "requisitions": _read("requisitions.yaml", directory)["requisitions"],
+            "agendas": _read("agendas.yaml", directory)["agendas"],
+            "missions": _read("missions.yaml", directory)["missions"],
+        }
+    )
+
+
+@cache
+def rulebook() -> Rulebook:
+    """The project's rulebook, read from ``seed_data/`` on first use and kept (it is frozen)."""
+    return load_rulebook()

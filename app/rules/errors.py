@@ -1,0 +1,16 @@
+"""Typed rule errors: a stable machine-readable code and one sentence naming the rule."""
+
+from __future__ import annotations
+
+
+class RuleError(Exception):
+    """A request the Crusade rules forbid. ``field`` names the input at fault, if any."""
+
+    def __init__(self, code: str, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.field = field
+
+    def __repr__(self) -> str:
+        return f"RuleError({self.code!r}, {self.message!r}, field={self.field!r})"

@@ -1,0 +1,312 @@
+"""Gaining Battle Honours: Battle Traits, Weapon Enhancements, Psychic Fortitudes and
+Crusade Relics, rolled with injected dice or chosen by the player."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from app.rules.cards import BattleHonour, CrusadeCard, honour_crusade_points, never_gains_xp
+from app.rules.data import CrusadeRelic, DiceTable, HonourCategory, Rulebook, TableEntry, WeaponType
+from app.rules.dice import Dice, DieRoll
+from app.rules.errors import RuleError
+from app.rules.ranks import at_least
+
+
+@dataclass(frozen=True)
+class WeaponChoice:
+    """The model and weapon a Weapon Enhancement (or Artificer Weapon) is given to.
+    ``is_relic`` marks a Codex Relic weapon, which the card cannot know about by itself."""
+
+    model: str
+    weapon: str
+    weapon_type: Literal["ranged", "melee", "both"] = "ranged"
+    is_relic: bool = False
+
+
+@dataclass(frozen=True)
+class HonourRequest:
+    """What the player asks for: a category and either chosen entries or a roll."""
+
+    category: HonourCategory
+    choice: tuple[str, ...] = ()  # chosen entry ids; empty means roll
+    weapon: WeaponChoice | None = None
+
+
+def roll_unique(
+    table: DiceTable, taken: Collection[str], dice: Dice, purpose: str, sides: int | None = None
+) -> tuple[TableEntry, tuple[DieRoll, ...]]:
+    """Roll on ``table`` until a result not already held comes up (the rules' re-roll of
+    duplicates). Every die thrown is returned."""
+    sides = sides or table.sides
+    open_entries = [e for e in table.entries if e.id not in taken and e.low <= sides]
+    if not open_entries:
+        raise RuleError(
+            "table_exhausted", f"The unit already has every result {purpose} could give."
+        )
+    rolls: list[DieRoll] = []
+    while True:
+        rolled = dice.roll(sides, purpose)
+        rolls.append(rolled)
+        entry = table.entry_for(rolled.value)
+        if entry.id not in taken:
+            return entry, tuple(rolls)
+
+
+def check_can_gain_honour(card: CrusadeCard, book: Rulebook) -> None:
+    if never_gains_xp(card, book):
+        raise RuleError(
+            "unit_never_gains_experience",
+            f"{card.name} never gains experience, so it can never gain Battle Honours.",
+        )
+    if len(card.honours) >= book.numbers.max_battle_honours:
+        raise RuleError(
+            "battle_honours_full",
+            f"{card.name} already has {book.numbers.max_battle_honours} Battle Honours, "
+            "the most a unit can have.",
+        )
+
+
+def gain_battle_honour(
+    card: CrusadeCard,
+    request: HonourRequest,
+    book: Rulebook,
+    dice: Dice,
+    *,
+    relics_in_order_of_battle: Collection[str] = (),
+) -> tuple[CrusadeCard, BattleHonour]:
+    """Give ``card`` one Battle Honour of the requested category."""
+    check_can_gain_honour(card, book)
+    if request.category == HonourCategory.BATTLE_TRAIT:
+        honour = _battle_trait(card, request, book, dice)
+    elif request.category == HonourCategory.PSYCHIC_FORTITUDE:
+        honour = _psychic_fortitude(card, request, book, dice)
+    elif request.category == HonourCategory.WEAPON_ENHANCEMENT:
+        honour = _weapon_enhancement(card, request, book, dice)
+    else:
+        honour = _crusade_relic(card, request, book, relics_in_order_of_battle)
+    return replace(card, honours=(*card.honours, honour)), honour
+
+
+def _single_choice(request: HonourRequest, what: str) -> str:
+    if len(request.choice) != 1:
+        raise RuleError("honour_choice_invalid", f"Choose exactly one {what}.", field="choice")
+    return request.choice[0]
+
+
+def _pick_or_roll(
+    card: CrusadeCard, request: HonourRequest, table: DiceTable, dice: Dice, what: str
+) -> tuple[TableEntry, tuple[DieRoll, ...]]:
+    taken = card.honour_ids(request.category)
+    if not request.choice:
+        return roll_unique(table, taken, dice, what)
+    entry_id = _single_choice(request, what)
+    entry = _entry(table, entry_id, what)
+    if entry.id in taken:
+        raise RuleError(
+            "honour_duplicate",
+            f"{card.name} already has the {what} {entry.name}; a unit cannot have it twice.",
+            field="choice",
+        )
+    return entry, ()
+
+
+def _entry(table: DiceTable, entry_id: str, what: str) -> TableEntry:
+    try:
+        return table.entry(entry_id)
+    except KeyError:
+        raise RuleError(
+            "honour_unknown", f"'{entry_id}' is not on this unit's {what} table.", field="choice"
+        ) from None
+
+
+def _battle_trait(
+    card: CrusadeCard, request: HonourRequest, book: Rulebook, dice: Dice
+) -> BattleHonour:
+    table = book.honours.battle_traits[card.unit_type]
+    entry, rolls = _pick_or_roll(card, request, table, dice, "Battle Trait")
+    return BattleHonour(
+        request.category, (entry.id,), honour_crusade_points(card, book), dice=rolls
+    )
+
+
+def _psychic_fortitude(
+    card: CrusadeCard, request: HonourRequest, book: Rulebook, dice: Dice
+) -> BattleHonour:
+    if not card.has("PSYKER"):
+        raise RuleError(
+            "psychic_fortitude_requires_psyker",
+            f"Only PSYKER units can gain Psychic Fortitudes, and {card.name} is not a PSYKER.",
+            field="category",
+        )
+    table = book.honours.psychic_fortitudes
+    entry, rolls = _pick_or_roll(card, request, table, dice, "Psychic Fortitude")
+    return BattleHonour(
+        request.category, (entry.id,), honour_crusade_points(card, book), dice=rolls
+    )
+
+
+def _check_weapon(card: CrusadeCard, weapon: WeaponChoice | None, what: str) -> WeaponChoice:
+    if weapon is None or not weapon.weapon.strip() or not weapon.model.strip():
+        raise RuleError(
+            "weapon_required", f"{what} needs a model and one of its weapons.", field="weapon"
+        )
+    name = weapon.weapon.casefold()
+    if weapon.is_relic or name in card.relic_weapons:
+        raise RuleError(
+            "weapon_is_relic",
+            f"{weapon.weapon} is a Relic; {what} cannot be given to a Relic weapon.",
+            field="weapon",
+        )
+    if name in card.enhanced_weapons:
+        raise RuleError(
+            "weapon_already_enhanced",
+            f"{weapon.weapon} is already enhanced or a Crusade Relic; pick another weapon.",
+            field="weapon",
+        )
+    return weapon
+
+
+def _weapon_enhancement(
+    card: CrusadeCard, request: HonourRequest, book: Rulebook, dice: Dice
+) -> BattleHonour:
+    weapon = _check_weapon(card, request.weapon, "A Weapon Enhancement")
+    if card.champion and weapon.model.casefold() != card.champion.casefold():
+        raise RuleError(
+            "weapon_enhancement_champion_only",
+            f"{card.name} has a champion ({card.champion}); the enhanced weapon must be theirs.",
+            field="weapon",
+        )
+    # A weapon with both a ranged and a melee profile uses the melee table.
+    kind = WeaponType.RANGED if weapon.weapon_type == "ranged" else WeaponType.MELEE
+    table = book.honours.weapon_enhancements[kind]
+    if card.has("TITANIC"):
+        entries, rolls = _enhance_titanic(request, table, dice)
+    elif card.has("CHARACTER") or card.has("VEHICLE") or card.has("MONSTER"):
+        entries, rolls = _enhance_elite(request, table, dice)
+    else:
+        entries, rolls = _enhance_other(request, table, dice)
+    return BattleHonour(
+        request.category,
+        tuple(e.id for e in entries),
+        honour_crusade_points(card, book),
+        weapon=weapon.weapon,
+        model=weapon.model,
+        dice=rolls,
+    )
+
+
+def _enhance_titanic(
+    request: HonourRequest, table: DiceTable, dice: Dice
+) -> tuple[list[TableEntry], tuple[DieRoll, ...]]:
+    if not request.choice:
+        rolled = dice.roll(3, "a TITANIC Weapon Enhancement")
+        return [table.entry_for(rolled.value)], (rolled,)
+    entry = _entry(table, _single_choice(request, "Weapon Enhancement"), "Weapon Enhancement")
+    if entry.low > 3:
+        raise RuleError(
+            "weapon_enhancement_titanic_limit",
+            "A TITANIC model's weapon can only be given results 1-3 of the enhancement table.",
+            field="choice",
+        )
+    return [entry], ()
+
+
+def _enhance_elite(
+    request: HonourRequest, table: DiceTable, dice: Dice
+) -> tuple[list[TableEntry], tuple[DieRoll, ...]]:
+    if not request.choice:
+        rolled = dice.roll(6, "a Weapon Enhancement")
+        return [table.entry_for(rolled.value)], (rolled,)
+    entry_id = _single_choice(request, "Weapon Enhancement")
+    return [_entry(table, entry_id, "Weapon Enhancement")], ()
+
+
+def _enhance_other(
+    request: HonourRequest, table: DiceTable, dice: Dice
+) -> tuple[list[TableEntry], tuple[DieRoll, ...]]:
+    """Any other unit gains two different enhancements: a D6 and a D3 (re-rolled together
+    on a double), or two chosen of which one is from results 1-3."""
+    if not request.choice:
+        rolls: list[DieRoll] = []
+        while True:
+            d6, d3 = (
+                dice.roll(6, "a Weapon Enhancement (D6)"),
+                dice.roll(3, "a Weapon Enhancement (D3)"),
+            )
+            rolls += [d6, d3]
+            if d6.value != d3.value:
+                return [table.entry_for(d6.value), table.entry_for(d3.value)], tuple(rolls)
+    if len(set(request.choice)) != 2:
+        raise RuleError(
+            "honour_choice_invalid",
+            "This unit's weapon gains two different Weapon Enhancements; choose two.",
+            field="choice",
+        )
+    entries = [_entry(table, i, "Weapon Enhancement") for i in request.choice]
+    if min(e.low for e in entries) > 3:
+        raise RuleError(
+            "weapon_enhancement_choice_limit",
+            "When choosing two Weapon Enhancements, one must be result 1, 2 or 3.",
+            field="choice",
+        )
+    return entries, ()
+
+
+def _crusade_relic(
+    card: CrusadeCard,
+    request: HonourRequest,
+    book: Rulebook,
+    relics_in_order_of_battle: Collection[str],
+) -> BattleHonour:
+    relic_id = _single_choice(request, "Crusade Relic")
+    relic = check_crusade_relic(card, relic_id, book, relics_in_order_of_battle)
+    rule = book.honours.relic_categories[relic.category]
+    weapon = _check_weapon(card, request.weapon, relic.name) if relic.selects_weapon else None
+    return BattleHonour(
+        request.category,
+        (relic.id,),
+        honour_crusade_points(card, book) + rule.extra_crusade_points,
+        weapon=weapon.weapon if weapon else None,
+        model=weapon.model if weapon else None,
+    )
+
+
+def check_crusade_relic(
+    card: CrusadeCard, relic_id: str, book: Rulebook, relics_in_order_of_battle: Collection[str]
+) -> CrusadeRelic:
+    """Refuse a Crusade Relic the card may not have; return it otherwise."""
+    try:
+        relic = book.honours.relic(relic_id)
+    except KeyError:
+        raise RuleError(
+            "honour_unknown", f"'{relic_id}' is not a Crusade Relic.", field="choice"
+        ) from None
+    if not card.has("CHARACTER"):
+        raise RuleError(
+            "crusade_relic_requires_character",
+            f"Only CHARACTER models can gain Crusade Relics, and {card.name} is not a CHARACTER.",
+            field="category",
+        )
+    if relic.keywords_any and not any(card.has(k) for k in relic.keywords_any):
+        raise RuleError(
+            "crusade_relic_keywords",
+            f"{relic.name} is for {' or '.join(relic.keywords_any)} models only.",
+            field="choice",
+        )
+    min_rank = book.honours.relic_categories[relic.category].min_rank
+    if not at_least(card, min_rank, book):
+        raise RuleError(
+            "crusade_relic_rank_too_low",
+            f"{relic.name} is a {relic.category.value.title()} Relic: the bearer must be "
+            f"{book.rank(min_rank).name} or higher.",
+            field="choice",
+        )
+    if relic.id in relics_in_order_of_battle:
+        raise RuleError(
+            "crusade_relic_taken",
+            f"{relic.name} is already in this Order of Battle; each Crusade Relic is unique.",
+            field="choice",
+        )
+    return relic

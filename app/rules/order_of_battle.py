@@ -1,0 +1,143 @@
+"""The Order of Battle: a Crusade force's units, Requisition points, Supply Limit and tallies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from app.rules.cards import CrusadeCard
+from app.rules.data import HonourCategory, Rulebook
+from app.rules.errors import RuleError
+
+
+@dataclass(frozen=True)
+class OrderOfBattle:
+    id: str
+    name: str
+    crusade_faction: str
+    requisition_points: int
+    supply_limit: int
+    battle_tally: int = 0
+    victories: int = 0
+    cards: tuple[CrusadeCard, ...] = ()
+    removed_card_ids: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def supply_used(self) -> int:
+        return sum(c.power_rating for c in self.cards)
+
+    @property
+    def crusade_points(self) -> int:
+        return sum(c.crusade_points for c in self.cards)
+
+    def card(self, card_id: str) -> CrusadeCard:
+        for card in self.cards:
+            if card.id == card_id:
+                return card
+        raise RuleError(
+            "unit_not_in_order_of_battle",
+            f"Unit {card_id} is not in the Order of Battle of {self.name}.",
+            field="card_id",
+        )
+
+    def with_card(self, card: CrusadeCard) -> OrderOfBattle:
+        """The same force with ``card`` replacing the card of the same id."""
+        self.card(card.id)
+        return replace(self, cards=tuple(card if c.id == card.id else c for c in self.cards))
+
+    @property
+    def crusade_relics(self) -> frozenset[str]:
+        return frozenset(i for c in self.cards for i in c.honour_ids(HonourCategory.CRUSADE_RELIC))
+
+
+def start_order_of_battle(
+    *, id: str, name: str, crusade_faction: str, book: Rulebook
+) -> OrderOfBattle:
+    """A new force: 5 Requisition points and a Supply Limit of 50."""
+    faction = crusade_faction.strip().upper()
+    if faction not in book.numbers.crusade_factions:
+        raise RuleError(
+            "crusade_faction_invalid",
+            f"The Crusade Faction must be one of {', '.join(book.numbers.crusade_factions)}.",
+            field="crusade_faction",
+        )
+    if not name.strip():
+        raise RuleError("force_name_missing", "A Crusade force needs a name.", field="name")
+    return OrderOfBattle(
+        id=id,
+        name=name.strip(),
+        crusade_faction=faction,
+        requisition_points=book.numbers.starting_requisition_points,
+        supply_limit=book.numbers.starting_supply_limit,
+    )
+
+
+def check_supply(force: OrderOfBattle, extra_power: int) -> None:
+    if force.supply_used + extra_power > force.supply_limit:
+        raise RuleError(
+            "supply_limit_exceeded",
+            f"That would bring Supply Used to {force.supply_used + extra_power} Power, over "
+            f"the Supply Limit of {force.supply_limit}.",
+            field="power_rating",
+        )
+
+
+def add_unit(force: OrderOfBattle, card: CrusadeCard, book: Rulebook) -> OrderOfBattle:
+    """Add a unit within the Supply Limit. Every unit shares the Crusade Faction keyword
+    (or is UNALIGNED), and a unit once removed can never come back."""
+    if card.id in force.removed_card_ids:
+        raise RuleError(
+            "unit_removed_for_good",
+            f"{card.name} was removed from the Order of Battle and can never be added back.",
+            field="card_id",
+        )
+    if any(c.id == card.id for c in force.cards):
+        raise RuleError(
+            "unit_already_added", f"{card.name} is already in the Order of Battle.", field="id"
+        )
+    if not (card.has(force.crusade_faction) or card.has(book.numbers.unaligned_keyword)):
+        raise RuleError(
+            "crusade_faction_mismatch",
+            f"{card.name} lacks the {force.crusade_faction} keyword (or UNALIGNED), so it "
+            "cannot join this Crusade force.",
+            field="keywords",
+        )
+    check_supply(force, card.power_rating)
+    return replace(force, cards=(*force.cards, card))
+
+
+def remove_unit(force: OrderOfBattle, card_id: str) -> OrderOfBattle:
+    """Remove a unit for good; its Power no longer counts against the Supply Limit."""
+    force.card(card_id)
+    return replace(
+        force,
+        cards=tuple(c for c in force.cards if c.id != card_id),
+        removed_card_ids=force.removed_card_ids | {card_id},
+    )
+
+
+def gain_requisition_points(force: OrderOfBattle, amount: int, book: Rulebook) -> OrderOfBattle:
+    """Requisition points above the maximum (5) are lost."""
+    points = min(book.numbers.max_requisition_points, force.requisition_points + amount)
+    return replace(force, requisition_points=points)
+
+
+def spend_requisition_points(force: OrderOfBattle, amount: int, what: str) -> OrderOfBattle:
+    if amount > force.requisition_points:
+        raise RuleError(
+            "requisition_points_insufficient",
+            f"{what} costs {amount} RP but {force.name} has only {force.requisition_points}.",
+            field="requisition",
+        )
+    return replace(force, requisition_points=force.requisition_points - amount)
+
+
+def record_battle_played(
+    force: OrderOfBattle, *, won: bool, extra_requisition_points: int, book: Rulebook
+) -> OrderOfBattle:
+    """After every battle, win, lose or draw: +1 battle tally and +1 RP (more if a victor
+    bonus says so); a victory is counted."""
+    played = replace(
+        force, battle_tally=force.battle_tally + 1, victories=force.victories + int(won)
+    )
+    gained = book.numbers.requisition_points_per_battle + extra_requisition_points
+    return gain_requisition_points(played, gained, book)

@@ -1,0 +1,124 @@
+"""Out of Action tests and what follows a failed one: Devastating Blow or a Battle Scar."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from app.rules.cards import BattleScar, CrusadeCard, never_gains_xp
+from app.rules.data import Rulebook
+from app.rules.dice import Dice, DieRoll
+from app.rules.errors import RuleError
+from app.rules.honours import roll_unique
+
+
+class Consequence(StrEnum):
+    DEVASTATING_BLOW = "devastating_blow"
+    BATTLE_SCAR = "battle_scar"
+
+
+@dataclass(frozen=True)
+class OutOfActionTest:
+    card_id: str
+    passed: bool
+    roll: DieRoll | None  # None: the unit never gains XP and passes without a roll
+
+    @property
+    def automatic(self) -> bool:
+        return self.roll is None
+
+
+@dataclass(frozen=True)
+class DevastatingBlow:
+    card_id: str
+    xp_lost: int
+    roll: DieRoll
+
+
+def out_of_action_test(card: CrusadeCard, book: Rulebook, dice: Dice) -> OutOfActionTest:
+    """One D6 for a unit destroyed at the end of the battle: a 1 fails."""
+    if never_gains_xp(card, book):
+        return OutOfActionTest(card.id, passed=True, roll=None)
+    roll = dice.roll(6, f"the Out of Action test of {card.name}")
+    return OutOfActionTest(card.id, roll.value > book.numbers.out_of_action_fail_max, roll)
+
+
+def allowed_consequences(card: CrusadeCard, book: Rulebook) -> tuple[Consequence, ...]:
+    """A unit that already has the most Battle Scars must take the Devastating Blow."""
+    if len(card.scars) >= book.numbers.max_battle_scars:
+        return (Consequence.DEVASTATING_BLOW,)
+    return (Consequence.DEVASTATING_BLOW, Consequence.BATTLE_SCAR)
+
+
+def check_consequence(card: CrusadeCard, choice: Consequence, book: Rulebook) -> None:
+    if choice not in allowed_consequences(card, book):
+        raise RuleError(
+            "battle_scars_full",
+            f"{card.name} already has {book.numbers.max_battle_scars} Battle Scars, so a "
+            "failed Out of Action test must be a Devastating Blow.",
+            field="choice",
+        )
+
+
+def devastating_blow(
+    card: CrusadeCard, book: Rulebook, dice: Dice
+) -> tuple[CrusadeCard, DevastatingBlow]:
+    """Lose D6 XP, to a minimum of 0. Rank (and honours) already earned stay."""
+    roll = dice.roll(6, f"the Devastating Blow to {card.name}")
+    lost = min(card.xp, roll.value)
+    return replace(card, xp=card.xp - lost), DevastatingBlow(card.id, lost, roll)
+
+
+def gain_battle_scar(
+    card: CrusadeCard, book: Rulebook, dice: Dice, choice: str | None = None
+) -> tuple[CrusadeCard, BattleScar]:
+    """Roll (re-rolling duplicates) or choose a Battle Scar from the unit's table."""
+    if len(card.scars) >= book.numbers.max_battle_scars:
+        raise RuleError(
+            "battle_scars_full",
+            f"{card.name} already has {book.numbers.max_battle_scars} Battle Scars, the most "
+            "a unit can have.",
+        )
+    table = book.scars.battle_scars[card.unit_type]
+    if choice is None:
+        entry, rolls = roll_unique(table, card.scar_ids, dice, f"a Battle Scar for {card.name}")
+        scar = BattleScar(entry.id, rolls)
+    else:
+        try:
+            entry = table.entry(choice)
+        except KeyError:
+            raise RuleError(
+                "battle_scar_unknown",
+                f"'{choice}' is not on the Battle Scar table for {card.name}'s unit type.",
+                field="choice",
+            ) from None
+        if entry.id in card.scar_ids:
+            raise RuleError(
+                "battle_scar_duplicate",
+                f"{card.name} already has {entry.name}; a unit cannot have the same scar twice.",
+                field="choice",
+            )
+        scar = BattleScar(entry.id)
+    return replace(card, scars=(*card.scars, scar)), scar
+
+
+def remove_battle_scar(card: CrusadeCard, scar_id: str) -> CrusadeCard:
+    if scar_id not in card.scar_ids:
+        raise RuleError(
+            "battle_scar_not_held",
+            f"{card.name} has no Battle Scar '{scar_id}' to remove.",
+            field="scar",
+        )
+    kept = tuple(s for s in card.scars if s.entry_id != scar_id)
+    return replace(card, scars=kept)
+
+
+def xp_cap(card: CrusadeCard, book: Rulebook) -> int | None:
+    """The most XP the unit may gain after a battle, if a scar it holds caps it."""
+    table = book.scars.battle_scars[card.unit_type]
+    caps = [
+        e.max_xp_per_battle
+        for e in table.entries
+        if e.id in card.scar_ids and e.max_xp_per_battle is not None
+    ]
+    return min(caps) if caps else None

@@ -1,0 +1,320 @@
+"""Requisitions: when each may be bought, on which unit, and what it changes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
+
+from app.rules.cards import CrusadeCard, Upgrade
+from app.rules.data import Requisition, RequisitionTarget, RequisitionTiming, Rulebook
+from app.rules.errors import RuleError
+from app.rules.order_of_battle import OrderOfBattle, check_supply, spend_requisition_points
+from app.rules.out_of_action import remove_battle_scar
+from app.rules.ranks import rank_index
+
+
+@dataclass(frozen=True)
+class PurchaseWindow:
+    """The moment of a purchase. Requisitions are never bought during a battle; some only
+    when a card is added, or when a CHARACTER has just gained a rank."""
+
+    during_battle: bool = False
+    card_added: str | None = None
+    rank_gained: frozenset[str] = field(default_factory=frozenset)
+
+
+@dataclass(frozen=True)
+class RequisitionOrder:
+    """A purchase request; only the fields the requisition uses are read."""
+
+    requisition: str
+    card_id: str | None = None
+    new_power_rating: int | None = None
+    wargear: str | None = None
+    replaced_weapons: tuple[str, ...] = ()
+    scar: str | None = None
+    psychic_powers: str | None = None
+    stratagem: str | None = None
+    stratagem_cp: int | None = None
+    warlord_trait: str | None = None
+    relic: str | None = None
+    model: str | None = None
+    first_founding: bool = False
+    replaces_weapon: str | None = None
+
+
+@dataclass(frozen=True)
+class RequisitionPurchase:
+    requisition: str
+    card_id: str | None
+    requisition_points_spent: int
+    crusade_points_gained: int
+
+
+def purchase_requisition(
+    force: OrderOfBattle,
+    order: RequisitionOrder,
+    window: PurchaseWindow,
+    book: Rulebook,
+    *,
+    free: bool = False,
+    ignore_timing: bool = False,
+) -> tuple[OrderOfBattle, RequisitionPurchase]:
+    """Check timing, target and RP, then apply the requisition. ``free`` and
+    ``ignore_timing`` are for victor bonuses that grant a requisition."""
+    requisition = _requisition(order.requisition, book)
+    if window.during_battle:
+        raise RuleError(
+            "requisition_during_battle",
+            "Requisitions can never be bought during a battle.",
+            field="requisition",
+        )
+    card = _target(force, requisition, order, book)
+    if not ignore_timing:
+        _check_timing(requisition, card, window)
+    cost = 0 if free else requisition.cost_rp
+    paid = spend_requisition_points(force, cost, requisition.name)
+    before = card.crusade_points if card else 0
+    changed = APPLY[requisition.id](paid, card, order, book)
+    after = changed.card(card.id).crusade_points if card else 0
+    return changed, RequisitionPurchase(requisition.id, order.card_id, cost, after - before)
+
+
+def _requisition(requisition_id: str, book: Rulebook) -> Requisition:
+    try:
+        return book.requisition(requisition_id)
+    except KeyError:
+        raise RuleError(
+            "requisition_unknown", f"'{requisition_id}' is not a Requisition.", field="requisition"
+        ) from None
+
+
+def _target(
+    force: OrderOfBattle, requisition: Requisition, order: RequisitionOrder, book: Rulebook
+) -> CrusadeCard | None:
+    if requisition.target == RequisitionTarget.FORCE:
+        return None
+    if order.card_id is None:
+        raise RuleError(
+            "requisition_target_missing",
+            f"{requisition.name} needs a unit from the Order of Battle.",
+            field="card_id",
+        )
+    card = force.card(order.card_id)
+    missing = [k for k in requisition.required_keywords if not card.has(k)]
+    banned = [k for k in requisition.excluded_keywords if card.has(k)]
+    if missing or banned:
+        rule = (
+            f"is only for {' '.join(requisition.required_keywords)} units"
+            if missing
+            else f"cannot target {', '.join(requisition.excluded_keywords)} units"
+        )
+        raise RuleError(
+            "requisition_target_invalid", f"{requisition.name} {rule}.", field="card_id"
+        )
+    if requisition.max_rank and rank_index(card.rank, book) > rank_index(
+        requisition.max_rank, book
+    ):
+        raise RuleError(
+            "requisition_rank_too_high",
+            f"{requisition.name} cannot target a unit above {book.rank(requisition.max_rank).name}"
+            f"; {card.name} is {book.rank(card.rank).name}.",
+            field="card_id",
+        )
+    if requisition.needs_battle_scar and not card.scars:
+        raise RuleError(
+            "requisition_target_invalid",
+            f"{requisition.name} needs a unit with a Battle Scar; {card.name} has none.",
+            field="card_id",
+        )
+    return card
+
+
+def _check_timing(
+    requisition: Requisition, card: CrusadeCard | None, window: PurchaseWindow
+) -> None:
+    timing = requisition.timing
+    if timing in (RequisitionTiming.ANY_TIME, RequisitionTiming.BEFORE_OR_AFTER_BATTLE):
+        return
+    card_id = card.id if card else None
+    allowed = {window.card_added}
+    if timing == RequisitionTiming.CARD_ADDED_OR_CHARACTER_RANK:
+        allowed |= window.rank_gained
+    if card_id not in allowed:
+        when = (
+            "when its unit is added to the Order of Battle"
+            if timing == RequisitionTiming.CARD_ADDED
+            else "when its CHARACTER is added or has just gained a rank"
+        )
+        raise RuleError(
+            "requisition_timing",
+            f"{requisition.name} can only be bought {when}.",
+            field="requisition",
+        )
+
+
+_T = TypeVar("_T")
+
+
+def _required(value: _T | None, field_name: str, requisition: str) -> _T:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise RuleError(
+            "requisition_detail_missing", f"{requisition} needs '{field_name}'.", field=field_name
+        )
+    return value
+
+
+Apply = Callable[[OrderOfBattle, CrusadeCard | None, RequisitionOrder, Rulebook], OrderOfBattle]
+
+
+def _increase_supply_limit(
+    force: OrderOfBattle, card: CrusadeCard | None, order: RequisitionOrder, book: Rulebook
+) -> OrderOfBattle:
+    return replace(force, supply_limit=force.supply_limit + book.numbers.supply_limit_increase)
+
+
+def _fresh_recruits(
+    force: OrderOfBattle, card: CrusadeCard | None, order: RequisitionOrder, book: Rulebook
+) -> OrderOfBattle:
+    assert card is not None
+    power = _required(order.new_power_rating, "new_power_rating", "Fresh Recruits")
+    if power <= card.power_rating:
+        raise RuleError(
+            "power_rating_invalid",
+            f"Fresh Recruits adds models, so the new Power Rating must be above "
+            f"{card.power_rating}.",
+            field="new_power_rating",
+        )
+    check_supply(force, power - card.power_rating)
+    upgrades = card.upgrades
+    threshold = book.numbers.honour_power_rating_threshold
+    if card.rank == "blooded" and card.power_rating <= threshold < power:
+        upgrades = (*upgrades, Upgrade("fresh_recruits", f"Power {power}", 1))
+    wargear = card.wargear if order.wargear is None else order.wargear
+    return force.with_card(replace(card, power_rating=power, upgrades=upgrades, wargear=wargear))
+
+
+def _rearm_and_resupply(
+    force: OrderOfBattle, card: CrusadeCard | None, order: RequisitionOrder, book: Rulebook
+) -> OrderOfBattle:
+    assert card is not None
+    wargear = _required(order.wargear, "wargear", "Rearm and Resupply")
+    enhanced = [w for w in order.replaced_weapons if w.casefold() in card.enhanced_weapons]
+    if enhanced:
+        raise RuleError(
+            "weapon_enhanced_cannot_be_replaced",
+            f"{', '.join(enhanced)} carries a Weapon Enhancement or Crusade Relic and cannot "
+            "be swapped out.",
+            field="replaced_weapons",
+        )
+    return force.with_card(replace(card, wargear=wargear))
+
+
+def _repair_and_recuperate(
+    force: OrderOfBattle, card: CrusadeCard | None, order: RequisitionOrder, book: Rulebook
+) -> OrderOfBattle:
+    assert card is not None
+    scar = _required(order.scar, "scar", "Repair and Recuperate")
+    return force.with_card(remove_battle_scar(card, scar))
+
+
+def _psychic_meditations(
+    force: OrderOfBattle, card: CrusadeCard | None, order: RequisitionOrder, book: Rulebook
+) -> OrderOfBattle:
+    assert card is not None
+    powers = _required(order.psychic_powers, "psychic_powers", "Psychic Meditations")
+    return force.with_card(replace(card, psychic_powers=powers))
+
+
+def _specialist_reinforcements(
+    force: OrderOfBattle, card: CrusadeCard | None, order: RequisitionOrder, book: Rulebook
+) -> OrderOfBattle:
+    assert card is not None
+    stratagem = _required(order.stratagem, "stratagem", "Specialist Reinforcements")
+    cost = _required(order.stratagem_cp, "stratagem_cp", "Specialist Reinforcements")
+    if cost < 1:
+        raise RuleError(
+            "stratagem_cp_invalid",
+            "The Stratagem's Command point cost must be at least 1.",
+            field="stratagem_cp",
+        )
+    upgrade = Upgrade("specialist_reinforcements", stratagem.strip(), cost)
+    return force.with_card(replace(card, upgrades=(*card.upgrades, upgrade)))
+
+
+def _bearer(card: CrusadeCard, order: RequisitionOrder) -> str:
+    return (order.model or card.champion or card.name).strip()
+
+
+def _check_one_per_model(
+    force: OrderOfBattle, card: CrusadeCard, requisition: str, detail: str, model: str, what: str
+) -> None:
+    for other in force.cards:
+        for upgrade in other.upgrades:
+            if upgrade.requisition != requisition:
+                continue
+            if upgrade.detail.casefold() == detail.casefold():
+                raise RuleError(
+                    f"{requisition}_taken",
+                    f"{other.name} already has the {what} {upgrade.detail}; each {what} may "
+                    "appear only once in an Order of Battle.",
+                    field=requisition,
+                )
+            if other.id == card.id and (upgrade.model or "").casefold() == model.casefold():
+                raise RuleError(
+                    f"{requisition}_one_per_model",
+                    f"{model} already has a {what}; no model can have more than one.",
+                    field="model",
+                )
+
+
+def _warlord_trait(
+    force: OrderOfBattle, card: CrusadeCard | None, order: RequisitionOrder, book: Rulebook
+) -> OrderOfBattle:
+    assert card is not None
+    trait = _required(order.warlord_trait, "warlord_trait", "Warlord Trait").strip()
+    model = _bearer(card, order)
+    _check_one_per_model(force, card, "warlord_trait", trait, model, "Warlord Trait")
+    points = 2 if card.has("TITANIC") else 1
+    upgrade = Upgrade("warlord_trait", trait, points, model=model)
+    return force.with_card(replace(card, upgrades=(*card.upgrades, upgrade)))
+
+
+def _relic(
+    force: OrderOfBattle, card: CrusadeCard | None, order: RequisitionOrder, book: Rulebook
+) -> OrderOfBattle:
+    assert card is not None
+    relic = _required(order.relic, "relic", "Relic").strip()
+    model = _bearer(card, order)
+    _check_one_per_model(force, card, "relic", relic, model, "Relic")
+    if order.first_founding and any(u.first_founding for c in force.cards for u in c.upgrades):
+        raise RuleError(
+            "first_founding_relic_taken",
+            "Only one CHARACTER in an Order of Battle may have a First Founding Chapter Relic.",
+            field="first_founding",
+        )
+    weapon = order.replaces_weapon
+    if weapon and weapon.casefold() in card.enhanced_weapons:
+        raise RuleError(
+            "weapon_enhanced_cannot_be_replaced",
+            f"{weapon} carries a Weapon Enhancement or Crusade Relic; a Relic cannot replace it.",
+            field="replaces_weapon",
+        )
+    points = 2 if card.has("TITANIC") or order.first_founding else 1
+    upgrade = Upgrade(
+        "relic", relic, points, model=model, weapon=weapon, first_founding=order.first_founding
+    )
+    return force.with_card(replace(card, upgrades=(*card.upgrades, upgrade)))
+
+
+APPLY: dict[str, Apply] = {
+    "increase_supply_limit": _increase_supply_limit,
+    "fresh_recruits": _fresh_recruits,
+    "rearm_and_resupply": _rearm_and_resupply,
+    "repair_and_recuperate": _repair_and_recuperate,
+    "psychic_meditations": _psychic_meditations,
+    "specialist_reinforcements": _specialist_reinforcements,
+    "warlord_trait": _warlord_trait,
+    "relic": _relic,
+}
