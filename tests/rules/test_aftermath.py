@@ -159,7 +159,7 @@ class TestOutOfActionAfterBattle:
         )
         assert after.tests[0].passed
         assert after.force.card("a").xp == 1
-        assert not after.pending
+        assert not [d for d in after.pending if isinstance(d, OutOfActionDecision)]
 
     def test_failed_test_waits_for_the_players_choice(self) -> None:
         after = resolve_side(

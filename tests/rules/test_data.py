@@ -23,7 +23,7 @@ class TestTablesLoad:
         assert len(rules.honours.psychic_fortitudes.entries) == 3
         assert len(rules.honours.crusade_relics) == 12
         assert len(rules.requisitions) == 8
-        assert len(rules.agendas) == 16
+        assert len(rules.agendas) == 17
         assert len(rules.missions) == 18
 
     def test_every_requisition_has_mechanics(self) -> None:
