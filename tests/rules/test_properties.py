@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 
 from hypothesis import given, settings
@@ -39,14 +40,12 @@ TRAIT = HonourRequest(HonourCategory.BATTLE_TRAIT)
 def test_requisition_points_stay_between_zero_and_five(steps: list[tuple[bool, int]]) -> None:
     army = force(requisition_points=5)
     for gain, amount in steps:
-        try:
+        with contextlib.suppress(RuleError):
             army = (
                 gain_requisition_points(army, amount, book())
                 if gain
                 else spend_requisition_points(army, amount, "x")
             )
-        except RuleError:
-            pass
         assert 0 <= army.requisition_points <= 5
 
 
@@ -102,10 +101,10 @@ def test_caps_and_crusade_points_equal_the_stored_facts(
         dice = SeededDice(seed)
         try:
             if op == "trait":
-                unit, honour = gain_battle_honour(unit, TRAIT, book(), dice)
+                unit, _ = gain_battle_honour(unit, TRAIT, book(), dice)
                 expected += 1 if unit.power_rating <= 10 else 2
             elif op == "fortitude":
-                unit, honour = gain_battle_honour(
+                unit, _ = gain_battle_honour(
                     unit, HonourRequest(HonourCategory.PSYCHIC_FORTITUDE), book(), dice
                 )
                 expected += 1 if unit.power_rating <= 10 else 2
@@ -113,7 +112,7 @@ def test_caps_and_crusade_points_equal_the_stored_facts(
                 relic = RELICS[seed % len(RELICS)]
                 request = HonourRequest(HonourCategory.CRUSADE_RELIC, choice=(relic,))
                 taken = {i for h in unit.honours for i in h.entry_ids}
-                unit, honour = gain_battle_honour(
+                unit, _honour = gain_battle_honour(
                     unit, request, book(), dice, relics_in_order_of_battle=taken
                 )
                 extra = {"blackstone_shard_amulet": 1, "null_field_disruptor": 2}.get(relic, 0)
