@@ -1,8 +1,168 @@
-"""SQLModel tables. The campaign tables arrive with the campaign service; Alembic reads
-this metadata to compare models with migrations."""
+"""SQLModel tables: the one place persistence is defined. Alembic migrations are the
+schema's source of truth and a test keeps them equal to these models.
+
+A card's honours, scars and upgrades are stored as JSON lists on the card row: they are
+always read with the card, so one row per card keeps "get Order of Battle" at a constant
+number of statements however many units a force has.
+"""
 
 from __future__ import annotations
 
-from sqlmodel import SQLModel
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, UniqueConstraint
+from sqlmodel import Field, SQLModel
 
 metadata = SQLModel.metadata
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def _json(default: Any) -> Any:
+    return Field(default_factory=lambda: type(default)(), sa_column=Column(JSON, nullable=False))
+
+
+class Campaign(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=120)
+    description: str = Field(default="", max_length=4000)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Force(SQLModel, table=True):
+    """A Crusade force and its Order of Battle."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    campaign_id: int = Field(foreign_key="campaign.id", index=True)
+    name: str = Field(max_length=120)
+    player_name: str = Field(default="", max_length=120)
+    crusade_faction: str = Field(max_length=40)
+    requisition_points: int
+    supply_limit: int
+    battle_tally: int = 0
+    victories: int = 0
+    notes: str = Field(default="", max_length=8000)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Card(SQLModel, table=True):
+    """A Crusade card. ``removed`` cards stay for history but never return."""
+
+    __tablename__ = "crusade_card"
+
+    id: int | None = Field(default=None, primary_key=True)
+    force_id: int = Field(foreign_key="force.id", index=True)
+    name: str = Field(max_length=120)
+    datasheet: str = Field(default="", max_length=120)
+    battlefield_role: str = Field(default="", max_length=40)
+    power_rating: int
+    keywords: list[str] = _json([])
+    champion: str | None = Field(default=None, max_length=120)
+    named_character: bool = False
+    wargear: str = Field(default="", max_length=4000)
+    psychic_powers: str = Field(default="", max_length=2000)
+    narrative: str = Field(default="", max_length=8000)
+    xp: int = 0
+    rank: str = Field(default="battle_ready", max_length=40)
+    honours: list[dict[str, Any]] = _json([])
+    scars: list[dict[str, Any]] = _json([])
+    upgrades: list[dict[str, Any]] = _json([])
+    battles_played: int = 0
+    battles_survived: int = 0
+    destroyed_psychic: int = 0
+    destroyed_ranged: int = 0
+    destroyed_melee: int = 0
+    marked_for_greatness: int = 0
+    removed: bool = False
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class RequisitionPurchase(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    force_id: int = Field(foreign_key="force.id", index=True)
+    card_id: int | None = Field(default=None, foreign_key="crusade_card.id")
+    requisition: str = Field(max_length=40)
+    requisition_points_spent: int
+    crusade_points_gained: int
+    free: bool = False
+    details: dict[str, Any] = _json({})
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Battle(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    campaign_id: int = Field(foreign_key="campaign.id", index=True)
+    battle_size: str = Field(max_length=40)
+    mission: str = Field(max_length=60)
+    mission_roll: int | None = None
+    status: str = Field(default="mustered", max_length=20)  # mustered | resolved | reverted
+    outcome: str | None = Field(default=None, max_length=20)
+    seed: int | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    resolved_at: datetime | None = None
+
+
+class BattleSide(SQLModel, table=True):
+    """One army in a battle: its roster, agendas, score and (once resolved) its report and
+    the state of its force before the battle, kept so the battle can be reverted."""
+
+    __tablename__ = "battle_side"
+    __table_args__ = (UniqueConstraint("battle_id", "force_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    battle_id: int = Field(foreign_key="battle.id", index=True)
+    force_id: int = Field(foreign_key="force.id", index=True)
+    role: str = Field(max_length=20)  # attacker | defender
+    roster: list[int] = _json([])
+    agendas: list[str] = _json([])
+    warlord_card_id: int | None = None
+    crusade_points: int = 0
+    bonus_command_points: int = 0
+    victory_points: int | None = None
+    painted: bool = False
+    won: bool = False
+    report: dict[str, Any] = _json({})
+    snapshot: dict[str, Any] = _json({})
+
+
+class Decision(SQLModel, table=True):
+    """Something the rules leave to a player, waiting for their answer."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    force_id: int = Field(foreign_key="force.id", index=True)
+    battle_id: int | None = Field(default=None, foreign_key="battle.id", index=True)
+    card_id: int | None = Field(default=None, foreign_key="crusade_card.id")
+    kind: str = Field(max_length=40)
+    payload: dict[str, Any] = _json({})
+    status: str = Field(default="pending", max_length=20)  # pending | answered | cancelled
+    answer: dict[str, Any] = _json({})
+    created_at: datetime = Field(default_factory=utcnow)
+    answered_at: datetime | None = None
+
+
+class Event(SQLModel, table=True):
+    """Append-only campaign history."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    campaign_id: int = Field(foreign_key="campaign.id", index=True)
+    force_id: int | None = Field(default=None, foreign_key="force.id")
+    battle_id: int | None = Field(default=None, foreign_key="battle.id")
+    kind: str = Field(max_length=60)
+    payload: dict[str, Any] = _json({})
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class IdempotencyRecord(SQLModel, table=True):
+    """The stored answer to a POST made with an Idempotency-Key, replayed on retry."""
+
+    __tablename__ = "idempotency_record"
+
+    key: str = Field(primary_key=True, max_length=200)
+    method_path: str = Field(max_length=400)
+    request_hash: str = Field(max_length=64)
+    status_code: int
+    body: dict[str, Any] = _json({})
+    created_at: datetime = Field(default_factory=utcnow)
