@@ -35,8 +35,11 @@ lint: install-dev
 typecheck: install-dev
 	$(BIN)/mypy
 
+# PostgreSQL: TEST_DATABASE_URL if set, else the local server (installed and started by
+# scripts/ensure-postgres.sh when we are root). Without one, only SQLite runs (CI fails).
 test: install-dev lint typecheck
-	$(BIN)/pytest --cov=app --cov-report=term-missing:skip-covered
+	TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh || true)}" \
+	  $(BIN)/pytest --cov=app --cov-report=term-missing:skip-covered
 	$(BIN)/coverage report --include='app/rules/*' --fail-under=95
 
 # Regenerate the pinned, hashed lock files after changing pyproject.toml.

@@ -18,7 +18,7 @@ metadata = SQLModel.metadata
 
 
 def utcnow() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
+    return datetime.now(UTC)
 
 
 def _json(default: Any) -> Any:

@@ -1,0 +1,118 @@
+"""JSON routes for campaigns, forces (Orders of Battle) and Crusade cards."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, status
+
+from app.api import present
+from app.api.schemas import (
+    CampaignCreate,
+    CampaignPublic,
+    CardCreate,
+    CardPublic,
+    CardUpdate,
+    EventPublic,
+    ForceCreate,
+    ForceSummary,
+    ForceUpdate,
+    OrderOfBattlePublic,
+    Page,
+)
+from app.db.session import SessionDep
+from app.services import forces
+from app.services import history as events
+
+router = APIRouter(tags=["campaigns"])
+Offset = Annotated[int, Query(ge=0, le=1_000_000)]
+Limit = Annotated[int, Query(ge=1, le=200)]
+
+
+@router.post("/campaigns", status_code=status.HTTP_201_CREATED, summary="Start a campaign")
+def create_campaign(body: CampaignCreate, session: SessionDep) -> CampaignPublic:
+    return present.campaign(forces.create_campaign(session, **body.model_dump()))
+
+
+@router.get("/campaigns", summary="List campaigns")
+def list_campaigns(
+    session: SessionDep, offset: Offset = 0, limit: Limit = 50
+) -> Page[CampaignPublic]:
+    rows, total = forces.list_campaigns(session, offset=offset, limit=limit)
+    return Page(items=[present.campaign(r) for r in rows], total=total, offset=offset, limit=limit)
+
+
+@router.get("/campaigns/{campaign_id}", summary="One campaign")
+def get_campaign(campaign_id: int, session: SessionDep) -> CampaignPublic:
+    return present.campaign(forces.get_campaign(session, campaign_id))
+
+
+@router.post(
+    "/campaigns/{campaign_id}/forces",
+    status_code=status.HTTP_201_CREATED,
+    summary="Start a Crusade force (5 RP, Supply Limit 50)",
+)
+def create_force(campaign_id: int, body: ForceCreate, session: SessionDep) -> ForceSummary:
+    row = forces.create_force(session, campaign_id=campaign_id, **body.model_dump())
+    return present.force_summary(row)
+
+
+@router.get("/campaigns/{campaign_id}/forces", summary="The campaign's forces")
+def list_forces(
+    campaign_id: int, session: SessionDep, offset: Offset = 0, limit: Limit = 50
+) -> Page[ForceSummary]:
+    rows, total = forces.list_forces(session, campaign_id=campaign_id, offset=offset, limit=limit)
+    views = [forces.load_force(session, r.id) for r in rows if r.id is not None]
+    return Page(
+        items=[present.force_summary(v.force, v) for v in views],
+        total=total,
+        offset=offset,
+        limit=limit,
+    )
+
+
+@router.get("/forces/{force_id}", summary="A force's Order of Battle with every card")
+def get_order_of_battle(force_id: int, session: SessionDep) -> OrderOfBattlePublic:
+    return present.order_of_battle(forces.load_force(session, force_id))
+
+
+@router.patch("/forces/{force_id}", summary="Rename a force or edit its notes")
+def update_force(force_id: int, body: ForceUpdate, session: SessionDep) -> ForceSummary:
+    forces.update_force(session, force_id=force_id, **body.model_dump(exclude_unset=True))
+    view = forces.load_force(session, force_id)
+    return present.force_summary(view.force, view)
+
+
+@router.post(
+    "/forces/{force_id}/cards",
+    status_code=status.HTTP_201_CREATED,
+    summary="Add a unit to the Order of Battle (within the Supply Limit)",
+)
+def add_card(force_id: int, body: CardCreate, session: SessionDep) -> CardPublic:
+    return present.card(forces.add_card(session, force_id=force_id, **body.model_dump()))
+
+
+@router.get("/cards/{card_id}", summary="One Crusade card")
+def get_card(card_id: int, session: SessionDep) -> CardPublic:
+    return present.card(forces.get_card(session, card_id))
+
+
+@router.patch("/cards/{card_id}", summary="Edit a card's name or narrative (nothing else)")
+def update_card(card_id: int, body: CardUpdate, session: SessionDep) -> CardPublic:
+    row = forces.update_card(session, card_id=card_id, **body.model_dump(exclude_unset=True))
+    return present.card(row)
+
+
+@router.delete("/cards/{card_id}", summary="Remove a unit for good (it can never return)")
+def remove_card(card_id: int, session: SessionDep) -> CardPublic:
+    return present.card(forces.remove_card(session, card_id=card_id))
+
+
+@router.get("/campaigns/{campaign_id}/history", summary="The campaign's history, oldest first")
+def history(
+    campaign_id: int, session: SessionDep, offset: Offset = 0, limit: Limit = 50
+) -> Page[EventPublic]:
+    forces.get_campaign(session, campaign_id)
+    rows, total = events.list_events(session, campaign_id=campaign_id, offset=offset, limit=limit)
+    items = [EventPublic.model_validate(r, from_attributes=True) for r in rows]
+    return Page(items=items, total=total, offset=offset, limit=limit)

@@ -1,0 +1,134 @@
+"""Rows and rule values turned into response bodies, with the tables' names filled in."""
+
+from __future__ import annotations
+
+from app.api.schemas import (
+    CampaignPublic,
+    CardPublic,
+    ForceSummary,
+    HonourPublic,
+    OrderOfBattlePublic,
+    ScarPublic,
+    TalliesPublic,
+)
+from app.db.models import Campaign, Card, Force
+from app.rules.cards import CrusadeCard, never_gains_xp
+from app.rules.data import DiceTable, HonourCategory, Rulebook, rulebook
+from app.rules.ranks import next_rank
+from app.services.convert import card_value, dice_json
+from app.services.forces import ForceView
+
+
+def campaign(row: Campaign) -> CampaignPublic:
+    assert row.id is not None
+    return CampaignPublic(
+        id=row.id, name=row.name, description=row.description, created_at=row.created_at
+    )
+
+
+def _entries(
+    card: CrusadeCard, category: HonourCategory, ids: tuple[str, ...], book: Rulebook
+) -> list[dict[str, str]]:
+    """Names and summaries of an honour's entries, for people and bots alike."""
+    table: DiceTable | None = None
+    if category == HonourCategory.BATTLE_TRAIT:
+        table = book.honours.battle_traits[card.unit_type]
+    elif category == HonourCategory.PSYCHIC_FORTITUDE:
+        table = book.honours.psychic_fortitudes
+    elif category == HonourCategory.CRUSADE_RELIC:
+        relics = [book.honours.relic(i) for i in ids]
+        return [{"id": r.id, "name": r.name, "summary": r.summary} for r in relics]
+    entries = []
+    for entry_id in ids:
+        tables = [table] if table else list(book.honours.weapon_enhancements.values())
+        found = next(t.entry(entry_id) for t in tables if entry_id in {e.id for e in t.entries})
+        entries.append({"id": found.id, "name": found.name, "summary": found.summary})
+    return entries
+
+
+def card(row: Card, *, awaiting_decision: bool = False) -> CardPublic:
+    book = rulebook()
+    value = card_value(row)
+    following = next_rank(value, book)
+    scar_table = book.scars.battle_scars[value.unit_type]
+    assert row.id is not None
+    return CardPublic(
+        id=row.id,
+        force_id=row.force_id,
+        name=row.name,
+        datasheet=row.datasheet,
+        battlefield_role=row.battlefield_role,
+        power_rating=row.power_rating,
+        keywords=sorted(row.keywords),
+        champion=row.champion,
+        named_character=row.named_character,
+        wargear=row.wargear,
+        psychic_powers=row.psychic_powers,
+        narrative=row.narrative,
+        gains_experience=not never_gains_xp(value, book),
+        xp=value.xp,
+        rank=value.rank,
+        rank_name=book.rank(value.rank).name,
+        next_rank_xp=following.min_xp if following else None,
+        crusade_points=value.crusade_points,
+        honours=[
+            HonourPublic(
+                category=h.category.value,
+                entries=_entries(value, h.category, h.entry_ids, book),
+                crusade_points=h.crusade_points,
+                weapon=h.weapon,
+                model=h.model,
+                dice=dice_json(h.dice),
+            )
+            for h in value.honours
+        ],
+        scars=[
+            ScarPublic(
+                id=s.entry_id,
+                name=scar_table.entry(s.entry_id).name,
+                summary=scar_table.entry(s.entry_id).summary,
+                dice=dice_json(s.dice),
+            )
+            for s in value.scars
+        ],
+        upgrades=list(row.upgrades),
+        tallies=TalliesPublic(
+            battles_played=row.battles_played,
+            battles_survived=row.battles_survived,
+            destroyed_psychic=row.destroyed_psychic,
+            destroyed_ranged=row.destroyed_ranged,
+            destroyed_melee=row.destroyed_melee,
+            units_destroyed=value.tallies.units_destroyed,
+            marked_for_greatness=row.marked_for_greatness,
+        ),
+        awaiting_decision=awaiting_decision,
+        removed=row.removed,
+    )
+
+
+def force_summary(row: Force, view: ForceView | None = None) -> ForceSummary:
+    assert row.id is not None
+    return ForceSummary(
+        id=row.id,
+        campaign_id=row.campaign_id,
+        name=row.name,
+        player_name=row.player_name,
+        crusade_faction=row.crusade_faction,
+        requisition_points=row.requisition_points,
+        supply_limit=row.supply_limit,
+        supply_used=view.value.supply_used if view else 0,
+        battle_tally=row.battle_tally,
+        victories=row.victories,
+        crusade_points=view.value.crusade_points if view else 0,
+        notes=row.notes,
+    )
+
+
+def order_of_battle(view: ForceView) -> OrderOfBattlePublic:
+    summary = force_summary(view.force, view)
+    cards = [
+        card(c, awaiting_decision=c.id in view.pending_card_ids)
+        for c in view.cards
+        if not c.removed
+    ]
+    return OrderOfBattlePublic(**summary.model_dump(), cards=cards)

@@ -1,0 +1,40 @@
+"""One transaction per command: the session dependency commits on success and rolls back
+on any error, so a refused command leaves the database exactly as it was."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from typing import Annotated
+
+from fastapi import Depends
+from sqlalchemy import Engine
+from sqlmodel import Session
+
+from app.config import get_settings
+from app.db.engine import make_engine
+
+
+@cache
+def get_engine() -> Engine:
+    return make_engine(get_settings().effective_database_url)
+
+
+@contextmanager
+def session_scope(engine: Engine | None = None) -> Iterator[Session]:
+    with Session(engine or get_engine(), expire_on_commit=False) as session:
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+
+
+def get_session() -> Iterator[Session]:
+    with session_scope() as session:
+        yield session
+
+
+SessionDep = Annotated[Session, Depends(get_session)]

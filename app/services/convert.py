@@ -1,0 +1,130 @@
+"""The boundary between rows and rule values: services load rows, hand plain values to
+app.rules, and write the new values back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.db.models import Card, Force
+from app.rules.cards import BattleHonour, BattleScar, CombatTallies, CrusadeCard, Upgrade
+from app.rules.data import HonourCategory
+from app.rules.dice import DieRoll
+from app.rules.order_of_battle import OrderOfBattle
+
+
+def _dice(rolls: list[list[int]]) -> tuple[DieRoll, ...]:
+    return tuple(DieRoll(sides, value) for sides, value in rolls)
+
+
+def dice_json(rolls: tuple[DieRoll, ...]) -> list[list[int]]:
+    return [[r.sides, r.value] for r in rolls]
+
+
+def honour_json(honour: BattleHonour) -> dict[str, Any]:
+    return {
+        "category": honour.category.value,
+        "entry_ids": list(honour.entry_ids),
+        "crusade_points": honour.crusade_points,
+        "weapon": honour.weapon,
+        "model": honour.model,
+        "dice": dice_json(honour.dice),
+    }
+
+
+def _honour(data: dict[str, Any]) -> BattleHonour:
+    return BattleHonour(
+        category=HonourCategory(data["category"]),
+        entry_ids=tuple(data["entry_ids"]),
+        crusade_points=data["crusade_points"],
+        weapon=data.get("weapon"),
+        model=data.get("model"),
+        dice=_dice(data.get("dice", [])),
+    )
+
+
+def scar_json(scar: BattleScar) -> dict[str, Any]:
+    return {"entry_id": scar.entry_id, "dice": dice_json(scar.dice)}
+
+
+def upgrade_json(upgrade: Upgrade) -> dict[str, Any]:
+    return {
+        "requisition": upgrade.requisition,
+        "detail": upgrade.detail,
+        "crusade_points": upgrade.crusade_points,
+        "model": upgrade.model,
+        "weapon": upgrade.weapon,
+        "first_founding": upgrade.first_founding,
+    }
+
+
+def card_value(row: Card) -> CrusadeCard:
+    return CrusadeCard(
+        id=str(row.id),
+        name=row.name,
+        power_rating=row.power_rating,
+        keywords=frozenset(row.keywords),
+        battlefield_role=row.battlefield_role,
+        champion=row.champion,
+        named_character=row.named_character,
+        wargear=row.wargear,
+        psychic_powers=row.psychic_powers,
+        narrative=row.narrative,
+        xp=row.xp,
+        rank=row.rank,
+        honours=tuple(_honour(h) for h in row.honours),
+        scars=tuple(BattleScar(s["entry_id"], _dice(s.get("dice", []))) for s in row.scars),
+        upgrades=tuple(Upgrade(**u) for u in row.upgrades),
+        tallies=CombatTallies(
+            battles_played=row.battles_played,
+            battles_survived=row.battles_survived,
+            destroyed_psychic=row.destroyed_psychic,
+            destroyed_ranged=row.destroyed_ranged,
+            destroyed_melee=row.destroyed_melee,
+        ),
+        marked_for_greatness=row.marked_for_greatness,
+    )
+
+
+def write_card(row: Card, card: CrusadeCard) -> None:
+    """Copy every field a rule may change back onto the row."""
+    row.name = card.name
+    row.power_rating = card.power_rating
+    row.wargear = card.wargear
+    row.psychic_powers = card.psychic_powers
+    row.narrative = card.narrative
+    row.xp = card.xp
+    row.rank = card.rank
+    row.honours = [honour_json(h) for h in card.honours]
+    row.scars = [scar_json(s) for s in card.scars]
+    row.upgrades = [upgrade_json(u) for u in card.upgrades]
+    row.battles_played = card.tallies.battles_played
+    row.battles_survived = card.tallies.battles_survived
+    row.destroyed_psychic = card.tallies.destroyed_psychic
+    row.destroyed_ranged = card.tallies.destroyed_ranged
+    row.destroyed_melee = card.tallies.destroyed_melee
+    row.marked_for_greatness = card.marked_for_greatness
+
+
+def force_value(force: Force, cards: list[Card]) -> OrderOfBattle:
+    return OrderOfBattle(
+        id=str(force.id),
+        name=force.name,
+        crusade_faction=force.crusade_faction,
+        requisition_points=force.requisition_points,
+        supply_limit=force.supply_limit,
+        battle_tally=force.battle_tally,
+        victories=force.victories,
+        cards=tuple(card_value(c) for c in cards if not c.removed),
+        removed_card_ids=frozenset(str(c.id) for c in cards if c.removed),
+    )
+
+
+def write_force(force: Force, cards: list[Card], value: OrderOfBattle) -> None:
+    """Copy the force's numbers and every card still in the Order of Battle back."""
+    force.requisition_points = value.requisition_points
+    force.supply_limit = value.supply_limit
+    force.battle_tally = value.battle_tally
+    force.victories = value.victories
+    by_id = {str(c.id): c for c in cards}
+    for card in value.cards:
+        write_card(by_id[card.id], card)

@@ -1,0 +1,213 @@
+"""Campaigns, Crusade forces and their Crusade cards."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlmodel import Session, col, func, select
+
+from app.db.models import Campaign, Card, Decision, Force
+from app.errors import NotFound
+from app.rules import cards as card_rules
+from app.rules import order_of_battle as oob_rules
+from app.rules.data import rulebook
+from app.rules.errors import RuleError
+from app.rules.order_of_battle import OrderOfBattle
+from app.services import history
+from app.services.convert import card_value, force_value, write_card
+
+
+@dataclass
+class ForceView:
+    """A force with its cards, its rule value, and which cards await decisions."""
+
+    force: Force
+    cards: list[Card]
+    value: OrderOfBattle
+    pending_card_ids: set[int]
+
+
+# --- campaigns ---------------------------------------------------------------------------
+
+
+def create_campaign(session: Session, *, name: str, description: str = "") -> Campaign:
+    campaign = Campaign(name=name.strip(), description=description)
+    session.add(campaign)
+    session.flush()
+    assert campaign.id is not None
+    history.record(session, campaign_id=campaign.id, kind="campaign_created", name=campaign.name)
+    return campaign
+
+
+def get_campaign(session: Session, campaign_id: int) -> Campaign:
+    campaign = session.get(Campaign, campaign_id)
+    if campaign is None:
+        raise NotFound("campaign_not_found", f"There is no campaign {campaign_id}.")
+    return campaign
+
+
+def list_campaigns(session: Session, *, offset: int, limit: int) -> tuple[list[Campaign], int]:
+    total = session.exec(select(func.count()).select_from(Campaign)).one()
+    rows = session.exec(select(Campaign).order_by(col(Campaign.id)).offset(offset).limit(limit))
+    return list(rows.all()), total
+
+
+# --- forces --------------------------------------------------------------------------------
+
+
+def create_force(
+    session: Session,
+    *,
+    campaign_id: int,
+    name: str,
+    crusade_faction: str,
+    player_name: str = "",
+    notes: str = "",
+) -> Force:
+    get_campaign(session, campaign_id)
+    value = oob_rules.start_order_of_battle(
+        id="new", name=name, crusade_faction=crusade_faction, book=rulebook()
+    )
+    force = Force(
+        campaign_id=campaign_id,
+        name=value.name,
+        player_name=player_name.strip(),
+        crusade_faction=value.crusade_faction,
+        requisition_points=value.requisition_points,
+        supply_limit=value.supply_limit,
+        notes=notes,
+    )
+    session.add(force)
+    session.flush()
+    history.record(
+        session, campaign_id=campaign_id, force_id=force.id, kind="force_created", name=force.name
+    )
+    return force
+
+
+def get_force(session: Session, force_id: int) -> Force:
+    force = session.get(Force, force_id)
+    if force is None:
+        raise NotFound("force_not_found", f"There is no Crusade force {force_id}.")
+    return force
+
+
+def list_forces(
+    session: Session, *, campaign_id: int, offset: int, limit: int
+) -> tuple[list[Force], int]:
+    get_campaign(session, campaign_id)
+    query = select(Force).where(Force.campaign_id == campaign_id)
+    total = session.exec(select(func.count()).select_from(query.subquery())).one()
+    rows = session.exec(query.order_by(col(Force.id)).offset(offset).limit(limit)).all()
+    return list(rows), total
+
+
+def load_force(session: Session, force_id: int) -> ForceView:
+    """The force, all its cards and its pending decisions in three statements."""
+    force = get_force(session, force_id)
+    cards = list(
+        session.exec(select(Card).where(Card.force_id == force_id).order_by(col(Card.id))).all()
+    )
+    pending = session.exec(
+        select(Decision.card_id).where(Decision.force_id == force_id, Decision.status == "pending")
+    ).all()
+    return ForceView(force, cards, force_value(force, cards), {c for c in pending if c})
+
+
+def update_force(
+    session: Session,
+    *,
+    force_id: int,
+    name: str | None = None,
+    notes: str | None = None,
+    player_name: str | None = None,
+) -> Force:
+    """Names and notes only: the numbers of an Order of Battle change through the rules."""
+    force = get_force(session, force_id)
+    if name is not None:
+        if not name.strip():
+            raise RuleError("force_name_missing", "A Crusade force needs a name.", field="name")
+        force.name = name.strip()
+    if notes is not None:
+        force.notes = notes
+    if player_name is not None:
+        force.player_name = player_name.strip()
+    session.add(force)
+    return force
+
+
+# --- cards -----------------------------------------------------------------------------
+
+
+def get_card(session: Session, card_id: int) -> Card:
+    card = session.get(Card, card_id)
+    if card is None:
+        raise NotFound("card_not_found", f"There is no Crusade card {card_id}.")
+    return card
+
+
+def add_card(session: Session, *, force_id: int, **details: Any) -> Card:
+    """Add a unit to the Order of Battle within its Supply Limit."""
+    view = load_force(session, force_id)
+    value = card_rules.new_card(id="new", **_rule_fields(details))
+    oob_rules.add_unit(view.value, value, rulebook())
+    row = Card(force_id=force_id, **details)
+    row.name = value.name
+    row.keywords = sorted(value.keywords)
+    session.add(row)
+    session.flush()
+    history.record(
+        session,
+        campaign_id=view.force.campaign_id,
+        force_id=force_id,
+        kind="card_added",
+        card_id=row.id,
+        name=row.name,
+        power_rating=row.power_rating,
+    )
+    return row
+
+
+def _rule_fields(details: dict[str, Any]) -> dict[str, Any]:
+    names = ("name", "power_rating", "keywords", "battlefield_role", "champion", "named_character")
+    return {k: details[k] for k in names if k in details}
+
+
+def update_card(
+    session: Session, *, card_id: int, name: str | None = None, narrative: str | None = None
+) -> Card:
+    """Only the name and narrative of a card may change outside the rules."""
+    row = _live_card(session, card_id)
+    write_card(row, card_rules.update_narrative(card_value(row), name=name, narrative=narrative))
+    session.add(row)
+    return row
+
+
+def remove_card(session: Session, *, card_id: int) -> Card:
+    """Remove a unit for good; it frees supply and can never come back."""
+    row = _live_card(session, card_id)
+    view = load_force(session, row.force_id)
+    oob_rules.remove_unit(view.value, str(row.id))
+    row.removed = True
+    session.add(row)
+    history.record(
+        session,
+        campaign_id=view.force.campaign_id,
+        force_id=row.force_id,
+        kind="card_removed",
+        card_id=row.id,
+        name=row.name,
+    )
+    return row
+
+
+def _live_card(session: Session, card_id: int) -> Card:
+    row = get_card(session, card_id)
+    if row.removed:
+        raise RuleError(
+            "unit_removed_for_good",
+            f"{row.name} was removed from its Order of Battle and can no longer change.",
+            field="card_id",
+        )
+    return row

@@ -1,0 +1,34 @@
+"""The append-only campaign history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlmodel import Session, col, func, select
+
+from app.db.models import Event
+
+
+def record(
+    session: Session,
+    *,
+    campaign_id: int,
+    kind: str,
+    force_id: int | None = None,
+    battle_id: int | None = None,
+    **payload: Any,
+) -> Event:
+    event = Event(
+        campaign_id=campaign_id, force_id=force_id, battle_id=battle_id, kind=kind, payload=payload
+    )
+    session.add(event)
+    return event
+
+
+def list_events(
+    session: Session, *, campaign_id: int, offset: int, limit: int
+) -> tuple[list[Event], int]:
+    query = select(Event).where(Event.campaign_id == campaign_id)
+    total = session.exec(select(func.count()).select_from(query.subquery())).one()
+    rows = session.exec(query.order_by(col(Event.id)).offset(offset).limit(limit)).all()
+    return list(rows), total

@@ -1,0 +1,78 @@
+"""Databases for the tests: a real SQLite file always, and PostgreSQL when
+TEST_DATABASE_URL names one (in CI it must)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, text
+from sqlmodel import Session
+
+from app.db import migrate
+from app.db.engine import make_engine
+from app.db.models import metadata
+from app.db.session import get_session, session_scope
+from app.main import create_app
+
+POSTGRES_URL = os.environ.get("TEST_DATABASE_URL", "")
+BACKENDS = ["sqlite", "postgresql"] if POSTGRES_URL else ["sqlite"]
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One migrated SQLite file, copied for each test (much faster than migrating)."""
+    path = tmp_path_factory.mktemp("template") / "template.db"
+    migrate.upgrade(f"sqlite:///{path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_engine() -> Iterator[Engine]:
+    engine = make_engine(POSTGRES_URL)
+    with engine.begin() as connection:
+        connection.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
+    migrate.upgrade(POSTGRES_URL)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(params=BACKENDS)
+def engine(
+    request: pytest.FixtureRequest, tmp_path: Path, sqlite_template: Path
+) -> Iterator[Engine]:
+    if request.param == "sqlite":
+        path = tmp_path / "crusade.db"
+        shutil.copy(sqlite_template, path)
+        sqlite = make_engine(f"sqlite:///{path}")
+        yield sqlite
+        sqlite.dispose()
+        return
+    pg: Engine = request.getfixturevalue("postgres_engine")
+    names = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables)
+    with pg.begin() as connection:
+        connection.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+    yield pg
+
+
+@pytest.fixture
+def session(engine: Engine) -> Iterator[Session]:
+    with session_scope(engine) as s:
+        yield s
+
+
+@pytest.fixture
+def client(engine: Engine) -> Iterator[TestClient]:
+    app = create_app()
+
+    def override() -> Iterator[Session]:
+        with session_scope(engine) as s:
+            yield s
+
+    app.dependency_overrides[get_session] = override
+    with TestClient(app) as test_client:
+        yield test_client
