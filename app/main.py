@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, FastAPI
 
-from app.api import campaigns, rules
+from app.api import battles, campaigns, rules
 from app.errors import install_error_handlers
 from app.rules.data import rulebook
 
@@ -21,6 +21,7 @@ def create_app() -> FastAPI:
     api = APIRouter(prefix="/api/v1")
     api.include_router(rules.router)
     api.include_router(campaigns.router)
+    api.include_router(battles.router)
     app.include_router(api)
 
     @app.get("/health", tags=["service"], summary="Liveness check")

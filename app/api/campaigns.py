@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, status
 
 from app.api import present
+from app.api.battles import order
 from app.api.schemas import (
     CampaignCreate,
     CampaignPublic,
@@ -21,7 +22,7 @@ from app.api.schemas import (
     Page,
 )
 from app.db.session import SessionDep
-from app.services import forces
+from app.services import forces, requisitions
 from app.services import history as events
 
 router = APIRouter(tags=["campaigns"])
@@ -89,7 +90,12 @@ def update_force(force_id: int, body: ForceUpdate, session: SessionDep) -> Force
     summary="Add a unit to the Order of Battle (within the Supply Limit)",
 )
 def add_card(force_id: int, body: CardCreate, session: SessionDep) -> CardPublic:
-    return present.card(forces.add_card(session, force_id=force_id, **body.model_dump()))
+    row = forces.add_card(session, force_id=force_id, **body.model_dump(exclude={"requisitions"}))
+    for wanted in body.requisitions:
+        bought = wanted.model_copy(update={"card_id": row.id})
+        requisitions.purchase(session, force_id=force_id, order=order(bought), card_added=row.id)
+    session.refresh(row)
+    return present.card(row)
 
 
 @router.get("/cards/{card_id}", summary="One Crusade card")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -92,6 +92,12 @@ class CardCreate(Input):
     wargear: Annotated[str, StringConstraints(max_length=4000)] = ""
     psychic_powers: Annotated[str, StringConstraints(max_length=2000)] = ""
     narrative: Text = ""
+    requisitions: list[RequisitionIn] = Field(
+        default_factory=list,
+        max_length=3,
+        description="Requisitions bought as the card is added (e.g. Warlord Trait, Relic, "
+        "Specialist Reinforcements); card_id may be left out",
+    )
 
 
 class CardUpdate(Input):
@@ -147,3 +153,151 @@ class EventPublic(BaseModel):
     battle_id: int | None
     payload: dict[str, Any]
     created_at: datetime
+
+
+Count = Annotated[int, Field(ge=0, le=99)]
+Die = Annotated[int, Field(ge=1, le=6)]
+
+
+class RequisitionIn(Input):
+    """A Requisition to buy; only the fields that Requisition uses are read."""
+
+    requisition: Annotated[str, StringConstraints(max_length=40)]
+    card_id: int | None = None
+    new_power_rating: int | None = Field(default=None, ge=1, le=200)
+    wargear: Annotated[str, StringConstraints(max_length=4000)] | None = None
+    replaced_weapons: list[Annotated[str, StringConstraints(max_length=120)]] = Field(
+        default_factory=list, max_length=20
+    )
+    scar: Annotated[str, StringConstraints(max_length=40)] | None = None
+    psychic_powers: Annotated[str, StringConstraints(max_length=2000)] | None = None
+    stratagem: Annotated[str, StringConstraints(max_length=120)] | None = None
+    stratagem_cp: int | None = Field(default=None, ge=1, le=10)
+    warlord_trait: Annotated[str, StringConstraints(max_length=120)] | None = None
+    relic: Annotated[str, StringConstraints(max_length=120)] | None = None
+    model: Annotated[str, StringConstraints(max_length=120)] | None = None
+    first_founding: bool = False
+    replaces_weapon: Annotated[str, StringConstraints(max_length=120)] | None = None
+
+
+class RequisitionPublic(BaseModel):
+    id: int
+    force_id: int
+    card_id: int | None
+    requisition: str
+    requisition_points_spent: int
+    crusade_points_gained: int
+    details: dict[str, Any]
+    created_at: datetime
+
+
+class SideSetupIn(Input):
+    force_id: int
+    role: Literal["attacker", "defender"]
+    roster: list[int] = Field(min_length=1, max_length=200)
+    agendas: list[Annotated[str, StringConstraints(max_length=60)]] = Field(max_length=4)
+    warlord_card_id: int | None = None
+
+
+class BattleCreate(Input):
+    battle_size: Annotated[str, StringConstraints(max_length=40)]
+    mission: Annotated[str, StringConstraints(max_length=60)] | None = Field(
+        default=None, description="A mission id; leave out to roll on the size's D6 table"
+    )
+    mission_roll: Die | None = Field(default=None, description="A D6 rolled at the table")
+    seed: int | None = Field(default=None, ge=0, le=2**31 - 1)
+    sides: list[SideSetupIn] = Field(min_length=2, max_length=2)
+
+
+class UnitReportIn(Input):
+    card_id: int
+    destroyed: bool = False
+    destroyed_psychic: Count = 0
+    destroyed_ranged: Count = 0
+    destroyed_melee: Count = 0
+    agenda_tallies: dict[Annotated[str, StringConstraints(max_length=60)], Count] = Field(
+        default_factory=dict, max_length=4
+    )
+    marked_for_greatness: bool = False
+
+
+class SideResultIn(Input):
+    force_id: int
+    victory_points: int = Field(ge=0, le=200)
+    painted: bool = False
+    units: list[UnitReportIn] = Field(default_factory=list, max_length=200)
+    dice: list[Die] | None = Field(
+        default=None,
+        max_length=400,
+        description="Dice rolled at the table, used in order; leave out to let the server roll",
+    )
+    out_of_action_choices: dict[int, Literal["devastating_blow", "battle_scar"]] = Field(
+        default_factory=dict
+    )
+    agenda_choices: dict[Annotated[str, StringConstraints(max_length=60)], int] = Field(
+        default_factory=dict
+    )
+    objective_markers: int | None = Field(default=None, ge=1, le=20)
+
+
+class BattleResultIn(Input):
+    sides: list[SideResultIn] = Field(min_length=2, max_length=2)
+
+
+class SidePublic(BaseModel):
+    force_id: int
+    role: str
+    roster: list[int]
+    agendas: list[str]
+    warlord_card_id: int | None
+    crusade_points: int
+    bonus_command_points: int
+    victory_points: int | None
+    painted: bool
+    won: bool
+    report: dict[str, Any]
+
+
+class BattlePublic(BaseModel):
+    id: int
+    campaign_id: int
+    battle_size: str
+    mission: str
+    mission_name: str
+    mission_roll: int | None
+    status: str
+    outcome: str | None
+    sides: list[SidePublic]
+
+
+class WeaponIn(Input):
+    model: Annotated[str, StringConstraints(max_length=120)]
+    weapon: Annotated[str, StringConstraints(max_length=120)]
+    weapon_type: Literal["ranged", "melee", "both"] = "ranged"
+    is_relic: bool = False
+
+
+class DecisionAnswer(Input):
+    consequence: Literal["devastating_blow", "battle_scar"] | None = None
+    scar: Annotated[str, StringConstraints(max_length=60)] | None = None
+    category: (
+        Literal["battle_trait", "weapon_enhancement", "psychic_fortitude", "crusade_relic"] | None
+    ) = None
+    entries: list[Annotated[str, StringConstraints(max_length=60)]] = Field(
+        default_factory=list, max_length=2
+    )
+    weapon: WeaponIn | None = None
+    card_id: int | None = None
+    requisitions: list[RequisitionIn] = Field(default_factory=list, max_length=3)
+    dice: list[Die] | None = Field(default=None, max_length=50)
+
+
+class DecisionPublic(BaseModel):
+    id: int
+    force_id: int
+    battle_id: int | None
+    card_id: int | None
+    kind: str
+    payload: dict[str, Any]
+    status: str
+    answer: dict[str, Any]

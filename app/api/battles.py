@@ -1,0 +1,163 @@
+"""JSON routes for battles, pending decisions and requisitions."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, status
+
+from app.api.schemas import (
+    BattleCreate,
+    BattlePublic,
+    BattleResultIn,
+    DecisionAnswer,
+    DecisionPublic,
+    Page,
+    RequisitionIn,
+    RequisitionPublic,
+    SidePublic,
+)
+from app.db.models import Battle, BattleSide, Decision
+from app.db.session import SessionDep
+from app.rules.data import VictorRole, rulebook
+from app.rules.dice import Dice, EnteredDice, SeededDice
+from app.rules.requisitions import RequisitionOrder
+from app.services import battles, decisions, requisitions
+
+router = APIRouter(tags=["battles"])
+Offset = Annotated[int, Query(ge=0, le=1_000_000)]
+Limit = Annotated[int, Query(ge=1, le=200)]
+
+
+def _battle(battle: Battle, sides: list[BattleSide]) -> BattlePublic:
+    assert battle.id is not None
+    return BattlePublic(
+        id=battle.id,
+        campaign_id=battle.campaign_id,
+        battle_size=battle.battle_size,
+        mission=battle.mission,
+        mission_name=rulebook().mission(battle.mission).name,
+        mission_roll=battle.mission_roll,
+        status=battle.status,
+        outcome=battle.outcome,
+        sides=[SidePublic.model_validate(s, from_attributes=True) for s in sides],
+    )
+
+
+@router.post(
+    "/campaigns/{campaign_id}/battles",
+    status_code=status.HTTP_201_CREATED,
+    summary="Muster a battle: size, mission (chosen or rolled), rosters and Agendas",
+)
+def muster(campaign_id: int, body: BattleCreate, session: SessionDep) -> BattlePublic:
+    sides = [
+        battles.SideSetup(
+            force_id=s.force_id,
+            role=VictorRole(s.role),
+            roster=s.roster,
+            agendas=s.agendas,
+            warlord_card_id=s.warlord_card_id,
+        )
+        for s in body.sides
+    ]
+    battle, rows = battles.muster(
+        session,
+        campaign_id=campaign_id,
+        battle_size=body.battle_size,
+        sides=sides,
+        mission=body.mission,
+        mission_roll=body.mission_roll,
+        seed=body.seed,
+    )
+    return _battle(battle, rows)
+
+
+@router.get("/campaigns/{campaign_id}/battles", summary="The campaign's battles, newest first")
+def list_battles(
+    campaign_id: int, session: SessionDep, offset: Offset = 0, limit: Limit = 50
+) -> Page[BattlePublic]:
+    rows, total = battles.list_battles(session, campaign_id=campaign_id, offset=offset, limit=limit)
+    items = [_battle(*battles.get_battle(session, b.id)) for b in rows if b.id is not None]
+    return Page(items=items, total=total, offset=offset, limit=limit)
+
+
+@router.get("/battles/{battle_id}", summary="One battle with both sides")
+def get_battle(battle_id: int, session: SessionDep) -> BattlePublic:
+    return _battle(*battles.get_battle(session, battle_id))
+
+
+@router.post(
+    "/battles/{battle_id}/result",
+    summary="Record the result: both sides' post-battle sequence in one transaction",
+)
+def record_result(battle_id: int, body: BattleResultIn, session: SessionDep) -> BattlePublic:
+    results = [
+        battles.SideResult(
+            force_id=s.force_id,
+            victory_points=s.victory_points,
+            painted=s.painted,
+            units=[u.model_dump() for u in s.units],
+            dice=s.dice,
+            out_of_action_choices=dict(s.out_of_action_choices),
+            agenda_choices=dict(s.agenda_choices),
+            objective_markers=s.objective_markers,
+        )
+        for s in body.sides
+    ]
+    return _battle(*battles.record_result(session, battle_id=battle_id, results=results))
+
+
+@router.post("/battles/{battle_id}/revert", summary="Undo a battle (while nothing later uses it)")
+def revert(battle_id: int, session: SessionDep) -> BattlePublic:
+    battle = battles.revert(session, battle_id=battle_id)
+    assert battle.id is not None
+    return _battle(*battles.get_battle(session, battle.id))
+
+
+def _decision(row: Decision) -> DecisionPublic:
+    return DecisionPublic.model_validate(row, from_attributes=True)
+
+
+@router.get("/forces/{force_id}/decisions", summary="A force's decisions (pending by default)")
+def list_decisions(
+    force_id: int,
+    session: SessionDep,
+    status: Annotated[str | None, Query(pattern="^(pending|answered|cancelled)$")] = "pending",
+) -> list[DecisionPublic]:
+    return [
+        _decision(d) for d in decisions.list_decisions(session, force_id=force_id, status=status)
+    ]
+
+
+@router.get("/decisions/{decision_id}", summary="One decision")
+def get_decision(decision_id: int, session: SessionDep) -> DecisionPublic:
+    return _decision(decisions.get_decision(session, decision_id))
+
+
+def _dice(entered: list[int] | None) -> Dice:
+    return EnteredDice(entered) if entered is not None else SeededDice(secrets.randbelow(2**31))
+
+
+@router.post("/decisions/{decision_id}/answer", summary="Answer a pending decision")
+def answer_decision(decision_id: int, body: DecisionAnswer, session: SessionDep) -> DecisionPublic:
+    answer: dict[str, Any] = body.model_dump(exclude_none=True, exclude={"dice"})
+    row = decisions.answer(session, decision_id=decision_id, answer=answer, dice=_dice(body.dice))
+    return _decision(row)
+
+
+def order(body: RequisitionIn) -> RequisitionOrder:
+    data = body.model_dump()
+    data["card_id"] = str(body.card_id) if body.card_id is not None else None
+    data["replaced_weapons"] = tuple(body.replaced_weapons)
+    return RequisitionOrder(**data)
+
+
+@router.post(
+    "/forces/{force_id}/requisitions",
+    status_code=status.HTTP_201_CREATED,
+    summary="Buy a Requisition (timing, target and RP are checked)",
+)
+def purchase(force_id: int, body: RequisitionIn, session: SessionDep) -> RequisitionPublic:
+    row = requisitions.purchase(session, force_id=force_id, order=order(body))
+    return RequisitionPublic.model_validate(row, from_attributes=True)

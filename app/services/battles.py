@@ -1,0 +1,412 @@
+"""The battle flow: muster two armies, record the result for both sides at once, revert."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from app.db.models import Battle, BattleSide, Card, Decision, Force, RequisitionPurchase, utcnow
+from app.errors import DomainError, NotFound
+from app.rules import battle as battle_rules
+from app.rules.aftermath import SideReport, UnitReport, resolve_side
+from app.rules.agendas import check_agenda_selection
+from app.rules.data import VictorRole, rulebook
+from app.rules.dice import Dice, EnteredDice, SeededDice
+from app.rules.errors import RuleError
+from app.rules.out_of_action import Consequence
+from app.services import decisions, history
+from app.services.convert import write_force
+from app.services.forces import ForceView, get_campaign, load_force
+
+
+@dataclass(frozen=True)
+class SideSetup:
+    force_id: int
+    role: VictorRole
+    roster: list[int]
+    agendas: list[str]
+    warlord_card_id: int | None = None
+
+
+@dataclass(frozen=True)
+class SideResult:
+    force_id: int
+    victory_points: int
+    painted: bool
+    units: list[dict[str, Any]]
+    dice: list[int] | None = None
+    out_of_action_choices: dict[int, str] | None = None
+    agenda_choices: dict[str, int] | None = None
+    objective_markers: int | None = None
+
+
+def get_battle(session: Session, battle_id: int) -> tuple[Battle, list[BattleSide]]:
+    battle = session.get(Battle, battle_id)
+    if battle is None:
+        raise NotFound("battle_not_found", f"There is no battle {battle_id}.")
+    sides = session.exec(
+        select(BattleSide).where(BattleSide.battle_id == battle_id).order_by(col(BattleSide.id))
+    ).all()
+    return battle, list(sides)
+
+
+def list_battles(
+    session: Session, *, campaign_id: int, offset: int, limit: int
+) -> tuple[list[Battle], int]:
+    get_campaign(session, campaign_id)
+    rows = session.exec(
+        select(Battle).where(Battle.campaign_id == campaign_id).order_by(col(Battle.id).desc())
+    ).all()
+    return list(rows[offset : offset + limit]), len(rows)
+
+
+# --- before the battle ---------------------------------------------------------------------
+
+
+def muster(
+    session: Session,
+    *,
+    campaign_id: int,
+    battle_size: str,
+    sides: list[SideSetup],
+    mission: str | None = None,
+    mission_roll: int | None = None,
+    seed: int | None = None,
+) -> tuple[Battle, list[BattleSide]]:
+    """Set up a battle: size, mission (chosen, or rolled on that size's table), and each
+    side's roster and Agendas. Crusade Blessings are worked out here."""
+    get_campaign(session, campaign_id)
+    book = rulebook()
+    size = battle_rules.battle_size(battle_size, book)
+    _check_sides(sides)
+    views = [_ready_force(session, campaign_id, side) for side in sides]
+    for side, view in zip(sides, views, strict=True):
+        battle_rules.muster(
+            view.value,
+            [str(i) for i in side.roster],
+            size,
+            unavailable={str(i) for i in view.pending_card_ids},
+        )
+        check_agenda_selection(size, side.agendas, book)
+        if side.warlord_card_id is not None and side.warlord_card_id not in side.roster:
+            raise RuleError(
+                "warlord_not_on_roster",
+                "The Warlord must be a unit on the roster.",
+                field="warlord",
+            )
+    seed = seed if seed is not None else secrets.randbelow(2**31)
+    chosen, roll = _mission(size, mission, mission_roll, seed)
+    battle = Battle(
+        campaign_id=campaign_id,
+        battle_size=size.id,
+        mission=chosen.id,
+        mission_roll=roll,
+        seed=seed,
+    )
+    session.add(battle)
+    session.flush()
+    assert battle.id is not None
+    points = [
+        battle_rules.roster_crusade_points(v.value, [str(i) for i in s.roster])
+        for s, v in zip(sides, views, strict=True)
+    ]
+    bonus = battle_rules.crusade_blessings(points[0], points[1])
+    rows = [
+        BattleSide(
+            battle_id=battle.id,
+            force_id=s.force_id,
+            role=s.role.value,
+            roster=list(s.roster),
+            agendas=list(s.agendas),
+            warlord_card_id=s.warlord_card_id,
+            crusade_points=points[i],
+            bonus_command_points=bonus[i],
+        )
+        for i, s in enumerate(sides)
+    ]
+    session.add_all(rows)
+    history.record(
+        session,
+        campaign_id=campaign_id,
+        battle_id=battle.id,
+        kind="battle_mustered",
+        battle_size=size.id,
+        mission=chosen.id,
+        mission_roll=roll,
+        forces=[s.force_id for s in sides],
+    )
+    session.flush()
+    return battle, rows
+
+
+def _check_sides(sides: list[SideSetup]) -> None:
+    if len(sides) != 2 or sides[0].force_id == sides[1].force_id:
+        raise RuleError(
+            "battle_needs_two_forces",
+            "A battle is fought between two different forces.",
+            field="sides",
+        )
+    if {s.role for s in sides} != {VictorRole.ATTACKER, VictorRole.DEFENDER}:
+        raise RuleError(
+            "battle_roles_invalid",
+            "One side is the Attacker and the other the Defender.",
+            field="sides",
+        )
+
+
+def _ready_force(session: Session, campaign_id: int, side: SideSetup) -> ForceView:
+    view = load_force(session, side.force_id)
+    if view.force.campaign_id != campaign_id:
+        raise RuleError(
+            "force_not_in_campaign",
+            f"{view.force.name} belongs to another campaign.",
+            field="sides",
+        )
+    if session.exec(
+        select(Decision.id).where(Decision.force_id == side.force_id, Decision.status == "pending")
+    ).first():
+        raise DomainError(
+            "decisions_pending",
+            f"{view.force.name} has decisions waiting from its last battle; answer them first.",
+            status=409,
+            field="sides",
+        )
+    open_battle = session.exec(
+        select(Battle.id)
+        .join(BattleSide, col(BattleSide.battle_id) == col(Battle.id))
+        .where(BattleSide.force_id == side.force_id, Battle.status == "mustered")
+    ).first()
+    if open_battle:
+        raise DomainError(
+            "battle_in_progress",
+            f"{view.force.name} is already in battle {open_battle}; record or revert it first.",
+            status=409,
+            field="sides",
+        )
+    return view
+
+
+def _mission(
+    size: Any, mission: str | None, mission_roll: int | None, seed: int
+) -> tuple[Any, int | None]:
+    book = rulebook()
+    if mission:
+        return battle_rules.choose_mission(size, mission, book), None
+    dice: Dice = EnteredDice([mission_roll]) if mission_roll is not None else SeededDice(seed)
+    chosen, roll = battle_rules.roll_mission(size, book, dice)
+    return chosen, roll.value
+
+
+# --- after the battle ------------------------------------------------------------------
+
+
+def record_result(
+    session: Session, *, battle_id: int, results: list[SideResult]
+) -> tuple[Battle, list[BattleSide]]:
+    """Score the battle, then run the post-battle sequence for both sides at once."""
+    battle, sides = get_battle(session, battle_id)
+    if battle.status != "mustered":
+        raise DomainError(
+            "battle_already_recorded",
+            f"Battle {battle_id} is {battle.status}; its result cannot be recorded again.",
+            status=409,
+        )
+    by_force = {r.force_id: r for r in results}
+    if sorted(by_force) != sorted(s.force_id for s in sides):
+        raise RuleError(
+            "battle_result_sides",
+            "Give one result for each of the battle's two forces.",
+            field="sides",
+        )
+    book = rulebook()
+    scores = [
+        battle_rules.score(by_force[s.force_id].victory_points, by_force[s.force_id].painted, book)
+        for s in sides
+    ]
+    outcome = battle_rules.decide_victor(scores[0], scores[1])
+    mission = book.mission(battle.mission)
+    for index, side in enumerate(sides):
+        result = by_force[side.force_id]
+        won = outcome == (
+            battle_rules.Outcome.A_WINS if index == 0 else battle_rules.Outcome.B_WINS
+        )
+        _resolve(session, battle, side, result, won, mission, index)
+        side.victory_points, side.painted, side.won = scores[index].total, result.painted, won
+        session.add(side)
+    battle.status, battle.outcome, battle.resolved_at = "resolved", outcome.value, utcnow()
+    session.add(battle)
+    history.record(
+        session,
+        campaign_id=battle.campaign_id,
+        battle_id=battle.id,
+        kind="battle_recorded",
+        outcome=outcome.value,
+        victory_points={str(s.force_id): s.victory_points for s in sides},
+    )
+    return battle, sides
+
+
+def _resolve(
+    session: Session,
+    battle: Battle,
+    side: BattleSide,
+    result: SideResult,
+    won: bool,
+    mission: Any,
+    index: int,
+) -> None:
+    view = load_force(session, side.force_id)
+    side.snapshot = _snapshot(view)
+    report = SideReport(
+        roster=tuple(str(i) for i in side.roster),
+        agendas=tuple(side.agendas),
+        units=tuple(_unit_report(u) for u in result.units),
+        won=won,
+        victor_bonuses=battle_rules.victor_bonuses(mission, won=won, role=VictorRole(side.role)),
+        out_of_action_choices={
+            str(k): Consequence(v) for k, v in (result.out_of_action_choices or {}).items()
+        },
+        agenda_choices={k: str(v) for k, v in (result.agenda_choices or {}).items()},
+        objective_markers=result.objective_markers,
+        warlord=str(side.warlord_card_id) if side.warlord_card_id else None,
+    )
+    dice: Dice = (
+        EnteredDice(result.dice)
+        if result.dice is not None
+        else SeededDice((battle.seed or 0) + index)
+    )
+    after = resolve_side(view.value, report, rulebook(), dice)
+    write_force(view.force, view.cards, after.force)
+    decisions.store(session, force_id=side.force_id, battle_id=battle.id, pending=after.pending)
+    side.report = {
+        "units": result.units,
+        "tests": [
+            {
+                "card_id": int(t.card_id),
+                "passed": t.passed,
+                "roll": t.roll.value if t.roll else None,
+            }
+            for t in after.tests
+        ],
+        "devastating_blows": [
+            {"card_id": int(b.card_id), "xp_lost": b.xp_lost, "roll": b.roll.value}
+            for b in after.blows
+        ],
+        "experience": {k: v for k, v in after.experience.items()},
+        "gains": {k: asdict(v) for k, v in after.gains.items()},
+        "promotions": [{"card_id": int(p.card_id), "rank": p.rank} for p in after.promotions],
+        "dice": [[d.sides, d.value] for d in after.dice],
+    }
+
+
+def _unit_report(data: dict[str, Any]) -> UnitReport:
+    return UnitReport(
+        card_id=str(data["card_id"]),
+        destroyed=bool(data.get("destroyed", False)),
+        destroyed_psychic=int(data.get("destroyed_psychic", 0)),
+        destroyed_ranged=int(data.get("destroyed_ranged", 0)),
+        destroyed_melee=int(data.get("destroyed_melee", 0)),
+        agenda_tallies=dict(data.get("agenda_tallies") or {}),
+        marked_for_greatness=bool(data.get("marked_for_greatness", False)),
+    )
+
+
+_CARD_STATE = (
+    "name",
+    "power_rating",
+    "wargear",
+    "psychic_powers",
+    "narrative",
+    "xp",
+    "rank",
+    "honours",
+    "scars",
+    "upgrades",
+    "battles_played",
+    "battles_survived",
+    "destroyed_psychic",
+    "destroyed_ranged",
+    "destroyed_melee",
+    "marked_for_greatness",
+    "removed",
+)
+_FORCE_STATE = ("requisition_points", "supply_limit", "battle_tally", "victories")
+
+
+def _snapshot(view: ForceView) -> dict[str, Any]:
+    return {
+        "force": {k: getattr(view.force, k) for k in _FORCE_STATE},
+        "cards": {str(c.id): {k: getattr(c, k) for k in _CARD_STATE} for c in view.cards},
+    }
+
+
+# --- corrections -------------------------------------------------------------------------
+
+
+def revert(session: Session, *, battle_id: int) -> Battle:
+    """Undo a recorded battle exactly, while no later battle involves its units and no
+    requisition has been bought since. The history keeps the record and the revert."""
+    battle, sides = get_battle(session, battle_id)
+    if battle.status == "reverted":
+        raise DomainError(
+            "battle_already_reverted", f"Battle {battle_id} is already reverted.", status=409
+        )
+    if battle.status == "resolved":
+        _check_revertible(session, battle, sides)
+        for side in sides:
+            _restore(session, side)
+    for row in session.exec(
+        select(Decision).where(Decision.battle_id == battle_id, Decision.status != "cancelled")
+    ).all():
+        row.status = "cancelled"
+        session.add(row)
+    battle.status = "reverted"
+    session.add(battle)
+    history.record(
+        session, campaign_id=battle.campaign_id, battle_id=battle.id, kind="battle_reverted"
+    )
+    return battle
+
+
+def _check_revertible(session: Session, battle: Battle, sides: list[BattleSide]) -> None:
+    units = {u for s in sides for u in s.roster}
+    later = session.exec(
+        select(BattleSide)
+        .join(Battle, col(Battle.id) == col(BattleSide.battle_id))
+        .where(col(Battle.id) > battle.id, Battle.status != "reverted")
+    ).all()
+    if any(units & set(s.roster) for s in later):
+        raise DomainError(
+            "battle_revert_blocked",
+            "A later battle involves units from this one; revert that battle first.",
+            status=409,
+        )
+    bought = session.exec(
+        select(RequisitionPurchase.id).where(
+            col(RequisitionPurchase.force_id).in_([s.force_id for s in sides]),
+            col(RequisitionPurchase.created_at) > (battle.resolved_at or battle.created_at),
+        )
+    ).first()
+    if bought:
+        raise DomainError(
+            "battle_revert_blocked",
+            "A requisition was bought after this battle; a revert would undo it too.",
+            status=409,
+        )
+
+
+def _restore(session: Session, side: BattleSide) -> None:
+    force = session.get(Force, side.force_id)
+    assert force is not None
+    for key, value in side.snapshot["force"].items():
+        setattr(force, key, value)
+    session.add(force)
+    for card_id, state in side.snapshot["cards"].items():
+        card = session.get(Card, int(card_id))
+        assert card is not None
+        for key, value in state.items():
+            setattr(card, key, value)
+        session.add(card)

@@ -1,0 +1,197 @@
+"""Pending decisions: stored from the rules' decision values and answered by players."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from app.db.models import Decision, utcnow
+from app.errors import DomainError, NotFound
+from app.rules import aftermath as after_rules
+from app.rules.aftermath import (
+    Aftermath,
+    BattleHonourDecision,
+    BattleScarDecision,
+    OutOfActionDecision,
+    VictorBonusDecision,
+)
+from app.rules.data import HonourCategory, VictorBonus, rulebook
+from app.rules.dice import Dice
+from app.rules.experience import ExperienceGain
+from app.rules.honours import HonourRequest, WeaponChoice
+from app.rules.out_of_action import Consequence
+from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
+from app.services import history
+from app.services.convert import write_force
+from app.services.forces import load_force
+
+
+def store(
+    session: Session, *, force_id: int, battle_id: int | None, pending: tuple[Any, ...]
+) -> list[Decision]:
+    rows = [_row(force_id, battle_id, d) for d in pending]
+    session.add_all(rows)
+    return rows
+
+
+def _row(force_id: int, battle_id: int | None, decision: Any) -> Decision:
+    card: str | None
+    if isinstance(decision, OutOfActionDecision):
+        payload: dict[str, Any] = {
+            "gain": asdict(decision.gain),
+            "options": [o.value for o in decision.options],
+        }
+        kind, card = "out_of_action", decision.card_id
+    elif isinstance(decision, BattleScarDecision):
+        payload, kind, card = {}, "battle_scar", decision.card_id
+    elif isinstance(decision, BattleHonourDecision):
+        payload = {
+            "reason": decision.reason,
+            "categories": [c.value for c in decision.categories],
+            "eligible": [int(i) for i in decision.eligible],
+        }
+        kind, card = "battle_honour", decision.card_id
+    else:
+        assert isinstance(decision, VictorBonusDecision)
+        payload = {"bonus": decision.bonus.model_dump(mode="json")}
+        kind, card = "victor_bonus", None
+    return Decision(
+        force_id=force_id,
+        battle_id=battle_id,
+        card_id=int(card) if card else None,
+        kind=kind,
+        payload=payload,
+    )
+
+
+def get_decision(session: Session, decision_id: int) -> Decision:
+    row = session.get(Decision, decision_id)
+    if row is None:
+        raise NotFound("decision_not_found", f"There is no decision {decision_id}.")
+    return row
+
+
+def list_decisions(session: Session, *, force_id: int, status: str | None) -> list[Decision]:
+    query = select(Decision).where(Decision.force_id == force_id)
+    if status:
+        query = query.where(Decision.status == status)
+    return list(session.exec(query.order_by(col(Decision.id))).all())
+
+
+def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: Dice) -> Decision:
+    """Settle a pending decision with the player's answer; the rules validate it."""
+    row = get_decision(session, decision_id)
+    if row.status != "pending":
+        raise DomainError(
+            "decision_already_answered",
+            f"Decision {decision_id} is {row.status}; it cannot be answered again.",
+            status=409,
+        )
+    view = load_force(session, row.force_id)
+    force, follow_ups = _apply(row, view.value, answer, dice)
+    write_force(view.force, view.cards, force)
+    store(session, force_id=row.force_id, battle_id=row.battle_id, pending=follow_ups)
+    row.status, row.answer = "answered", answer
+    row.answered_at = utcnow()
+    session.add(row)
+    history.record(
+        session,
+        campaign_id=view.force.campaign_id,
+        force_id=row.force_id,
+        battle_id=row.battle_id,
+        kind="decision_answered",
+        decision_id=row.id,
+        decision=row.kind,
+        card_id=row.card_id,
+        answer=answer,
+    )
+    return row
+
+
+def _need(answer: dict[str, Any], key: str, kind: str) -> Any:
+    if answer.get(key) is None:
+        raise DomainError(
+            "decision_answer_incomplete",
+            f"An answer to a {kind.replace('_', ' ')} decision needs '{key}'.",
+            status=422,
+            field=key,
+        )
+    return answer[key]
+
+
+def _apply(
+    row: Decision, force: Any, answer: dict[str, Any], dice: Dice
+) -> tuple[Any, tuple[Any, ...]]:
+    book = rulebook()
+    card_id = str(row.card_id) if row.card_id else None
+    if row.kind == "out_of_action":
+        assert card_id is not None
+        gain = ExperienceGain(**row.payload["gain"])
+        result: Aftermath = after_rules.answer_out_of_action(
+            force, card_id, gain, Consequence(_need(answer, "consequence", row.kind)), book, dice
+        )
+        return result.force, result.pending
+    if row.kind == "battle_scar":
+        assert card_id is not None
+        changed = after_rules.answer_battle_scar(force, card_id, book, dice, answer.get("scar"))
+        return changed, ()
+    if row.kind == "battle_honour":
+        decision = BattleHonourDecision(
+            card_id,
+            row.payload["reason"],
+            tuple(HonourCategory(c) for c in row.payload["categories"]),
+            tuple(str(i) for i in row.payload["eligible"]),
+        )
+        _need(answer, "category", row.kind)
+        target = answer.get("card_id")
+        changed = after_rules.answer_battle_honour(
+            force,
+            decision,
+            honour_request(answer),
+            book,
+            dice,
+            card_id=str(target) if target is not None else None,
+        )
+        return changed, ()
+    return _victor_bonus(row, force, answer), ()
+
+
+def honour_request(answer: dict[str, Any]) -> HonourRequest:
+    weapon = answer.get("weapon")
+    return HonourRequest(
+        category=HonourCategory(answer["category"]),
+        choice=tuple(answer.get("entries") or ()),
+        weapon=WeaponChoice(**weapon) if weapon else None,
+    )
+
+
+def _victor_bonus(row: Decision, force: Any, answer: dict[str, Any]) -> Any:
+    """Free requisitions from a victor bonus: each order is checked as usual, but costs no
+    RP (and, where the bonus says so, ignores the rank-up timing)."""
+    bonus = VictorBonus.model_validate(row.payload["bonus"])
+    effect = bonus.effect
+    orders = [RequisitionOrder(**o) for o in answer.get("requisitions", [])]
+    allowed = list(getattr(effect, "requisitions", ()))
+    for order in orders:
+        if order.requisition not in allowed:
+            raise DomainError(
+                "victor_bonus_requisition_invalid",
+                f"This victor bonus does not grant {order.requisition}; it grants "
+                f"{', '.join(allowed)}.",
+                status=422,
+                field="requisitions",
+            )
+        allowed.remove(order.requisition)
+        if getattr(effect, "mode", "all") == "one_of":
+            allowed = []
+        force, _purchase = purchase_requisition(
+            force,
+            order,
+            PurchaseWindow(card_added=order.card_id),
+            rulebook(),
+            free=True,
+            ignore_timing=getattr(effect, "ignores_rank_timing", False),
+        )
+    return force

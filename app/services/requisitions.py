@@ -1,0 +1,73 @@
+"""Buying Requisitions: the moment is worked out from the campaign's state, the rules
+check timing, target and RP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from app.db.models import Battle, BattleSide, RequisitionPurchase
+from app.rules.data import rulebook
+from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
+from app.services import history
+from app.services.convert import write_force
+from app.services.forces import load_force
+
+
+def purchase_window(
+    session: Session, force_id: int, card_added: int | None = None
+) -> PurchaseWindow:
+    """During a battle nothing can be bought. Right after a battle, CHARACTERs promoted in it
+    may take Warlord Trait or Relic until the force musters again."""
+    sides = session.exec(
+        select(BattleSide, Battle)
+        .join(Battle, col(Battle.id) == col(BattleSide.battle_id))
+        .where(BattleSide.force_id == force_id, Battle.status != "reverted")
+        .order_by(col(Battle.id).desc())
+        .limit(1)
+    ).all()
+    if not sides:
+        return PurchaseWindow(card_added=str(card_added) if card_added else None)
+    side, battle = sides[0]
+    promoted = frozenset(str(p["card_id"]) for p in side.report.get("promotions", []))
+    return PurchaseWindow(
+        during_battle=battle.status == "mustered",
+        card_added=str(card_added) if card_added else None,
+        rank_gained=promoted if battle.status == "resolved" else frozenset(),
+    )
+
+
+def purchase(
+    session: Session, *, force_id: int, order: RequisitionOrder, card_added: int | None = None
+) -> RequisitionPurchase:
+    view = load_force(session, force_id)
+    window = purchase_window(session, force_id, card_added)
+    changed, bought = purchase_requisition(view.value, order, window, rulebook())
+    write_force(view.force, view.cards, changed)
+    row = RequisitionPurchase(
+        force_id=force_id,
+        card_id=int(order.card_id) if order.card_id else None,
+        requisition=bought.requisition,
+        requisition_points_spent=bought.requisition_points_spent,
+        crusade_points_gained=bought.crusade_points_gained,
+        details=_details(order),
+    )
+    session.add(row)
+    session.flush()
+    history.record(
+        session,
+        campaign_id=view.force.campaign_id,
+        force_id=force_id,
+        kind="requisition_purchased",
+        requisition=bought.requisition,
+        card_id=row.card_id,
+        requisition_points_spent=bought.requisition_points_spent,
+    )
+    return row
+
+
+def _details(order: RequisitionOrder) -> dict[str, Any]:
+    return {
+        k: v for k, v in vars(order).items() if v not in (None, (), False) and k != "requisition"
+    }

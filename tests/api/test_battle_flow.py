@@ -1,0 +1,265 @@
+"""The battle flow through HTTP: muster, record, decisions, requisitions, revert."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from tests.api.helpers import assert_problem, campaign, dump, force, unit
+
+
+def setup_two_forces(client: TestClient) -> dict[str, Any]:
+    campaign_id = campaign(client)
+    blue = force(client, campaign_id, "Ultramarines", "IMPERIUM")
+    red = force(client, campaign_id, "Black Legion", "CHAOS")
+    blue_units = [
+        unit(client, blue, "Captain Severus", 5, keywords=["IMPERIUM", "INFANTRY", "CHARACTER"]),
+        unit(client, blue, "Squad Vorn", 5),
+    ]
+    red_units = [
+        unit(client, red, "Chaos Lord", 5, keywords=["CHAOS", "INFANTRY", "CHARACTER"]),
+        unit(client, red, "Legionaries", 6, keywords=["CHAOS", "INFANTRY"]),
+    ]
+    return {
+        "campaign": campaign_id,
+        "blue": blue,
+        "red": red,
+        "blue_units": blue_units,
+        "red_units": red_units,
+    }
+
+
+def muster(client: TestClient, world: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    body = {
+        "battle_size": "combat_patrol",
+        "mission": "sweep_and_clear",
+        "sides": [
+            {
+                "force_id": world["blue"],
+                "role": "attacker",
+                "roster": [u["id"] for u in world["blue_units"]],
+                "agendas": ["assassins"],
+            },
+            {
+                "force_id": world["red"],
+                "role": "defender",
+                "roster": [u["id"] for u in world["red_units"]],
+                "agendas": ["reaper"],
+            },
+        ],
+        **extra,
+    }
+    response = client.post(f"/api/v1/campaigns/{world['campaign']}/battles", json=body)
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+class TestMuster:
+    def test_blessings_and_mission(self, client: TestClient) -> None:
+        world = setup_two_forces(client)
+        battle = muster(client, world)
+        assert battle["mission_name"] == "Sweep and Clear"
+        assert [s["bonus_command_points"] for s in battle["sides"]] == [0, 0]
+
+    def test_rolled_mission_from_entered_die(self, client: TestClient) -> None:
+        world = setup_two_forces(client)
+        battle = muster(client, world, mission=None, mission_roll=5)
+        assert (battle["mission"], battle["mission_roll"]) == ("assassinate", 5)
+
+    def test_power_level_over_the_limit_is_refused(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        world = setup_two_forces(client)
+        big = unit(client, world["blue"], "Land Raider", 20, keywords=["IMPERIUM", "VEHICLE"])
+        world["blue_units"].append(big)
+        before = dump(engine)
+        response = client.post(
+            f"/api/v1/campaigns/{world['campaign']}/battles",
+            json={
+                "battle_size": "combat_patrol",
+                "mission": "sweep_and_clear",
+                "sides": [
+                    {
+                        "force_id": world["blue"],
+                        "role": "attacker",
+                        "roster": [u["id"] for u in world["blue_units"]],
+                        "agendas": ["assassins"],
+                    },
+                    {
+                        "force_id": world["red"],
+                        "role": "defender",
+                        "roster": [world["red_units"][0]["id"]],
+                        "agendas": ["reaper"],
+                    },
+                ],
+            },
+        )
+        assert_problem(response, 422, "power_level_exceeded")
+        assert dump(engine) == before
+
+
+class TestRecordResult:
+    def test_both_sides_resolved_at_once(self, client: TestClient) -> None:
+        world = setup_two_forces(client)
+        battle = muster(client, world)
+        captain, squad = (u["id"] for u in world["blue_units"])
+        lord, legion = (u["id"] for u in world["red_units"])
+        result = client.post(
+            f"/api/v1/battles/{battle['id']}/result",
+            json={
+                "sides": [
+                    {
+                        "force_id": world["blue"],
+                        "victory_points": 60,
+                        "painted": True,
+                        "units": [
+                            {
+                                "card_id": captain,
+                                "destroyed_melee": 1,
+                                "agenda_tallies": {"assassins": 1},
+                                "marked_for_greatness": True,
+                            },
+                            {"card_id": squad, "destroyed": True},
+                        ],
+                        "dice": [4],
+                    },
+                    {
+                        "force_id": world["red"],
+                        "victory_points": 40,
+                        "units": [
+                            {"card_id": lord, "destroyed": True},
+                            {"card_id": legion, "destroyed_ranged": 1},
+                        ],
+                        "dice": [1],
+                    },
+                ]
+            },
+        )
+        assert result.status_code == 200, result.text
+        body = result.json()
+        assert (body["status"], body["outcome"]) == ("resolved", "a_wins")
+        blue = client.get(f"/api/v1/forces/{world['blue']}").json()
+        red = client.get(f"/api/v1/forces/{world['red']}").json()
+        assert (blue["battle_tally"], blue["victories"], blue["requisition_points"]) == (1, 1, 5)
+        assert (red["battle_tally"], red["victories"]) == (1, 0)
+        xp = {c["name"]: c["xp"] for c in blue["cards"]}
+        assert xp == {"Captain Severus": 1 + 3 + 2, "Squad Vorn": 1}
+        pending = client.get(f"/api/v1/forces/{world['red']}/decisions").json()
+        assert [d["kind"] for d in pending] == ["out_of_action"]
+        assert {c["name"]: c["xp"] for c in red["cards"]}["Chaos Lord"] == 0
+
+    def test_pending_decisions_block_the_next_battle(self, client: TestClient) -> None:
+        world = setup_two_forces(client)
+        battle = muster(client, world)
+        lord = world["red_units"][0]["id"]
+        client.post(
+            f"/api/v1/battles/{battle['id']}/result",
+            json={
+                "sides": [
+                    {"force_id": world["blue"], "victory_points": 10},
+                    {
+                        "force_id": world["red"],
+                        "victory_points": 10,
+                        "units": [{"card_id": lord, "destroyed": True}],
+                        "dice": [1],
+                    },
+                ]
+            },
+        )
+        blocked = client.post(
+            f"/api/v1/campaigns/{world['campaign']}/battles",
+            json={
+                "battle_size": "combat_patrol",
+                "mission": "supply_drop",
+                "sides": [
+                    {
+                        "force_id": world["blue"],
+                        "role": "attacker",
+                        "roster": [world["blue_units"][1]["id"]],
+                        "agendas": ["assassins"],
+                    },
+                    {
+                        "force_id": world["red"],
+                        "role": "defender",
+                        "roster": [world["red_units"][1]["id"]],
+                        "agendas": ["reaper"],
+                    },
+                ],
+            },
+        )
+        assert_problem(blocked, 409, "decisions_pending")
+        decision = client.get(f"/api/v1/forces/{world['red']}/decisions").json()[0]
+        answered = client.post(
+            f"/api/v1/decisions/{decision['id']}/answer", json={"consequence": "battle_scar"}
+        )
+        assert answered.status_code == 200, answered.text
+        scar = client.get(f"/api/v1/forces/{world['red']}/decisions").json()[0]
+        assert scar["kind"] == "battle_scar"
+        client.post(f"/api/v1/decisions/{scar['id']}/answer", json={"scar": "deep_scars"})
+        card = client.get(f"/api/v1/cards/{lord}").json()
+        assert ([s["name"] for s in card["scars"]], card["crusade_points"], card["xp"]) == (
+            ["Deep Scars"],
+            -1,
+            1,
+        )
+
+    def test_revert_restores_everything(self, client: TestClient, engine: Engine) -> None:
+        world = setup_two_forces(client)
+        before = client.get(f"/api/v1/forces/{world['blue']}").json()
+        battle = muster(client, world)
+        client.post(
+            f"/api/v1/battles/{battle['id']}/result",
+            json={
+                "sides": [
+                    {"force_id": world["blue"], "victory_points": 50},
+                    {"force_id": world["red"], "victory_points": 0},
+                ]
+            },
+        )
+        reverted = client.post(f"/api/v1/battles/{battle['id']}/revert")
+        assert reverted.json()["status"] == "reverted"
+        assert client.get(f"/api/v1/forces/{world['blue']}").json() == before
+        kinds = [
+            e["kind"]
+            for e in client.get(f"/api/v1/campaigns/{world['campaign']}/history").json()["items"]
+        ]
+        assert kinds[-3:] == ["battle_mustered", "battle_recorded", "battle_reverted"]
+
+
+class TestRequisitions:
+    def test_increase_supply_limit(self, client: TestClient) -> None:
+        world = setup_two_forces(client)
+        bought = client.post(
+            f"/api/v1/forces/{world['blue']}/requisitions",
+            json={"requisition": "increase_supply_limit"},
+        )
+        assert bought.status_code == 201, bought.text
+        oob = client.get(f"/api/v1/forces/{world['blue']}").json()
+        assert (oob["supply_limit"], oob["requisition_points"]) == (55, 4)
+
+    def test_warlord_trait_only_when_added(self, client: TestClient, engine: Engine) -> None:
+        world = setup_two_forces(client)
+        captain = world["blue_units"][0]["id"]
+        before = dump(engine)
+        refused = client.post(
+            f"/api/v1/forces/{world['blue']}/requisitions",
+            json={
+                "requisition": "warlord_trait",
+                "card_id": captain,
+                "warlord_trait": "Inspiring Leader",
+            },
+        )
+        assert_problem(refused, 422, "requisition_timing")
+        assert dump(engine) == before
+        added = unit(
+            client,
+            world["blue"],
+            "Lieutenant Aquila",
+            4,
+            keywords=["IMPERIUM", "INFANTRY", "CHARACTER"],
+            requisitions=[{"requisition": "warlord_trait", "warlord_trait": "Inspiring Leader"}],
+        )
+        assert added["crusade_points"] == 1
+        assert client.get(f"/api/v1/forces/{world['blue']}").json()["requisition_points"] == 4
