@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, FastAPI
+from sqlalchemy import Engine
 
 from app.api import battles, campaigns, rules
+from app.api.idempotency import IdempotencyMiddleware
+from app.db.session import get_engine
 from app.errors import install_error_handlers
 from app.rules.data import rulebook
 
 
-def create_app() -> FastAPI:
+def create_app(engine: Engine | None = None) -> FastAPI:
+    """The app, on ``engine`` (by default the one DATABASE_URL names)."""
     rulebook()  # load and validate the rule tables at start: a broken table fails fast
     app = FastAPI(
         title="Crusade tracker",
@@ -17,7 +21,9 @@ def create_app() -> FastAPI:
         description="Warhammer 40,000 (9th edition) Crusade campaigns: rules reference and "
         "campaign bookkeeping.",
     )
+    app.state.engine = engine or get_engine()
     install_error_handlers(app)
+    app.add_middleware(IdempotencyMiddleware)
     api = APIRouter(prefix="/api/v1")
     api.include_router(rules.router)
     api.include_router(campaigns.router)

@@ -16,7 +16,7 @@ from sqlmodel import Session
 from app.db import migrate
 from app.db.engine import make_engine
 from app.db.models import metadata
-from app.db.session import get_session, session_scope
+from app.db.session import session_scope
 from app.main import create_app
 
 POSTGRES_URL = os.environ.get("TEST_DATABASE_URL", "")
@@ -67,12 +67,5 @@ def session(engine: Engine) -> Iterator[Session]:
 
 @pytest.fixture
 def client(engine: Engine) -> Iterator[TestClient]:
-    app = create_app()
-
-    def override() -> Iterator[Session]:
-        with session_scope(engine) as s:
-            yield s
-
-    app.dependency_overrides[get_session] = override
-    with TestClient(app) as test_client:
+    with TestClient(create_app(engine)) as test_client:
         yield test_client

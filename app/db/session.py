@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Annotated
 
-from fastapi import Depends
+from fastapi import Depends, Request
 from sqlalchemy import Engine
 from sqlmodel import Session
 
@@ -32,8 +32,9 @@ def session_scope(engine: Engine | None = None) -> Iterator[Session]:
             raise
 
 
-def get_session() -> Iterator[Session]:
-    with session_scope() as session:
+def get_session(request: Request) -> Iterator[Session]:
+    """The request's transaction, on the engine the app was created with."""
+    with session_scope(request.app.state.engine) as session:
         yield session
 
 
