@@ -20,9 +20,10 @@ from app.api.schemas import (
     ForceUpdate,
     OrderOfBattlePublic,
     Page,
+    StandingPublic,
 )
 from app.db.session import SessionDep
-from app.services import forces, requisitions
+from app.services import forces, requisitions, standings
 from app.services import history as events
 
 router = APIRouter(tags=["campaigns"])
@@ -122,3 +123,12 @@ def history(
     rows, total = events.list_events(session, campaign_id=campaign_id, offset=offset, limit=limit)
     items = [EventPublic.model_validate(r, from_attributes=True) for r in rows]
     return Page(items=items, total=total, offset=offset, limit=limit)
+
+
+@router.get(
+    "/campaigns/{campaign_id}/standings",
+    summary="Standings: battles, wins/draws/losses, Crusade points, supply",
+)
+def get_standings(campaign_id: int, session: SessionDep) -> list[StandingPublic]:
+    rows = standings.standings(session, campaign_id=campaign_id)
+    return [StandingPublic.model_validate(r, from_attributes=True) for r in rows]

@@ -17,12 +17,24 @@ def make_engine(url: str) -> Engine:
     path = url.removeprefix("sqlite:///")
     if path and path != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"check_same_thread": False})
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 15})
     event.listen(engine, "connect", _sqlite_pragmas)
+    event.listen(engine, "begin", _sqlite_begin)
     return engine
 
 
+def _sqlite_begin(connection: Any) -> None:
+    """Start every transaction explicitly so a command's reads and writes form one
+    transaction (Python's sqlite3 module would only open one at the first write). Commands
+    that write ask for IMMEDIATE: they take the write lock up front, so two of them never
+    both read the same state and then both write it."""
+    mode = connection.get_execution_options().get("sqlite_begin", "DEFERRED")
+    connection.exec_driver_sql(f"BEGIN {mode}")
+
+
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:
+    # Hand transaction control to SQLAlchemy (see _sqlite_begin).
+    connection.isolation_level = None
     cursor = connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")

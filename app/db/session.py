@@ -22,8 +22,11 @@ def get_engine() -> Engine:
 
 
 @contextmanager
-def session_scope(engine: Engine | None = None) -> Iterator[Session]:
-    with Session(engine or get_engine(), expire_on_commit=False) as session:
+def session_scope(engine: Engine | None = None, *, writes: bool = True) -> Iterator[Session]:
+    bind = engine or get_engine()
+    if writes:
+        bind = bind.execution_options(sqlite_begin="IMMEDIATE")
+    with Session(bind, expire_on_commit=False) as session:
         try:
             yield session
             session.commit()
@@ -34,8 +37,11 @@ def session_scope(engine: Engine | None = None) -> Iterator[Session]:
 
 def get_session(request: Request) -> Iterator[Session]:
     """The request's transaction, on the engine the app was created with."""
-    with session_scope(request.app.state.engine) as session:
+    writes = request.method not in ("GET", "HEAD", "OPTIONS")
+    with session_scope(request.app.state.engine, writes=writes) as session:
         yield session
 
 
-SessionDep = Annotated[Session, Depends(get_session)]
+# scope="function": commit (or roll back) before the response is sent, so a client never
+# sees a success that is not yet in the database.
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
