@@ -1,0 +1,45 @@
+"""Against a real uvicorn server: a command is committed before its response is sent, so
+the client's very next read sees it (TestClient cannot show this: it waits for teardown)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import uvicorn
+from sqlalchemy import Engine
+
+from app.main import create_app
+
+
+@pytest.fixture
+def live(engine: Engine) -> Iterator[httpx.Client]:
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(engine), host="127.0.0.1", port=0, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+        yield client
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_every_write_is_visible_to_the_next_read(live: httpx.Client) -> None:
+    campaign = live.post("/api/v1/campaigns", json={"name": "Vigilus"}).json()["id"]
+    force = live.post(
+        f"/api/v1/campaigns/{campaign}/forces", json={"name": "Blue", "crusade_faction": "IMPERIUM"}
+    ).json()["id"]
+    for expected in range(4, -1, -1):
+        bought = live.post(
+            f"/api/v1/forces/{force}/requisitions", json={"requisition": "increase_supply_limit"}
+        )
+        assert bought.status_code == 201
+        assert live.get(f"/api/v1/forces/{force}").json()["requisition_points"] == expected
