@@ -26,7 +26,7 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 run: install
-	HOST=$(HOST) PORT=$(PORT) $(BIN)/crusade serve
+	HOST=$(HOST) PORT=$(PORT) $(BIN)/crusade serve --demo-if-empty
 
 lint: install-dev
 	$(BIN)/ruff check app tests bench

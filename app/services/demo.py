@@ -1,0 +1,155 @@
+"""The demo campaign: four forces and a few battles, played through the real services so
+every number on the cards is the rules engine's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from sqlmodel import Session, func, select
+
+from app.db.models import Campaign, Decision
+from app.rules.data import SEED_DATA, VictorRole
+from app.rules.dice import SeededDice
+from app.services import battles, decisions, forces
+
+PER_MARK_DEMO = ("assassins", "first_strike", "priority_target")
+
+
+def is_empty(session: Session) -> bool:
+    return session.exec(select(func.count()).select_from(Campaign)).one() == 0
+
+
+def load_demo(session: Session, path: Path = SEED_DATA / "demo.yaml") -> Campaign:
+    spec: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    campaign = forces.create_campaign(session, **spec["campaign"])
+    assert campaign.id is not None
+    force_ids, unit_ids = [], []
+    for force_spec in spec["forces"]:
+        units = force_spec.pop("units")
+        force = forces.create_force(session, campaign_id=campaign.id, **force_spec)
+        assert force.id is not None
+        force_ids.append(force.id)
+        added = [forces.add_card(session, force_id=force.id, **u) for u in units]
+        unit_ids.append([card.id for card in added if card.id is not None])
+    for number, battle in enumerate(spec["battles"]):
+        _play(session, campaign.id, battle, force_ids, unit_ids, spec["seed"] + number)
+    return campaign
+
+
+def _play(
+    session: Session,
+    campaign_id: int,
+    spec: dict[str, Any],
+    force_ids: list[int],
+    unit_ids: list[list[int]],
+    seed: int,
+) -> None:
+    order = [spec["attacker"], spec["defender"]]
+    rosters = [[unit_ids[f][i] for i in spec["rosters"][n]] for n, f in enumerate(order)]
+    sides = [
+        battles.SideSetup(
+            force_id=force_ids[f],
+            role=role,
+            roster=rosters[n],
+            agendas=spec["agendas"][n],
+            warlord_card_id=rosters[n][0],
+        )
+        for n, (f, role) in enumerate(
+            zip(order, (VictorRole.ATTACKER, VictorRole.DEFENDER), strict=True)
+        )
+    ]
+    battle, _ = battles.muster(
+        session,
+        campaign_id=campaign_id,
+        battle_size=spec["size"],
+        sides=sides,
+        mission=spec["mission"],
+        seed=seed,
+    )
+    assert battle.id is not None
+    results = [
+        battles.SideResult(
+            force_id=force_ids[f],
+            victory_points=spec["vp"][n],
+            painted=n == 0,
+            units=_units(spec, n, rosters[n]),
+            agenda_choices=_choices(spec, n, rosters[n]),
+        )
+        for n, f in enumerate(order)
+    ]
+    battles.record_result(session, battle_id=battle.id, results=results)
+    session.flush()
+    for force_id in (force_ids[f] for f in order):
+        _answer_all(session, force_id, seed)
+
+
+def _units(spec: dict[str, Any], side: int, roster: list[int]) -> list[dict[str, Any]]:
+    kills = spec["kills"][side]
+    agendas = [a for a in spec["agendas"][side] if a in PER_MARK_DEMO]
+    units = []
+    for index, card_id in enumerate(roster):
+        tallies = {a: 1 for a in agendas if kills[index] >= 2}
+        units.append(
+            {
+                "card_id": card_id,
+                "destroyed": index
+                in [
+                    spec["rosters"][side].index(i)
+                    for i in spec["destroyed"][side]
+                    if i in spec["rosters"][side]
+                ],
+                "destroyed_ranged": kills[index] // 2 + kills[index] % 2,
+                "destroyed_melee": kills[index] // 2,
+                "agenda_tallies": tallies,
+                "marked_for_greatness": spec["rosters"][side][index] == spec["marked"][side],
+            }
+        )
+    return units
+
+
+def _choices(spec: dict[str, Any], side: int, roster: list[int]) -> dict[str, int]:
+    kills = spec["kills"][side]
+    best = max(range(len(roster)), key=lambda i: kills[i])
+    return {"reaper": roster[best], "lord_of_the_warp": roster[0]}
+
+
+def _answer_all(session: Session, force_id: int, seed: int) -> None:
+    """Answer what a player would: scars over lost XP, traits rolled for new ranks, free
+    Supply Limit when a victor bonus offers it."""
+    for attempt in range(50):
+        pending = session.exec(
+            select(Decision).where(Decision.force_id == force_id, Decision.status == "pending")
+        ).all()
+        if not pending:
+            return
+        row = pending[0]
+        assert row.id is not None
+        decisions.answer(
+            session, decision_id=row.id, answer=_answer(row), dice=SeededDice(seed + attempt)
+        )
+        session.flush()
+
+
+def _answer(row: Decision) -> dict[str, Any]:
+    if row.kind == "out_of_action":
+        options = row.payload["options"]
+        return {"consequence": "battle_scar" if "battle_scar" in options else options[0]}
+    if row.kind == "battle_scar":
+        return {}
+    if row.kind == "battle_honour":
+        eligible = row.payload.get("eligible") or []
+        category = row.payload["categories"][0]
+        answer: dict[str, Any] = {"category": category}
+        if category == "crusade_relic":
+            answer["entries"] = ["laurels_of_victory"]
+        if row.card_id is None and eligible:
+            answer["card_id"] = eligible[0]
+        return answer
+    wanted = [
+        r
+        for r in row.payload["bonus"]["effect"].get("requisitions", [])
+        if r == "increase_supply_limit"
+    ]
+    return {"requisitions": [{"requisition": r} for r in wanted]}
