@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from app.rules.cards import CrusadeCard
+from app.rules.cards import BattleScar, CrusadeCard
 from app.rules.data import Rulebook, rulebook
 from app.rules.order_of_battle import OrderOfBattle
 
@@ -42,3 +42,16 @@ def force(*cards: CrusadeCard, **overrides: Any) -> OrderOfBattle:
         cards=tuple(cards),
     )
     return replace(base, **overrides)
+
+
+SIX_SCARS = tuple(
+    BattleScar(s)
+    for s in (
+        "walking_wounded",
+        "fatigued",
+        "battle_weary",
+        "shell_shock",
+        "disgraced",
+        "mark_of_shame",
+    )
+)

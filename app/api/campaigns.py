@@ -20,7 +20,6 @@ from app.api.schemas import (
     ForceUpdate,
     OrderOfBattlePublic,
     Page,
-    StandingPublic,
 )
 from app.db.session import SessionDep
 from app.services import forces, requisitions, standings
@@ -129,6 +128,5 @@ def history(
     "/campaigns/{campaign_id}/standings",
     summary="Standings: battles, wins/draws/losses, Crusade points, supply",
 )
-def get_standings(campaign_id: int, session: SessionDep) -> list[StandingPublic]:
-    rows = standings.standings(session, campaign_id=campaign_id)
-    return [StandingPublic.model_validate(r, from_attributes=True) for r in rows]
+def get_standings(campaign_id: int, session: SessionDep) -> list[standings.Standing]:
+    return standings.standings(session, campaign_id=campaign_id)

@@ -301,19 +301,3 @@ class DecisionPublic(BaseModel):
     payload: dict[str, Any]
     status: str
     answer: dict[str, Any]
-
-
-class StandingPublic(BaseModel):
-    force_id: int
-    name: str
-    player_name: str
-    crusade_faction: str
-    battles: int
-    wins: int
-    draws: int
-    losses: int
-    crusade_points: int
-    supply_used: int
-    supply_limit: int
-    requisition_points: int
-    units: int

@@ -25,7 +25,7 @@ from app.rules.dice import EnteredDice
 from app.rules.errors import RuleError
 from app.rules.honours import HonourRequest
 from app.rules.out_of_action import Consequence
-from tests.factories import book, card, character, force
+from tests.factories import SIX_SCARS, book, card, character, force
 
 SQUAD = card(id="a", name="Squad A")
 TANK = card(id="t", name="Predator", power_rating=8, keywords={"IMPERIUM", "VEHICLE"})
@@ -218,18 +218,7 @@ class TestOutOfActionAfterBattle:
         assert settled.force.card("a").xp == 4
 
     def test_six_scars_take_the_devastating_blow_without_asking(self) -> None:
-        scars = tuple(
-            BattleScar(s)
-            for s in (
-                "walking_wounded",
-                "fatigued",
-                "battle_weary",
-                "shell_shock",
-                "disgraced",
-                "mark_of_shame",
-            )
-        )
-        worn = replace(SQUAD, xp=8, rank="blooded", scars=scars)
+        worn = replace(SQUAD, xp=8, rank="blooded", scars=SIX_SCARS)
         after = resolve_side(
             force(worn),
             report(UnitReport("a", destroyed=True), roster=("a",)),

@@ -17,19 +17,7 @@ from app.rules.out_of_action import (
     remove_battle_scar,
     xp_cap,
 )
-from tests.factories import book, card
-
-SIX_SCARS = tuple(
-    BattleScar(s)
-    for s in (
-        "walking_wounded",
-        "fatigued",
-        "battle_weary",
-        "shell_shock",
-        "disgraced",
-        "mark_of_shame",
-    )
-)
+from tests.factories import SIX_SCARS, book, card
 
 
 class TestOutOfActionTest:
