@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Annotated
+
 import typer
 import uvicorn
 
@@ -9,6 +13,7 @@ from app.config import get_settings
 from app.db import migrate
 from app.db.session import session_scope
 from app.services import demo as demo_service
+from app.services import transfer
 
 app = typer.Typer(help="Crusade campaign tracker", no_args_is_help=True)
 db = typer.Typer(help="Database schema commands", no_args_is_help=True)
@@ -44,7 +49,9 @@ def _load_demo(*, required: bool) -> None:
 def serve(
     host: str | None = None,
     port: int | None = None,
-    demo_if_empty: bool = typer.Option(False, help="Load the demo campaign into an empty database"),
+    demo_if_empty: Annotated[
+        bool, typer.Option(help="Load the demo campaign into an empty database")
+    ] = False,
 ) -> None:
     """Apply migrations, then serve the app with uvicorn (HOST, PORT, DATABASE_URL)."""
     settings = get_settings()
@@ -58,3 +65,29 @@ def serve(
         port=port or settings.port,
         log_level=settings.log_level,
     )
+
+
+@app.command("export")
+def export_command(
+    campaign_id: int,
+    output: Annotated[Path, typer.Option("--output", "-o", help="File; - is stdout")] = Path("-"),
+) -> None:
+    """Write a campaign as one JSON document (to OUTPUT, or standard output)."""
+    with session_scope(writes=False) as session:
+        document = transfer.export_campaign(session, campaign_id=campaign_id)
+    text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    if str(output) == "-":
+        typer.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+
+
+@app.command("import")
+def import_command(source: Path) -> None:
+    """Create a campaign from a JSON document written by `crusade export`."""
+    migrate.upgrade(get_settings().effective_database_url)
+    document = json.loads(source.read_text(encoding="utf-8"))
+    with session_scope() as session:
+        campaign = transfer.import_campaign(session, document)
+        session.flush()
+        typer.echo(f"imported campaign {campaign.name} as id {campaign.id}")

@@ -1,0 +1,72 @@
+"""A campaign exported as JSON imports anywhere, and export -> import -> export is identical."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sqlmodel import Session
+from typer.testing import CliRunner
+
+from app import cli
+from app.config import get_settings
+from app.db.session import get_engine
+from app.errors import DomainError
+from app.services import demo, forces, transfer
+
+
+def test_round_trip_is_identical(session: Session) -> None:
+    original = demo.load_demo(session)
+    session.flush()
+    first = transfer.export_campaign(session, campaign_id=original.id or 0)
+    copy = transfer.import_campaign(session, json.loads(json.dumps(first)))
+    session.flush()
+    assert copy.id != original.id
+    second = transfer.export_campaign(session, campaign_id=copy.id or 0)
+    assert json.dumps(second, sort_keys=True) == json.dumps(first, sort_keys=True)
+
+
+def test_imported_cards_keep_their_numbers(session: Session) -> None:
+    original = demo.load_demo(session)
+    session.flush()
+    document = transfer.export_campaign(session, campaign_id=original.id or 0)
+    copy = transfer.import_campaign(session, document)
+    session.flush()
+    before = [
+        forces.load_force(session, f.id or 0).value
+        for f in forces.list_forces(session, campaign_id=original.id or 0, offset=0, limit=10)[0]
+    ]
+    after = [
+        forces.load_force(session, f.id or 0).value
+        for f in forces.list_forces(session, campaign_id=copy.id or 0, offset=0, limit=10)[0]
+    ]
+    assert [f.crusade_points for f in before] == [f.crusade_points for f in after]
+    assert [[c.xp for c in f.cards] for f in before] == [[c.xp for c in f.cards] for f in after]
+    assert [f.requisition_points for f in before] == [f.requisition_points for f in after]
+
+
+def test_unknown_format_is_refused(session: Session) -> None:
+    with pytest.raises(DomainError) as refused:
+        transfer.import_campaign(session, {"format": "something-else"})
+    assert refused.value.code == "import_format_unknown"
+
+
+def test_cli_export_import_export(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    get_settings.cache_clear()
+    get_engine.cache_clear()
+    try:
+        runner = CliRunner()
+        assert runner.invoke(cli.app, ["demo"]).exit_code == 0
+        first = tmp_path / "first.json"
+        assert runner.invoke(cli.app, ["export", "1", "-o", str(first)]).exit_code == 0
+        imported = runner.invoke(cli.app, ["import", str(first)])
+        assert "as id 2" in imported.output
+        second = runner.invoke(cli.app, ["export", "2"])
+        assert second.output == first.read_text()
+        assert runner.invoke(cli.app, ["demo"]).exit_code == 1  # never over existing data
+    finally:
+        get_settings.cache_clear()
+        get_engine.cache_clear()
