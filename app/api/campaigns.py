@@ -62,8 +62,7 @@ def create_force(campaign_id: int, body: ForceCreate, session: SessionDep) -> Fo
 def list_forces(
     campaign_id: int, session: SessionDep, offset: Offset = 0, limit: Limit = 50
 ) -> Page[ForceSummary]:
-    rows, total = forces.list_forces(session, campaign_id=campaign_id, offset=offset, limit=limit)
-    views = [forces.load_force(session, r.id) for r in rows if r.id is not None]
+    views, total = forces.list_forces(session, campaign_id=campaign_id, offset=offset, limit=limit)
     return Page(
         items=[present.force_summary(v.force, v) for v in views],
         total=total,

@@ -95,24 +95,38 @@ def get_force(session: Session, force_id: int) -> Force:
 
 def list_forces(
     session: Session, *, campaign_id: int, offset: int, limit: int
-) -> tuple[list[Force], int]:
+) -> tuple[list[ForceView], int]:
+    """A page of the campaign's forces with their cards, in four statements."""
     get_campaign(session, campaign_id)
     query = select(Force).where(Force.campaign_id == campaign_id)
     total = session.exec(select(func.count()).select_from(query.subquery())).one()
     rows = session.exec(query.order_by(col(Force.id)).offset(offset).limit(limit)).all()
-    return list(rows), total
+    return _views(session, list(rows)), total
 
 
 def load_force(session: Session, force_id: int) -> ForceView:
     """The force, all its cards and its pending decisions in three statements."""
-    force = get_force(session, force_id)
-    cards = list(
-        session.exec(select(Card).where(Card.force_id == force_id).order_by(col(Card.id))).all()
-    )
+    return _views(session, [get_force(session, force_id)])[0]
+
+
+def _views(session: Session, rows: list[Force]) -> list[ForceView]:
+    ids = [f.id for f in rows]
+    cards = session.exec(select(Card).where(col(Card.force_id).in_(ids)).order_by(col(Card.id)))
     pending = session.exec(
-        select(Decision.card_id).where(Decision.force_id == force_id, Decision.status == "pending")
+        select(Decision.force_id, Decision.card_id).where(
+            col(Decision.force_id).in_(ids), Decision.status == "pending"
+        )
     ).all()
-    return ForceView(force, cards, force_value(force, cards), {c for c in pending if c})
+    by_force: dict[int, list[Card]] = {i: [] for i in ids if i is not None}
+    for card in cards:
+        by_force[card.force_id].append(card)
+    views = []
+    for force in rows:
+        assert force.id is not None
+        mine = by_force[force.id]
+        waiting = {c for f, c in pending if f == force.id and c is not None}
+        views.append(ForceView(force, mine, force_value(force, mine), waiting))
+    return views
 
 
 def update_force(

@@ -34,12 +34,12 @@ def test_imported_cards_keep_their_numbers(session: Session) -> None:
     copy = transfer.import_campaign(session, document)
     session.flush()
     before = [
-        forces.load_force(session, f.id or 0).value
-        for f in forces.list_forces(session, campaign_id=original.id or 0, offset=0, limit=10)[0]
+        v.value
+        for v in forces.list_forces(session, campaign_id=original.id or 0, offset=0, limit=10)[0]
     ]
     after = [
-        forces.load_force(session, f.id or 0).value
-        for f in forces.list_forces(session, campaign_id=copy.id or 0, offset=0, limit=10)[0]
+        v.value
+        for v in forces.list_forces(session, campaign_id=copy.id or 0, offset=0, limit=10)[0]
     ]
     assert [f.crusade_points for f in before] == [f.crusade_points for f in after]
     assert [[c.xp for c in f.cards] for f in before] == [[c.xp for c in f.cards] for f in after]
