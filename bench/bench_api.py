@@ -4,17 +4,20 @@
 
 1. SQL statements per request for "get Order of Battle", "campaign standings" and "resolve
    a battle", at 10 and at 100 units per force (they should not grow with units).
-2. p50/p95 latency of those under a local load (a real uvicorn server on 127.0.0.1, a few
-   client threads), with 20 units a side for the battle.
+2. p50/p95 latency of those under a local load (uvicorn in its own process on 127.0.0.1,
+   driven by a few client threads from this one), with 20 units a side for the battle.
 3. Requests per second of "get Order of Battle" as a ratio to /health, same run.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import socket
 import statistics
+import subprocess
+import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, event
 from sqlmodel import Session
@@ -149,19 +151,28 @@ def statement_counts(client: TestClient, engine: Engine, counter: StatementCount
 
 
 @contextmanager
-def running_server(engine: Engine) -> Iterator[str]:
-    config = uvicorn.Config(create_app(engine), host="127.0.0.1", port=0, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    port = server.servers[0].sockets[0].getsockname()[1]
+def running_server(database_url: str) -> Iterator[str]:
+    """uvicorn in its own process, as `crusade serve` runs it, on a free loopback port."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+    env = {**os.environ, "DATABASE_URL": database_url}
+    server = subprocess.Popen(command, env=env)
+    base = f"http://127.0.0.1:{port}"
     try:
-        yield f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{base}/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        yield base
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+        server.terminate()
+        server.wait(timeout=10)
 
 
 def timed(calls: list[Callable[[], Any]], threads: int) -> tuple[list[float], float]:
@@ -180,9 +191,9 @@ def pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
 
 
-def load(engine: Engine, client: TestClient, requests: int, threads: int) -> None:
+def load(url: str, engine: Engine, client: TestClient, requests: int, threads: int) -> None:
     world = build_campaign(client, engine, 20)
-    with running_server(engine) as base, httpx.Client(base_url=base, timeout=30) as http:
+    with running_server(url) as base, httpx.Client(base_url=base, timeout=30) as http:
         force = world["forces"][0]
         health, health_rps = timed([lambda: http.get("/health")] * requests, threads)
         oob, oob_rps = timed([lambda: http.get(f"/api/v1/forces/{force}")] * requests, threads)
@@ -225,7 +236,7 @@ def main() -> None:
         print(f"database: {engine.url.get_backend_name()}")
         with TestClient(create_app(engine)) as client:
             statement_counts(client, engine, counter)
-            load(engine, client, args.requests, args.threads)
+            load(url, engine, client, args.requests, args.threads)
         engine.dispose()
 
 

@@ -46,9 +46,11 @@ def _entries(
     return entries
 
 
-def card(row: Card, *, awaiting_decision: bool = False) -> CardPublic:
+def card(
+    row: Card, *, awaiting_decision: bool = False, value: CrusadeCard | None = None
+) -> CardPublic:
     book = rulebook()
-    value = card_value(row)
+    value = value or card_value(row)
     following = next_rank(value, book)
     scar_table = book.scars.battle_scars[value.unit_type]
     assert row.id is not None
@@ -126,8 +128,9 @@ def force_summary(row: Force, view: ForceView | None = None) -> ForceSummary:
 
 def order_of_battle(view: ForceView) -> OrderOfBattlePublic:
     summary = force_summary(view.force, view)
+    values = {v.id: v for v in view.value.cards}
     cards = [
-        card(c, awaiting_decision=c.id in view.pending_card_ids)
+        card(c, awaiting_decision=c.id in view.pending_card_ids, value=values[str(c.id)])
         for c in view.cards
         if not c.removed
     ]
