@@ -26,7 +26,7 @@ def session_scope(engine: Engine | None = None, *, writes: bool = True) -> Itera
     bind = engine or get_engine()
     if writes:
         bind = bind.execution_options(sqlite_begin="IMMEDIATE")
-    with Session(bind, expire_on_commit=False) as session:
+    with Session(bind, expire_on_commit=False, info={"writes": writes}) as session:
         try:
             yield session
             session.commit()

@@ -6,7 +6,7 @@ import secrets
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from app.db.models import Battle, BattleSide, Card, Decision, Force, RequisitionPurchase, utcnow
 from app.errors import DomainError, NotFound
@@ -19,7 +19,7 @@ from app.rules.errors import RuleError
 from app.rules.out_of_action import Consequence
 from app.services import decisions, history
 from app.services.convert import write_force
-from app.services.forces import ForceView, get_campaign, load_force
+from app.services.forces import ForceView, get_campaign, load_force, lock_forces
 
 
 @dataclass(frozen=True)
@@ -57,10 +57,10 @@ def list_battles(
     session: Session, *, campaign_id: int, offset: int, limit: int
 ) -> tuple[list[Battle], int]:
     get_campaign(session, campaign_id)
-    rows = session.exec(
-        select(Battle).where(Battle.campaign_id == campaign_id).order_by(col(Battle.id).desc())
-    ).all()
-    return list(rows[offset : offset + limit]), len(rows)
+    query = select(Battle).where(Battle.campaign_id == campaign_id)
+    total = session.exec(select(func.count()).select_from(query.subquery())).one()
+    rows = session.exec(query.order_by(col(Battle.id).desc()).offset(offset).limit(limit))
+    return list(rows.all()), total
 
 
 # --- before the battle ---------------------------------------------------------------------
@@ -82,6 +82,7 @@ def muster(
     book = rulebook()
     size = battle_rules.battle_size(battle_size, book)
     _check_sides(sides)
+    lock_forces(session, [s.force_id for s in sides])
     views = [_ready_force(session, campaign_id, side) for side in sides]
     for side, view in zip(sides, views, strict=True):
         battle_rules.muster(
@@ -214,6 +215,7 @@ def record_result(
             f"Battle {battle_id} is {battle.status}; its result cannot be recorded again.",
             status=409,
         )
+    lock_forces(session, [s.force_id for s in sides])
     by_force = {r.force_id: r for r in results}
     if sorted(by_force) != sorted(s.force_id for s in sides):
         raise RuleError(

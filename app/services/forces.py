@@ -87,7 +87,9 @@ def create_force(
 
 
 def get_force(session: Session, force_id: int) -> Force:
-    force = session.get(Force, force_id)
+    """The force row; a command that writes locks it (PostgreSQL: FOR UPDATE), so two app
+    processes never both spend the same Requisition points."""
+    force = session.get(Force, force_id, with_for_update=bool(session.info.get("writes")))
     if force is None:
         raise NotFound("force_not_found", f"There is no Crusade force {force_id}.")
     return force
@@ -152,6 +154,13 @@ def update_force(
 
 
 # --- cards -----------------------------------------------------------------------------
+
+
+def lock_forces(session: Session, force_ids: list[int]) -> None:
+    """Lock several forces in id order (a fixed order, so two battles cannot deadlock)."""
+    if session.info.get("writes"):
+        query = select(Force.id).where(col(Force.id).in_(force_ids)).order_by(col(Force.id))
+        session.exec(query.with_for_update()).all()
 
 
 def get_card(session: Session, card_id: int) -> Card:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -43,3 +44,21 @@ def test_every_write_is_visible_to_the_next_read(live: httpx.Client) -> None:
         )
         assert bought.status_code == 201
         assert live.get(f"/api/v1/forces/{force}").json()["requisition_points"] == expected
+
+
+def test_concurrent_purchases_never_overspend(live: httpx.Client) -> None:
+    campaign = live.post("/api/v1/campaigns", json={"name": "Race"}).json()["id"]
+    force = live.post(
+        f"/api/v1/campaigns/{campaign}/forces", json={"name": "Blue", "crusade_faction": "IMPERIUM"}
+    ).json()["id"]
+    url = f"/api/v1/forces/{force}/requisitions"
+    with ThreadPoolExecutor(8) as pool:
+        codes = list(
+            pool.map(
+                lambda _: live.post(url, json={"requisition": "increase_supply_limit"}).status_code,
+                range(8),
+            )
+        )
+    assert sorted(codes) == [201] * 5 + [422] * 3
+    final = live.get(f"/api/v1/forces/{force}").json()
+    assert (final["requisition_points"], final["supply_limit"]) == (0, 75)
