@@ -6,6 +6,7 @@ from fastapi import APIRouter, FastAPI
 from sqlalchemy import Engine
 
 from app.api import battles, campaigns, rules
+from app.api.cache import VersionedBodies
 from app.api.idempotency import IdempotencyMiddleware
 from app.db.session import get_engine
 from app.errors import install_error_handlers
@@ -22,6 +23,7 @@ def create_app(engine: Engine | None = None) -> FastAPI:
         "campaign bookkeeping.",
     )
     app.state.engine = engine or get_engine()
+    app.state.order_of_battle_cache = VersionedBodies()
     install_error_handlers(app)
     app.add_middleware(IdempotencyMiddleware)
     api = APIRouter(prefix="/api/v1")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, Query, Request, Response, status
 
 from app.api import present
 from app.api.battles import order
+from app.api.cache import VersionedBodies
 from app.api.schemas import (
     CampaignCreate,
     CampaignPublic,
@@ -71,9 +72,26 @@ def list_forces(
     )
 
 
-@router.get("/forces/{force_id}", summary="A force's Order of Battle with every card")
-def get_order_of_battle(force_id: int, session: SessionDep) -> OrderOfBattlePublic:
-    return present.order_of_battle(forces.load_force(session, force_id))
+@router.get(
+    "/forces/{force_id}",
+    summary="A force's Order of Battle with every card",
+    response_model=OrderOfBattlePublic,
+    responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
+)
+def get_order_of_battle(force_id: int, request: Request, session: SessionDep) -> Response:
+    """Served from a cache keyed by the force's version; the ETag lets clients skip even
+    that (If-None-Match answers 304 while nothing has changed)."""
+    version = forces.force_version(session, force_id)
+    etag = f'"force-{force_id}-v{version}"'
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers={"ETag": etag})
+    cache: VersionedBodies = request.app.state.order_of_battle_cache
+    body = cache.get((force_id, version))
+    if body is None:
+        view = forces.load_force(session, force_id)
+        body = present.order_of_battle(view).model_dump_json().encode()
+        cache.put((force_id, version), body)
+    return Response(body, media_type="application/json", headers={"ETag": etag})
 
 
 @router.patch("/forces/{force_id}", summary="Rename a force or edit its notes")

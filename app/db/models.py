@@ -11,7 +11,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, UniqueConstraint
+from sqlalchemy import JSON, Column, UniqueConstraint, event
+from sqlalchemy.orm import Session
 from sqlmodel import Field, SQLModel
 
 metadata = SQLModel.metadata
@@ -46,6 +47,11 @@ class Force(SQLModel, table=True):
     victories: int = 0
     notes: str = Field(default="", max_length=8000)
     created_at: datetime = Field(default_factory=utcnow)
+    version: int = Field(
+        default=0,
+        sa_column_kwargs={"server_default": "0"},
+        description="Raised by every change to the force, its cards or its decisions",
+    )
 
 
 class Card(SQLModel, table=True):
@@ -166,3 +172,23 @@ class IdempotencyRecord(SQLModel, table=True):
     status_code: int
     body: dict[str, Any] = _json({})
     created_at: datetime = Field(default_factory=utcnow)
+
+
+def _force_ids_touched(session: Session) -> set[int]:
+    touched: set[int] = set()
+    for row in (*session.new, *session.dirty, *session.deleted):
+        if isinstance(row, Force) and row.id is not None:
+            touched.add(row.id)
+        elif isinstance(row, Card | Decision | RequisitionPurchase | BattleSide):
+            touched.add(row.force_id)
+    return touched
+
+
+@event.listens_for(Session, "before_flush")
+def _bump_force_versions(session: Session, _context: Any, _instances: Any) -> None:
+    """Every flush that changes a force, its cards, purchases, sides or decisions raises the
+    force's version, so anything cached for an older version is never served again."""
+    for force_id in _force_ids_touched(session):
+        force = session.get(Force, force_id)
+        if force is not None:
+            force.version += 1

@@ -156,6 +156,14 @@ def update_force(
 # --- cards -----------------------------------------------------------------------------
 
 
+def force_version(session: Session, force_id: int) -> int:
+    """The force's version, which rises with every change to it (one cheap query)."""
+    version = session.exec(select(Force.version).where(Force.id == force_id)).first()
+    if version is None:
+        raise NotFound("force_not_found", f"There is no Crusade force {force_id}.")
+    return version
+
+
 def lock_forces(session: Session, force_ids: list[int]) -> None:
     """Lock several forces in id order (a fixed order, so two battles cannot deadlock)."""
     if session.info.get("writes"):
