@@ -199,6 +199,11 @@ def load(url: str, engine: Engine, client: TestClient, requests: int, threads: i
         oob, oob_rps = timed([lambda: http.get(f"/api/v1/forces/{force}")] * requests, threads)
         standings_url = f"/api/v1/campaigns/{world['campaign']}/standings"
         table, _ = timed([lambda: http.get(standings_url)] * requests, threads)
+        cold: list[float] = []  # each read follows a change, so the cache cannot help
+        card = world["rosters"][0][0]
+        for n in range(max(50, requests // 4)):
+            http.patch(f"/api/v1/cards/{card}", json={"narrative": f"entry {n}"})
+            cold += timed([lambda: http.get(f"/api/v1/forces/{force}")], 1)[0]
         resolve: list[float] = []
         for _ in range(max(20, requests // 10)):
             battle, post = resolve_once(http, world, 20)
@@ -210,6 +215,7 @@ def load(url: str, engine: Engine, client: TestClient, requests: int, threads: i
     for name, values in (
         ("/health", health),
         ("get Order of Battle (20 units)", oob),
+        ("  ... just after a change (cold)", cold),
         ("campaign standings (2 x 20)", table),
         ("resolve a battle (2 x 20 units)", resolve),
     ):
