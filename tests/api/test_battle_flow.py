@@ -31,26 +31,36 @@ def setup_two_forces(client: TestClient) -> dict[str, Any]:
     }
 
 
-def muster(client: TestClient, world: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    body = {
+def battle_body(
+    world: dict[str, Any],
+    blue: list[int] | None = None,
+    red: list[int] | None = None,
+    **changes: Any,
+) -> dict[str, Any]:
+    """A Combat Patrol between Blue (attacking) and Red; rosters default to every unit."""
+    return {
         "battle_size": "combat_patrol",
         "mission": "sweep_and_clear",
         "sides": [
             {
                 "force_id": world["blue"],
                 "role": "attacker",
-                "roster": [u["id"] for u in world["blue_units"]],
+                "roster": blue or [u["id"] for u in world["blue_units"]],
                 "agendas": ["assassins"],
             },
             {
                 "force_id": world["red"],
                 "role": "defender",
-                "roster": [u["id"] for u in world["red_units"]],
+                "roster": red or [u["id"] for u in world["red_units"]],
                 "agendas": ["reaper"],
             },
         ],
-        **extra,
+        **changes,
     }
+
+
+def muster(client: TestClient, world: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    body = battle_body(world, **changes)
     response = client.post(f"/api/v1/campaigns/{world['campaign']}/battles", json=body)
     assert response.status_code == 201, response.text
     return dict(response.json())
@@ -77,24 +87,7 @@ class TestMuster:
         before = dump(engine)
         response = client.post(
             f"/api/v1/campaigns/{world['campaign']}/battles",
-            json={
-                "battle_size": "combat_patrol",
-                "mission": "sweep_and_clear",
-                "sides": [
-                    {
-                        "force_id": world["blue"],
-                        "role": "attacker",
-                        "roster": [u["id"] for u in world["blue_units"]],
-                        "agendas": ["assassins"],
-                    },
-                    {
-                        "force_id": world["red"],
-                        "role": "defender",
-                        "roster": [world["red_units"][0]["id"]],
-                        "agendas": ["reaper"],
-                    },
-                ],
-            },
+            json=battle_body(world, red=[world["red_units"][0]["id"]]),
         )
         assert_problem(response, 422, "power_level_exceeded")
         assert dump(engine) == before
@@ -170,24 +163,12 @@ class TestRecordResult:
         )
         blocked = client.post(
             f"/api/v1/campaigns/{world['campaign']}/battles",
-            json={
-                "battle_size": "combat_patrol",
-                "mission": "supply_drop",
-                "sides": [
-                    {
-                        "force_id": world["blue"],
-                        "role": "attacker",
-                        "roster": [world["blue_units"][1]["id"]],
-                        "agendas": ["assassins"],
-                    },
-                    {
-                        "force_id": world["red"],
-                        "role": "defender",
-                        "roster": [world["red_units"][1]["id"]],
-                        "agendas": ["reaper"],
-                    },
-                ],
-            },
+            json=battle_body(
+                world,
+                [world["blue_units"][1]["id"]],
+                [world["red_units"][1]["id"]],
+                mission="supply_drop",
+            ),
         )
         assert_problem(blocked, 409, "decisions_pending")
         decision = client.get(f"/api/v1/forces/{world['red']}/decisions").json()[0]

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from tests.api.helpers import dump, unit
-from tests.api.test_battle_flow import muster, setup_two_forces
+from tests.api.test_battle_flow import battle_body, muster, setup_two_forces
 
 World = dict[str, Any]
 
@@ -38,29 +38,6 @@ def recorded(client: TestClient, world: World, *, red_dice: list[int] | None = N
 def red_decision(client: TestClient, world: World) -> int:
     recorded(client, world, red_dice=[1])
     return int(client.get(f"/api/v1/forces/{world['red']}/decisions").json()[0]["id"])
-
-
-def battle_body(world: World, **changes: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "battle_size": "combat_patrol",
-        "mission": "sweep_and_clear",
-        "sides": [
-            {
-                "force_id": world["blue"],
-                "role": "attacker",
-                "roster": [u["id"] for u in world["blue_units"]],
-                "agendas": ["assassins"],
-            },
-            {
-                "force_id": world["red"],
-                "role": "defender",
-                "roster": [u["id"] for u in world["red_units"]],
-                "agendas": ["reaper"],
-            },
-        ],
-    }
-    body.update(changes)
-    return body
 
 
 Case = Callable[[TestClient, World], Any]
