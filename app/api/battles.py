@@ -78,8 +78,7 @@ def list_battles(
     campaign_id: int, session: SessionDep, offset: Offset = 0, limit: Limit = 50
 ) -> Page[BattlePublic]:
     rows, total = battles.list_battles(session, campaign_id=campaign_id, offset=offset, limit=limit)
-    items = [_battle(*battles.get_battle(session, b.id)) for b in rows if b.id is not None]
-    return Page(items=items, total=total, offset=offset, limit=limit)
+    return Page(items=[_battle(*r) for r in rows], total=total, offset=offset, limit=limit)
 
 
 @router.get("/battles/{battle_id}", summary="One battle with both sides")

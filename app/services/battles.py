@@ -55,12 +55,20 @@ def get_battle(session: Session, battle_id: int) -> tuple[Battle, list[BattleSid
 
 def list_battles(
     session: Session, *, campaign_id: int, offset: int, limit: int
-) -> tuple[list[Battle], int]:
+) -> tuple[list[tuple[Battle, list[BattleSide]]], int]:
+    """A page of battles, newest first, each with its sides (sides in one query)."""
     get_campaign(session, campaign_id)
     query = select(Battle).where(Battle.campaign_id == campaign_id)
     total = session.exec(select(func.count()).select_from(query.subquery())).one()
-    rows = session.exec(query.order_by(col(Battle.id).desc()).offset(offset).limit(limit))
-    return list(rows.all()), total
+    rows = list(
+        session.exec(query.order_by(col(Battle.id).desc()).offset(offset).limit(limit)).all()
+    )
+    sides = session.exec(
+        select(BattleSide)
+        .where(col(BattleSide.battle_id).in_([b.id for b in rows]))
+        .order_by(col(BattleSide.id))
+    ).all()
+    return [(b, [s for s in sides if s.battle_id == b.id]) for b in rows], total
 
 
 # --- before the battle ---------------------------------------------------------------------

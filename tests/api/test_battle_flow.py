@@ -244,3 +244,17 @@ class TestRequisitions:
         )
         assert added["crusade_points"] == 1
         assert client.get(f"/api/v1/forces/{world['blue']}").json()["requisition_points"] == 4
+
+
+def test_battles_list_newest_first_with_sides(client: TestClient) -> None:
+    world = setup_two_forces(client)
+    first = muster(client, world)
+    client.post(f"/api/v1/battles/{first['id']}/revert")
+    second = muster(client, world, mission="assassinate")
+    page = client.get(f"/api/v1/campaigns/{world['campaign']}/battles").json()
+    assert page["total"] == 2
+    assert [(b["id"], b["status"]) for b in page["items"]] == [
+        (second["id"], "mustered"),
+        (first["id"], "reverted"),
+    ]
+    assert all(len(b["sides"]) == 2 for b in page["items"])
