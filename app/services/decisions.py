@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlmodel import Session, col, select
 
-from app.db.models import Decision, utcnow
+from app.db.models import Battle, Card, Decision, utcnow
 from app.errors import DomainError, NotFound
 from app.rules import aftermath as after_rules
 from app.rules.aftermath import (
@@ -17,7 +18,7 @@ from app.rules.aftermath import (
     OutOfActionDecision,
     VictorBonusDecision,
 )
-from app.rules.data import HonourCategory, VictorBonus, rulebook
+from app.rules.data import BonusTarget, HonourCategory, VictorBonus, rulebook
 from app.rules.dice import Dice
 from app.rules.experience import ExperienceGain
 from app.rules.honours import HonourRequest, WeaponChoice
@@ -90,6 +91,8 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
             status=409,
         )
     view = load_force(session, row.force_id)
+    if row.kind == "victor_bonus":
+        _check_new_character(session, row, answer)
     force, follow_ups = _apply(row, view.value, answer, dice)
     write_force(view.force, view.cards, force)
     store(session, force_id=row.force_id, battle_id=row.battle_id, pending=follow_ups)
@@ -167,12 +170,52 @@ def honour_request(answer: dict[str, Any]) -> HonourRequest:
     )
 
 
+def _check_new_character(session: Session, row: Decision, answer: dict[str, Any]) -> None:
+    """A bonus for a *new* CHARACTER (Retrieval) applies only to a CHARACTER, not a named
+    character, added to the Order of Battle after the battle was recorded."""
+    bonus = VictorBonus.model_validate(row.payload["bonus"])
+    if getattr(bonus.effect, "target", None) != BonusTarget.NEW_CHARACTER:
+        return
+    battle = session.get(Battle, row.battle_id) if row.battle_id else None
+    recorded = battle.resolved_at if battle and battle.resolved_at else row.created_at
+    for order in answer.get("requisitions", []):
+        card = session.get(Card, int(order.get("card_id") or 0))
+        fresh = (
+            card is not None
+            and card.force_id == row.force_id
+            and "CHARACTER" in card.keywords
+            and not card.named_character
+            and _aware(card.created_at) >= _aware(recorded)
+        )
+        if not fresh:
+            raise DomainError(
+                "victor_bonus_needs_new_character",
+                "This victor bonus is for a CHARACTER (not a named character) added to the "
+                "Order of Battle after the battle.",
+                status=422,
+                field="requisitions",
+            )
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _order(data: dict[str, Any]) -> RequisitionOrder:
+    """An order from stored JSON: the rules name cards by string id."""
+    fields = {k: v for k, v in data.items() if v is not None}
+    if "card_id" in fields:
+        fields["card_id"] = str(fields["card_id"])
+    fields["replaced_weapons"] = tuple(fields.get("replaced_weapons", ()))
+    return RequisitionOrder(**fields)
+
+
 def _victor_bonus(row: Decision, force: Any, answer: dict[str, Any]) -> Any:
     """Free requisitions from a victor bonus: each order is checked as usual, but costs no
     RP (and, where the bonus says so, ignores the rank-up timing)."""
     bonus = VictorBonus.model_validate(row.payload["bonus"])
     effect = bonus.effect
-    orders = [RequisitionOrder(**o) for o in answer.get("requisitions", [])]
+    orders = [_order(o) for o in answer.get("requisitions", [])]
     allowed = list(getattr(effect, "requisitions", ()))
     for order in orders:
         if order.requisition not in allowed:

@@ -258,3 +258,94 @@ def test_battles_list_newest_first_with_sides(client: TestClient) -> None:
         (first["id"], "reverted"),
     ]
     assert all(len(b["sides"]) == 2 for b in page["items"])
+
+
+def test_retrieval_defender_bonus_is_for_a_new_character(client: TestClient) -> None:
+    world = setup_two_forces(client)
+    battle = client.post(
+        f"/api/v1/campaigns/{world['campaign']}/battles",
+        json=battle_body(
+            world,
+            battle_size="strike_force",
+            mission="retrieval",
+            sides=[
+                {**battle_body(world)["sides"][0], "agendas": ["assassins", "reaper", "sentinel"]},
+                {**battle_body(world)["sides"][1], "agendas": ["assassins", "reaper", "sentinel"]},
+            ],
+        ),
+    ).json()
+    client.post(
+        f"/api/v1/battles/{battle['id']}/result",
+        json={
+            "sides": [
+                {"force_id": world["blue"], "victory_points": 10},
+                {"force_id": world["red"], "victory_points": 60},
+            ]
+        },
+    )
+    bonus = client.get(f"/api/v1/forces/{world['red']}/decisions").json()[0]
+    assert bonus["kind"] == "victor_bonus"
+    old_lord = world["red_units"][0]["id"]
+    refused = client.post(
+        f"/api/v1/decisions/{bonus['id']}/answer",
+        json={
+            "requisitions": [
+                {
+                    "requisition": "warlord_trait",
+                    "card_id": old_lord,
+                    "warlord_trait": "Eternal Hatred",
+                }
+            ]
+        },
+    )
+    assert_problem(refused, 422, "victor_bonus_needs_new_character")
+    sorcerer = unit(
+        client, world["red"], "Sorcerer", 5, keywords=["CHAOS", "INFANTRY", "CHARACTER", "PSYKER"]
+    )
+    rp_before = client.get(f"/api/v1/forces/{world['red']}").json()["requisition_points"]
+    granted = client.post(
+        f"/api/v1/decisions/{bonus['id']}/answer",
+        json={
+            "requisitions": [
+                {
+                    "requisition": "warlord_trait",
+                    "card_id": sorcerer["id"],
+                    "warlord_trait": "Eternal Hatred",
+                }
+            ]
+        },
+    )
+    assert granted.status_code == 200, granted.text
+    assert client.get(f"/api/v1/cards/{sorcerer['id']}").json()["crusade_points"] == 1
+    assert client.get(f"/api/v1/forces/{world['red']}").json()["requisition_points"] == rp_before
+
+
+def test_raze_and_ruin_grants_two_free_supply_increases(client: TestClient) -> None:
+    world = setup_two_forces(client)
+    agendas = ["assassins", "reaper", "sentinel"]
+    sides = [{**s, "agendas": agendas} for s in battle_body(world)["sides"]]
+    battle = client.post(
+        f"/api/v1/campaigns/{world['campaign']}/battles",
+        json=battle_body(world, battle_size="strike_force", mission="raze_and_ruin", sides=sides),
+    ).json()
+    client.post(
+        f"/api/v1/battles/{battle['id']}/result",
+        json={
+            "sides": [
+                {"force_id": world["blue"], "victory_points": 50},
+                {"force_id": world["red"], "victory_points": 5},
+            ]
+        },
+    )
+    bonus = client.get(f"/api/v1/forces/{world['blue']}/decisions").json()[0]
+    supply = {"requisition": "increase_supply_limit"}
+    too_many = client.post(
+        f"/api/v1/decisions/{bonus['id']}/answer", json={"requisitions": [supply] * 3}
+    )
+    assert_problem(too_many, 422, "victor_bonus_requisition_invalid")
+    done = client.post(
+        f"/api/v1/decisions/{bonus['id']}/answer", json={"requisitions": [supply, supply]}
+    )
+    assert done.status_code == 200, done.text
+    oob = client.get(f"/api/v1/forces/{world['blue']}").json()
+    assert (oob["supply_limit"], oob["requisition_points"]) == (60, 5)
