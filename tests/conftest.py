@@ -4,13 +4,14 @@ TEST_DATABASE_URL names one (in CI it must)."""
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, make_url, text
 from sqlmodel import Session
 
 from app.db import migrate
@@ -33,12 +34,20 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def postgres_engine() -> Iterator[Engine]:
-    engine = make_engine(POSTGRES_URL)
-    with engine.begin() as connection:
-        connection.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
-    migrate.upgrade(POSTGRES_URL)
+    """A database of this run's own on the TEST_DATABASE_URL server, so two runs (a developer's
+    and a CI-like one) never share tables; dropped at the end."""
+    server = make_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    name = f"crusade_test_{os.getpid()}_{secrets.token_hex(3)}"
+    with server.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    url = make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
+    migrate.upgrade(url)
+    engine = make_engine(url)
     yield engine
     engine.dispose()
+    with server.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    server.dispose()
 
 
 @pytest.fixture(params=BACKENDS)

@@ -9,11 +9,11 @@ from sqlalchemy import Engine, event
 from sqlmodel import create_engine
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, **options: Any) -> Engine:
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
     if not url.startswith("sqlite"):
-        return create_engine(url, pool_pre_ping=True)
+        return create_engine(url, pool_pre_ping=True, **options)
     path = url.removeprefix("sqlite:///")
     if path and path != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
