@@ -9,15 +9,40 @@ from typing import Annotated
 import typer
 import uvicorn
 
-from app.config import get_settings
+from app.config import get_settings, secret_key
 from app.db import migrate
 from app.db.session import session_scope
+from app.services import accounts, transfer
 from app.services import demo as demo_service
-from app.services import transfer
 
 app = typer.Typer(help="Crusade campaign tracker", no_args_is_help=True)
 db = typer.Typer(help="Database schema commands", no_args_is_help=True)
 app.add_typer(db, name="db")
+user = typer.Typer(help="Accounts", no_args_is_help=True)
+app.add_typer(user, name="user")
+
+
+@user.command("create")
+def user_create(
+    username: str,
+    password: Annotated[str, typer.Option(prompt=True, hide_input=True, confirmation_prompt=True)],
+    admin: Annotated[bool, typer.Option(help="Make the account a site admin")] = False,
+) -> None:
+    """Create an account (the first one on an empty install is always an admin)."""
+    migrate.upgrade(get_settings().effective_database_url)
+    with session_scope() as session:
+        created = accounts.create_user(session, username=username, password=password, admin=admin)
+        role = "site admin" if created.is_admin else "user"
+        typer.echo(f"created {role} {created.username}")
+
+
+@user.command("reset-password")
+def user_reset_password(username: str) -> None:
+    """Print a one-time link that lets USERNAME choose a new password (valid 24 hours)."""
+    settings = get_settings()
+    with session_scope(writes=False) as session:
+        token = accounts.reset_token(accounts.get_user(session, username), secret_key(settings))
+    typer.echo(f"/reset-password?token={token}")
 
 
 @db.command("upgrade")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import secrets
 from functools import cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -21,6 +22,10 @@ class Settings(BaseSettings):
         default="", description="SQLAlchemy URL; empty means SQLite in data_dir"
     )
     log_level: str = "info"
+    secret_key: SecretStr | None = Field(
+        default=None, description="Signs session cookies; generated into data_dir if unset"
+    )
+    session_days: int = Field(default=30, ge=1, le=365)
 
     @property
     def effective_database_url(self) -> str:
@@ -32,3 +37,16 @@ class Settings(BaseSettings):
 @cache
 def get_settings() -> Settings:
     return Settings()
+
+
+def secret_key(settings: Settings) -> str:
+    """SECRET_KEY from the environment, else one generated on first use and kept in the data
+    directory (readable by its owner only) so sessions survive restarts. Never in the repo."""
+    if settings.secret_key is not None:
+        return settings.secret_key.get_secret_value()
+    path = settings.data_dir / "secret_key"
+    if not path.exists():
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(48), encoding="utf-8")
+        path.chmod(0o600)
+    return path.read_text(encoding="utf-8").strip()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, FastAPI
 from sqlalchemy import Engine
 
-from app.api import battles, campaigns, rules
+from app.api import auth, battles, campaigns, rules
 from app.api.cache import VersionedBodies
 from app.api.idempotency import IdempotencyMiddleware
 from app.db.session import get_engine
@@ -27,6 +27,7 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(IdempotencyMiddleware)
     api = APIRouter(prefix="/api/v1")
+    api.include_router(auth.router)
     api.include_router(rules.router)
     api.include_router(campaigns.router)
     api.include_router(battles.router)

@@ -20,6 +20,8 @@ from app.db.models import metadata
 from app.db.session import session_scope
 from app.main import create_app
 
+# Sessions are signed with this key in tests, so no secret file is written anywhere.
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
 POSTGRES_URL = os.environ.get("TEST_DATABASE_URL", "")
 BACKENDS = ["sqlite", "postgresql"] if POSTGRES_URL else ["sqlite"]
 

@@ -174,6 +174,37 @@ class IdempotencyRecord(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
 
 
+class User(SQLModel, table=True):
+    """An account. The first one created on an empty install is the site admin."""
+
+    __tablename__ = "user_account"
+
+    id: int | None = Field(default=None, primary_key=True)
+    username: str = Field(max_length=40, unique=True, index=True)
+    display_name: str = Field(default="", max_length=80)
+    password_hash: str = Field(max_length=200)
+    is_admin: bool = False
+    session_version: int = Field(default=0, description="Raised to end every open session")
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class ApiToken(SQLModel, table=True):
+    """A personal token for bots. Only a hash is stored; the token is shown once."""
+
+    __tablename__ = "api_token"
+
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="user_account.id", index=True)
+    name: str = Field(max_length=80)
+    token_hash: str = Field(max_length=64, unique=True, index=True)
+    prefix: str = Field(max_length=12)
+    can_write: bool = False
+    campaign_id: int | None = Field(default=None, foreign_key="campaign.id")
+    created_at: datetime = Field(default_factory=utcnow)
+    last_used_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+
 def _force_ids_touched(session: Session) -> set[int]:
     touched: set[int] = set()
     for row in (*session.new, *session.dirty, *session.deleted):

@@ -1,0 +1,187 @@
+"""Who is calling (session cookie or Bearer token), and the account routes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request, Response, status
+from pydantic import BaseModel, Field, StringConstraints
+
+from app.api.schemas import Input
+from app.config import get_settings, secret_key
+from app.db.models import ApiToken, User
+from app.db.session import SessionDep
+from app.errors import DomainError
+from app.services import accounts
+from app.services.accounts import Principal
+
+COOKIE = "crusade_session"
+router = APIRouter(prefix="/auth", tags=["accounts"])
+
+
+def optional_principal(request: Request, session: SessionDep) -> Principal | None:
+    """The caller, if any. A Bearer token wins over the cookie; a bad token is an error,
+    never a silent fall back to anonymous."""
+    header = request.headers.get("authorization", "")
+    if header:
+        scheme, _, token = header.partition(" ")
+        found = accounts.principal_from_token(session, token.strip())
+        if scheme.lower() != "bearer" or found is None:
+            raise DomainError("token_invalid", "The API token is unknown or revoked.", status=401)
+        return found
+    cookie = request.cookies.get(COOKIE)
+    if not cookie:
+        return None
+    settings = get_settings()
+    user = accounts.user_from_cookie(
+        session, cookie, secret_key(settings), settings.session_days * 86_400
+    )
+    return Principal(user) if user else None
+
+
+def required_principal(
+    principal: Annotated[Principal | None, Depends(optional_principal)],
+) -> Principal:
+    if principal is None:
+        raise DomainError("not_authenticated", "Log in or send an API token.", status=401)
+    return principal
+
+
+OptionalPrincipal = Annotated[Principal | None, Depends(optional_principal)]
+CurrentPrincipal = Annotated[Principal, Depends(required_principal)]
+
+Username = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]
+Password = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class SignUp(Input):
+    username: Username
+    password: Password
+    display_name: Annotated[str, StringConstraints(max_length=80)] = ""
+
+
+class LogIn(Input):
+    username: Username
+    password: Password
+
+
+class PasswordChange(Input):
+    current_password: Password
+    new_password: Password
+
+
+class PasswordReset(Input):
+    token: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    new_password: Password
+
+
+class UserPublic(BaseModel):
+    id: int
+    username: str
+    display_name: str
+    is_admin: bool
+
+
+class TokenCreate(Input):
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)]
+    can_write: bool = False
+    campaign_id: int | None = Field(default=None, description="Limit the token to one campaign")
+
+
+class TokenPublic(BaseModel):
+    id: int
+    name: str
+    prefix: str
+    can_write: bool
+    campaign_id: int | None
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+
+class TokenCreated(TokenPublic):
+    token: str = Field(description="Shown once: store it now")
+
+
+def _user(user: User) -> UserPublic:
+    return UserPublic.model_validate(user, from_attributes=True)
+
+
+def _token(row: ApiToken) -> TokenPublic:
+    return TokenPublic.model_validate(row, from_attributes=True)
+
+
+def _start_session(request: Request, response: Response, user: User) -> None:
+    settings = get_settings()
+    response.set_cookie(
+        COOKIE,
+        accounts.session_cookie(user, secret_key(settings)),
+        max_age=settings.session_days * 86_400,
+        httponly=True,
+        samesite="lax",
+        secure=request.url.scheme == "https",
+    )
+
+
+@router.post("/signup", status_code=status.HTTP_201_CREATED, summary="Create an account")
+def sign_up(body: SignUp, request: Request, response: Response, session: SessionDep) -> UserPublic:
+    user = accounts.create_user(session, **body.model_dump())
+    _start_session(request, response, user)
+    return _user(user)
+
+
+@router.post("/login", summary="Log in (sets the session cookie)")
+def log_in(body: LogIn, request: Request, response: Response, session: SessionDep) -> UserPublic:
+    user = accounts.authenticate(session, **body.model_dump())
+    _start_session(request, response, user)
+    return _user(user)
+
+
+@router.post("/logout", status_code=status.HTTP_204_NO_CONTENT, summary="Log out")
+def log_out(response: Response) -> None:
+    response.delete_cookie(COOKIE)
+
+
+@router.get("/me", summary="The account making the request")
+def me(principal: CurrentPrincipal) -> UserPublic:
+    return _user(principal.user)
+
+
+@router.post("/password", summary="Change password (ends every other session)")
+def change_password(
+    body: PasswordChange,
+    principal: CurrentPrincipal,
+    request: Request,
+    response: Response,
+    session: SessionDep,
+) -> UserPublic:
+    user = accounts.change_password(
+        session, user=principal.user, current=body.current_password, new=body.new_password
+    )
+    _start_session(request, response, user)
+    return _user(user)
+
+
+@router.post("/reset-password", summary="Set a new password with a one-time reset token")
+def reset_password(body: PasswordReset, session: SessionDep) -> UserPublic:
+    key = secret_key(get_settings())
+    return _user(accounts.reset_password(session, token=body.token, new=body.new_password, key=key))
+
+
+@router.get("/tokens", summary="Your API tokens")
+def list_tokens(principal: CurrentPrincipal, session: SessionDep) -> list[TokenPublic]:
+    return [_token(t) for t in accounts.list_tokens(session, user=principal.user)]
+
+
+@router.post("/tokens", status_code=status.HTTP_201_CREATED, summary="Create an API token")
+def create_token(
+    body: TokenCreate, principal: CurrentPrincipal, session: SessionDep
+) -> TokenCreated:
+    row, plain = accounts.create_token(session, user=principal.user, **body.model_dump())
+    return TokenCreated(**_token(row).model_dump(), token=plain)
+
+
+@router.delete("/tokens/{token_id}", summary="Revoke an API token")
+def revoke_token(token_id: int, principal: CurrentPrincipal, session: SessionDep) -> TokenPublic:
+    return _token(accounts.revoke_token(session, user=principal.user, token_id=token_id))
