@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 from sqlalchemy import Engine
 
-from app.api import auth, battles, campaigns, rules
+from app.api import auth, battles, campaigns, membership, rules
+from app.api.access import check_every_route_has_a_rule, enforce
 from app.api.cache import VersionedBodies
 from app.api.idempotency import IdempotencyMiddleware
 from app.db.session import get_engine
@@ -26,12 +27,14 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     app.state.order_of_battle_cache = VersionedBodies()
     install_error_handlers(app)
     app.add_middleware(IdempotencyMiddleware)
-    api = APIRouter(prefix="/api/v1")
+    api = APIRouter(prefix="/api/v1", dependencies=[Depends(enforce)])
     api.include_router(auth.router)
     api.include_router(rules.router)
     api.include_router(campaigns.router)
+    api.include_router(membership.router)
     api.include_router(battles.router)
     app.include_router(api)
+    check_every_route_has_a_rule(app)
 
     @app.get("/health", tags=["service"], summary="Liveness check")
     def health() -> dict[str, str]:

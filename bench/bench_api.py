@@ -35,6 +35,8 @@ from app.db.engine import make_engine
 from app.db.models import Force
 from app.main import create_app
 
+BENCH_USER = {"username": "bench", "password": "bench password"}
+
 
 class StatementCounter:
     def __init__(self, engine: Engine) -> None:
@@ -194,6 +196,7 @@ def pct(values: list[float], q: float) -> float:
 def load(url: str, engine: Engine, client: TestClient, requests: int, threads: int) -> None:
     world = build_campaign(client, engine, 20)
     with running_server(url) as base, httpx.Client(base_url=base, timeout=30) as http:
+        http.post("/api/v1/auth/login", json=BENCH_USER)
         force = world["forces"][0]
         health, health_rps = timed([lambda: http.get("/health")] * requests, threads)
         oob, oob_rps = timed([lambda: http.get(f"/api/v1/forces/{force}")] * requests, threads)
@@ -241,6 +244,7 @@ def main() -> None:
         counter = StatementCounter(engine)
         print(f"database: {engine.url.get_backend_name()}")
         with TestClient(create_app(engine)) as client:
+            client.post("/api/v1/auth/signup", json=BENCH_USER)
             statement_counts(client, engine, counter)
             load(url, engine, client, args.requests, args.threads)
         engine.dispose()

@@ -76,7 +76,20 @@ def session(engine: Engine) -> Iterator[Session]:
         yield s
 
 
+ORGANIZER = {"username": "orga", "password": "organizer password", "display_name": "Orga"}
+
+
 @pytest.fixture
 def client(engine: Engine) -> Iterator[TestClient]:
+    """A client logged in as the install's first account (so a site admin)."""
+    with TestClient(create_app(engine)) as test_client:
+        signed_up = test_client.post("/api/v1/auth/signup", json=ORGANIZER)
+        assert signed_up.status_code == 201, signed_up.text
+        yield test_client
+
+
+@pytest.fixture
+def anonymous(engine: Engine) -> Iterator[TestClient]:
+    """A client with no account, on an install with no accounts yet."""
     with TestClient(create_app(engine)) as test_client:
         yield test_client

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response, status
 
 from app.api import present
+from app.api.auth import CurrentPrincipal, OptionalPrincipal
 from app.api.battles import order
 from app.api.cache import VersionedBodies
 from app.api.schemas import (
@@ -32,15 +33,19 @@ Limit = Annotated[int, Query(ge=1, le=200)]
 
 
 @router.post("/campaigns", status_code=status.HTTP_201_CREATED, summary="Start a campaign")
-def create_campaign(body: CampaignCreate, session: SessionDep) -> CampaignPublic:
-    return present.campaign(forces.create_campaign(session, **body.model_dump()))
+def create_campaign(
+    body: CampaignCreate, principal: CurrentPrincipal, session: SessionDep
+) -> CampaignPublic:
+    campaign = forces.create_campaign(session, **body.model_dump(), organizer_id=principal.user.id)
+    return present.campaign(campaign)
 
 
 @router.get("/campaigns", summary="List campaigns")
 def list_campaigns(
-    session: SessionDep, offset: Offset = 0, limit: Limit = 50
+    session: SessionDep, principal: OptionalPrincipal, offset: Offset = 0, limit: Limit = 50
 ) -> Page[CampaignPublic]:
-    rows, total = forces.list_campaigns(session, offset=offset, limit=limit)
+    viewer = principal.user if principal else None
+    rows, total = forces.list_campaigns(session, offset=offset, limit=limit, viewer=viewer)
     return Page(items=[present.campaign(r) for r in rows], total=total, offset=offset, limit=limit)
 
 
@@ -54,8 +59,12 @@ def get_campaign(campaign_id: int, session: SessionDep) -> CampaignPublic:
     status_code=status.HTTP_201_CREATED,
     summary="Start a Crusade force (5 RP, Supply Limit 50)",
 )
-def create_force(campaign_id: int, body: ForceCreate, session: SessionDep) -> ForceSummary:
-    row = forces.create_force(session, campaign_id=campaign_id, **body.model_dump())
+def create_force(
+    campaign_id: int, body: ForceCreate, principal: CurrentPrincipal, session: SessionDep
+) -> ForceSummary:
+    row = forces.create_force(
+        session, campaign_id=campaign_id, **body.model_dump(), owner_id=principal.user.id
+    )
     return present.force_summary(row)
 
 

@@ -37,13 +37,16 @@ class IdempotencyMiddleware:
             await self.app(scope, receive, send)
             return
         body = await request.body()
-        response = await self._handle(scope, key[:200], body)
+        # The caller's credentials are part of the request: another account reusing a key
+        # never gets this one's answer.
+        caller = request.headers.get("authorization", "") + request.headers.get("cookie", "")
+        response = await self._handle(scope, key[:200], body, caller.encode())
         await response(scope, receive, send)
 
-    async def _handle(self, scope: Scope, key: str, body: bytes) -> Response:
+    async def _handle(self, scope: Scope, key: str, body: bytes, caller: bytes) -> Response:
         engine: Engine = scope["app"].state.engine
         target = f"POST {scope['path']}"
-        digest = hashlib.sha256(target.encode() + b"\0" + body).hexdigest()
+        digest = hashlib.sha256(target.encode() + b"\0" + caller + b"\0" + body).hexdigest()
         earlier = await run_in_threadpool(_claim, engine, key, target, digest)
         if earlier is not None:
             return _replay(earlier, digest)

@@ -31,6 +31,17 @@ class Campaign(SQLModel, table=True):
     name: str = Field(max_length=120)
     description: str = Field(default="", max_length=4000)
     created_at: datetime = Field(default_factory=utcnow)
+    public: bool = Field(
+        default=False,
+        sa_column_kwargs={"server_default": "0"},
+        description="Anyone may read the campaign",
+    )
+    join_policy: str = Field(
+        default="invite",
+        max_length=10,
+        sa_column_kwargs={"server_default": "invite"},
+        description="invite: by invite only; open: any account may join as a player",
+    )
 
 
 class Force(SQLModel, table=True):
@@ -47,6 +58,7 @@ class Force(SQLModel, table=True):
     victories: int = 0
     notes: str = Field(default="", max_length=8000)
     created_at: datetime = Field(default_factory=utcnow)
+    owner_id: int | None = Field(default=None, foreign_key="user_account.id", index=True)
     version: int = Field(
         default=0,
         sa_column_kwargs={"server_default": "0"},
@@ -159,6 +171,7 @@ class Event(SQLModel, table=True):
     kind: str = Field(max_length=60)
     payload: dict[str, Any] = _json({})
     created_at: datetime = Field(default_factory=utcnow)
+    actor_id: int | None = Field(default=None, foreign_key="user_account.id")
 
 
 class IdempotencyRecord(SQLModel, table=True):
@@ -202,6 +215,34 @@ class ApiToken(SQLModel, table=True):
     campaign_id: int | None = Field(default=None, foreign_key="campaign.id")
     created_at: datetime = Field(default_factory=utcnow)
     last_used_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+
+class CampaignMember(SQLModel, table=True):
+    """A user's role in a campaign: organizer or player."""
+
+    __tablename__ = "campaign_member"
+    __table_args__ = (UniqueConstraint("campaign_id", "user_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    campaign_id: int = Field(foreign_key="campaign.id", index=True)
+    user_id: int = Field(foreign_key="user_account.id", index=True)
+    role: str = Field(max_length=20)  # organizer | player
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Invite(SQLModel, table=True):
+    """A code that lets its holder join a campaign, until it expires or is used up."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    campaign_id: int = Field(foreign_key="campaign.id", index=True)
+    code: str = Field(max_length=64, unique=True, index=True)
+    role: str = Field(default="player", max_length=20)
+    expires_at: datetime
+    max_uses: int = 1
+    uses: int = 0
+    created_by: int | None = Field(default=None, foreign_key="user_account.id")
+    created_at: datetime = Field(default_factory=utcnow)
     revoked_at: datetime | None = None
 
 

@@ -286,6 +286,14 @@ def _relic(
 ) -> OrderOfBattle:
     assert card is not None
     relic = _required(order.relic, "relic", "Relic").strip()
+    crusade_relics = {n.casefold() for r in book.honours.crusade_relics for n in (r.id, r.name)}
+    if relic.casefold() in crusade_relics:
+        raise RuleError(
+            "relic_is_crusade_relic",
+            f"{relic} is a Crusade Relic: those come only as Battle Honours, never through the "
+            "Relic requisition.",
+            field="relic",
+        )
     model = _bearer(card, order)
     _check_one_per_model(force, card, "relic", relic, model, "Relic")
     if order.first_founding and any(u.first_founding for c in force.cards for u in c.upgrades):

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlmodel import Session, col, func, select
 
-from app.db.models import Campaign, Card, Decision, Force
+from app.db.models import Campaign, CampaignMember, Card, Decision, Force, User
 from app.errors import NotFound
 from app.rules import cards as card_rules
 from app.rules import order_of_battle as oob_rules
@@ -31,11 +31,16 @@ class ForceView:
 # --- campaigns ---------------------------------------------------------------------------
 
 
-def create_campaign(session: Session, *, name: str, description: str = "") -> Campaign:
+def create_campaign(
+    session: Session, *, name: str, description: str = "", organizer_id: int | None = None
+) -> Campaign:
+    """A new campaign; whoever creates it is its first organizer."""
     campaign = Campaign(name=name.strip(), description=description)
     session.add(campaign)
     session.flush()
     assert campaign.id is not None
+    if organizer_id is not None:
+        session.add(CampaignMember(campaign_id=campaign.id, user_id=organizer_id, role="organizer"))
     history.record(session, campaign_id=campaign.id, kind="campaign_created", name=campaign.name)
     return campaign
 
@@ -47,9 +52,18 @@ def get_campaign(session: Session, campaign_id: int) -> Campaign:
     return campaign
 
 
-def list_campaigns(session: Session, *, offset: int, limit: int) -> tuple[list[Campaign], int]:
-    total = session.exec(select(func.count()).select_from(Campaign)).one()
-    rows = session.exec(select(Campaign).order_by(col(Campaign.id)).offset(offset).limit(limit))
+def list_campaigns(
+    session: Session, *, offset: int, limit: int, viewer: User | None = None
+) -> tuple[list[Campaign], int]:
+    """Campaigns the viewer may see: public ones and their own (an admin sees all)."""
+    query = select(Campaign)
+    if viewer is None or not viewer.is_admin:
+        mine = select(CampaignMember.campaign_id).where(
+            CampaignMember.user_id == (viewer.id if viewer else -1)
+        )
+        query = query.where(col(Campaign.public).is_(True) | col(Campaign.id).in_(mine))
+    total = session.exec(select(func.count()).select_from(query.subquery())).one()
+    rows = session.exec(query.order_by(col(Campaign.id)).offset(offset).limit(limit))
     return list(rows.all()), total
 
 
@@ -64,6 +78,7 @@ def create_force(
     crusade_faction: str,
     player_name: str = "",
     notes: str = "",
+    owner_id: int | None = None,
 ) -> Force:
     get_campaign(session, campaign_id)
     value = oob_rules.start_order_of_battle(
@@ -77,6 +92,7 @@ def create_force(
         requisition_points=value.requisition_points,
         supply_limit=value.supply_limit,
         notes=notes,
+        owner_id=owner_id,
     )
     session.add(force)
     session.flush()

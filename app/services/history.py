@@ -19,7 +19,12 @@ def record(
     **payload: Any,
 ) -> Event:
     event = Event(
-        campaign_id=campaign_id, force_id=force_id, battle_id=battle_id, kind=kind, payload=payload
+        campaign_id=campaign_id,
+        force_id=force_id,
+        battle_id=battle_id,
+        kind=kind,
+        payload=payload,
+        actor_id=session.info.get("actor_id"),  # set once per request by the access check
     )
     session.add(event)
     return event

@@ -107,8 +107,8 @@ def _rows(session: Session, campaign_id: int) -> dict[str, list[Any]]:
 
 
 def _plain(row: SQLModel) -> dict[str, Any]:
-    # version only keys caches: it is not part of the campaign
-    data = row.model_dump(exclude={"id", "version"})
+    # version only keys caches; accounts (owners, actors) belong to an install, not a campaign
+    data = row.model_dump(exclude={"id", "version", "owner_id", "actor_id"})
     return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in data.items()}
 
 

@@ -13,53 +13,53 @@ from tests.api.helpers import assert_problem, dump
 ALICE = {"username": "alice", "password": "correct horse battery", "display_name": "Alice"}
 
 
-def sign_up(client: TestClient, **body: str) -> dict[str, object]:
-    response = client.post("/api/v1/auth/signup", json={**ALICE, **body})
+def sign_up(anonymous: TestClient, **body: str) -> dict[str, object]:
+    response = anonymous.post("/api/v1/auth/signup", json={**ALICE, **body})
     assert response.status_code == 201, response.text
     return dict(response.json())
 
 
-def test_first_account_is_the_admin_and_is_logged_in(client: TestClient) -> None:
-    alice = sign_up(client)
+def test_first_account_is_the_admin_and_is_logged_in(anonymous: TestClient) -> None:
+    alice = sign_up(anonymous)
     assert alice["is_admin"] is True
-    assert client.get("/api/v1/auth/me").json()["username"] == "alice"
-    client.cookies.clear()
-    bob = sign_up(client, username="bob")
+    assert anonymous.get("/api/v1/auth/me").json()["username"] == "alice"
+    anonymous.cookies.clear()
+    bob = sign_up(anonymous, username="bob")
     assert bob["is_admin"] is False
 
 
-def test_cookie_is_httponly_and_samesite(client: TestClient) -> None:
-    response = client.post("/api/v1/auth/signup", json=ALICE)
+def test_cookie_is_httponly_and_samesite(anonymous: TestClient) -> None:
+    response = anonymous.post("/api/v1/auth/signup", json=ALICE)
     cookie = response.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=lax" in cookie
 
 
-def test_wrong_password_and_unknown_user_look_the_same(client: TestClient) -> None:
-    sign_up(client)
-    client.cookies.clear()
-    wrong = client.post(
+def test_wrong_password_and_unknown_user_look_the_same(anonymous: TestClient) -> None:
+    sign_up(anonymous)
+    anonymous.cookies.clear()
+    wrong = anonymous.post(
         "/api/v1/auth/login", json={"username": "alice", "password": "nope nope nope"}
     )
-    unknown = client.post(
+    unknown = anonymous.post(
         "/api/v1/auth/login", json={"username": "zed", "password": "nope nope nope"}
     )
     assert assert_problem(wrong, 401, "invalid_credentials") == assert_problem(
         unknown, 401, "invalid_credentials"
     )
-    assert_problem(client.get("/api/v1/auth/me"), 401, "not_authenticated")
+    assert_problem(anonymous.get("/api/v1/auth/me"), 401, "not_authenticated")
 
 
-def test_bad_sign_ups_change_nothing(client: TestClient, engine: Engine) -> None:
-    sign_up(client)
+def test_bad_sign_ups_change_nothing(anonymous: TestClient, engine: Engine) -> None:
+    sign_up(anonymous)
     before = dump(engine)
-    assert_problem(client.post("/api/v1/auth/signup", json={**ALICE}), 409, "username_taken")
+    assert_problem(anonymous.post("/api/v1/auth/signup", json={**ALICE}), 409, "username_taken")
     assert_problem(
-        client.post("/api/v1/auth/signup", json={**ALICE, "username": "B!"}),
+        anonymous.post("/api/v1/auth/signup", json={**ALICE, "username": "B!"}),
         422,
         "username_invalid",
     )
     assert_problem(
-        client.post(
+        anonymous.post(
             "/api/v1/auth/signup", json={**ALICE, "username": "carol", "password": "short"}
         ),
         422,
@@ -68,67 +68,69 @@ def test_bad_sign_ups_change_nothing(client: TestClient, engine: Engine) -> None
     assert dump(engine) == before
 
 
-def test_logout_ends_the_session(client: TestClient) -> None:
-    sign_up(client)
-    assert client.post("/api/v1/auth/logout").status_code == 204
-    assert_problem(client.get("/api/v1/auth/me"), 401, "not_authenticated")
+def test_logout_ends_the_session(anonymous: TestClient) -> None:
+    sign_up(anonymous)
+    assert anonymous.post("/api/v1/auth/logout").status_code == 204
+    assert_problem(anonymous.get("/api/v1/auth/me"), 401, "not_authenticated")
 
 
-def test_password_change_ends_other_sessions(client: TestClient) -> None:
-    sign_up(client)
-    old_cookie = client.cookies.get("crusade_session")
-    changed = client.post(
+def test_password_change_ends_other_sessions(anonymous: TestClient) -> None:
+    sign_up(anonymous)
+    old_cookie = anonymous.cookies.get("crusade_session")
+    changed = anonymous.post(
         "/api/v1/auth/password",
         json={"current_password": ALICE["password"], "new_password": "a brand new secret"},
     )
     assert changed.status_code == 200
-    assert client.get("/api/v1/auth/me").status_code == 200  # this session was renewed
-    client.cookies.set("crusade_session", old_cookie or "")
-    assert_problem(client.get("/api/v1/auth/me"), 401, "not_authenticated")
-    login = client.post(
+    assert anonymous.get("/api/v1/auth/me").status_code == 200  # this session was renewed
+    anonymous.cookies.set("crusade_session", old_cookie or "")
+    assert_problem(anonymous.get("/api/v1/auth/me"), 401, "not_authenticated")
+    login = anonymous.post(
         "/api/v1/auth/login", json={"username": "alice", "password": "a brand new secret"}
     )
     assert login.status_code == 200
 
 
-def test_reset_link_works_once(client: TestClient, engine: Engine) -> None:
-    sign_up(client)
+def test_reset_link_works_once(anonymous: TestClient, engine: Engine) -> None:
+    sign_up(anonymous)
     with Session(engine) as session:
         token = accounts.reset_token(
             accounts.get_user(session, "alice"), secret_key(get_settings())
         )
     body = {"token": token, "new_password": "reset to this one"}
-    assert client.post("/api/v1/auth/reset-password", json=body).status_code == 200
-    assert_problem(client.post("/api/v1/auth/reset-password", json=body), 400, "reset_link_invalid")
+    assert anonymous.post("/api/v1/auth/reset-password", json=body).status_code == 200
     assert_problem(
-        client.post("/api/v1/auth/reset-password", json={**body, "token": "forged"}),
+        anonymous.post("/api/v1/auth/reset-password", json=body), 400, "reset_link_invalid"
+    )
+    assert_problem(
+        anonymous.post("/api/v1/auth/reset-password", json={**body, "token": "forged"}),
         400,
         "reset_link_invalid",
     )
 
 
 def test_api_tokens_shown_once_stored_hashed_and_revocable(
-    client: TestClient, engine: Engine
+    anonymous: TestClient, engine: Engine
 ) -> None:
-    sign_up(client)
-    created = client.post(
+    sign_up(anonymous)
+    created = anonymous.post(
         "/api/v1/auth/tokens", json={"name": "discord bot", "can_write": True}
     ).json()
     plain = created["token"]
     assert plain.startswith("crt_") and created["prefix"] == plain[:12]
-    assert "token" not in client.get("/api/v1/auth/tokens").json()[0]
+    assert "token" not in anonymous.get("/api/v1/auth/tokens").json()[0]
     assert plain not in str(dump(engine))
-    client.cookies.clear()
+    anonymous.cookies.clear()
     bot = {"Authorization": f"Bearer {plain}"}
-    assert client.get("/api/v1/auth/me", headers=bot).json()["username"] == "alice"
-    client.post("/api/v1/auth/login", json={"username": "alice", "password": ALICE["password"]})
-    listed = client.get("/api/v1/auth/tokens").json()[0]
+    assert anonymous.get("/api/v1/auth/me", headers=bot).json()["username"] == "alice"
+    anonymous.post("/api/v1/auth/login", json={"username": "alice", "password": ALICE["password"]})
+    listed = anonymous.get("/api/v1/auth/tokens").json()[0]
     assert listed["last_used_at"] is not None
-    client.delete(f"/api/v1/auth/tokens/{created['id']}")
-    client.cookies.clear()
-    assert_problem(client.get("/api/v1/auth/me", headers=bot), 401, "token_invalid")
+    anonymous.delete(f"/api/v1/auth/tokens/{created['id']}")
+    anonymous.cookies.clear()
+    assert_problem(anonymous.get("/api/v1/auth/me", headers=bot), 401, "token_invalid")
     assert_problem(
-        client.get("/api/v1/auth/me", headers={"Authorization": "Bearer crt_made_up"}),
+        anonymous.get("/api/v1/auth/me", headers={"Authorization": "Bearer crt_made_up"}),
         401,
         "token_invalid",
     )

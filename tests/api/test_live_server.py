@@ -14,6 +14,7 @@ import uvicorn
 from sqlalchemy import Engine
 
 from app.main import create_app
+from tests.conftest import ORGANIZER
 
 
 @pytest.fixture
@@ -28,6 +29,8 @@ def live(engine: Engine) -> Iterator[httpx.Client]:
         time.sleep(0.02)
     port = server.servers[0].sockets[0].getsockname()[1]
     with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+        signed_up = client.post("/api/v1/auth/signup", json=ORGANIZER)
+        assert signed_up.status_code == 201, signed_up.text
         yield client
     server.should_exit = True
     thread.join(timeout=10)

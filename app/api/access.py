@@ -1,0 +1,101 @@
+"""The access rule of every API route, in one table, enforced by one dependency.
+
+create_app() refuses to start if a route under /api/v1 has no rule here, so a new route
+cannot slip in unprotected (tests/api/test_authorization.py walks them all)."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+
+from app.api.auth import OptionalPrincipal
+from app.db.session import SessionDep
+from app.services.access import Access, authorize
+
+A = Access
+POLICIES: dict[tuple[str, str], Access] = {
+    # accounts
+    ("POST", "/api/v1/auth/signup"): A.PUBLIC,
+    ("POST", "/api/v1/auth/login"): A.PUBLIC,
+    ("POST", "/api/v1/auth/logout"): A.PUBLIC,
+    ("POST", "/api/v1/auth/reset-password"): A.PUBLIC,
+    ("GET", "/api/v1/auth/me"): A.USER,
+    ("POST", "/api/v1/auth/password"): A.USER,
+    ("GET", "/api/v1/auth/tokens"): A.USER,
+    ("POST", "/api/v1/auth/tokens"): A.USER,
+    ("DELETE", "/api/v1/auth/tokens/{token_id}"): A.USER,
+    # campaigns and membership
+    ("POST", "/api/v1/campaigns"): A.USER,
+    ("GET", "/api/v1/campaigns"): A.PUBLIC,  # lists only what the caller may see
+    ("GET", "/api/v1/campaigns/{campaign_id}"): A.CAMPAIGN_READ,
+    ("PATCH", "/api/v1/campaigns/{campaign_id}"): A.CAMPAIGN_ORGANIZE,
+    ("GET", "/api/v1/campaigns/{campaign_id}/standings"): A.CAMPAIGN_READ,
+    ("GET", "/api/v1/campaigns/{campaign_id}/history"): A.CAMPAIGN_READ,
+    ("GET", "/api/v1/campaigns/{campaign_id}/members"): A.CAMPAIGN_READ,
+    ("DELETE", "/api/v1/campaigns/{campaign_id}/members/{user_id}"): A.CAMPAIGN_ORGANIZE,
+    ("POST", "/api/v1/campaigns/{campaign_id}/invites"): A.CAMPAIGN_ORGANIZE,
+    ("POST", "/api/v1/campaigns/{campaign_id}/join"): A.USER,
+    ("POST", "/api/v1/invites/{code}/accept"): A.USER,
+    # forces and cards
+    ("POST", "/api/v1/campaigns/{campaign_id}/forces"): A.CAMPAIGN_PLAY,
+    ("GET", "/api/v1/campaigns/{campaign_id}/forces"): A.CAMPAIGN_READ,
+    ("GET", "/api/v1/forces/{force_id}"): A.CAMPAIGN_READ,
+    ("PATCH", "/api/v1/forces/{force_id}"): A.FORCE_OWN,
+    ("POST", "/api/v1/forces/{force_id}/cards"): A.FORCE_OWN,
+    ("POST", "/api/v1/forces/{force_id}/requisitions"): A.FORCE_OWN,
+    ("GET", "/api/v1/forces/{force_id}/decisions"): A.CAMPAIGN_READ,
+    ("GET", "/api/v1/cards/{card_id}"): A.CAMPAIGN_READ,
+    ("PATCH", "/api/v1/cards/{card_id}"): A.FORCE_OWN,
+    ("DELETE", "/api/v1/cards/{card_id}"): A.FORCE_OWN,
+    # battles and decisions
+    ("POST", "/api/v1/campaigns/{campaign_id}/battles"): A.CAMPAIGN_PLAY,
+    ("GET", "/api/v1/campaigns/{campaign_id}/battles"): A.CAMPAIGN_READ,
+    ("GET", "/api/v1/battles/{battle_id}"): A.CAMPAIGN_READ,
+    ("POST", "/api/v1/battles/{battle_id}/result"): A.BATTLE_PLAY,
+    ("POST", "/api/v1/battles/{battle_id}/revert"): A.BATTLE_ORGANIZE,
+    ("GET", "/api/v1/decisions/{decision_id}"): A.CAMPAIGN_READ,
+    ("POST", "/api/v1/decisions/{decision_id}/answer"): A.FORCE_OWN,
+}
+API = "/api/v1"
+RULES_PREFIX = "/api/v1/rules"
+
+
+def policy_for(method: str, path: str) -> Access:
+    if path.startswith(RULES_PREFIX) and method == "GET":
+        return Access.PUBLIC
+    return POLICIES[(method, path)]
+
+
+def enforce(request: Request, session: SessionDep, principal: OptionalPrincipal) -> None:
+    """Router-wide dependency: decide the request, and remember who acts (for history)."""
+    # The scope holds the route as declared in its sub-router (without the /api/v1 prefix).
+    path: str = request.scope["route"].path
+    access = policy_for(request.method, path if path.startswith(API) else API + path)
+    authorize(
+        session,
+        access=access,
+        principal=principal,
+        params=request.path_params,
+        method=request.method,
+    )
+    session.info["actor_id"] = principal.user.id if principal else None
+
+
+def api_operations(app: FastAPI) -> set[tuple[str, str]]:
+    """Every (method, path) the app serves under /api/, read from its OpenAPI schema (the
+    public view of the routes, sub-routers included)."""
+    return {
+        (method.upper(), path)
+        for path, operations in app.openapi()["paths"].items()
+        if path.startswith(API)
+        for method in operations
+    }
+
+
+def check_every_route_has_a_rule(app: FastAPI) -> None:
+    missing = sorted(
+        f"{method} {path}"
+        for method, path in api_operations(app)
+        if (method, path) not in POLICIES and not path.startswith(RULES_PREFIX)
+    )
+    if missing:
+        raise RuntimeError(f"API routes without an access rule: {', '.join(missing)}")

@@ -1,0 +1,117 @@
+"""JSON routes for campaign settings, members and invites."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, status
+from pydantic import BaseModel, Field, StringConstraints
+
+from app.api import present
+from app.api.auth import CurrentPrincipal
+from app.api.schemas import CampaignPublic, Input
+from app.db.session import SessionDep
+from app.services import membership
+
+router = APIRouter(tags=["membership"])
+
+
+class CampaignSettings(Input):
+    name: (
+        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
+        | None
+    ) = None
+    description: Annotated[str, StringConstraints(max_length=4000)] | None = None
+    public: bool | None = Field(default=None, description="Anyone may read the campaign")
+    join_policy: Literal["invite", "open"] | None = None
+
+
+class MemberPublic(BaseModel):
+    user_id: int
+    username: str
+    display_name: str
+    role: str
+
+
+class InviteCreate(Input):
+    role: Literal["player", "organizer"] = "player"
+    hours: int = Field(default=168, ge=1, le=24 * 90)
+    max_uses: int = Field(default=1, ge=1, le=100)
+
+
+class InvitePublic(BaseModel):
+    code: str
+    role: str
+    expires_at: datetime
+    max_uses: int
+    uses: int
+
+
+@router.patch("/campaigns/{campaign_id}", summary="Change a campaign's settings (organizers)")
+def update_campaign(
+    campaign_id: int, body: CampaignSettings, session: SessionDep
+) -> CampaignPublic:
+    changes = body.model_dump(exclude_unset=True)
+    return present.campaign(membership.update_settings(session, campaign_id=campaign_id, **changes))
+
+
+@router.get("/campaigns/{campaign_id}/members", summary="The campaign's members and roles")
+def list_members(campaign_id: int, session: SessionDep) -> list[MemberPublic]:
+    return [
+        MemberPublic(
+            user_id=u.id or 0, username=u.username, display_name=u.display_name, role=m.role
+        )
+        for m, u in membership.list_members(session, campaign_id=campaign_id)
+    ]
+
+
+@router.delete(
+    "/campaigns/{campaign_id}/members/{user_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    summary="Remove a member (organizers)",
+)
+def remove_member(campaign_id: int, user_id: int, session: SessionDep) -> None:
+    membership.remove_member(session, campaign_id=campaign_id, user_id=user_id)
+
+
+@router.post(
+    "/campaigns/{campaign_id}/invites",
+    status_code=status.HTTP_201_CREATED,
+    summary="Create an invite code (organizers)",
+)
+def create_invite(campaign_id: int, body: InviteCreate, session: SessionDep) -> InvitePublic:
+    invite = membership.create_invite(session, campaign_id=campaign_id, **body.model_dump())
+    return InvitePublic.model_validate(invite, from_attributes=True)
+
+
+@router.post(
+    "/invites/{code}/accept",
+    status_code=status.HTTP_201_CREATED,
+    summary="Join a campaign with an invite code",
+)
+def accept_invite(code: str, principal: CurrentPrincipal, session: SessionDep) -> MemberPublic:
+    member = membership.accept_invite(session, code=code, user=principal.user)
+    user = principal.user
+    return MemberPublic(
+        user_id=user.id or 0,
+        username=user.username,
+        display_name=user.display_name,
+        role=member.role,
+    )
+
+
+@router.post(
+    "/campaigns/{campaign_id}/join",
+    status_code=status.HTTP_201_CREATED,
+    summary="Join a campaign that is open to all",
+)
+def join(campaign_id: int, principal: CurrentPrincipal, session: SessionDep) -> MemberPublic:
+    member = membership.join_open_campaign(session, campaign_id=campaign_id, user=principal.user)
+    user = principal.user
+    return MemberPublic(
+        user_id=user.id or 0,
+        username=user.username,
+        display_name=user.display_name,
+        role=member.role,
+    )

@@ -1,0 +1,133 @@
+"""Campaign roles (organizer, player), invites and joining."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime, timedelta
+
+from sqlmodel import Session, col, select
+
+from app.db.models import Campaign, CampaignMember, Invite, User, utcnow
+from app.errors import DomainError, NotFound
+from app.services import history
+from app.services.forces import get_campaign
+
+ROLES = ("organizer", "player")
+
+
+def role_of(session: Session, *, campaign_id: int, user_id: int) -> str | None:
+    query = select(CampaignMember.role).where(
+        CampaignMember.campaign_id == campaign_id, CampaignMember.user_id == user_id
+    )
+    return session.exec(query).first()
+
+
+def add_member(session: Session, *, campaign_id: int, user: User, role: str) -> CampaignMember:
+    assert user.id is not None
+    existing = session.exec(
+        select(CampaignMember).where(
+            CampaignMember.campaign_id == campaign_id, CampaignMember.user_id == user.id
+        )
+    ).first()
+    if existing is not None:
+        raise DomainError(
+            "already_a_member", "You are already a member of this campaign.", status=409
+        )
+    member = CampaignMember(campaign_id=campaign_id, user_id=user.id, role=role)
+    session.add(member)
+    history.record(
+        session, campaign_id=campaign_id, kind="member_joined", user=user.username, role=role
+    )
+    return member
+
+
+def list_members(session: Session, *, campaign_id: int) -> list[tuple[CampaignMember, User]]:
+    get_campaign(session, campaign_id)
+    query = (
+        select(CampaignMember, User)
+        .join(User, col(User.id) == col(CampaignMember.user_id))
+        .where(CampaignMember.campaign_id == campaign_id)
+        .order_by(col(CampaignMember.id))
+    )
+    return [(m, u) for m, u in session.exec(query).all()]
+
+
+def remove_member(session: Session, *, campaign_id: int, user_id: int) -> None:
+    member = session.exec(
+        select(CampaignMember).where(
+            CampaignMember.campaign_id == campaign_id, CampaignMember.user_id == user_id
+        )
+    ).first()
+    if member is None:
+        raise NotFound("member_not_found", f"User {user_id} is not a member of this campaign.")
+    session.delete(member)
+    history.record(session, campaign_id=campaign_id, kind="member_removed", user_id=user_id)
+
+
+def update_settings(
+    session: Session,
+    *,
+    campaign_id: int,
+    name: str | None = None,
+    description: str | None = None,
+    public: bool | None = None,
+    join_policy: str | None = None,
+) -> Campaign:
+    campaign = get_campaign(session, campaign_id)
+    if name is not None:
+        campaign.name = name.strip()
+    if description is not None:
+        campaign.description = description
+    if public is not None:
+        campaign.public = public
+    if join_policy is not None:
+        campaign.join_policy = join_policy
+    session.add(campaign)
+    history.record(session, campaign_id=campaign_id, kind="campaign_settings_changed")
+    return campaign
+
+
+def create_invite(
+    session: Session, *, campaign_id: int, role: str, hours: int, max_uses: int
+) -> Invite:
+    get_campaign(session, campaign_id)
+    invite = Invite(
+        campaign_id=campaign_id,
+        code=secrets.token_urlsafe(18),
+        role=role,
+        expires_at=utcnow() + timedelta(hours=hours),
+        max_uses=max_uses,
+        created_by=session.info.get("actor_id"),
+    )
+    session.add(invite)
+    session.flush()
+    history.record(session, campaign_id=campaign_id, kind="invite_created", role=role)
+    return invite
+
+
+def accept_invite(session: Session, *, code: str, user: User) -> CampaignMember:
+    invite = session.exec(select(Invite).where(Invite.code == code)).first()
+    if invite is None or invite.revoked_at is not None:
+        raise NotFound("invite_not_found", "This invite code is unknown or was withdrawn.")
+    if _aware(invite.expires_at) <= datetime.now(UTC):
+        raise DomainError("invite_expired", "This invite has expired.", status=410)
+    if invite.uses >= invite.max_uses:
+        raise DomainError("invite_used_up", "This invite has already been used.", status=410)
+    invite.uses += 1
+    session.add(invite)
+    return add_member(session, campaign_id=invite.campaign_id, user=user, role=invite.role)
+
+
+def join_open_campaign(session: Session, *, campaign_id: int, user: User) -> CampaignMember:
+    campaign = get_campaign(session, campaign_id)
+    if campaign.join_policy != "open":
+        raise DomainError(
+            "campaign_invite_only",
+            "This campaign is joined by invite only; ask an organizer for a code.",
+            status=403,
+        )
+    return add_member(session, campaign_id=campaign_id, user=user, role="player")
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -1,0 +1,279 @@
+"""Who may do what: anonymous callers, strangers, players of another force, the owning player
+and the organizer; read-only and campaign-limited tokens; invites."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+from sqlmodel import Session, select
+
+from app.api.access import POLICIES, api_operations, check_every_route_has_a_rule
+from app.db.models import Event, Invite, utcnow
+from app.main import create_app
+from tests.api.helpers import assert_problem, dump
+
+
+def account(app: Any, username: str) -> TestClient:
+    client = TestClient(app)
+    response = client.post(
+        "/api/v1/auth/signup", json={"username": username, "password": f"{username} password"}
+    )
+    assert response.status_code == 201, response.text
+    return client
+
+
+@pytest.fixture
+def table(client: TestClient, engine: Engine) -> Iterator[dict[str, Any]]:
+    """An organizer (the `client`), two players who joined by invite, each with a force and a
+    unit, a stranger, and an anonymous caller."""
+    campaign = client.post("/api/v1/campaigns", json={"name": "Vigilus"}).json()["id"]
+    people: dict[str, Any] = {"organizer": client, "campaign": campaign}
+    for name, faction, keyword in (("ruby", "IMPERIUM", "IMPERIUM"), ("joel", "CHAOS", "CHAOS")):
+        player = account(client.app, name)
+        code = client.post(f"/api/v1/campaigns/{campaign}/invites", json={}).json()["code"]
+        assert player.post(f"/api/v1/invites/{code}/accept").status_code == 201
+        force = player.post(
+            f"/api/v1/campaigns/{campaign}/forces",
+            json={"name": name.title(), "crusade_faction": faction},
+        ).json()["id"]
+        card = player.post(
+            f"/api/v1/forces/{force}/cards",
+            json={"name": "Squad", "power_rating": 5, "keywords": [keyword, "INFANTRY"]},
+        ).json()["id"]
+        people[name] = {"client": player, "force": force, "card": card}
+    people["stranger"] = account(client.app, "stranger")
+    people["anonymous"] = TestClient(client.app)
+    yield people
+
+
+def battle_between(table: dict[str, Any], mustered_by: TestClient) -> int:
+    ruby, joel = table["ruby"], table["joel"]
+    response = mustered_by.post(
+        f"/api/v1/campaigns/{table['campaign']}/battles",
+        json={
+            "battle_size": "combat_patrol",
+            "mission": "sweep_and_clear",
+            "sides": [
+                {
+                    "force_id": ruby["force"],
+                    "role": "attacker",
+                    "roster": [ruby["card"]],
+                    "agendas": ["assassins"],
+                },
+                {
+                    "force_id": joel["force"],
+                    "role": "defender",
+                    "roster": [joel["card"]],
+                    "agendas": ["reaper"],
+                },
+            ],
+        },
+    )
+    assert response.status_code == 201, response.text
+    return int(response.json()["id"])
+
+
+class TestEveryRouteHasARule:
+    def test_the_app_starts_only_when_every_route_has_one(self) -> None:
+        app = create_app()
+        check_every_route_has_a_rule(app)
+
+        @app.post("/api/v1/unprotected")
+        def unprotected() -> None: ...
+
+        app.openapi_schema = None
+        with pytest.raises(RuntimeError, match="unprotected"):
+            check_every_route_has_a_rule(app)
+
+    def test_every_rule_names_a_real_route(self) -> None:
+        app: FastAPI = create_app()
+        operations = api_operations(app)
+        assert len(operations) > 40
+        assert set(POLICIES) <= operations
+
+
+class TestReading:
+    def test_anonymous_and_strangers_cannot_read_a_private_campaign(
+        self, table: dict[str, Any]
+    ) -> None:
+        url = f"/api/v1/campaigns/{table['campaign']}/standings"
+        assert_problem(table["anonymous"].get(url), 401, "not_authenticated")
+        assert_problem(table["stranger"].get(url), 403, "forbidden")
+        assert table["ruby"]["client"].get(url).status_code == 200
+        assert table["anonymous"].get("/api/v1/rules/ranks").status_code == 200
+
+    def test_a_public_campaign_is_readable_by_all_but_not_writable(
+        self, table: dict[str, Any]
+    ) -> None:
+        table["organizer"].patch(f"/api/v1/campaigns/{table['campaign']}", json={"public": True})
+        assert table["anonymous"].get(f"/api/v1/forces/{table['ruby']['force']}").status_code == 200
+        refused = table["stranger"].post(
+            f"/api/v1/forces/{table['ruby']['force']}/requisitions",
+            json={"requisition": "increase_supply_limit"},
+        )
+        assert_problem(refused, 403, "forbidden")
+
+    def test_campaign_list_shows_only_visible_campaigns(self, table: dict[str, Any]) -> None:
+        assert table["stranger"].get("/api/v1/campaigns").json()["total"] == 0
+        assert table["ruby"]["client"].get("/api/v1/campaigns").json()["total"] == 1
+
+
+class TestOwnership:
+    def test_only_the_owner_or_an_organizer_changes_a_force(
+        self, table: dict[str, Any], engine: Engine
+    ) -> None:
+        ruby, joel = table["ruby"], table["joel"]
+        before = dump(engine)
+        for denied in (
+            joel["client"].patch(f"/api/v1/forces/{ruby['force']}", json={"notes": "mine now"}),
+            joel["client"].post(
+                f"/api/v1/forces/{ruby['force']}/cards",
+                json={"name": "Spy", "power_rating": 1, "keywords": ["IMPERIUM"]},
+            ),
+            joel["client"].delete(f"/api/v1/cards/{ruby['card']}"),
+            joel["client"].patch(f"/api/v1/cards/{ruby['card']}", json={"name": "Traitors"}),
+        ):
+            assert_problem(denied, 403, "forbidden")
+        assert dump(engine) == before
+        assert (
+            ruby["client"]
+            .patch(f"/api/v1/forces/{ruby['force']}", json={"notes": "ours"})
+            .status_code
+            == 200
+        )
+        assert (
+            table["organizer"]
+            .patch(f"/api/v1/cards/{ruby['card']}", json={"narrative": "noted"})
+            .status_code
+            == 200
+        )
+
+    def test_a_player_answers_only_their_own_decisions(self, table: dict[str, Any]) -> None:
+        battle = battle_between(table, table["ruby"]["client"])
+        ruby, joel = table["ruby"], table["joel"]
+        ruby["client"].post(
+            f"/api/v1/battles/{battle}/result",
+            json={
+                "sides": [
+                    {"force_id": ruby["force"], "victory_points": 50},
+                    {
+                        "force_id": joel["force"],
+                        "victory_points": 10,
+                        "units": [{"card_id": joel["card"], "destroyed": True}],
+                        "dice": [1],
+                    },
+                ]
+            },
+        )
+        decision = joel["client"].get(f"/api/v1/forces/{joel['force']}/decisions").json()[0]["id"]
+        assert_problem(
+            ruby["client"].post(
+                f"/api/v1/decisions/{decision}/answer", json={"consequence": "battle_scar"}
+            ),
+            403,
+            "forbidden",
+        )
+        answered = joel["client"].post(
+            f"/api/v1/decisions/{decision}/answer", json={"consequence": "battle_scar"}
+        )
+        assert answered.status_code == 200, answered.text
+
+    def test_only_organizers_revert_and_strangers_cannot_record(
+        self, table: dict[str, Any]
+    ) -> None:
+        battle = battle_between(table, table["organizer"])
+        body = {
+            "sides": [
+                {"force_id": table["ruby"]["force"], "victory_points": 1},
+                {"force_id": table["joel"]["force"], "victory_points": 1},
+            ]
+        }
+        assert_problem(
+            table["stranger"].post(f"/api/v1/battles/{battle}/result", json=body), 403, "forbidden"
+        )
+        assert (
+            table["joel"]["client"].post(f"/api/v1/battles/{battle}/result", json=body).status_code
+            == 200
+        )
+        assert_problem(
+            table["ruby"]["client"].post(f"/api/v1/battles/{battle}/revert"), 403, "forbidden"
+        )
+        assert table["organizer"].post(f"/api/v1/battles/{battle}/revert").status_code == 200
+
+    def test_history_records_who_did_it(self, table: dict[str, Any], engine: Engine) -> None:
+        with Session(engine) as session:
+            events = session.exec(select(Event).where(Event.kind == "card_added")).all()
+        assert len(events) == 2 and all(e.actor_id is not None for e in events)
+        assert events[0].actor_id != events[1].actor_id
+
+
+class TestTokens:
+    def test_read_only_token_cannot_write(self, table: dict[str, Any], engine: Engine) -> None:
+        ruby = table["ruby"]
+        token = (
+            ruby["client"].post("/api/v1/auth/tokens", json={"name": "stats bot"}).json()["token"]
+        )
+        bot = TestClient(ruby["client"].app, headers={"Authorization": f"Bearer {token}"})
+        assert bot.get(f"/api/v1/forces/{ruby['force']}").status_code == 200
+        before = dump(engine)
+        refused = bot.post(
+            f"/api/v1/forces/{ruby['force']}/requisitions",
+            json={"requisition": "increase_supply_limit"},
+        )
+        assert_problem(refused, 403, "token_read_only")
+        assert dump(engine) == before
+
+    def test_campaign_limited_token(self, table: dict[str, Any], engine: Engine) -> None:
+        ruby = table["ruby"]
+        other = ruby["client"].post("/api/v1/campaigns", json={"name": "Elsewhere"}).json()["id"]
+        token = (
+            ruby["client"]
+            .post(
+                "/api/v1/auth/tokens",
+                json={"name": "bot", "can_write": True, "campaign_id": table["campaign"]},
+            )
+            .json()["token"]
+        )
+        bot = TestClient(ruby["client"].app, headers={"Authorization": f"Bearer {token}"})
+        assert bot.get(f"/api/v1/campaigns/{table['campaign']}").status_code == 200
+        assert_problem(bot.get(f"/api/v1/campaigns/{other}"), 403, "token_campaign_limited")
+
+
+class TestInvites:
+    def test_used_up_and_expired_invites(self, table: dict[str, Any], engine: Engine) -> None:
+        organizer, campaign = table["organizer"], table["campaign"]
+        code = organizer.post(f"/api/v1/campaigns/{campaign}/invites", json={}).json()["code"]
+        assert table["stranger"].post(f"/api/v1/invites/{code}/accept").status_code == 201
+        late = account(organizer.app, "latecomer")
+        assert_problem(late.post(f"/api/v1/invites/{code}/accept"), 410, "invite_used_up")
+        expiring = organizer.post(
+            f"/api/v1/campaigns/{campaign}/invites", json={"hours": 1}
+        ).json()["code"]
+        with Session(engine) as session:
+            invite = session.exec(select(Invite).where(Invite.code == expiring)).one()
+            invite.expires_at = utcnow() - timedelta(minutes=1)
+            session.add(invite)
+            session.commit()
+        assert_problem(late.post(f"/api/v1/invites/{expiring}/accept"), 410, "invite_expired")
+        assert_problem(late.post("/api/v1/invites/nonsense/accept"), 404, "invite_not_found")
+
+    def test_open_campaigns_can_be_joined_without_an_invite(self, table: dict[str, Any]) -> None:
+        url = f"/api/v1/campaigns/{table['campaign']}/join"
+        assert_problem(table["stranger"].post(url), 403, "campaign_invite_only")
+        table["organizer"].patch(
+            f"/api/v1/campaigns/{table['campaign']}", json={"join_policy": "open"}
+        )
+        assert table["stranger"].post(url).json()["role"] == "player"
+        assert_problem(table["stranger"].post(url), 409, "already_a_member")
+
+    def test_only_organizers_invite(self, table: dict[str, Any]) -> None:
+        refused = table["ruby"]["client"].post(
+            f"/api/v1/campaigns/{table['campaign']}/invites", json={}
+        )
+        assert_problem(refused, 403, "forbidden")
