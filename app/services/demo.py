@@ -24,6 +24,7 @@ def is_empty(session: Session) -> bool:
 def load_demo(session: Session, path: Path = SEED_DATA / "demo.yaml") -> Campaign:
     spec: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
     campaign = forces.create_campaign(session, **spec["campaign"])
+    campaign.public = bool(spec.get("public", False))
     assert campaign.id is not None
     force_ids, unit_ids = [], []
     for force_spec in spec["forces"]:
