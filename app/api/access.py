@@ -51,6 +51,8 @@ POLICIES: dict[tuple[str, str], Access] = {
     ("GET", "/api/v1/campaigns/{campaign_id}/battles"): A.CAMPAIGN_READ,
     ("GET", "/api/v1/battles/{battle_id}"): A.CAMPAIGN_READ,
     ("POST", "/api/v1/battles/{battle_id}/result"): A.BATTLE_PLAY,
+    ("POST", "/api/v1/battles/{battle_id}/confirm"): A.BATTLE_PLAY,
+    ("POST", "/api/v1/battles/{battle_id}/dispute"): A.BATTLE_PLAY,
     ("POST", "/api/v1/battles/{battle_id}/revert"): A.BATTLE_ORGANIZE,
     ("GET", "/api/v1/decisions/{decision_id}"): A.CAMPAIGN_READ,
     ("POST", "/api/v1/decisions/{decision_id}/answer"): A.FORCE_OWN,

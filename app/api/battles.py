@@ -23,7 +23,7 @@ from app.db.session import SessionDep
 from app.rules.data import VictorRole, rulebook
 from app.rules.dice import Dice, EnteredDice, SeededDice
 from app.rules.requisitions import RequisitionOrder
-from app.services import battles, decisions, requisitions
+from app.services import battles, confirmation, decisions, requisitions
 
 router = APIRouter(tags=["battles"])
 Offset = Annotated[int, Query(ge=0, le=1_000_000)]
@@ -88,7 +88,8 @@ def get_battle(battle_id: int, session: SessionDep) -> BattlePublic:
 
 @router.post(
     "/battles/{battle_id}/result",
-    summary="Record the result: both sides' post-battle sequence in one transaction",
+    summary="Enter the result. From an organizer it applies at once (both sides' post-battle "
+    "sequence in one transaction); from a player it waits for the opponent to confirm",
 )
 def record_result(battle_id: int, body: BattleResultIn, session: SessionDep) -> BattlePublic:
     results = [
@@ -104,7 +105,26 @@ def record_result(battle_id: int, body: BattleResultIn, session: SessionDep) -> 
         )
         for s in body.sides
     ]
-    return _battle(*battles.record_result(session, battle_id=battle_id, results=results))
+    battle = confirmation.submit(session, battle_id=battle_id, results=results)
+    assert battle.id is not None
+    return _battle(*battles.get_battle(session, battle.id))
+
+
+@router.post(
+    "/battles/{battle_id}/confirm",
+    summary="Confirm the result the opponent entered (or, for organizers, any waiting one)",
+)
+def confirm_result(battle_id: int, session: SessionDep) -> BattlePublic:
+    battle = confirmation.confirm(session, battle_id=battle_id)
+    assert battle.id is not None
+    return _battle(*battles.get_battle(session, battle.id))
+
+
+@router.post("/battles/{battle_id}/dispute", summary="Dispute an entered result")
+def dispute_result(battle_id: int, session: SessionDep) -> BattlePublic:
+    battle = confirmation.dispute(session, battle_id=battle_id)
+    assert battle.id is not None
+    return _battle(*battles.get_battle(session, battle.id))
 
 
 @router.post("/battles/{battle_id}/revert", summary="Undo a battle (while nothing later uses it)")

@@ -116,11 +116,14 @@ class Battle(SQLModel, table=True):
     battle_size: str = Field(max_length=40)
     mission: str = Field(max_length=60)
     mission_roll: int | None = None
-    status: str = Field(default="mustered", max_length=20)  # mustered | resolved | reverted
+    # mustered -> proposed (a player entered the result) -> resolved; or disputed; reverted
+    status: str = Field(default="mustered", max_length=20)
     outcome: str | None = Field(default=None, max_length=20)
     seed: int | None = None
     created_at: datetime = Field(default_factory=utcnow)
     resolved_at: datetime | None = None
+    proposal: dict[str, Any] = _json({})
+    proposed_by: int | None = Field(default=None, foreign_key="user_account.id")
 
 
 class BattleSide(SQLModel, table=True):

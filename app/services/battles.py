@@ -186,7 +186,10 @@ def _ready_force(session: Session, campaign_id: int, side: SideSetup) -> ForceVi
     open_battle = session.exec(
         select(Battle.id)
         .join(BattleSide, col(BattleSide.battle_id) == col(Battle.id))
-        .where(BattleSide.force_id == side.force_id, Battle.status == "mustered")
+        .where(
+            BattleSide.force_id == side.force_id,
+            col(Battle.status).in_(("mustered", "proposed", "disputed")),
+        )
     ).first()
     if open_battle:
         raise DomainError(

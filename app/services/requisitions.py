@@ -32,7 +32,7 @@ def purchase_window(
     side, battle = sides[0]
     promoted = frozenset(str(p["card_id"]) for p in side.report.get("promotions", []))
     return PurchaseWindow(
-        during_battle=battle.status == "mustered",
+        during_battle=battle.status in ("mustered", "proposed", "disputed"),
         card_added=str(card_added) if card_added else None,
         rank_gained=promoted if battle.status == "resolved" else frozenset(),
     )

@@ -171,6 +171,7 @@ class TestOwnership:
                 ]
             },
         )
+        assert joel["client"].post(f"/api/v1/battles/{battle}/confirm").status_code == 200
         decision = joel["client"].get(f"/api/v1/forces/{joel['force']}/decisions").json()[0]["id"]
         assert_problem(
             ruby["client"].post(
@@ -277,3 +278,73 @@ class TestInvites:
             f"/api/v1/campaigns/{table['campaign']}/invites", json={}
         )
         assert_problem(refused, 403, "forbidden")
+
+
+class TestResultConfirmation:
+    BODY = staticmethod(
+        lambda t: {
+            "sides": [
+                {"force_id": t["ruby"]["force"], "victory_points": 40},
+                {"force_id": t["joel"]["force"], "victory_points": 20},
+            ]
+        }
+    )
+
+    def test_a_players_result_changes_nothing_until_the_opponent_confirms(
+        self, table: dict[str, Any], engine: Engine
+    ) -> None:
+        battle = battle_between(table, table["ruby"]["client"])
+        ruby, joel = table["ruby"], table["joel"]
+        entered = ruby["client"].post(f"/api/v1/battles/{battle}/result", json=self.BODY(table))
+        assert entered.json()["status"] == "proposed"
+        assert ruby["client"].get(f"/api/v1/forces/{ruby['force']}").json()["battle_tally"] == 0
+        before = dump(engine)
+        assert_problem(
+            ruby["client"].post(f"/api/v1/battles/{battle}/confirm"),
+            403,
+            "cannot_confirm_own_result",
+        )
+        assert_problem(
+            table["stranger"].post(f"/api/v1/battles/{battle}/confirm"), 403, "forbidden"
+        )
+        assert dump(engine) == before
+        confirmed = joel["client"].post(f"/api/v1/battles/{battle}/confirm")
+        assert (confirmed.json()["status"], confirmed.json()["outcome"]) == ("resolved", "a_wins")
+        assert ruby["client"].get(f"/api/v1/forces/{ruby['force']}").json()["battle_tally"] == 1
+
+    def test_a_disputed_result_is_settled_by_an_organizer(self, table: dict[str, Any]) -> None:
+        battle = battle_between(table, table["ruby"]["client"])
+        ruby, joel = table["ruby"], table["joel"]
+        ruby["client"].post(f"/api/v1/battles/{battle}/result", json=self.BODY(table))
+        assert (
+            joel["client"].post(f"/api/v1/battles/{battle}/dispute").json()["status"] == "disputed"
+        )
+        assert_problem(
+            joel["client"].post(f"/api/v1/battles/{battle}/confirm"), 403, "result_disputed"
+        )
+        settled = table["organizer"].post(f"/api/v1/battles/{battle}/confirm")
+        assert settled.json()["status"] == "resolved"
+
+    def test_a_refused_proposal_is_refused_at_once(
+        self, table: dict[str, Any], engine: Engine
+    ) -> None:
+        battle = battle_between(table, table["ruby"]["client"])
+        body = self.BODY(table)
+        body["sides"][0]["units"] = [{"card_id": table["joel"]["card"]}]
+        before = dump(engine)
+        assert_problem(
+            table["ruby"]["client"].post(f"/api/v1/battles/{battle}/result", json=body),
+            422,
+            "unit_not_in_roster",
+        )
+        assert dump(engine) == before
+
+    def test_no_requisitions_while_a_result_waits(self, table: dict[str, Any]) -> None:
+        battle = battle_between(table, table["ruby"]["client"])
+        ruby = table["ruby"]
+        ruby["client"].post(f"/api/v1/battles/{battle}/result", json=self.BODY(table))
+        refused = ruby["client"].post(
+            f"/api/v1/forces/{ruby['force']}/requisitions",
+            json={"requisition": "increase_supply_limit"},
+        )
+        assert_problem(refused, 422, "requisition_during_battle")

@@ -1,0 +1,110 @@
+"""Result confirmation: a result entered by a player is only a proposal until the opponent
+(or an organizer) confirms it; either side may dispute it, and an organizer settles it.
+Until then no card changes. A result entered by an organizer applies at once."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from app.db.models import Battle, BattleSide, Force, User
+from app.errors import DomainError
+from app.services import battles, history
+from app.services.battles import SideResult
+from app.services.membership import role_of
+
+WAITING = ("proposed", "disputed")
+
+
+def submit(session: Session, *, battle_id: int, results: list[SideResult]) -> Battle:
+    """Apply the result (organizer) or store it as a proposal (player), after checking it
+    fully: the proposal is resolved inside a savepoint and rolled back, so a result that the
+    rules would refuse is refused now, not at confirmation."""
+    battle, _sides = battles.get_battle(session, battle_id)
+    if _is_organizer(session, battle):
+        battles.record_result(session, battle_id=battle_id, results=results)
+        return battle
+    if battle.status != "mustered":
+        raise DomainError(
+            "battle_already_recorded",
+            f"Battle {battle_id} is {battle.status}; its result cannot be entered again.",
+            status=409,
+        )
+    with session.begin_nested() as trial:
+        battles.record_result(session, battle_id=battle_id, results=results)
+        trial.rollback()
+    session.expire_all()
+    battle, _sides = battles.get_battle(session, battle_id)
+    battle.status = "proposed"
+    battle.proposal = {"sides": [asdict(r) for r in results]}
+    battle.proposed_by = session.info.get("actor_id")
+    session.add(battle)
+    history.record(
+        session, campaign_id=battle.campaign_id, battle_id=battle.id, kind="result_proposed"
+    )
+    return battle
+
+
+def confirm(session: Session, *, battle_id: int) -> Battle:
+    battle, sides = battles.get_battle(session, battle_id)
+    organizer = _is_organizer(session, battle)
+    if battle.status not in WAITING:
+        raise DomainError(
+            "no_result_to_confirm", f"Battle {battle_id} has no result waiting.", status=409
+        )
+    if not organizer:
+        if battle.status == "disputed":
+            raise DomainError(
+                "result_disputed", "A disputed result is settled by an organizer.", status=403
+            )
+        actor = session.info.get("actor_id")
+        if actor == battle.proposed_by or actor not in _owners(session, sides):
+            raise DomainError(
+                "cannot_confirm_own_result",
+                "The opponent (or an organizer) confirms a result, not the player who entered it.",
+                status=403,
+            )
+    results = [_side_result(r) for r in battle.proposal["sides"]]
+    battle.status = "mustered"  # record_result applies from a mustered battle
+    battles.record_result(session, battle_id=battle_id, results=results)
+    history.record(
+        session, campaign_id=battle.campaign_id, battle_id=battle.id, kind="result_confirmed"
+    )
+    return battle
+
+
+def dispute(session: Session, *, battle_id: int) -> Battle:
+    battle, _sides = battles.get_battle(session, battle_id)
+    if battle.status != "proposed":
+        raise DomainError(
+            "no_result_to_dispute", f"Battle {battle_id} has no proposed result.", status=409
+        )
+    battle.status = "disputed"
+    session.add(battle)
+    history.record(
+        session, campaign_id=battle.campaign_id, battle_id=battle.id, kind="result_disputed"
+    )
+    return battle
+
+
+def _owners(session: Session, sides: list[BattleSide]) -> set[int]:
+    ids = [s.force_id for s in sides]
+    owners = session.exec(select(Force.owner_id).where(col(Force.id).in_(ids))).all()
+    return {o for o in owners if o is not None}
+
+
+def _is_organizer(session: Session, battle: Battle) -> bool:
+    actor = session.info.get("actor_id")
+    if actor is None:
+        return True  # services called without a caller (CLI, demo) act as the organizer
+    user = session.get(User, actor)
+    if user is not None and user.is_admin:
+        return True
+    return role_of(session, campaign_id=battle.campaign_id, user_id=actor) == "organizer"
+
+
+def _side_result(data: dict[str, Any]) -> SideResult:
+    choices = data.get("out_of_action_choices") or {}
+    return SideResult(**{**data, "out_of_action_choices": {int(k): v for k, v in choices.items()}})
