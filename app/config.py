@@ -26,6 +26,10 @@ class Settings(BaseSettings):
         default=None, description="Signs session cookies; generated into data_dir if unset"
     )
     session_days: int = Field(default=30, ge=1, le=365)
+    rate_limit_storage: str = Field(
+        default="memory://",
+        description="Where rate-limit counters live: memory:// (one process) or redis://...",
+    )
 
     @property
     def effective_database_url(self) -> str:

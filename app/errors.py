@@ -60,7 +60,13 @@ async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
     return problem(exc.status_code, code, str(exc.detail))
 
 
+async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+    """A bug: log it server-side (uvicorn does), tell the client nothing of its inside."""
+    return problem(500, "internal_error", "Something went wrong on our side; it was logged.")
+
+
 def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(Exception, _unexpected)
     app.add_exception_handler(RuleError, _rule_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)

@@ -8,7 +8,9 @@ from sqlalchemy import Engine
 from app.api import auth, battles, campaigns, membership, rules
 from app.api.access import check_every_route_has_a_rule, enforce
 from app.api.cache import VersionedBodies
+from app.api.hardening import HardeningMiddleware, RateLimits
 from app.api.idempotency import IdempotencyMiddleware
+from app.config import get_settings
 from app.db.session import get_engine
 from app.errors import install_error_handlers
 from app.rules.data import rulebook
@@ -25,8 +27,10 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     )
     app.state.engine = engine or get_engine()
     app.state.order_of_battle_cache = VersionedBodies()
+    app.state.rate_limits = RateLimits(get_settings().rate_limit_storage)
     install_error_handlers(app)
     app.add_middleware(IdempotencyMiddleware)
+    app.add_middleware(HardeningMiddleware)  # outermost: headers on every response
     api = APIRouter(prefix="/api/v1", dependencies=[Depends(enforce)])
     api.include_router(auth.router)
     api.include_router(rules.router)

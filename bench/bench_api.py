@@ -197,6 +197,7 @@ def load(url: str, engine: Engine, client: TestClient, requests: int, threads: i
     world = build_campaign(client, engine, 20)
     with running_server(url) as base, httpx.Client(base_url=base, timeout=30) as http:
         http.post("/api/v1/auth/login", json=BENCH_USER)
+        http.headers["X-CSRF-Token"] = http.get("/api/v1/auth/csrf").json()["csrf_token"]
         force = world["forces"][0]
         health, health_rps = timed([lambda: http.get("/health")] * requests, threads)
         oob, oob_rps = timed([lambda: http.get(f"/api/v1/forces/{force}")] * requests, threads)
@@ -245,6 +246,7 @@ def main() -> None:
         print(f"database: {engine.url.get_backend_name()}")
         with TestClient(create_app(engine)) as client:
             client.post("/api/v1/auth/signup", json=BENCH_USER)
+            client.headers["X-CSRF-Token"] = client.get("/api/v1/auth/csrf").json()["csrf_token"]
             statement_counts(client, engine, counter)
             load(url, engine, client, args.requests, args.threads)
         engine.dispose()

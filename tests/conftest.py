@@ -76,6 +76,13 @@ def session(engine: Engine) -> Iterator[Session]:
         yield s
 
 
+def with_csrf(client: TestClient) -> TestClient:
+    """Send the session's CSRF token with every request, as the website's pages do."""
+    token = client.get("/api/v1/auth/csrf").json()["csrf_token"]
+    client.headers["X-CSRF-Token"] = token
+    return client
+
+
 ORGANIZER = {"username": "orga", "password": "organizer password", "display_name": "Orga"}
 
 
@@ -85,6 +92,7 @@ def client(engine: Engine) -> Iterator[TestClient]:
     with TestClient(create_app(engine)) as test_client:
         signed_up = test_client.post("/api/v1/auth/signup", json=ORGANIZER)
         assert signed_up.status_code == 201, signed_up.text
+        with_csrf(test_client)
         yield test_client
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from fastapi import FastAPI, Request
 
-from app.api.auth import OptionalPrincipal
+from app.api.auth import COOKIE, OptionalPrincipal
+from app.api.hardening import check_csrf
+from app.config import get_settings, secret_key
 from app.db.session import SessionDep
 from app.services.access import Access, authorize
 
@@ -19,6 +21,7 @@ POLICIES: dict[tuple[str, str], Access] = {
     ("POST", "/api/v1/auth/logout"): A.PUBLIC,
     ("POST", "/api/v1/auth/reset-password"): A.PUBLIC,
     ("GET", "/api/v1/auth/me"): A.USER,
+    ("GET", "/api/v1/auth/csrf"): A.USER,
     ("POST", "/api/v1/auth/password"): A.USER,
     ("GET", "/api/v1/auth/tokens"): A.USER,
     ("POST", "/api/v1/auth/tokens"): A.USER,
@@ -79,6 +82,8 @@ def enforce(request: Request, session: SessionDep, principal: OptionalPrincipal)
         params=request.path_params,
         method=request.method,
     )
+    if access != Access.PUBLIC:
+        check_csrf(request, request.cookies.get(COOKIE), secret_key(get_settings()))
     session.info["actor_id"] = principal.user.id if principal else None
 
 

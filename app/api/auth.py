@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request, Response, status
 from pydantic import BaseModel, Field, StringConstraints
 
+from app.api.hardening import RateLimits, csrf_token
 from app.api.schemas import Input
 from app.config import get_settings, secret_key
 from app.db.models import ApiToken, User
@@ -131,8 +132,11 @@ def sign_up(body: SignUp, request: Request, response: Response, session: Session
     return _user(user)
 
 
-@router.post("/login", summary="Log in (sets the session cookie)")
+@router.post("/login", summary="Log in (sets the session cookie); 10 tries a minute")
 def log_in(body: LogIn, request: Request, response: Response, session: SessionDep) -> UserPublic:
+    limits: RateLimits = request.app.state.rate_limits
+    client = request.client.host if request.client else "?"
+    limits.hit(limits.login, "login", client, body.username.lower())
     user = accounts.authenticate(session, **body.model_dump())
     _start_session(request, response, user)
     return _user(user)
@@ -141,6 +145,14 @@ def log_in(body: LogIn, request: Request, response: Response, session: SessionDe
 @router.post("/logout", status_code=status.HTTP_204_NO_CONTENT, summary="Log out")
 def log_out(response: Response) -> None:
     response.delete_cookie(COOKIE)
+
+
+@router.get(
+    "/csrf", summary="The CSRF token to send as X-CSRF-Token with cookie-authenticated changes"
+)
+def csrf(request: Request, principal: CurrentPrincipal) -> dict[str, str]:
+    cookie = request.cookies.get(COOKIE, "")
+    return {"csrf_token": csrf_token(cookie, secret_key(get_settings())) if cookie else ""}
 
 
 @router.get("/me", summary="The account making the request")
@@ -176,8 +188,10 @@ def list_tokens(principal: CurrentPrincipal, session: SessionDep) -> list[TokenP
 
 @router.post("/tokens", status_code=status.HTTP_201_CREATED, summary="Create an API token")
 def create_token(
-    body: TokenCreate, principal: CurrentPrincipal, session: SessionDep
+    body: TokenCreate, request: Request, principal: CurrentPrincipal, session: SessionDep
 ) -> TokenCreated:
+    limits: RateLimits = request.app.state.rate_limits
+    limits.hit(limits.token, "token", str(principal.user.id))
     row, plain = accounts.create_token(session, user=principal.user, **body.model_dump())
     return TokenCreated(**_token(row).model_dump(), token=plain)
 

@@ -9,6 +9,7 @@ from sqlmodel import Session
 from app.config import get_settings, secret_key
 from app.services import accounts
 from tests.api.helpers import assert_problem, dump
+from tests.conftest import with_csrf
 
 ALICE = {"username": "alice", "password": "correct horse battery", "display_name": "Alice"}
 
@@ -16,6 +17,7 @@ ALICE = {"username": "alice", "password": "correct horse battery", "display_name
 def sign_up(anonymous: TestClient, **body: str) -> dict[str, object]:
     response = anonymous.post("/api/v1/auth/signup", json={**ALICE, **body})
     assert response.status_code == 201, response.text
+    with_csrf(anonymous)
     return dict(response.json())
 
 
@@ -124,6 +126,7 @@ def test_api_tokens_shown_once_stored_hashed_and_revocable(
     bot = {"Authorization": f"Bearer {plain}"}
     assert anonymous.get("/api/v1/auth/me", headers=bot).json()["username"] == "alice"
     anonymous.post("/api/v1/auth/login", json={"username": "alice", "password": ALICE["password"]})
+    with_csrf(anonymous)
     listed = anonymous.get("/api/v1/auth/tokens").json()[0]
     assert listed["last_used_at"] is not None
     anonymous.delete(f"/api/v1/auth/tokens/{created['id']}")

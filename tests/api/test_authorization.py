@@ -17,6 +17,7 @@ from app.api.access import POLICIES, api_operations, check_every_route_has_a_rul
 from app.db.models import Event, Invite, utcnow
 from app.main import create_app
 from tests.api.helpers import assert_problem, dump
+from tests.conftest import with_csrf
 
 
 def account(app: Any, username: str) -> TestClient:
@@ -25,7 +26,7 @@ def account(app: Any, username: str) -> TestClient:
         "/api/v1/auth/signup", json={"username": username, "password": f"{username} password"}
     )
     assert response.status_code == 201, response.text
-    return client
+    return with_csrf(client)
 
 
 @pytest.fixture

@@ -31,6 +31,7 @@ def live(engine: Engine) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
         signed_up = client.post("/api/v1/auth/signup", json=ORGANIZER)
         assert signed_up.status_code == 201, signed_up.text
+        client.headers["X-CSRF-Token"] = client.get("/api/v1/auth/csrf").json()["csrf_token"]
         yield client
     server.should_exit = True
     thread.join(timeout=10)

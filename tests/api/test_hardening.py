@@ -1,0 +1,97 @@
+"""Hardening: CSRF on cookie-authenticated writes, security headers, body limits, malformed
+bodies, rate limits, and errors that never leak internals."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from app.api.hardening import MAX_BODY
+from tests.api.helpers import assert_problem, dump
+
+
+class TestCsrf:
+    def test_cookie_writes_need_the_token(self, client: TestClient, engine: Engine) -> None:
+        before = dump(engine)
+        missing = client.post("/api/v1/campaigns", json={"name": "X"}, headers={"X-CSRF-Token": ""})
+        forged = client.post(
+            "/api/v1/campaigns", json={"name": "X"}, headers={"X-CSRF-Token": "0" * 64}
+        )
+        assert_problem(missing, 403, "csrf_token_invalid")
+        assert_problem(forged, 403, "csrf_token_invalid")
+        assert dump(engine) == before
+        assert client.post("/api/v1/campaigns", json={"name": "X"}).status_code == 201
+
+    def test_reads_and_bearer_tokens_need_none(self, client: TestClient) -> None:
+        token = client.post("/api/v1/auth/tokens", json={"name": "bot", "can_write": True}).json()[
+            "token"
+        ]
+        bot = TestClient(client.app, headers={"Authorization": f"Bearer {token}"})
+        assert bot.post("/api/v1/campaigns", json={"name": "By bot"}).status_code == 201
+        del client.headers["X-CSRF-Token"]
+        assert client.get("/api/v1/campaigns").status_code == 200
+
+
+class TestHeadersAndBodies:
+    def test_security_headers_on_every_response(self, client: TestClient) -> None:
+        for response in (
+            client.get("/health"),
+            client.get("/api/v1/nothing"),
+            client.get("/api/v1/rules"),
+        ):
+            csp = response.headers["content-security-policy"]
+            assert "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp
+            assert response.headers["x-content-type-options"] == "nosniff"
+            assert response.headers["referrer-policy"] == "same-origin"
+
+    def test_oversized_body_is_refused(self, client: TestClient, engine: Engine) -> None:
+        before = dump(engine)
+        huge = "x" * (MAX_BODY + 1)
+        response = client.post(
+            "/api/v1/campaigns",
+            content=f'{{"name": "{huge}"}}',
+            headers={"content-type": "application/json"},
+        )
+        assert_problem(response, 413, "request_too_large")
+        assert dump(engine) == before
+
+    def test_malformed_json_is_a_clear_422(self, client: TestClient) -> None:
+        response = client.post(
+            "/api/v1/campaigns", content="{not json", headers={"content-type": "application/json"}
+        )
+        assert_problem(response, 422, "request_invalid")
+
+    def test_over_long_fields_are_refused(self, client: TestClient) -> None:
+        assert_problem(
+            client.post("/api/v1/campaigns", json={"name": "n" * 121}), 422, "request_invalid"
+        )
+
+    def test_an_unexpected_error_leaks_nothing(self, client: TestClient) -> None:
+        app = client.app
+
+        @app.get("/boom")  # type: ignore[attr-defined]
+        def boom() -> None:
+            raise RuntimeError("SELECT secret FROM table")
+
+        response = TestClient(app, raise_server_exceptions=False).get("/boom")
+        body = response.json()
+        assert (response.status_code, body["code"]) == (500, "internal_error")
+        assert "SELECT" not in response.text and "Traceback" not in response.text
+
+
+class TestRateLimits:
+    def test_login_says_when_to_try_again(self, anonymous: TestClient) -> None:
+        attempt = {"username": "nobody", "password": "wrong password"}
+        codes = [anonymous.post("/api/v1/auth/login", json=attempt).status_code for _ in range(10)]
+        assert codes == [401] * 10
+        limited = anonymous.post("/api/v1/auth/login", json=attempt)
+        body = assert_problem(limited, 429, "rate_limited")
+        assert "try again in" in body["detail"]
+
+    def test_token_creation_is_limited(self, client: TestClient) -> None:
+        codes = [
+            client.post("/api/v1/auth/tokens", json={"name": f"t{n}"}).status_code
+            for n in range(11)
+        ]
+        assert codes[:10] == [201] * 10
+        assert codes[10] == 429
