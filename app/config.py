@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 from functools import cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -26,6 +27,9 @@ class Settings(BaseSettings):
         default=None, description="Signs session cookies; generated into data_dir if unset"
     )
     session_days: int = Field(default=30, ge=1, le=365)
+    password_hashing: Literal["strong", "fast"] = Field(
+        default="strong", description="argon2 cost; 'fast' exists only to speed up test suites"
+    )
     rate_limit_storage: str = Field(
         default="memory://",
         description="Where rate-limit counters live: memory:// (one process) or redis://...",

@@ -22,6 +22,7 @@ from app.main import create_app
 
 # Sessions are signed with this key in tests, so no secret file is written anywhere.
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
+os.environ.setdefault("PASSWORD_HASHING", "fast")  # argon2 at its cheapest: tests only
 POSTGRES_URL = os.environ.get("TEST_DATABASE_URL", "")
 BACKENDS = ["sqlite", "postgresql"] if POSTGRES_URL else ["sqlite"]
 

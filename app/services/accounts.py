@@ -12,22 +12,35 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from argon2 import PasswordHasher
+from argon2 import PasswordHasher, profiles
 from argon2.exceptions import InvalidHashError, VerificationError
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 from sqlmodel import Session, col, func, select
 
+from app.config import get_settings
 from app.db.models import ApiToken, User, utcnow
 from app.errors import DomainError, NotFound
 
-HASHER = PasswordHasher()
 USERNAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{2,39}$")
 MIN_PASSWORD, MAX_PASSWORD = 8, 200
 TOKEN_PREFIX = "crt_"
-# Verified when the username is unknown, so a wrong name takes as long as a wrong password.
-_DUMMY_HASH = HASHER.hash("not a real password")
+
+
+@cache
+def _hasher(kind: str) -> tuple[PasswordHasher, str]:
+    """The argon2 hasher and a dummy hash, verified when the username is unknown so a wrong
+    name takes as long as a wrong password."""
+    hasher = (
+        PasswordHasher.from_parameters(profiles.CHEAPEST) if kind == "fast" else PasswordHasher()
+    )
+    return hasher, hasher.hash("not a real password")
+
+
+def hasher() -> PasswordHasher:
+    return _hasher(get_settings().password_hashing)[0]
 
 
 @dataclass(frozen=True)
@@ -77,7 +90,7 @@ def create_user(
     user = User(
         username=name,
         display_name=display_name.strip() or name,
-        password_hash=HASHER.hash(password),
+        password_hash=hasher().hash(password),
         is_admin=admin or first,
     )
     session.add(user)
@@ -88,20 +101,22 @@ def create_user(
 def authenticate(session: Session, *, username: str, password: str) -> User:
     user = session.exec(select(User).where(User.username == username.strip().lower())).first()
     try:
-        HASHER.verify(user.password_hash if user else _DUMMY_HASH, password)
+        hasher().verify(
+            user.password_hash if user else _hasher(get_settings().password_hashing)[1], password
+        )
     except (VerificationError, InvalidHashError):
         user = None
     if user is None:
         raise _unauthorized("invalid_credentials", "That username and password do not match.")
-    if HASHER.check_needs_rehash(user.password_hash):
-        user.password_hash = HASHER.hash(password)
+    if hasher().check_needs_rehash(user.password_hash):
+        user.password_hash = hasher().hash(password)
         session.add(user)
     return user
 
 
 def change_password(session: Session, *, user: User, current: str, new: str) -> User:
     try:
-        HASHER.verify(user.password_hash, current)
+        hasher().verify(user.password_hash, current)
     except (VerificationError, InvalidHashError):
         raise _unauthorized("invalid_credentials", "The current password is wrong.") from None
     return _set_password(session, user, new)
@@ -109,7 +124,7 @@ def change_password(session: Session, *, user: User, current: str, new: str) -> 
 
 def _set_password(session: Session, user: User, password: str) -> User:
     _check_password(password, "new_password")
-    user.password_hash = HASHER.hash(password)
+    user.password_hash = hasher().hash(password)
     user.session_version += 1  # ends every other session and old reset links
     session.add(user)
     return user

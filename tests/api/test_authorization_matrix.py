@@ -1,0 +1,158 @@
+"""Every API route, taken from the app itself, for five kinds of caller: anonymous, a
+stranger, a player of another force, the owning player and the organizer. Each gets the
+answer its route's rule promises, and a refused request changes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from app.api.access import POLICIES, api_operations, policy_for
+from app.main import create_app
+from app.services.access import Access
+from tests.api.helpers import dump
+from tests.conftest import with_csrf
+
+CALLERS = ("anonymous", "stranger", "other_player", "owner", "organizer")
+ALLOWED: dict[Access, tuple[str, ...]] = {
+    Access.PUBLIC: CALLERS,
+    Access.USER: CALLERS[1:],
+    Access.CAMPAIGN_READ: ("other_player", "owner", "organizer"),
+    Access.CAMPAIGN_PLAY: ("other_player", "owner", "organizer"),
+    Access.CAMPAIGN_ORGANIZE: ("organizer",),
+    Access.FORCE_OWN: ("owner", "organizer"),
+    Access.BATTLE_PLAY: ("owner", "organizer"),
+    Access.BATTLE_ORGANIZE: ("organizer",),
+}
+OPERATIONS = sorted(api_operations(create_app()))
+ACCESS_REFUSALS = {"not_authenticated", "forbidden", "csrf_token_invalid"}
+
+
+def account(app: Any, name: str) -> TestClient:
+    client = TestClient(app)
+    response = client.post(
+        "/api/v1/auth/signup", json={"username": name, "password": f"{name} password"}
+    )
+    assert response.status_code == 201, response.text
+    return with_csrf(client)
+
+
+def world(client: TestClient) -> dict[str, Any]:
+    """The site admin is `client`; a separate organizer runs the campaign, so no caller below
+    is an admin. Ruby (the owner) and Kim (another player) have forces; Ruby has fought a
+    battle against Joel and has a decision waiting."""
+    app = client.app
+    organizer = account(app, "orga2")
+    campaign = organizer.post("/api/v1/campaigns", json={"name": "Matrix"}).json()["id"]
+    players: dict[str, Any] = {}
+    for name, faction in (("ruby", "IMPERIUM"), ("joel", "CHAOS"), ("kim", "ORKS")):
+        player = account(app, name)
+        code = organizer.post(f"/api/v1/campaigns/{campaign}/invites", json={}).json()["code"]
+        player.post(f"/api/v1/invites/{code}/accept")
+        force = player.post(
+            f"/api/v1/campaigns/{campaign}/forces", json={"name": name, "crusade_faction": faction}
+        ).json()["id"]
+        card = player.post(
+            f"/api/v1/forces/{force}/cards",
+            json={"name": "Squad", "power_rating": 5, "keywords": [faction]},
+        ).json()["id"]
+        players[name] = {"client": player, "force": force, "card": card}
+    ruby, joel = players["ruby"], players["joel"]
+    battle = organizer.post(
+        f"/api/v1/campaigns/{campaign}/battles",
+        json={
+            "battle_size": "combat_patrol",
+            "mission": "sweep_and_clear",
+            "sides": [
+                {
+                    "force_id": ruby["force"],
+                    "role": "attacker",
+                    "roster": [ruby["card"]],
+                    "agendas": ["assassins"],
+                },
+                {
+                    "force_id": joel["force"],
+                    "role": "defender",
+                    "roster": [joel["card"]],
+                    "agendas": ["reaper"],
+                },
+            ],
+        },
+    ).json()["id"]
+    organizer.post(
+        f"/api/v1/battles/{battle}/result",
+        json={
+            "sides": [
+                {
+                    "force_id": ruby["force"],
+                    "victory_points": 5,
+                    "units": [{"card_id": ruby["card"], "destroyed": True}],
+                    "dice": [1],
+                },
+                {"force_id": joel["force"], "victory_points": 50},
+            ]
+        },
+    )
+    decision = ruby["client"].get(f"/api/v1/forces/{ruby['force']}/decisions").json()[0]["id"]
+    token = ruby["client"].post("/api/v1/auth/tokens", json={"name": "bot"}).json()["id"]
+    invite = organizer.post(f"/api/v1/campaigns/{campaign}/invites", json={}).json()["code"]
+    kim_id = next(
+        m["user_id"]
+        for m in organizer.get(f"/api/v1/campaigns/{campaign}/members").json()
+        if m["username"] == "kim"
+    )
+    return {
+        "callers": {
+            "anonymous": TestClient(app),
+            "stranger": account(app, "stranger"),
+            "other_player": players["kim"]["client"],
+            "owner": ruby["client"],
+            "organizer": organizer,
+        },
+        "params": {
+            "campaign_id": campaign,
+            "force_id": ruby["force"],
+            "card_id": ruby["card"],
+            "battle_id": battle,
+            "decision_id": decision,
+            "token_id": token,
+            "user_id": kim_id,
+            "code": invite,
+            "mission_id": "ambush",
+            "unit_type": "vehicle",
+            "weapon_type": "melee",
+        },
+    }
+
+
+def test_the_matrix_covers_every_rule() -> None:
+    assert {(m, p) for m, p in OPERATIONS if not p.startswith("/api/v1/rules")} == set(POLICIES)
+
+
+@pytest.mark.parametrize(("method", "path"), OPERATIONS, ids=[f"{m} {p}" for m, p in OPERATIONS])
+def test_every_route_for_every_caller(
+    method: str, path: str, client: TestClient, engine: Engine
+) -> None:
+    setup = world(client)
+    url = path.format(**setup["params"])
+    allowed = ALLOWED[policy_for(method, path)]
+    for caller in CALLERS:  # refused callers come first, before any allowed call changes things
+        before = dump(engine)
+        kwargs: dict[str, Any] = {"json": {}} if method in ("POST", "PATCH") else {}
+        response = setup["callers"][caller].request(method, url, **kwargs)
+        body = response.json() if response.content else None
+        code = body.get("code") if isinstance(body, dict) else None
+        if caller in allowed:
+            # The rules may still refuse it (409, 422, or a 403 such as an invite-only
+            # campaign); what matters is that access control did not.
+            assert code not in ACCESS_REFUSALS, f"{caller}: {response.text}"
+            assert response.status_code < 500, f"{caller}: {response.text}"
+        else:
+            expected = 401 if caller == "anonymous" else 403
+            assert response.status_code == expected, f"{caller}: {response.text}"
+            assert code in ACCESS_REFUSALS
+            assert response.headers["content-type"] == "application/problem+json"
+            assert dump(engine) == before, f"{caller}'s refused {method} changed the database"
