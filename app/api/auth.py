@@ -87,7 +87,9 @@ class UserPublic(BaseModel):
 class TokenCreate(Input):
     name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)]
     can_write: bool = False
-    campaign_id: int | None = Field(default=None, description="Limit the token to one campaign")
+    campaign_id: Annotated[int, Field(ge=1, lt=2**31)] | None = Field(
+        default=None, description="Limit the token to one campaign"
+    )
 
 
 class TokenPublic(BaseModel):

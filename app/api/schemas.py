@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
 Text = Annotated[str, StringConstraints(max_length=8000)]
 Keyword = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]
+# Ids fit a 32-bit column on every engine (PostgreSQL refuses larger ones with an error).
+Id = Annotated[int, Field(ge=1, lt=2**31)]
 
 T = TypeVar("T")
 
@@ -117,7 +119,7 @@ class TalliesPublic(BaseModel):
 
 class CardPublic(BaseModel):
     id: int
-    force_id: int
+    force_id: Id
     name: str
     datasheet: str
     battlefield_role: str
@@ -149,7 +151,7 @@ class OrderOfBattlePublic(ForceSummary):
 class EventPublic(BaseModel):
     id: int
     kind: str
-    force_id: int | None
+    force_id: Id | None
     battle_id: int | None
     payload: dict[str, Any]
     created_at: datetime
@@ -163,7 +165,7 @@ class RequisitionIn(Input):
     """A Requisition to buy; only the fields that Requisition uses are read."""
 
     requisition: Annotated[str, StringConstraints(max_length=40)]
-    card_id: int | None = None
+    card_id: Id | None = None
     new_power_rating: int | None = Field(default=None, ge=1, le=200)
     wargear: Annotated[str, StringConstraints(max_length=4000)] | None = None
     replaced_weapons: list[Annotated[str, StringConstraints(max_length=120)]] = Field(
@@ -182,8 +184,8 @@ class RequisitionIn(Input):
 
 class RequisitionPublic(BaseModel):
     id: int
-    force_id: int
-    card_id: int | None
+    force_id: Id
+    card_id: Id | None
     requisition: str
     requisition_points_spent: int
     crusade_points_gained: int
@@ -192,11 +194,11 @@ class RequisitionPublic(BaseModel):
 
 
 class SideSetupIn(Input):
-    force_id: int
+    force_id: Id
     role: Literal["attacker", "defender"]
-    roster: list[int] = Field(min_length=1, max_length=200)
+    roster: list[Id] = Field(min_length=1, max_length=200)
     agendas: list[Annotated[str, StringConstraints(max_length=60)]] = Field(max_length=4)
-    warlord_card_id: int | None = None
+    warlord_card_id: Id | None = None
 
 
 class BattleCreate(Input):
@@ -210,7 +212,7 @@ class BattleCreate(Input):
 
 
 class UnitReportIn(Input):
-    card_id: int
+    card_id: Id
     destroyed: bool = False
     destroyed_psychic: Count = 0
     destroyed_ranged: Count = 0
@@ -222,7 +224,7 @@ class UnitReportIn(Input):
 
 
 class SideResultIn(Input):
-    force_id: int
+    force_id: Id
     victory_points: int = Field(ge=0, le=200)
     painted: bool = False
     units: list[UnitReportIn] = Field(default_factory=list, max_length=200)
@@ -231,10 +233,10 @@ class SideResultIn(Input):
         max_length=400,
         description="Dice rolled at the table, used in order; leave out to let the server roll",
     )
-    out_of_action_choices: dict[int, Literal["devastating_blow", "battle_scar"]] = Field(
+    out_of_action_choices: dict[Id, Literal["devastating_blow", "battle_scar"]] = Field(
         default_factory=dict
     )
-    agenda_choices: dict[Annotated[str, StringConstraints(max_length=60)], int] = Field(
+    agenda_choices: dict[Annotated[str, StringConstraints(max_length=60)], Id] = Field(
         default_factory=dict
     )
     objective_markers: int | None = Field(default=None, ge=1, le=20)
@@ -245,11 +247,11 @@ class BattleResultIn(Input):
 
 
 class SidePublic(BaseModel):
-    force_id: int
+    force_id: Id
     role: str
     roster: list[int]
     agendas: list[str]
-    warlord_card_id: int | None
+    warlord_card_id: Id | None
     crusade_points: int
     bonus_command_points: int
     victory_points: int | None
@@ -287,16 +289,16 @@ class DecisionAnswer(Input):
         default_factory=list, max_length=2
     )
     weapon: WeaponIn | None = None
-    card_id: int | None = None
+    card_id: Id | None = None
     requisitions: list[RequisitionIn] = Field(default_factory=list, max_length=3)
     dice: list[Die] | None = Field(default=None, max_length=50)
 
 
 class DecisionPublic(BaseModel):
     id: int
-    force_id: int
+    force_id: Id
     battle_id: int | None
-    card_id: int | None
+    card_id: Id | None
     kind: str
     payload: dict[str, Any]
     status: str

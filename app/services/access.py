@@ -109,26 +109,39 @@ def _why(access: Access) -> str:
     }.get(access, "You may not do this.")
 
 
+def _id(params: Mapping[str, Any], name: str) -> int:
+    """A path id, checked here because access is decided before the route parses it."""
+    raw = str(params[name])
+    if not raw.isdigit() or len(raw) > 9:
+        raise DomainError(
+            "request_invalid",
+            f"path.{name}: must be a whole number below 1,000,000,000.",
+            status=422,
+            field=f"path.{name}",
+        )
+    return int(raw)
+
+
 def _target(session: Session, params: Mapping[str, Any]) -> Target | None:
     """The campaign (and force owners) a request is about, from its path parameters."""
     if "force_id" in params:
-        return _force_target(session, int(params["force_id"]))
+        return _force_target(session, _id(params, "force_id"))
     if "card_id" in params:
-        row = session.exec(select(Card.force_id).where(Card.id == int(params["card_id"]))).first()
+        row = session.exec(select(Card.force_id).where(Card.id == _id(params, "card_id"))).first()
         if row is None:
             raise NotFound("card_not_found", f"There is no Crusade card {params['card_id']}.")
         return _force_target(session, row)
     if "decision_id" in params:
         row = session.exec(
-            select(Decision.force_id).where(Decision.id == int(params["decision_id"]))
+            select(Decision.force_id).where(Decision.id == _id(params, "decision_id"))
         ).first()
         if row is None:
             raise NotFound("decision_not_found", f"There is no decision {params['decision_id']}.")
         return _force_target(session, row)
     if "battle_id" in params:
-        return _battle_target(session, int(params["battle_id"]))
+        return _battle_target(session, _id(params, "battle_id"))
     if "campaign_id" in params:
-        return Target(_campaign(session, int(params["campaign_id"])))
+        return Target(_campaign(session, _id(params, "campaign_id")))
     return None
 
 

@@ -21,7 +21,7 @@ from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 from sqlmodel import Session, col, func, select
 
 from app.config import get_settings
-from app.db.models import ApiToken, User, utcnow
+from app.db.models import ApiToken, Campaign, User, utcnow
 from app.errors import DomainError, NotFound
 
 USERNAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{2,39}$")
@@ -196,6 +196,13 @@ def create_token(
 ) -> tuple[ApiToken, str]:
     """A new token; the plain token is returned once and never stored."""
     assert user.id is not None
+    if campaign_id is not None and session.get(Campaign, campaign_id) is None:
+        raise DomainError(
+            "campaign_not_found",
+            f"There is no campaign {campaign_id} to limit the token to.",
+            status=422,
+            field="campaign_id",
+        )
     plain = TOKEN_PREFIX + secrets.token_urlsafe(32)
     row = ApiToken(
         user_id=user.id,
