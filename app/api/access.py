@@ -35,6 +35,7 @@ POLICIES: dict[tuple[str, str], Access] = {
     ("GET", "/api/v1/campaigns/{campaign_id}/history"): A.CAMPAIGN_READ,
     ("GET", "/api/v1/campaigns/{campaign_id}/members"): A.CAMPAIGN_READ,
     ("DELETE", "/api/v1/campaigns/{campaign_id}/members/{user_id}"): A.CAMPAIGN_ORGANIZE,
+    ("POST", "/api/v1/campaigns/{campaign_id}/members/{user_id}/reset-link"): A.CAMPAIGN_ORGANIZE,
     ("POST", "/api/v1/campaigns/{campaign_id}/invites"): A.CAMPAIGN_ORGANIZE,
     ("POST", "/api/v1/campaigns/{campaign_id}/join"): A.USER,
     ("POST", "/api/v1/invites/{code}/accept"): A.USER,

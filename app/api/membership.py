@@ -11,8 +11,9 @@ from pydantic import BaseModel, Field, StringConstraints
 from app.api import present
 from app.api.auth import CurrentPrincipal
 from app.api.schemas import CampaignPublic, Input
+from app.config import get_settings, secret_key
 from app.db.session import SessionDep
-from app.services import membership
+from app.services import accounts, membership
 
 router = APIRouter(tags=["membership"])
 
@@ -115,3 +116,17 @@ def join(campaign_id: int, principal: CurrentPrincipal, session: SessionDep) -> 
         display_name=user.display_name,
         role=member.role,
     )
+
+
+class ResetLink(BaseModel):
+    link: str = Field(description="One-time, valid 24 hours; hand it to the member")
+
+
+@router.post(
+    "/campaigns/{campaign_id}/members/{user_id}/reset-link",
+    summary="A one-time password-reset link for a member (organizers; no email needed)",
+)
+def reset_link(campaign_id: int, user_id: int, session: SessionDep) -> ResetLink:
+    user = membership.member(session, campaign_id=campaign_id, user_id=user_id)
+    token = accounts.reset_token(user, secret_key(get_settings()))
+    return ResetLink(link=f"/reset-password?token={token}")

@@ -52,6 +52,15 @@ def list_members(session: Session, *, campaign_id: int) -> list[tuple[CampaignMe
     return [(m, u) for m, u in session.exec(query).all()]
 
 
+def member(session: Session, *, campaign_id: int, user_id: int) -> User:
+    """A member's account; site admins are not reachable through a campaign."""
+    role = role_of(session, campaign_id=campaign_id, user_id=user_id)
+    user = session.get(User, user_id)
+    if role is None or user is None or user.is_admin:
+        raise NotFound("member_not_found", f"User {user_id} is not a member of this campaign.")
+    return user
+
+
 def remove_member(session: Session, *, campaign_id: int, user_id: int) -> None:
     member = session.exec(
         select(CampaignMember).where(

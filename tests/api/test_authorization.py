@@ -349,3 +349,20 @@ class TestResultConfirmation:
             json={"requisition": "increase_supply_limit"},
         )
         assert_problem(refused, 422, "requisition_during_battle")
+
+
+def test_an_organizer_hands_a_member_a_reset_link(table: dict[str, Any]) -> None:
+    members = table["organizer"].get(f"/api/v1/campaigns/{table['campaign']}/members").json()
+    ruby_id = next(m["user_id"] for m in members if m["username"] == "ruby")
+    url = f"/api/v1/campaigns/{table['campaign']}/members/{ruby_id}/reset-link"
+    assert_problem(table["joel"]["client"].post(url), 403, "forbidden")
+    link = table["organizer"].post(url).json()["link"]
+    token = link.split("token=", 1)[1]
+    reset = table["anonymous"].post(
+        "/api/v1/auth/reset-password", json={"token": token, "new_password": "ruby's new one"}
+    )
+    assert reset.status_code == 200
+    login = table["anonymous"].post(
+        "/api/v1/auth/login", json={"username": "ruby", "password": "ruby's new one"}
+    )
+    assert login.status_code == 200
