@@ -12,6 +12,7 @@ from app.api import present
 from app.api.auth import CurrentPrincipal
 from app.api.schemas import CampaignPublic, Input
 from app.config import get_settings, secret_key
+from app.db.models import User
 from app.db.session import SessionDep
 from app.services import accounts, membership
 
@@ -49,6 +50,13 @@ class InvitePublic(BaseModel):
     uses: int
 
 
+def _member(user: User, role: str) -> MemberPublic:
+    assert user.id is not None
+    return MemberPublic(
+        user_id=user.id, username=user.username, display_name=user.display_name, role=role
+    )
+
+
 @router.patch("/campaigns/{campaign_id}", summary="Change a campaign's settings (organizers)")
 def update_campaign(
     campaign_id: int, body: CampaignSettings, session: SessionDep
@@ -60,10 +68,7 @@ def update_campaign(
 @router.get("/campaigns/{campaign_id}/members", summary="The campaign's members and roles")
 def list_members(campaign_id: int, session: SessionDep) -> list[MemberPublic]:
     return [
-        MemberPublic(
-            user_id=u.id or 0, username=u.username, display_name=u.display_name, role=m.role
-        )
-        for m, u in membership.list_members(session, campaign_id=campaign_id)
+        _member(u, m.role) for m, u in membership.list_members(session, campaign_id=campaign_id)
     ]
 
 
@@ -93,13 +98,7 @@ def create_invite(campaign_id: int, body: InviteCreate, session: SessionDep) -> 
 )
 def accept_invite(code: str, principal: CurrentPrincipal, session: SessionDep) -> MemberPublic:
     member = membership.accept_invite(session, code=code, user=principal.user)
-    user = principal.user
-    return MemberPublic(
-        user_id=user.id or 0,
-        username=user.username,
-        display_name=user.display_name,
-        role=member.role,
-    )
+    return _member(principal.user, member.role)
 
 
 @router.post(
@@ -109,13 +108,7 @@ def accept_invite(code: str, principal: CurrentPrincipal, session: SessionDep) -
 )
 def join(campaign_id: int, principal: CurrentPrincipal, session: SessionDep) -> MemberPublic:
     member = membership.join_open_campaign(session, campaign_id=campaign_id, user=principal.user)
-    user = principal.user
-    return MemberPublic(
-        user_id=user.id or 0,
-        username=user.username,
-        display_name=user.display_name,
-        role=member.role,
-    )
+    return _member(principal.user, member.role)
 
 
 class ResetLink(BaseModel):
