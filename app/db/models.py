@@ -22,6 +22,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def as_utc(moment: datetime) -> datetime:
+    """SQLite hands datetimes back without a zone; they were stored as UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 def _json(default: Any) -> Any:
     return Field(default_factory=lambda: type(default)(), sa_column=Column(JSON, nullable=False))
 

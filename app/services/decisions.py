@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from datetime import UTC, datetime
 from typing import Any
 
 from sqlmodel import Session, col, select
 
-from app.db.models import Battle, Card, Decision, utcnow
+from app.db.models import Battle, Card, Decision, as_utc, utcnow
 from app.errors import DomainError, NotFound
 from app.rules import aftermath as after_rules
 from app.rules.aftermath import (
@@ -185,7 +184,7 @@ def _check_new_character(session: Session, row: Decision, answer: dict[str, Any]
             and card.force_id == row.force_id
             and "CHARACTER" in card.keywords
             and not card.named_character
-            and _aware(card.created_at) >= _aware(recorded)
+            and as_utc(card.created_at) >= as_utc(recorded)
         )
         if not fresh:
             raise DomainError(
@@ -195,10 +194,6 @@ def _check_new_character(session: Session, row: Decision, answer: dict[str, Any]
                 status=422,
                 field="requisitions",
             )
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _order(data: dict[str, Any]) -> RequisitionOrder:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlmodel import Session, col, select
 
-from app.db.models import Campaign, CampaignMember, Invite, User, utcnow
+from app.db.models import Campaign, CampaignMember, Invite, User, as_utc, utcnow
 from app.errors import DomainError, NotFound
 from app.services import history
 from app.services.forces import get_campaign
@@ -118,7 +118,7 @@ def accept_invite(session: Session, *, code: str, user: User) -> CampaignMember:
     invite = session.exec(select(Invite).where(Invite.code == code)).first()
     if invite is None or invite.revoked_at is not None:
         raise NotFound("invite_not_found", "This invite code is unknown or was withdrawn.")
-    if _aware(invite.expires_at) <= datetime.now(UTC):
+    if as_utc(invite.expires_at) <= datetime.now(UTC):
         raise DomainError("invite_expired", "This invite has expired.", status=410)
     if invite.uses >= invite.max_uses:
         raise DomainError("invite_used_up", "This invite has already been used.", status=410)
@@ -136,7 +136,3 @@ def join_open_campaign(session: Session, *, campaign_id: int, user: User) -> Cam
             status=403,
         )
     return add_member(session, campaign_id=campaign_id, user=user, role="player")
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -14,7 +14,7 @@ from app.api.access import POLICIES, api_operations, policy_for
 from app.main import create_app
 from app.services.access import Access
 from tests.api.helpers import dump
-from tests.conftest import with_csrf
+from tests.api.test_authorization import account
 
 CALLERS = ("anonymous", "stranger", "other_player", "owner", "organizer")
 ALLOWED: dict[Access, tuple[str, ...]] = {
@@ -29,15 +29,6 @@ ALLOWED: dict[Access, tuple[str, ...]] = {
 }
 OPERATIONS = sorted(api_operations(create_app()))
 ACCESS_REFUSALS = {"not_authenticated", "forbidden", "csrf_token_invalid"}
-
-
-def account(app: Any, name: str) -> TestClient:
-    client = TestClient(app)
-    response = client.post(
-        "/api/v1/auth/signup", json={"username": name, "password": f"{name} password"}
-    )
-    assert response.status_code == 201, response.text
-    return with_csrf(client)
 
 
 def world(client: TestClient) -> dict[str, Any]:
