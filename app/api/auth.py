@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request, Response, status
+from fastapi import APIRouter, Depends, Path, Request, Response, status
 from pydantic import BaseModel, Field, StringConstraints
 
 from app.api.hardening import RateLimits, csrf_token
@@ -115,7 +115,7 @@ def _token(row: ApiToken) -> TokenPublic:
     return TokenPublic.model_validate(row, from_attributes=True)
 
 
-def _start_session(request: Request, response: Response, user: User) -> None:
+def start_session(request: Request, response: Response, user: User) -> None:
     settings = get_settings()
     response.set_cookie(
         COOKIE,
@@ -130,7 +130,7 @@ def _start_session(request: Request, response: Response, user: User) -> None:
 @router.post("/signup", status_code=status.HTTP_201_CREATED, summary="Create an account")
 def sign_up(body: SignUp, request: Request, response: Response, session: SessionDep) -> UserPublic:
     user = accounts.create_user(session, **body.model_dump())
-    _start_session(request, response, user)
+    start_session(request, response, user)
     return _user(user)
 
 
@@ -140,7 +140,7 @@ def log_in(body: LogIn, request: Request, response: Response, session: SessionDe
     client = request.client.host if request.client else "?"
     limits.hit(limits.login, "login", client, body.username.lower())
     user = accounts.authenticate(session, **body.model_dump())
-    _start_session(request, response, user)
+    start_session(request, response, user)
     return _user(user)
 
 
@@ -173,7 +173,7 @@ def change_password(
     user = accounts.change_password(
         session, user=principal.user, current=body.current_password, new=body.new_password
     )
-    _start_session(request, response, user)
+    start_session(request, response, user)
     return _user(user)
 
 
@@ -199,5 +199,7 @@ def create_token(
 
 
 @router.delete("/tokens/{token_id}", summary="Revoke an API token")
-def revoke_token(token_id: int, principal: CurrentPrincipal, session: SessionDep) -> TokenPublic:
+def revoke_token(
+    token_id: Annotated[int, Path(ge=1, lt=2**31)], principal: CurrentPrincipal, session: SessionDep
+) -> TokenPublic:
     return _token(accounts.revoke_token(session, user=principal.user, token_id=token_id))
