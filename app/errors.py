@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.rules.errors import RuleError
@@ -39,30 +40,47 @@ def problem(status: int, code: str, detail: str, field: str | None = None) -> JS
     return JSONResponse(body, status_code=status, media_type="application/problem+json")
 
 
-async def _rule_error(_request: Request, exc: Exception) -> JSONResponse:
+ErrorPage = Callable[[Request, int, str, str], Response]
+MACHINE_PATHS = ("/api/", "/health", "/openapi.json", "/docs", "/redoc", "/static/")
+
+
+def respond(
+    request: Request, status: int, code: str, detail: str, field: str | None = None
+) -> Response:
+    """problem+json for the API; for the website's pages, the page the web layer installed
+    as ``app.state.error_page`` (the same code and words, as HTML)."""
+    error_page: ErrorPage | None = getattr(request.app.state, "error_page", None)
+    if error_page is not None and not request.url.path.startswith(MACHINE_PATHS):
+        return error_page(request, status, code, detail)
+    return problem(status, code, detail, field)
+
+
+async def _rule_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RuleError)
     status = exc.status if isinstance(exc, DomainError) else 422
-    return problem(status, exc.code, exc.message, exc.field)
+    return respond(request, status, exc.code, exc.message, exc.field)
 
 
-async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _validation_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
     first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
     location = [str(part) for part in first.get("loc", ()) if part not in ("body", "query")]
     field = ".".join(location) or None
     detail = f"{field}: {first.get('msg')}" if field else str(first.get("msg"))
-    return problem(422, "request_invalid", detail, field)
+    return respond(request, 422, "request_invalid", detail, field)
 
 
-async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-    return problem(exc.status_code, code, str(exc.detail))
+    return respond(request, exc.status_code, code, str(exc.detail))
 
 
-async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+async def _unexpected(request: Request, exc: Exception) -> Response:
     """A bug: log it server-side (uvicorn does), tell the client nothing of its inside."""
-    return problem(500, "internal_error", "Something went wrong on our side; it was logged.")
+    return respond(
+        request, 500, "internal_error", "Something went wrong on our side; it was logged."
+    )
 
 
 def install_error_handlers(app: FastAPI) -> None:

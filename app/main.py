@@ -14,6 +14,7 @@ from app.config import get_settings
 from app.db.session import get_engine
 from app.errors import install_error_handlers
 from app.rules.data import rulebook
+from app.web import install_site
 
 
 def create_app(engine: Engine | None = None) -> FastAPI:
@@ -39,6 +40,7 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     api.include_router(battles.router)
     app.include_router(api)
     check_every_route_has_a_rule(app)
+    install_site(app)
 
     @app.get("/health", tags=["service"], summary="Liveness check")
     def health() -> dict[str, str]:

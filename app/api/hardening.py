@@ -16,7 +16,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.errors import DomainError, problem
 
 SECURITY_HEADERS = [
-    (b"content-security-policy", b"default-src 'self'; script-src 'self'; frame-ancestors 'none'"),
+    (
+        b"content-security-policy",
+        b"default-src 'self'; script-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+    ),
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),

@@ -69,14 +69,19 @@ class TestHeadersAndBodies:
     def test_an_unexpected_error_leaks_nothing(self, client: TestClient) -> None:
         app = client.app
 
+        @app.get("/api/v1/boom")  # type: ignore[attr-defined]
         @app.get("/boom")  # type: ignore[attr-defined]
         def boom() -> None:
             raise RuntimeError("SELECT secret FROM table")
 
-        response = TestClient(app, raise_server_exceptions=False).get("/boom")
+        quiet = TestClient(app, raise_server_exceptions=False)
+        response = quiet.get("/api/v1/boom")
         body = response.json()
         assert (response.status_code, body["code"]) == (500, "internal_error")
         assert "SELECT" not in response.text and "Traceback" not in response.text
+        page = quiet.get("/boom")  # a page: the same refusal, as HTML
+        assert page.status_code == 500 and "text/html" in page.headers["content-type"]
+        assert "Something went wrong" in page.text and "SELECT" not in page.text
 
 
 class TestRateLimits:

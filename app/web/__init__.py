@@ -1,0 +1,61 @@
+"""The campaign website: server-rendered pages on the same services as the JSON API."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import Response
+from fastapi.staticfiles import StaticFiles
+
+from app.api.auth import optional_principal
+from app.db.session import session_scope
+from app.web import accounts, battles, campaigns, forces, reference
+from app.web.pages import STATIC, declares_access, login_url, redirect, render
+
+ROUTERS: list[APIRouter] = [
+    accounts.router,
+    campaigns.router,
+    forces.router,
+    battles.router,
+    reference.router,
+]
+
+
+def install_site(app: FastAPI) -> None:
+    check_every_page_declares_access(ROUTERS)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    for router in ROUTERS:
+        app.include_router(router, include_in_schema=False)
+    app.state.error_page = error_page
+
+
+def check_every_page_declares_access(routers: list[APIRouter]) -> None:
+    missing = [
+        f"{sorted(getattr(r, 'methods', []))} {getattr(r, 'path', r)}"
+        for router in routers
+        for r in router.routes
+        if not declares_access(r)
+    ]
+    if missing:
+        raise RuntimeError(f"Pages without an access rule: {', '.join(missing)}")
+
+
+def error_page(request: Request, status: int, code: str, detail: str) -> Response:
+    """A refused page in words; a page that needs an account sends the visitor to log in."""
+    if status == 401 and request.method == "GET":
+        return redirect(login_url(request))
+    principal = None
+    if status != 500:
+        try:
+            with session_scope(request.app.state.engine, writes=False) as session:
+                principal = optional_principal(request, session)
+        except Exception:  # a bad token or cookie: show the error page anonymously
+            principal = None
+    return render(
+        request,
+        "pages/error.html",
+        principal,
+        status=status,
+        http_status=status,
+        code=code,
+        detail=detail,
+    )

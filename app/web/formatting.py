@@ -1,0 +1,45 @@
+"""Jinja filters: turn stored values into the words players use."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from jinja2 import Environment
+
+from app.db.models import as_utc
+
+
+def when(moment: datetime | None) -> str:
+    if moment is None:
+        return ""
+    return as_utc(moment).strftime("%d %b %Y, %H:%M UTC")
+
+
+def day(moment: datetime | None) -> str:
+    return as_utc(moment).strftime("%d %b %Y") if moment else ""
+
+
+def words(value: Any) -> str:
+    """snake_case ids as plain words: battle_scar -> Battle scar."""
+    text = str(value).replace("_", " ")
+    return text[:1].upper() + text[1:]
+
+
+def signed(value: int) -> str:
+    return f"+{value}" if value > 0 else str(value)
+
+
+def titled(value: Any) -> str:
+    """snake_case ids as a title: battle_trait -> Battle Trait (the rulebook's table names)."""
+    return " ".join(word.capitalize() for word in str(value).split("_"))
+
+
+def roll_range(low: int, high: int) -> str:
+    """The dice results of a table row: 3, or 1-2."""
+    return str(low) if low == high else f"{low}\u2013{high}"
+
+
+def install(env: Environment) -> None:
+    env.filters.update(when=when, day=day, words=words, signed=signed)
+    env.filters.update(titled=titled, roll_range=roll_range)

@@ -1,0 +1,139 @@
+"""What every page route shares: who is calling, the access rule it declares, CSRF for form
+posts, rendering a template, and keeping a refused form's changes out of the database."""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import Depends, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.templating import Jinja2Templates
+from sqlmodel import Session
+
+from app.api.auth import COOKIE, OptionalPrincipal
+from app.api.hardening import CSRF_HEADER, SAFE_METHODS, csrf_token
+from app.config import get_settings, secret_key
+from app.db.session import SessionDep
+from app.errors import DomainError
+from app.rules.errors import RuleError
+from app.services.access import Access, authorize
+from app.services.accounts import Principal
+from app.web import formatting
+
+ROOT = Path(__file__).resolve().parents[2]
+STATIC = Path(__file__).resolve().parent / "static"
+templates = Jinja2Templates(directory=ROOT / "templates")
+formatting.install(templates.env)
+CSRF_FIELD = "csrf_token"
+
+
+class PageAccess:
+    """A page's access rule, as a dependency. Every page route declares one (create_app
+    checks), decided by the same authorize() as the JSON API."""
+
+    def __init__(self, access: Access) -> None:
+        self.access = access
+
+    async def __call__(
+        self, request: Request, session: SessionDep, principal: OptionalPrincipal
+    ) -> Principal | None:
+        authorize(
+            session,
+            access=self.access,
+            principal=principal,
+            params=request.path_params,
+            method=request.method,
+        )
+        if request.method not in SAFE_METHODS and principal is not None:
+            await _check_form_csrf(request)
+        session.info["actor_id"] = principal.user.id if principal else None
+        return principal
+
+
+def page(access: Access) -> Any:
+    return Depends(PageAccess(access))
+
+
+def declares_access(route: Any) -> bool:
+    return any(isinstance(d.call, PageAccess) for d in route.dependant.dependencies)
+
+
+async def _check_form_csrf(request: Request) -> None:
+    """Form posts carry the token in a hidden field; htmx requests in the header. Only a
+    caller the session cookie identifies has an ambient credential to protect."""
+    cookie = request.cookies.get(COOKIE)
+    if not cookie:
+        return
+    sent = request.headers.get(CSRF_HEADER)
+    if sent is None:
+        form = await request.form()
+        sent = str(form.get(CSRF_FIELD, ""))
+    if not hmac.compare_digest(sent, csrf_token(cookie, secret_key(get_settings()))):
+        raise DomainError(
+            "csrf_token_invalid",
+            "This form has expired; reload the page and try again.",
+            status=403,
+        )
+
+
+def render(
+    request: Request,
+    template: str,
+    principal: Principal | None = None,
+    *,
+    status: int = 200,
+    **context: Any,
+) -> HTMLResponse:
+    cookie = request.cookies.get(COOKIE, "")
+    csrf = csrf_token(cookie, secret_key(get_settings())) if cookie and principal else ""
+    context = {"user": principal.user if principal else None, "csrf": csrf, **context}
+    return templates.TemplateResponse(request, template, context, status_code=status)
+
+
+def redirect(url: str) -> RedirectResponse:
+    """After a successful post: see the result with a GET (so reload does not resend)."""
+    return RedirectResponse(url, status_code=303)
+
+
+def login_url(request: Request) -> str:
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return f"/login?next={quote(target)}"
+
+
+@dataclass
+class Outcome:
+    error: RuleError | None = None
+
+    @property
+    def refused(self) -> bool:
+        return self.error is not None
+
+    @property
+    def status(self) -> int:
+        """The HTTP status of the refusal (rule errors are 422)."""
+        if isinstance(self.error, DomainError):
+            return self.error.status
+        return 422 if self.error else 200
+
+
+@contextmanager
+def attempt(session: Session) -> Iterator[Outcome]:
+    """Run a command in a savepoint: if it is refused, its changes are undone and the error
+    is kept for the page to show in place (the rest of the request's reads stay usable)."""
+    outcome = Outcome()
+    try:
+        with session.begin_nested():
+            yield outcome
+    except RuleError as error:
+        outcome.error = error
+
+
+# The common page callers: anyone (maybe logged in), and any logged-in account.
+Viewer = Annotated[Principal | None, page(Access.PUBLIC)]
+Member = Annotated[Principal, page(Access.USER)]

@@ -1,0 +1,14 @@
+// Copy the built front-end files out of node_modules into the app's static folder (and
+// axe-core into the browser tests' folder). Run after `npm ci`; the copies are committed.
+import { copyFileSync, mkdirSync } from "node:fs";
+
+const copies = [
+  ["node_modules/htmx.org/dist/htmx.min.js", "app/web/static/vendor/htmx.min.js"],
+  ["node_modules/@picocss/pico/css/pico.min.css", "app/web/static/vendor/pico.min.css"],
+  ["node_modules/axe-core/axe.min.js", "tests/browser/vendor/axe.min.js"],
+];
+for (const [from, to] of copies) {
+  mkdirSync(to.slice(0, to.lastIndexOf("/")), { recursive: true });
+  copyFileSync(from, to);
+  console.log(`${from} -> ${to}`);
+}

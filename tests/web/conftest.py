@@ -1,0 +1,105 @@
+"""Website tests through TestClient: real accounts logging in through the pages, forms
+posted with their CSRF field, against the same databases as the API tests."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from app.main import create_app
+
+CSRF = re.compile(r'name="csrf_token" value="([0-9a-f]+)"')
+
+
+class Browser:
+    """A TestClient with a person's session: ``post`` adds the page's CSRF field, as the
+    forms do; ``api`` is the same session on the JSON API (for quick set-up)."""
+
+    def __init__(self, client: TestClient) -> None:
+        self.client = client
+
+    def get(self, url: str, **kwargs: Any) -> Any:
+        return self.client.get(url, **kwargs)
+
+    def csrf(self) -> str:
+        found = CSRF.search(self.client.get("/account").text)
+        assert found, "no CSRF field on the account page: not logged in?"
+        return found.group(1)
+
+    def post(self, url: str, data: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        form = {"csrf_token": self.csrf(), **(data or {})}
+        return self.client.post(url, data=form, follow_redirects=False, **kwargs)
+
+    def api(self, method: str, url: str, **kwargs: Any) -> Any:
+        token = self.client.get("/api/v1/auth/csrf").json()["csrf_token"]
+        headers = {"X-CSRF-Token": token, **kwargs.pop("headers", {})}
+        response = self.client.request(method, f"/api/v1{url}", headers=headers, **kwargs)
+        assert response.status_code < 400, response.text
+        return response.json()
+
+
+@pytest.fixture
+def site(engine: Engine) -> Iterator[TestClient]:
+    """An anonymous visitor."""
+    with TestClient(create_app(engine)) as client:
+        yield client
+
+
+@pytest.fixture
+def person(engine: Engine) -> Iterator[Callable[[str], Browser]]:
+    """Make a signed-up, logged-in person (the first one is the site admin)."""
+    clients: list[TestClient] = []
+
+    def make(username: str) -> Browser:
+        client = TestClient(create_app(engine))
+        client.__enter__()
+        clients.append(client)
+        response = client.post(
+            "/signup",
+            data={"username": username, "password": "a good password", "next": "/"},
+            follow_redirects=False,
+        )
+        assert response.status_code == 303, response.text
+        return Browser(client)
+
+    yield make
+    for client in clients:
+        client.__exit__(None, None, None)
+
+
+def campaign_with_two_players(person: Callable[[str], Browser]) -> dict[str, Any]:
+    """A campaign run by 'orga' (site admin), with 'ruby' and 'kai' as players, each with a
+    force of three units. Returns the browsers and ids."""
+    orga, ruby, kai = person("orga"), person("ruby"), person("kai")
+    campaign = orga.api("POST", "/campaigns", json={"name": "War for Vigilus"})
+    invite = orga.api(
+        "POST", f"/campaigns/{campaign['id']}/invites", json={"role": "player", "max_uses": 2}
+    )
+    forces = {}
+    for who, name in ((ruby, "Ultramarines 4th"), (kai, "Waaagh! Gorbad")):
+        who.api("POST", f"/invites/{invite['code']}/accept")
+        forces[name] = who.api(
+            "POST",
+            f"/campaigns/{campaign['id']}/forces",
+            json={"name": name, "crusade_faction": "IMPERIUM", "player_name": name},
+        )
+        for unit, power in (("Captain", 5), ("Intercessor Squad", 5), ("Hellblasters", 6)):
+            keywords = ["IMPERIUM", "INFANTRY"] + (["CHARACTER"] if unit == "Captain" else [])
+            who.api(
+                "POST",
+                f"/forces/{forces[name]['id']}/cards",
+                json={"name": unit, "power_rating": power, "keywords": keywords},
+            )
+    return {
+        "orga": orga,
+        "ruby": ruby,
+        "kai": kai,
+        "campaign_id": campaign["id"],
+        "ruby_force": forces["Ultramarines 4th"]["id"],
+        "kai_force": forces["Waaagh! Gorbad"]["id"],
+    }

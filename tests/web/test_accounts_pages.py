@@ -1,0 +1,101 @@
+"""Sign up, log in, the account page and its API tokens, through the pages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from tests.api.helpers import dump
+from tests.web.conftest import Browser
+
+
+def test_sign_up_logs_in_and_shows_the_account(site: TestClient) -> None:
+    response = site.post(
+        "/signup",
+        data={"username": "Ruby", "password": "a good password", "display_name": "Ruby R"},
+        follow_redirects=False,
+    )
+    assert response.status_code == 303 and response.headers["location"] == "/"
+    page = site.get("/account")
+    assert page.status_code == 200
+    assert "Ruby R" in page.text and "ruby" in page.text
+
+
+def test_refused_sign_up_keeps_the_values_and_changes_nothing(
+    site: TestClient, engine: Engine
+) -> None:
+    before = dump(engine)
+    response = site.post(
+        "/signup", data={"username": "ruby", "password": "short", "display_name": "Ruby R"}
+    )
+    assert response.status_code == 422
+    assert "A password must be 8 to 200 characters long." in response.text
+    assert 'value="ruby"' in response.text and 'value="Ruby R"' in response.text
+    assert dump(engine) == before
+
+
+def test_wrong_password_is_refused_in_words(
+    site: TestClient, person: Callable[[str], Browser]
+) -> None:
+    person("ruby")
+    response = site.post("/login", data={"username": "ruby", "password": "not it at all"})
+    assert response.status_code == 401
+    assert 'role="alert"' in response.text and 'value="ruby"' in response.text
+
+
+def test_log_in_goes_back_to_the_page_asked_for_but_never_off_site(
+    site: TestClient, person: Callable[[str], Browser]
+) -> None:
+    person("ruby")
+    asked = site.get("/account", follow_redirects=False)
+    assert asked.status_code == 303 and asked.headers["location"] == "/login?next=/account"
+    creds = {"username": "ruby", "password": "a good password"}
+    back = site.post("/login", data={**creds, "next": "/account"}, follow_redirects=False)
+    assert back.headers["location"] == "/account"
+    site.cookies.clear()
+    away = site.post("/login", data={**creds, "next": "//evil.example"}, follow_redirects=False)
+    assert away.headers["location"] == "/"
+
+
+def test_a_form_without_its_csrf_field_is_refused(person: Callable[[str], Browser]) -> None:
+    ruby = person("ruby")
+    response = ruby.client.post("/account/tokens", data={"name": "bot"})
+    assert response.status_code == 403
+    assert "reload the page" in response.text
+    assert ruby.api("GET", "/auth/tokens") == []
+
+
+def test_an_api_token_is_shown_once_and_works_then_is_revoked(
+    person: Callable[[str], Browser],
+) -> None:
+    ruby = person("ruby")
+    created = ruby.post("/account/tokens", {"name": "discord bot", "can_write": "true"})
+    assert created.status_code == 200
+    token = created.text.split('data-testid="new-token"')[0].rsplit('value="', 1)[1].split('"')[0]
+    assert token.startswith("crt_") or len(token) > 20
+    me = ruby.client.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {token}"})
+    assert me.json()["username"] == "ruby"
+    assert token not in ruby.get("/account").text  # shown once
+    token_id = ruby.api("GET", "/auth/tokens")[0]["id"]
+    revoked = ruby.post(f"/account/tokens/{token_id}/revoke")
+    assert "revoked" in revoked.text
+    again = ruby.client.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {token}"})
+    assert again.status_code == 401
+
+
+def test_log_out_ends_the_session(person: Callable[[str], Browser]) -> None:
+    ruby = person("ruby")
+    out = ruby.post("/logout")
+    assert out.status_code == 303
+    assert ruby.get("/account", follow_redirects=False).status_code == 303
+
+
+def test_an_unknown_page_is_an_html_page_and_the_api_stays_json(site: TestClient) -> None:
+    page = site.get("/campaigns/999999")
+    assert page.status_code in (401, 404) or page.status_code == 200
+    missing = site.get("/no-such-page")
+    assert missing.status_code == 404 and "text/html" in missing.headers["content-type"]
+    api = site.get("/api/v1/campaigns/999999")
+    assert api.headers["content-type"] == "application/problem+json"

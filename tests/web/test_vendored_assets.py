@@ -1,0 +1,40 @@
+"""The front-end files the site serves are the npm packages package.json pins, copied by
+`npm run vendor`: a hand edit or a forgotten re-copy after a version bump fails here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = json.loads((ROOT / "package.json").read_text())
+PINNED = {**PACKAGES["dependencies"], **PACKAGES["devDependencies"]}
+LOCKED = json.loads((ROOT / "package-lock.json").read_text())["packages"]
+
+VENDORED = {
+    "htmx.org": (ROOT / "app/web/static/vendor/htmx.min.js", 'version:"{v}"'),
+    "@picocss/pico": (ROOT / "app/web/static/vendor/pico.min.css", "Pico CSS ✨ v{v} "),
+    "axe-core": (ROOT / "tests/browser/vendor/axe.min.js", "axe v{v}\n"),
+}
+
+
+def test_every_package_is_pinned_exactly_and_locked() -> None:
+    for name, version in PINNED.items():
+        assert version[0].isdigit(), f"{name} is not pinned to one version: {version}"
+        assert LOCKED[f"node_modules/{name}"]["version"] == version
+
+
+def test_vendored_files_are_the_pinned_versions() -> None:
+    assert set(VENDORED) == set(PINNED)
+    for name, (path, marker) in VENDORED.items():
+        head = path.read_text(encoding="utf-8")[:100_000]
+        assert marker.format(v=PINNED[name]) in head, f"{path.name} is not {name} {PINNED[name]}"
+
+
+def test_the_site_serves_them_without_a_cdn(site: TestClient) -> None:
+    page = site.get("/login").text
+    assert "/static/vendor/htmx.min.js" in page and "/static/vendor/pico.min.css" in page
+    assert "http://" not in page.split("<body")[0] and "https://" not in page.split("<body")[0]
+    assert site.get("/static/vendor/htmx.min.js").status_code == 200
