@@ -1,0 +1,452 @@
+"""Pages for campaigns: the home page (your campaigns), creating one, the dashboard, joining,
+creating a force, and the members page (invites, removing members, settings)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, ValidationError
+
+from app.api.membership import CampaignSettings, InviteCreate
+from app.api.schemas import ForceCreate
+from app.db.models import Battle, BattleSide, Campaign
+from app.db.session import SessionDep
+from app.errors import DomainError
+from app.rules.data import rulebook
+from app.services import (
+    battles,
+    forces,
+    history,
+    inbox,
+    membership,
+    progress,
+    standings,
+    wizard,
+)
+from app.services.access import Access
+from app.services.accounts import Principal
+from app.web.charts import Series, line_chart
+from app.web.pages import Member, Viewer, attempt, page, redirect, render
+
+router = APIRouter()
+Text = Annotated[str, Form(max_length=4000)]
+Reader = Annotated[Principal | None, page(Access.CAMPAIGN_READ)]
+Player = Annotated[Principal, page(Access.CAMPAIGN_PLAY)]
+Organizer = Annotated[Principal, page(Access.CAMPAIGN_ORGANIZE)]
+Joiner = Annotated[Principal, page(Access.USER)]
+
+RECENT_BATTLES = 10
+HISTORY_SHOWN = 20
+CHART_METRICS = {"crusade_points": "Crusade points", "xp": "Experience (XP)"}
+# Plain words for the limits the JSON API applies to the same inputs.
+FIELD_MESSAGES = {
+    "name": "Give a name of 1 to 120 characters.",
+    "crusade_faction": "Choose a Crusade faction.",
+    "player_name": "A player name is at most 120 characters.",
+    "description": "A description is at most 4000 characters.",
+    "join_policy": "Choose 'by invite only' or 'open to any account'.",
+    "role": "Choose player or organizer.",
+    "hours": "An invite lasts 1 to 2160 hours (90 days); give a whole number.",
+    "max_uses": "An invite can be used 1 to 100 times; give a whole number.",
+}
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def _checked(model: type[Model], **data: Any) -> Model:
+    """Validate a form with the JSON API's own input model; refuse in words."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or None
+        message = FIELD_MESSAGES.get(field or "", f"{field}: {first['msg']}")
+        raise DomainError("request_invalid", message, status=422, field=field) from exc
+
+
+# --- home --------------------------------------------------------------------------------
+
+
+@router.get("/")
+def home(request: Request, session: SessionDep, principal: Viewer) -> Response:
+    return _home(request, session, principal)
+
+
+def _home(
+    request: Request, session: SessionDep, principal: Viewer, status: int = 200, **context: object
+) -> Response:
+    viewer = principal.user if principal else None
+    campaigns, _total = forces.list_campaigns(session, offset=0, limit=200, viewer=viewer)
+    roles = inbox.roles(session, user_id=viewer.id) if viewer and viewer.id else {}
+    return render(
+        request,
+        "pages/home.html",
+        principal,
+        status=status,
+        campaigns=campaigns,
+        roles=roles,
+        **context,
+    )
+
+
+@router.post("/campaigns")
+def create_campaign(
+    request: Request,
+    session: SessionDep,
+    principal: Member,
+    name: Text = "",
+    description: Text = "",
+) -> Response:
+    with attempt(session) as outcome:
+        if not name.strip() or len(name.strip()) > 120:
+            raise DomainError(
+                "campaign_name_invalid",
+                "A campaign needs a name of 1 to 120 characters.",
+                status=422,
+                field="name",
+            )
+        campaign = forces.create_campaign(
+            session, name=name, description=description, organizer_id=principal.user.id
+        )
+    if outcome.refused:
+        return _home(
+            request,
+            session,
+            principal,
+            status=outcome.status,
+            error=outcome.error,
+            values={"name": name, "description": description},
+        )
+    return redirect(f"/campaigns/{campaign.id}")
+
+
+# --- the dashboard -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BattleRow:
+    id: int
+    mission: str
+    size: str
+    forces: list[tuple[int, str]]
+    status: str
+    result: str
+    when: Any
+
+
+def _role(session: SessionDep, campaign_id: int, principal: Principal | None) -> str | None:
+    if principal is None or principal.user.id is None:
+        return None
+    return membership.role_of(session, campaign_id=campaign_id, user_id=principal.user.id)
+
+
+def _is_organizer(principal: Principal | None, role: str | None) -> bool:
+    return role == "organizer" or bool(principal and principal.user.is_admin)
+
+
+def _name(lookup: Callable[[str], Any], item_id: str) -> str:
+    """A rulebook item's name; an id the tables no longer know is shown in words."""
+    try:
+        return str(lookup(item_id).name)
+    except LookupError:
+        return item_id.replace("_", " ").capitalize()
+
+
+def mission_name(mission_id: str) -> str:
+    return _name(rulebook().mission, mission_id)
+
+
+def size_name(size_id: str) -> str:
+    return _name(rulebook().battle_size, size_id)
+
+
+def requisition_name(requisition_id: str) -> str:
+    return _name(rulebook().requisition, requisition_id)
+
+
+def _result(battle: Battle, sides: list[BattleSide], names: dict[int, str]) -> str:
+    """The battle's result in words."""
+    if battle.status == "resolved":
+        ordered = sorted(sides, key=lambda s: not s.won)  # the winner's score first
+        score = "–".join(str(s.victory_points or 0) for s in ordered)
+        if ordered and ordered[0].won:
+            return f"{names.get(ordered[0].force_id, 'A force')} won {score}"
+        return f"Draw {score}"
+    return {
+        "mustered": "Not recorded yet",
+        "proposed": "Result entered, waiting for confirmation",
+        "disputed": "Result disputed; an organizer settles it",
+        "reverted": "Reverted",
+    }.get(battle.status, battle.status)
+
+
+def _battle_rows(
+    session: SessionDep, campaign_id: int, names: dict[int, str]
+) -> tuple[list[BattleRow], int]:
+    rows, total = battles.list_battles(
+        session, campaign_id=campaign_id, offset=0, limit=RECENT_BATTLES
+    )
+    return [
+        BattleRow(
+            id=b.id or 0,
+            mission=mission_name(b.mission),
+            size=size_name(b.battle_size),
+            forces=[(s.force_id, names.get(s.force_id, f"Force {s.force_id}")) for s in sides],
+            status=b.status,
+            result=_result(b, sides, names),
+            when=b.resolved_at or b.created_at,
+        )
+        for b, sides in rows
+    ], total
+
+
+def _recent_events(session: SessionDep, campaign_id: int) -> list[Any]:
+    """The newest events first (the history service pages oldest first)."""
+    events, total = history.list_events(
+        session, campaign_id=campaign_id, offset=0, limit=HISTORY_SHOWN
+    )
+    if total > HISTORY_SHOWN:
+        events, _total = history.list_events(
+            session, campaign_id=campaign_id, offset=total - HISTORY_SHOWN, limit=HISTORY_SHOWN
+        )
+    return list(reversed(events))
+
+
+def _chart(session: SessionDep, campaign_id: int, metric: str) -> Any:
+    data = progress.progress(session, campaign_id=campaign_id)
+    series = [
+        Series(f.name, tuple((m.battle, getattr(m, metric)) for m in f.marks)) for f in data.forces
+    ]
+    return line_chart(series)
+
+
+@router.get("/campaigns/{campaign_id}")
+def dashboard(
+    request: Request,
+    session: SessionDep,
+    principal: Reader,
+    campaign_id: int,
+    chart: str = "crusade_points",
+    joined: str = "",
+) -> Response:
+    notice = "Welcome to the campaign!" if joined else None
+    return _dashboard(request, session, principal, campaign_id, chart=chart, notice=notice)
+
+
+def _dashboard(
+    request: Request,
+    session: SessionDep,
+    principal: Principal | None,
+    campaign_id: int,
+    *,
+    status: int = 200,
+    chart: str = "crusade_points",
+    **context: Any,
+) -> Response:
+    campaign = forces.get_campaign(session, campaign_id)
+    role = _role(session, campaign_id, principal)
+    organizer = _is_organizer(principal, role)
+    table = standings.standings(session, campaign_id=campaign_id)
+    names = {s.force_id: s.name for s in table}
+    recent, battle_total = _battle_rows(session, campaign_id, names)
+    metric = chart if chart in CHART_METRICS else "crusade_points"
+    waiting = (
+        inbox.waiting_for(
+            session, campaign_id=campaign_id, user_id=principal.user.id, organizer=organizer
+        )
+        if principal is not None and principal.user.id is not None
+        else None
+    )
+    draft = (
+        wizard.open_draft(session, campaign_id=campaign_id, user_id=principal.user.id)
+        if waiting is not None and principal is not None and principal.user.id is not None
+        else None
+    )
+    return render(
+        request,
+        "pages/campaign.html",
+        principal,
+        draft=draft,
+        status=status,
+        campaign=campaign,
+        role=role,
+        organizer=organizer,
+        can_play=role is not None or organizer,
+        can_join=principal is not None and role is None and campaign.join_policy == "open",
+        standings=table,
+        battles=recent,
+        battle_total=battle_total,
+        inbox=waiting,
+        events=_recent_events(session, campaign_id),
+        names=names,
+        chart=_chart(session, campaign_id, metric),
+        metric=metric,
+        metrics=CHART_METRICS,
+        factions=rulebook().numbers.crusade_factions,
+        mission_name=mission_name,
+        size_name=size_name,
+        requisition_name=requisition_name,
+        **context,
+    )
+
+
+@router.post("/campaigns/{campaign_id}/forces")
+def create_force(
+    request: Request,
+    session: SessionDep,
+    principal: Player,
+    campaign_id: int,
+    name: Text = "",
+    crusade_faction: Text = "",
+    player_name: Text = "",
+) -> Response:
+    values = {"name": name, "crusade_faction": crusade_faction, "player_name": player_name}
+    with attempt(session) as outcome:
+        body = _checked(ForceCreate, **values)
+        force = forces.create_force(
+            session,
+            campaign_id=campaign_id,
+            name=body.name,
+            crusade_faction=body.crusade_faction,
+            player_name=body.player_name,
+            owner_id=principal.user.id,
+        )
+    if outcome.refused:
+        return _dashboard(
+            request,
+            session,
+            principal,
+            campaign_id,
+            status=outcome.status,
+            force_error=outcome.error,
+            force_values=values,
+        )
+    return redirect(f"/forces/{force.id}")
+
+
+@router.post("/campaigns/{campaign_id}/join")
+def join(session: SessionDep, principal: Joiner, campaign_id: int) -> Response:
+    """A refusal (invite-only campaign, already a member) is shown as an error page: the
+    caller may not be allowed to read the campaign, so its dashboard is not re-rendered."""
+    membership.join_open_campaign(session, campaign_id=campaign_id, user=principal.user)
+    return redirect(f"/campaigns/{campaign_id}?joined=1")
+
+
+# --- members, invites, settings ------------------------------------------------------------
+
+
+@router.get("/campaigns/{campaign_id}/members")
+def members_page(
+    request: Request, session: SessionDep, principal: Reader, campaign_id: int, saved: str = ""
+) -> Response:
+    notice = "Campaign settings saved." if saved else None
+    return _members(request, session, principal, campaign_id, notice=notice)
+
+
+def _members(
+    request: Request,
+    session: SessionDep,
+    principal: Principal | None,
+    campaign_id: int,
+    *,
+    status: int = 200,
+    **context: Any,
+) -> Response:
+    campaign: Campaign = forces.get_campaign(session, campaign_id)
+    role = _role(session, campaign_id, principal)
+    return render(
+        request,
+        "pages/campaign_members.html",
+        principal,
+        status=status,
+        campaign=campaign,
+        role=role,
+        organizer=_is_organizer(principal, role),
+        members=membership.list_members(session, campaign_id=campaign_id),
+        **context,
+    )
+
+
+@router.post("/campaigns/{campaign_id}/invites")
+def create_invite(
+    request: Request,
+    session: SessionDep,
+    principal: Organizer,
+    campaign_id: int,
+    role: Text = "player",
+    hours: Text = "168",
+    max_uses: Text = "1",
+) -> Response:
+    values = {"role": role, "hours": hours, "max_uses": max_uses}
+    with attempt(session) as outcome:
+        body = _checked(InviteCreate, role=role, hours=hours.strip(), max_uses=max_uses.strip())
+        invite = membership.create_invite(session, campaign_id=campaign_id, **body.model_dump())
+    if outcome.refused:
+        return _members(
+            request,
+            session,
+            principal,
+            campaign_id,
+            status=outcome.status,
+            invite_error=outcome.error,
+            invite_values=values,
+        )
+    # Shown now rather than after a redirect: the code is a credential, kept out of URLs.
+    return _members(
+        request,
+        session,
+        principal,
+        campaign_id,
+        invite=invite,
+        invite_url=f"{str(request.base_url).rstrip('/')}/invites/{invite.code}",
+        notice="Invite created: copy the link below and send it.",
+    )
+
+
+@router.post("/campaigns/{campaign_id}/members/{user_id}/remove")
+def remove_member(
+    request: Request, session: SessionDep, principal: Organizer, campaign_id: int, user_id: int
+) -> Response:
+    with attempt(session) as outcome:
+        membership.remove_member(session, campaign_id=campaign_id, user_id=user_id)
+    if outcome.refused:
+        return _members(
+            request, session, principal, campaign_id, status=outcome.status, error=outcome.error
+        )
+    return redirect(f"/campaigns/{campaign_id}/members")
+
+
+@router.post("/campaigns/{campaign_id}/settings")
+def change_settings(
+    request: Request,
+    session: SessionDep,
+    principal: Organizer,
+    campaign_id: int,
+    name: Text = "",
+    description: Text = "",
+    public: Annotated[bool, Form()] = False,
+    join_policy: Text = "invite",
+) -> Response:
+    values = {
+        "name": name,
+        "description": description,
+        "public": public,
+        "join_policy": join_policy,
+    }
+    with attempt(session) as outcome:
+        body = _checked(CampaignSettings, **values)
+        membership.update_settings(session, campaign_id=campaign_id, **body.model_dump())
+    if outcome.refused:
+        return _members(
+            request,
+            session,
+            principal,
+            campaign_id,
+            status=outcome.status,
+            settings_error=outcome.error,
+            settings_values=values,
+        )
+    return redirect(f"/campaigns/{campaign_id}/members?saved=1")
