@@ -272,3 +272,20 @@ def _bump_force_versions(session: Session, _context: Any, _instances: Any) -> No
         force = session.get(Force, force_id)
         if force is not None:
             force.version += 1
+
+
+class BattleDraft(SQLModel, table=True):
+    """A battle being recorded on the website, saved step by step so a closed tab or a
+    lost connection loses nothing. ``step`` is the wizard step to resume at (``finished``
+    once the result is submitted); ``data`` holds what was entered so far."""
+
+    __tablename__ = "battle_draft"
+
+    id: int | None = Field(default=None, primary_key=True)
+    campaign_id: int = Field(foreign_key="campaign.id", index=True)
+    user_id: int = Field(foreign_key="user_account.id", index=True)
+    battle_id: int | None = Field(default=None, foreign_key="battle.id")
+    step: str = Field(default="setup", max_length=20)
+    data: dict[str, Any] = _json({})
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)

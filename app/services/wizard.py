@@ -1,0 +1,528 @@
+"""The website's battle wizard: a battle being recorded, saved on the server after every
+step (and every tap of a counter), so a closed tab or a lost connection loses nothing.
+
+The draft only remembers what was entered; every rule is checked by the same services the
+JSON API uses (``battles.muster``, ``confirmation.submit``) when the player moves on.
+"""
+
+from __future__ import annotations
+
+import copy
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from app.db.models import Battle, BattleDraft, BattleSide, Card, Force, User, utcnow
+from app.errors import DomainError, NotFound
+from app.rules import battle as battle_rules
+from app.rules.agendas import check_agenda_selection
+from app.rules.cards import never_gains_xp
+from app.rules.data import Achieved, Agenda, ArchiveRoll, Mission, TallySource, VictorRole, rulebook
+from app.rules.dice import EnteredDice, SeededDice
+from app.rules.errors import RuleError
+from app.services import battles, confirmation
+from app.services.battles import SideResult, SideSetup
+from app.services.forces import get_campaign, load_force
+from app.services.membership import role_of
+
+STEPS = ("setup", "muster", "after", "out_of_action", "review")
+FINISHED = "finished"
+KILLS = ("destroyed_psychic", "destroyed_ranged", "destroyed_melee")
+MAX_COUNT = 99  # as the JSON API's Count
+MAX_VICTORY_POINTS = 200  # as the JSON API's SideResultIn
+
+
+# --- finding, starting and saving drafts ---------------------------------------------------
+
+
+def is_organizer(session: Session, *, campaign_id: int, user: User) -> bool:
+    assert user.id is not None
+    return user.is_admin or role_of(session, campaign_id=campaign_id, user_id=user.id) == (
+        "organizer"
+    )
+
+
+def open_draft(session: Session, *, campaign_id: int, user_id: int) -> BattleDraft | None:
+    """The user's battle in progress in this campaign, if any (for "Resume your battle in
+    progress"). A draft whose battle was recorded or reverted elsewhere is not open."""
+    query = (
+        select(BattleDraft)
+        .outerjoin(Battle, col(Battle.id) == col(BattleDraft.battle_id))
+        .where(
+            BattleDraft.campaign_id == campaign_id,
+            BattleDraft.user_id == user_id,
+            BattleDraft.step != FINISHED,
+            col(BattleDraft.battle_id).is_(None) | (Battle.status == "mustered"),
+        )
+        .order_by(col(BattleDraft.id).desc())
+    )
+    return session.exec(query).first()
+
+
+def start(session: Session, *, campaign_id: int, user_id: int) -> BattleDraft:
+    """Resume the user's open draft in the campaign, or begin a new one. Drafts whose battle
+    moved on without them (recorded or reverted elsewhere) are closed first."""
+    get_campaign(session, campaign_id)
+    stale = session.exec(
+        select(BattleDraft)
+        .join(Battle, col(Battle.id) == col(BattleDraft.battle_id))
+        .where(
+            BattleDraft.campaign_id == campaign_id,
+            BattleDraft.user_id == user_id,
+            BattleDraft.step != FINISHED,
+            Battle.status != "mustered",
+        )
+    ).all()
+    for row in stale:
+        row.step, row.updated_at = FINISHED, utcnow()
+        session.add(row)
+    found = open_draft(session, campaign_id=campaign_id, user_id=user_id)
+    if found is not None:
+        return found
+    draft = BattleDraft(campaign_id=campaign_id, user_id=user_id, step="setup", data=_empty())
+    session.add(draft)
+    session.flush()
+    return draft
+
+
+def _empty() -> dict[str, Any]:
+    return {
+        "setup": {"role": "attacker", "agendas": [[], []]},
+        "rosters": [[], []],
+        "warlords": [None, None],
+        "sides": [_side_defaults(), _side_defaults()],
+        "units": {},
+    }
+
+
+def _side_defaults() -> dict[str, Any]:
+    return {
+        "vp": None,
+        "painted": False,
+        "marked": None,
+        "objective_markers": None,
+        "agenda_choices": {},
+        "dice_mode": "roll",
+        "dice": [],
+        "dice_extra": "",
+    }
+
+
+def get_draft(
+    session: Session, *, campaign_id: int, draft_id: int, user: User, organizer: bool
+) -> BattleDraft:
+    """The draft, only if it belongs to this campaign and to the user (or the user
+    organizes the campaign); anything else is 'not found', so ids reveal nothing."""
+    draft = session.get(BattleDraft, draft_id)
+    if (
+        draft is None
+        or draft.campaign_id != campaign_id
+        or (draft.user_id != user.id and not organizer)
+    ):
+        raise NotFound("draft_not_found", f"There is no battle in progress {draft_id} here.")
+    return draft
+
+
+def data(draft: BattleDraft) -> dict[str, Any]:
+    """A copy of the draft's data, filled in with defaults (safe to change, then save)."""
+    stored = copy.deepcopy(draft.data or {})
+    merged = _empty()
+    merged.update(stored)
+    merged["sides"] = [
+        {**_side_defaults(), **side} for side in (merged.get("sides") or [{}, {}])[:2]
+    ]
+    return merged
+
+
+def save(
+    session: Session, draft: BattleDraft, new_data: dict[str, Any], *, step: str | None = None
+) -> BattleDraft:
+    """Store the data (a new dict, so the JSON column notices) and, if given, the step."""
+    if draft.step == FINISHED:
+        raise DomainError(
+            "draft_finished", "This battle has been submitted; it can no longer change.", status=409
+        )
+    draft.data = copy.deepcopy(new_data)
+    if step is not None:
+        draft.step = step
+    draft.updated_at = utcnow()
+    session.add(draft)
+    session.flush()
+    return draft
+
+
+def discard(session: Session, draft: BattleDraft) -> None:
+    """Throw away a draft that has not mustered a battle yet."""
+    if draft.battle_id is not None:
+        raise DomainError(
+            "draft_mustered",
+            "This battle is already mustered; enter its result (or ask an organizer to "
+            "revert it) instead.",
+            status=409,
+        )
+    session.delete(draft)
+    session.flush()
+
+
+# --- step 1: set-up ---------------------------------------------------------------------------
+
+
+def selectable_forces(
+    session: Session, *, campaign_id: int, user: User, organizer: bool
+) -> tuple[list[Force], list[Force]]:
+    """(forces the user may play, every force in the campaign): a player plays their own
+    forces, an organizer any."""
+    every = list(
+        session.exec(
+            select(Force).where(Force.campaign_id == campaign_id).order_by(col(Force.id))
+        ).all()
+    )
+    mine = every if organizer else [f for f in every if f.owner_id == user.id]
+    return mine, every
+
+
+def roll_mission(draft_data: dict[str, Any], *, entered: int | None = None) -> Mission:
+    """Roll the D6 on the chosen battle size's mission table (server side, seeded, the seed
+    kept) or read the D6 rolled at the table; the mission and roll go into the draft."""
+    book = rulebook()
+    setup = draft_data["setup"]
+    size = battle_rules.battle_size(str(setup.get("battle_size") or ""), book)
+    if entered is None:
+        seed = secrets.randbelow(2**31)
+        mission, roll = battle_rules.roll_mission(size, book, SeededDice(seed))
+        setup["mission_seed"] = seed
+    else:
+        mission, roll = battle_rules.roll_mission(size, book, EnteredDice([entered]))
+        setup["mission_seed"] = None
+    setup["mission"], setup["mission_roll"] = mission.id, roll.value
+    return mission
+
+
+def check_setup(
+    session: Session, draft: BattleDraft, draft_data: dict[str, Any], *, user: User
+) -> None:
+    """Refuse a set-up the muster would refuse (or that names a force the user cannot
+    play), with the field at fault."""
+    book = rulebook()
+    setup = draft_data["setup"]
+    organizer = is_organizer(session, campaign_id=draft.campaign_id, user=user)
+    mine, every = selectable_forces(
+        session, campaign_id=draft.campaign_id, user=user, organizer=organizer
+    )
+    force_id, opponent_id = setup.get("force_id"), setup.get("opponent_id")
+    if force_id not in {f.id for f in mine}:
+        raise RuleError("force_required", "Choose your force.", field="force_id")
+    if opponent_id not in {f.id for f in every} or opponent_id == force_id:
+        raise RuleError(
+            "opponent_required", "Choose the opponent's force (another force).", field="opponent_id"
+        )
+    size = battle_rules.battle_size(str(setup.get("battle_size") or ""), book)
+    if not setup.get("mission"):
+        raise RuleError(
+            "mission_required",
+            "Choose the mission, roll for it, or enter the D6 rolled at the table.",
+            field="mission",
+        )
+    battle_rules.choose_mission(size, str(setup["mission"]), book)
+    if setup.get("role") not in ("attacker", "defender"):
+        raise RuleError("role_required", "Say whether you attack or defend.", field="role")
+    names = {f.id: f.name for f in every}
+    for index, force in enumerate((force_id, opponent_id)):
+        try:
+            check_agenda_selection(size, list(setup["agendas"][index]), book)
+        except RuleError as error:
+            raise RuleError(
+                error.code, f"{names[force]}: {error.message}", field=f"agendas_{index}"
+            ) from None
+
+
+# --- step 2: muster -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ArmyTotal:
+    force: Force
+    power: int
+    limit: int
+    crusade_points: int
+    blessings: int
+
+    @property
+    def over(self) -> bool:
+        return self.power > self.limit
+
+
+def army_totals(session: Session, draft_data: dict[str, Any]) -> list[ArmyTotal]:
+    """Each side's Power Level against the battle size's limit and its Crusade points, and
+    the Crusade Blessings that follow (the rules' own computation, as at muster)."""
+    book = rulebook()
+    setup = draft_data["setup"]
+    size = battle_rules.battle_size(str(setup.get("battle_size") or ""), book)
+    views = [load_force(session, int(setup[k])) for k in ("force_id", "opponent_id")]
+    rosters = [
+        [str(i) for i in roster if str(i) in {c.id for c in view.value.cards}]
+        for roster, view in zip(draft_data["rosters"], views, strict=True)
+    ]
+    power = [
+        sum(v.value.card(i).power_rating for i in r) for v, r in zip(views, rosters, strict=True)
+    ]
+    points = [
+        battle_rules.roster_crusade_points(v.value, r) for v, r in zip(views, rosters, strict=True)
+    ]
+    bonus = battle_rules.crusade_blessings(points[0], points[1])
+    return [
+        ArmyTotal(views[i].force, power[i], size.max_power_level, points[i], bonus[i])
+        for i in range(2)
+    ]
+
+
+def muster(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) -> Battle:
+    """Create the battle with ``battles.muster`` (every rule checked there) and remember it."""
+    setup = draft_data["setup"]
+    mine = VictorRole(setup["role"])
+    theirs = VictorRole.DEFENDER if mine == VictorRole.ATTACKER else VictorRole.ATTACKER
+    sides = [
+        SideSetup(
+            force_id=int(setup[key]),
+            role=role,
+            roster=[int(i) for i in draft_data["rosters"][index]],
+            agendas=list(setup["agendas"][index]),
+            warlord_card_id=draft_data["warlords"][index],
+        )
+        for index, (key, role) in enumerate((("force_id", mine), ("opponent_id", theirs)))
+    ]
+    rolled = setup.get("mission_roll")
+    battle, _rows = battles.muster(
+        session,
+        campaign_id=draft.campaign_id,
+        battle_size=str(setup["battle_size"]),
+        sides=sides,
+        mission=None if rolled else str(setup["mission"]),
+        mission_roll=int(rolled) if rolled else None,
+    )
+    draft.battle_id = battle.id
+    save(session, draft, draft_data, step="after")
+    return battle
+
+
+# --- step 3: after the game -------------------------------------------------------------------
+
+
+def unit_state(draft_data: dict[str, Any], card_id: int) -> dict[str, Any]:
+    stored = draft_data["units"].get(str(card_id), {})
+    return {
+        "destroyed": bool(stored.get("destroyed", False)),
+        **{k: int(stored.get(k, 0)) for k in KILLS},
+        "agenda_tallies": dict(stored.get("agenda_tallies") or {}),
+    }
+
+
+def tally_agendas(agenda_ids: list[str]) -> list[Agenda]:
+    """The side's Agendas that keep a per-unit tally (the others count kills)."""
+    book = rulebook()
+    agendas = [book.agenda(a) for a in agenda_ids]
+    return [a for a in agendas if a.tally_source == TallySource.AGENDA]
+
+
+def tally_limit(agenda: Agenda) -> int:
+    if isinstance(agenda.xp, Achieved):
+        return 1
+    return agenda.max_tally or MAX_COUNT
+
+
+def bump(
+    session: Session, draft: BattleDraft, draft_data: dict[str, Any], spec: str
+) -> tuple[int, str, int]:
+    """Apply one tap of a counter, ``card:field:+1`` or ``card:field:-1``, where the field
+    is a kill count (``destroyed_ranged``...) or ``agenda.<agenda id>``. Counts stay within
+    0..the most the rules allow. Returns (card id, field, new value)."""
+    card_id, field, delta = _parse_bump(spec)
+    side = side_of(session, draft, card_id)
+    state = unit_state(draft_data, card_id)
+    if field in KILLS:
+        value, top = state[field] + delta, MAX_COUNT
+    else:
+        agenda_id = field.removeprefix("agenda.")
+        agendas = {a.id: a for a in tally_agendas(battle_side(session, draft, side).agendas)}
+        if agenda_id not in agendas:
+            raise RuleError(
+                "agenda_not_selected",
+                "That Agenda was not chosen for this unit's army.",
+                field="bump",
+            )
+        top = tally_limit(agendas[agenda_id])
+        value = int(state["agenda_tallies"].get(agenda_id, 0)) + delta
+    if not 0 <= value <= top:
+        raise RuleError(
+            "count_invalid",
+            f"This count must stay between 0 and {top}.",
+            field="bump",
+        )
+    if field in KILLS:
+        state[field] = value
+    else:
+        state["agenda_tallies"][field.removeprefix("agenda.")] = value
+    draft_data["units"][str(card_id)] = state
+    save(session, draft, draft_data)
+    return card_id, field, value
+
+
+def _parse_bump(spec: str) -> tuple[int, str, int]:
+    parts = spec.split(":")
+    if len(parts) != 3 or not parts[0].isdigit() or parts[2] not in ("+1", "-1"):
+        raise RuleError(
+            "bump_invalid", "A counter tap is 'unit:field:+1' or 'unit:field:-1'.", field="bump"
+        )
+    field = parts[1]
+    if field not in KILLS and not field.startswith("agenda."):
+        raise RuleError("bump_invalid", f"'{field}' is not a counter.", field="bump")
+    return int(parts[0]), field, int(parts[2])
+
+
+def battle_sides(session: Session, draft: BattleDraft) -> list[BattleSide]:
+    """The mustered battle's sides, in the draft's order (your force first)."""
+    if draft.battle_id is None:
+        raise DomainError(
+            "draft_not_mustered", "Muster the battle before entering its result.", status=409
+        )
+    _battle, sides = battles.get_battle(session, draft.battle_id)
+    first = int(data(draft)["setup"]["force_id"])
+    return sorted(sides, key=lambda s: s.force_id != first)
+
+
+def battle_side(session: Session, draft: BattleDraft, index: int) -> BattleSide:
+    return battle_sides(session, draft)[index]
+
+
+def side_of(session: Session, draft: BattleDraft, card_id: int) -> int:
+    for index, side in enumerate(battle_sides(session, draft)):
+        if card_id in side.roster:
+            return index
+    raise RuleError("unit_not_in_roster", "That unit is not on either roster.", field="bump")
+
+
+def check_after(draft_data: dict[str, Any]) -> None:
+    """What the form itself can get wrong: victory points missing or out of range."""
+    for index, side in enumerate(draft_data["sides"]):
+        vp = side.get("vp")
+        if vp is None or not 0 <= int(vp) <= MAX_VICTORY_POINTS:
+            raise RuleError(
+                "victory_points_invalid",
+                f"Enter the victory points scored, 0 to {MAX_VICTORY_POINTS}.",
+                field=f"vp_{index}",
+            )
+        markers = side.get("objective_markers")
+        if markers is not None and not 1 <= int(markers) <= 20:
+            raise RuleError(
+                "objective_markers_invalid",
+                "The number of objective markers is 1 to 20.",
+                field=f"objective_markers_{index}",
+            )
+
+
+# --- step 4: Out of Action ------------------------------------------------------------------
+
+
+def dice_needed(
+    session: Session, draft: BattleDraft, draft_data: dict[str, Any]
+) -> list[list[str]]:
+    """For each side, what each die entered at the table is for, in the order the rules
+    use them: a Recover Mission Archives roll (when one is needed), then one Out of Action
+    test per destroyed unit in roster order (units that never gain XP pass without one)."""
+    book = rulebook()
+    needed: list[list[str]] = []
+    for index, side in enumerate(battle_sides(session, draft)):
+        value = load_force(session, side.force_id).value
+        purposes: list[str] = []
+        markers = draft_data["sides"][index].get("objective_markers")
+        for agenda in tally_agendas(side.agendas):
+            if isinstance(agenda.xp, ArchiveRoll):
+                combined = sum(
+                    int(unit_state(draft_data, c)["agenda_tallies"].get(agenda.id, 0))
+                    for c in side.roster
+                )
+                if combined and markers and combined < int(markers):
+                    purposes.append(f"{agenda.name} roll")
+        for card_id in side.roster:
+            card = value.card(str(card_id))
+            if unit_state(draft_data, card_id)["destroyed"] and not never_gains_xp(card, book):
+                purposes.append(f"Out of Action test: {card.name}")
+        needed.append(purposes)
+    return needed
+
+
+def parse_dice(text: str, field: str) -> list[int]:
+    """Dice typed as '3 5' or '3,5'."""
+    values = text.replace(",", " ").split()
+    if not all(v.isdigit() and 1 <= int(v) <= 6 for v in values):
+        raise RuleError("dice_invalid", "Each die is a number from 1 to 6.", field=field)
+    return [int(v) for v in values]
+
+
+# --- step 5: review and submit ---------------------------------------------------------------
+
+
+def results(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) -> list[SideResult]:
+    """Both sides' results, built as the JSON API builds them from its request body."""
+    built = []
+    needed = dice_needed(session, draft, draft_data)
+    for index, side in enumerate(battle_sides(session, draft)):
+        entered = draft_data["sides"][index]
+        agenda_ids = {a.id for a in tally_agendas(side.agendas)}
+        units = []
+        for card_id in side.roster:
+            state = unit_state(draft_data, card_id)
+            units.append(
+                {
+                    "card_id": card_id,
+                    "destroyed": state["destroyed"],
+                    **{k: state[k] for k in KILLS},
+                    "agenda_tallies": {
+                        k: int(v)
+                        for k, v in state["agenda_tallies"].items()
+                        if k in agenda_ids and int(v) > 0
+                    },
+                    "marked_for_greatness": entered.get("marked") == card_id,
+                }
+            )
+        dice: list[int] | None = None
+        if entered.get("dice_mode") == "enter" and needed[index]:
+            dice = [int(d) for d in entered.get("dice") or []]
+            dice += parse_dice(str(entered.get("dice_extra") or ""), f"dice_extra_{index}")
+        built.append(
+            SideResult(
+                force_id=side.force_id,
+                victory_points=int(entered.get("vp") or 0),
+                painted=bool(entered.get("painted")),
+                units=units,
+                dice=dice,
+                out_of_action_choices={},
+                agenda_choices={
+                    k: int(v) for k, v in (entered.get("agenda_choices") or {}).items() if v
+                },
+                objective_markers=entered.get("objective_markers"),
+            )
+        )
+    return built
+
+
+def submit(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) -> Battle:
+    """Hand the result to ``confirmation.submit``: an organizer's applies at once, a
+    player's waits for the opponent. The draft is then finished."""
+    check_after(draft_data)
+    if draft.battle_id is None:
+        raise DomainError(
+            "draft_not_mustered", "Muster the battle before entering its result.", status=409
+        )
+    battle = confirmation.submit(
+        session, battle_id=draft.battle_id, results=results(session, draft, draft_data)
+    )
+    save(session, draft, draft_data, step=FINISHED)
+    return battle
+
+
+def roster_cards(session: Session, ids: list[int]) -> dict[int, Card]:
+    rows = session.exec(select(Card).where(col(Card.id).in_(ids))).all()
+    return {c.id: c for c in rows if c.id is not None}

@@ -1,0 +1,1264 @@
+"""Pages for battles: the phone wizard that records one (set-up, muster, after the game,
+Out of Action, review), the battle page with confirmation, and pending decisions answered
+one at a time. Every rule is the services' (``battles``, ``confirmation``, ``decisions``);
+the wizard's progress is saved on the server by ``app.services.wizard``."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import Response
+from sqlmodel import Session, col, select
+from starlette.datastructures import FormData
+
+from app.db.models import Battle, BattleDraft, BattleSide, Card, Decision, Force, User
+from app.db.session import SessionDep
+from app.errors import DomainError
+from app.rules.data import (
+    ArchiveRoll,
+    FreeRequisitions,
+    HighestTally,
+    HonourCategory,
+    RequisitionTarget,
+    VictorBonus,
+    WeaponType,
+    rulebook,
+)
+from app.rules.dice import Dice, EnteredDice, SeededDice
+from app.rules.errors import RuleError
+from app.services import battles, confirmation, decisions, wizard
+from app.services.access import Access
+from app.services.accounts import Principal
+from app.services.forces import get_campaign, load_force
+from app.web.pages import attempt, page, redirect, render
+
+router = APIRouter()
+
+Reader = Annotated[Principal | None, page(Access.CAMPAIGN_READ)]
+Player = Annotated[Principal, page(Access.CAMPAIGN_PLAY)]
+BattlePlayer = Annotated[Principal, page(Access.BATTLE_PLAY)]
+BattleOrganizer = Annotated[Principal, page(Access.BATTLE_ORGANIZE)]
+Owner = Annotated[Principal, page(Access.FORCE_OWN)]
+
+
+async def _form(request: Request) -> FormData:
+    return await request.form()
+
+
+Form = Annotated[FormData, Depends(_form)]
+
+STEP_LABELS = {
+    "setup": "Set-up",
+    "muster": "Muster",
+    "after": "After the game",
+    "out_of_action": "Out of Action",
+    "review": "Review & submit",
+}
+
+
+# --- form reading ------------------------------------------------------------------------
+
+
+def _text(form: FormData, name: str, limit: int = 4000) -> str:
+    value = form.get(name)
+    return value[:limit].strip() if isinstance(value, str) else ""
+
+
+def _texts(form: FormData, name: str) -> list[str]:
+    return [v[:120].strip() for v in form.getlist(name) if isinstance(v, str) and v.strip()]
+
+
+def _int(form: FormData, name: str, *, low: int = 0, high: int = 2**31 - 1) -> int | None:
+    """A whole number from a form field (None when empty); anything else is refused."""
+    raw = _text(form, name, 12)
+    if not raw:
+        return None
+    if not raw.lstrip("-").isdigit() or not low <= int(raw) <= high:
+        raise RuleError("number_invalid", f"Give a whole number from {low} to {high}.", field=name)
+    return int(raw)
+
+
+def _ints(form: FormData, name: str) -> list[int]:
+    return [int(v) for v in _texts(form, name) if v.isdigit() and len(v) < 10]
+
+
+# --- the wizard: start and find a draft ---------------------------------------------------
+
+
+def _draft(session: Session, principal: Principal, campaign_id: int, draft_id: int) -> BattleDraft:
+    organizer = wizard.is_organizer(session, campaign_id=campaign_id, user=principal.user)
+    return wizard.get_draft(
+        session,
+        campaign_id=campaign_id,
+        draft_id=draft_id,
+        user=principal.user,
+        organizer=organizer,
+    )
+
+
+def _base(draft: BattleDraft) -> str:
+    return f"/campaigns/{draft.campaign_id}/drafts/{draft.id}"
+
+
+def _step_url(draft: BattleDraft, step: str | None = None) -> str:
+    return f"{_base(draft)}/{step or draft.step}"
+
+
+@router.get("/campaigns/{campaign_id}/battles/new")
+def new_battle_page(
+    request: Request, session: SessionDep, principal: Player, campaign_id: int
+) -> Response:
+    campaign = get_campaign(session, campaign_id)
+    assert principal.user.id is not None
+    found = wizard.open_draft(session, campaign_id=campaign_id, user_id=principal.user.id)
+    return render(
+        request,
+        "pages/battle_new.html",
+        principal,
+        campaign=campaign,
+        draft=found,
+        draft_url=_step_url(found) if found else None,
+    )
+
+
+@router.post("/campaigns/{campaign_id}/battles/new")
+def start_battle(
+    request: Request, session: SessionDep, principal: Player, campaign_id: int
+) -> Response:
+    assert principal.user.id is not None
+    draft = wizard.start(session, campaign_id=campaign_id, user_id=principal.user.id)
+    return redirect(_step_url(draft))
+
+
+@router.get("/campaigns/{campaign_id}/drafts/{draft_id}")
+def resume_draft(
+    session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if draft.step == wizard.FINISHED:
+        return redirect(f"/battles/{draft.battle_id}" if draft.battle_id else "/")
+    return redirect(_step_url(draft))
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/discard")
+def discard_draft(
+    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    wizard.discard(session, draft)
+    return redirect(f"/campaigns/{campaign_id}/battles/new")
+
+
+def _wizard_page(
+    request: Request,
+    session: Session,
+    principal: Principal,
+    draft: BattleDraft,
+    step: str,
+    *,
+    status: int = 200,
+    **context: Any,
+) -> Response:
+    reached = wizard.STEPS.index(draft.step) if draft.step in wizard.STEPS else 0
+    steps = [
+        {
+            "id": s,
+            "label": STEP_LABELS[s],
+            "url": _step_url(draft, s) if i <= reached else None,
+            "current": s == step,
+        }
+        for i, s in enumerate(wizard.STEPS)
+    ]
+    campaign = get_campaign(session, draft.campaign_id)
+    return render(
+        request,
+        f"pages/wizard_{step}.html",
+        principal,
+        status=status,
+        draft=draft,
+        campaign=campaign,
+        base=_base(draft),
+        steps=steps,
+        step=step,
+        step_number=wizard.STEPS.index(step) + 1,
+        **context,
+    )
+
+
+def _guard(draft: BattleDraft, step: str) -> Response | None:
+    """Send the player to where they are if this step is not open yet (or all is done)."""
+    if draft.step == wizard.FINISHED:
+        return redirect(f"/battles/{draft.battle_id}")
+    if wizard.STEPS.index(step) > wizard.STEPS.index(draft.step):
+        return redirect(_step_url(draft))
+    if step in ("after", "out_of_action", "review") and draft.battle_id is None:
+        return redirect(_step_url(draft, "muster"))
+    return None
+
+
+# --- step 1: set-up --------------------------------------------------------------------
+
+
+def _setup_context(
+    session: Session, principal: Principal, draft: BattleDraft, d: dict[str, Any]
+) -> dict[str, Any]:
+    book = rulebook()
+    organizer = wizard.is_organizer(session, campaign_id=draft.campaign_id, user=principal.user)
+    mine, every = wizard.selectable_forces(
+        session, campaign_id=draft.campaign_id, user=principal.user, organizer=organizer
+    )
+    setup = d["setup"]
+    size_id = setup.get("battle_size") or ""
+    size = next((s for s in book.battle_sizes if s.id == size_id), None)
+    missions = book.missions_for(size_id) if size else ()
+    chosen = next((m for m in missions if m.id == setup.get("mission")), None)
+    categories: dict[str, list[Any]] = {}
+    for agenda in book.agendas:
+        categories.setdefault(agenda.category, []).append(agenda)
+    names = {f.id: f.name for f in every}
+    return {
+        "d": d,
+        "setup": setup,
+        "my_forces": mine,
+        "all_forces": every,
+        "sizes": book.battle_sizes,
+        "size": size,
+        "missions": missions,
+        "mission": chosen,
+        "agenda_categories": categories,
+        "agenda_names": {a.id: a.name for a in book.agendas},
+        "side_names": [
+            names.get(setup.get("force_id"), "Your force"),
+            names.get(setup.get("opponent_id"), "Opponent's force"),
+        ],
+        "mustered": draft.battle_id is not None,
+    }
+
+
+@router.get("/campaigns/{campaign_id}/drafts/{draft_id}/setup")
+def setup_page(
+    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "setup")) is not None:
+        return sent
+    d = wizard.data(draft)
+    return _wizard_page(
+        request, session, principal, draft, "setup", **_setup_context(session, principal, draft, d)
+    )
+
+
+def _read_setup(form: FormData, d: dict[str, Any]) -> None:
+    setup = d["setup"]
+    before = (setup.get("force_id"), setup.get("opponent_id"))
+    setup["force_id"] = _int(form, "force_id")
+    setup["opponent_id"] = _int(form, "opponent_id")
+    if (setup["force_id"], setup["opponent_id"]) != before:
+        d["rosters"], d["warlords"] = [[], []], [None, None]
+    size = _text(form, "battle_size", 40)
+    if size != setup.get("battle_size"):
+        setup["mission"], setup["mission_roll"] = None, None
+    setup["battle_size"] = size
+    mission = _text(form, "mission", 60) or None
+    if mission != setup.get("mission"):
+        setup["mission"], setup["mission_roll"] = mission, None
+    setup["role"] = _text(form, "role", 20) or "attacker"
+    setup["agendas"] = [_texts(form, "agendas_0"), _texts(form, "agendas_1")]
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/setup")
+def save_setup(
+    request: Request,
+    session: SessionDep,
+    principal: Player,
+    form: Form,
+    campaign_id: int,
+    draft_id: int,
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "setup")) is not None:
+        return sent
+    d = wizard.data(draft)
+    action = _text(form, "action", 20)
+    with attempt(session) as outcome:
+        if draft.battle_id is not None:
+            raise DomainError(
+                "draft_mustered", "This battle is mustered; its set-up is fixed.", status=409
+            )
+        _read_setup(form, d)
+        if action == "roll":
+            wizard.roll_mission(d)
+        elif action == "use_roll":
+            entered = _int(form, "mission_roll", low=1, high=6)
+            if entered is None:
+                raise RuleError(
+                    "dice_missing", "Enter the D6 rolled at the table.", field="mission_roll"
+                )
+            wizard.roll_mission(d, entered=entered)
+        if action == "next":
+            wizard.check_setup(session, draft, d, user=principal.user)
+            wizard.save(session, draft, d, step="muster" if draft.step == "setup" else None)
+        else:  # an unchecked change: the muster waits until "Next" checks it again
+            wizard.save(session, draft, d, step="setup")
+    if outcome.refused:
+        context = _setup_context(session, principal, draft, d)
+        return _wizard_page(
+            request,
+            session,
+            principal,
+            draft,
+            "setup",
+            status=outcome.status,
+            error=outcome.error,
+            **context,
+        )
+    if action == "next":
+        return redirect(_step_url(draft, "muster"))
+    return redirect(_step_url(draft, "setup") + ("#mission" if "roll" in action else ""))
+
+
+# --- step 2: muster ----------------------------------------------------------------------
+
+
+def _muster_context(session: Session, draft: BattleDraft, d: dict[str, Any]) -> dict[str, Any]:
+    book = rulebook()
+    setup = d["setup"]
+    armies = []
+    for index, key in enumerate(("force_id", "opponent_id")):
+        view = load_force(session, int(setup[key]))
+        role = setup["role"] if index == 0 else _other(setup["role"])
+        units = [
+            {
+                "card": c,
+                "value": view.value.card(str(c.id)),
+                "pending": c.id in view.pending_card_ids,
+                "rank": book.rank(c.rank).name,
+            }
+            for c in view.cards
+            if not c.removed
+        ]
+        armies.append(
+            {
+                "index": index,
+                "force": view.force,
+                "role": role,
+                "units": units,
+                "roster": [int(i) for i in d["rosters"][index]],
+                "warlord": d["warlords"][index],
+            }
+        )
+    return {
+        "d": d,
+        "armies": armies,
+        "totals": wizard.army_totals(session, d),
+        "size": book.battle_size(setup["battle_size"]),
+        "mission": book.mission(setup["mission"]),
+    }
+
+
+def _other(role: str) -> str:
+    return "defender" if role == "attacker" else "attacker"
+
+
+def _read_muster(form: FormData, d: dict[str, Any]) -> None:
+    d["rosters"] = [_ints(form, "roster_0"), _ints(form, "roster_1")]
+    d["warlords"] = [_int(form, "warlord_0"), _int(form, "warlord_1")]
+
+
+@router.get("/campaigns/{campaign_id}/drafts/{draft_id}/muster")
+def muster_page(
+    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "muster")) is not None:
+        return sent
+    d = wizard.data(draft)
+    context = _muster_context(session, draft, d)
+    if draft.battle_id is not None:
+        context["battle_sides"] = wizard.battle_sides(session, draft)
+    return _wizard_page(request, session, principal, draft, "muster", **context)
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/muster")
+def save_muster(
+    request: Request,
+    session: SessionDep,
+    principal: Player,
+    form: Form,
+    campaign_id: int,
+    draft_id: int,
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "muster")) is not None:
+        return sent
+    d = wizard.data(draft)
+    action = _text(form, "action", 20)
+    with attempt(session) as outcome:
+        if draft.battle_id is not None:
+            raise DomainError("draft_mustered", "This battle is already mustered.", status=409)
+        _read_muster(form, d)
+        if action == "muster":
+            wizard.muster(session, draft, d)
+        else:
+            wizard.save(session, draft, d)
+    if outcome.refused:
+        return _wizard_page(
+            request,
+            session,
+            principal,
+            draft,
+            "muster",
+            status=outcome.status,
+            error=outcome.error,
+            **_muster_context(session, draft, d),
+        )
+    if action == "muster":
+        return redirect(_step_url(draft, "after"))
+    return redirect(_step_url(draft, "muster") + "#pl-counter")
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/muster/total")
+def muster_total(
+    request: Request,
+    session: SessionDep,
+    principal: Player,
+    form: Form,
+    campaign_id: int,
+    draft_id: int,
+) -> Response:
+    """htmx: save the roster selection and return the live Power Level counter."""
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if draft.battle_id is not None or draft.step == wizard.FINISHED:
+        raise DomainError("draft_mustered", "This battle is already mustered.", status=409)
+    if (sent := _guard(draft, "muster")) is not None:
+        return sent
+    d = wizard.data(draft)
+    _read_muster(form, d)
+    wizard.save(session, draft, d)
+    return render(
+        request,
+        "partials/wizard_pl.html",
+        principal,
+        totals=wizard.army_totals(session, d),
+        d=d,
+    )
+
+
+# --- step 3: after the game ------------------------------------------------------------------
+
+
+def _after_context(session: Session, draft: BattleDraft, d: dict[str, Any]) -> dict[str, Any]:
+    book = rulebook()
+    armies = []
+    for index, side in enumerate(wizard.battle_sides(session, draft)):
+        view = load_force(session, side.force_id)
+        cards = {c.id: c for c in view.cards}
+        agendas = [book.agenda(a) for a in side.agendas]
+        armies.append(
+            {
+                "index": index,
+                "side": side,
+                "force": view.force,
+                "agendas": agendas,
+                "tally_agendas": wizard.tally_agendas(side.agendas),
+                "choice_agendas": [
+                    a for a in agendas if isinstance(a.xp, HighestTally | ArchiveRoll)
+                ],
+                "archive": any(isinstance(a.xp, ArchiveRoll) for a in agendas),
+                "units": [
+                    {"card": cards[i], "state": wizard.unit_state(d, i)}
+                    for i in side.roster
+                    if i in cards
+                ],
+                "entered": d["sides"][index],
+            }
+        )
+    return {"d": d, "armies": armies, "tally_limit": wizard.tally_limit}
+
+
+@router.get("/campaigns/{campaign_id}/drafts/{draft_id}/after")
+def after_page(
+    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "after")) is not None:
+        return sent
+    d = wizard.data(draft)
+    return _wizard_page(
+        request, session, principal, draft, "after", **_after_context(session, draft, d)
+    )
+
+
+def _read_after(session: Session, draft: BattleDraft, form: FormData, d: dict[str, Any]) -> None:
+    """The after-game form's fields (counters are not fields: each tap is saved)."""
+    for index, side in enumerate(wizard.battle_sides(session, draft)):
+        entered = d["sides"][index]
+        try:
+            entered["vp"] = _int(form, f"vp_{index}", high=9999)
+        except RuleError:
+            entered["vp"] = None
+        entered["painted"] = bool(_text(form, f"painted_{index}"))
+        marked = _int(form, f"marked_{index}")
+        entered["marked"] = marked if marked in side.roster else None
+        try:
+            entered["objective_markers"] = _int(form, f"objective_markers_{index}", high=99)
+        except RuleError:
+            entered["objective_markers"] = None
+        entered["agenda_choices"] = {
+            a: choice
+            for a in side.agendas
+            if (choice := _int(form, f"agenda_choice_{index}_{a}")) in side.roster
+        }
+        for card_id in side.roster:
+            state = wizard.unit_state(d, card_id)
+            state["destroyed"] = bool(_text(form, f"destroyed_{card_id}"))
+            d["units"][str(card_id)] = state
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/after")
+def save_after(
+    request: Request,
+    session: SessionDep,
+    principal: Player,
+    form: Form,
+    campaign_id: int,
+    draft_id: int,
+) -> Response:
+    """Without script: a counter tap (``bump``) or "Next" submits the whole form."""
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "after")) is not None:
+        return sent
+    d = wizard.data(draft)
+    _read_after(session, draft, form, d)
+    wizard.save(session, draft, d)
+    spec = _text(form, "bump", 80)
+    action = _text(form, "action", 20)
+    with attempt(session) as outcome:
+        if spec:
+            wizard.bump(session, draft, d, spec)
+        elif action == "next":
+            wizard.check_after(d)
+            wizard.save(session, draft, d, step="out_of_action" if draft.step == "after" else None)
+    if outcome.refused:
+        return _wizard_page(
+            request,
+            session,
+            principal,
+            draft,
+            "after",
+            status=outcome.status,
+            error=outcome.error,
+            **_after_context(session, draft, wizard.data(draft)),
+        )
+    if spec:
+        return redirect(_step_url(draft, "after") + f"#unit-{spec.split(':')[0]}")
+    if action != "next":
+        return redirect(_step_url(draft, "after"))
+    return redirect(_step_url(draft, "out_of_action"))
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/after/bump")
+def bump_counter(
+    request: Request,
+    session: SessionDep,
+    principal: Player,
+    form: Form,
+    campaign_id: int,
+    draft_id: int,
+) -> Response:
+    """htmx: one tap of a − or + button, saved at once; returns the updated counter. When
+    the tap comes from the page's form, the form's other fields are saved with it."""
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if draft.battle_id is None or draft.step == wizard.FINISHED:
+        raise DomainError("draft_not_open", "This battle's result is not open.", status=409)
+    d = wizard.data(draft)
+    if _text(form, "form") == "after":
+        _read_after(session, draft, form, d)
+        wizard.save(session, draft, d)
+    spec = _text(form, "bump", 80)
+    with attempt(session) as outcome:
+        card_id, field, _value = wizard.bump(session, draft, d, spec)
+    if outcome.refused:
+        parts = spec.split(":")
+        card_id = int(parts[0]) if parts and parts[0].isdigit() else 0
+        field = parts[1] if len(parts) > 1 else ""
+        d = wizard.data(draft)
+    return _counter(
+        request, session, principal, draft, d, card_id, field, outcome.status, outcome.error
+    )
+
+
+def _counter(
+    request: Request,
+    session: Session,
+    principal: Principal,
+    draft: BattleDraft,
+    d: dict[str, Any],
+    card_id: int,
+    field: str,
+    status: int,
+    error: RuleError | None,
+) -> Response:
+    state = wizard.unit_state(d, card_id)
+    if field.startswith("agenda."):
+        value = int(state["agenda_tallies"].get(field.removeprefix("agenda."), 0))
+        label = rulebook().agenda(field.removeprefix("agenda.")).name
+    else:
+        value = int(state.get(field, 0))
+        label = COUNTER_LABELS.get(field, field)
+    return render(
+        request,
+        "partials/wizard_counter.html",
+        principal,
+        status=status,
+        base=_base(draft),
+        card_id=card_id,
+        field=field,
+        value=value,
+        label=label,
+        unit_name=card.name if (card := session.get(Card, card_id)) else f"unit {card_id}",
+        error=error,
+    )
+
+
+COUNTER_LABELS = {
+    "destroyed_psychic": "Psychic kills",
+    "destroyed_ranged": "Ranged kills",
+    "destroyed_melee": "Melee kills",
+}
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/after/save")
+def autosave_after(
+    session: SessionDep, principal: Player, form: Form, campaign_id: int, draft_id: int
+) -> Response:
+    """htmx: the after-game form saved on every change (nothing to show back)."""
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if draft.battle_id is None or draft.step == wizard.FINISHED:
+        raise DomainError("draft_not_open", "This battle's result is not open.", status=409)
+    d = wizard.data(draft)
+    _read_after(session, draft, form, d)
+    wizard.save(session, draft, d)
+    return Response(status_code=204)
+
+
+# --- step 4: Out of Action --------------------------------------------------------------------
+
+
+def _ooa_context(session: Session, draft: BattleDraft, d: dict[str, Any]) -> dict[str, Any]:
+    needed = wizard.dice_needed(session, draft, d)
+    sides = wizard.battle_sides(session, draft)
+    forces = {f.id: f for f in _forces(session, [s.force_id for s in sides])}
+    return {
+        "d": d,
+        "armies": [
+            {
+                "index": i,
+                "force": forces[s.force_id],
+                "needed": needed[i],
+                "entered": d["sides"][i],
+            }
+            for i, s in enumerate(sides)
+        ],
+    }
+
+
+def _forces(session: Session, ids: list[int]) -> list[Force]:
+    return list(session.exec(select(Force).where(col(Force.id).in_(ids))).all())
+
+
+@router.get("/campaigns/{campaign_id}/drafts/{draft_id}/out_of_action")
+def out_of_action_page(
+    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "out_of_action")) is not None:
+        return sent
+    d = wizard.data(draft)
+    return _wizard_page(
+        request, session, principal, draft, "out_of_action", **_ooa_context(session, draft, d)
+    )
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/out_of_action")
+def save_out_of_action(
+    request: Request,
+    session: SessionDep,
+    principal: Player,
+    form: Form,
+    campaign_id: int,
+    draft_id: int,
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "out_of_action")) is not None:
+        return sent
+    d = wizard.data(draft)
+    needed = wizard.dice_needed(session, draft, d)
+    with attempt(session) as outcome:
+        for index, purposes in enumerate(needed):
+            entered = d["sides"][index]
+            entered["dice_mode"] = (
+                "enter" if _text(form, f"dice_mode_{index}") == "enter" else "roll"
+            )
+            entered["dice_extra"] = _text(form, f"dice_extra_{index}", 200)
+            dice: list[int] = []
+            for n, purpose in enumerate(purposes):
+                value = _text(form, f"die_{index}_{n}", 4)
+                if value:
+                    dice.append(_die(value, f"die_{index}_{n}"))
+                elif entered["dice_mode"] == "enter":
+                    entered["dice"] = dice
+                    raise RuleError(
+                        "dice_missing",
+                        f"Enter the D6 rolled for {purpose}.",
+                        field=f"die_{index}_{n}",
+                    )
+            entered["dice"] = dice
+            if entered["dice_mode"] == "enter":
+                wizard.parse_dice(entered["dice_extra"], f"dice_extra_{index}")
+        wizard.save(session, draft, d, step="review" if draft.step == "out_of_action" else None)
+    if outcome.refused:
+        return _wizard_page(
+            request,
+            session,
+            principal,
+            draft,
+            "out_of_action",
+            status=outcome.status,
+            error=outcome.error,
+            **_ooa_context(session, draft, d),
+        )
+    return redirect(_step_url(draft, "review"))
+
+
+def _die(text: str, field: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 6:
+        raise RuleError("dice_invalid", "A D6 shows a number from 1 to 6.", field=field)
+    return int(text)
+
+
+# --- step 5: review and submit -----------------------------------------------------------------
+
+
+def _review_context(
+    session: Session, principal: Principal, draft: BattleDraft, d: dict[str, Any]
+) -> dict[str, Any]:
+    book = rulebook()
+    context = _after_context(session, draft, d)
+    battle, _sides = battles.get_battle(session, draft.battle_id or 0)
+    context["needed"] = wizard.dice_needed(session, draft, d)
+    context["battle"] = battle
+    context["mission"] = book.mission(battle.mission)
+    context["size"] = book.battle_size(battle.battle_size)
+    context["organizer"] = wizard.is_organizer(
+        session, campaign_id=draft.campaign_id, user=principal.user
+    )
+    return context
+
+
+@router.get("/campaigns/{campaign_id}/drafts/{draft_id}/review")
+def review_page(
+    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "review")) is not None:
+        return sent
+    d = wizard.data(draft)
+    return _wizard_page(
+        request,
+        session,
+        principal,
+        draft,
+        "review",
+        **_review_context(session, principal, draft, d),
+    )
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/review")
+def submit_result(
+    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "review")) is not None:
+        return sent
+    d = wizard.data(draft)
+    with attempt(session) as outcome:
+        battle = wizard.submit(session, draft, d)
+    if outcome.refused:
+        return _wizard_page(
+            request,
+            session,
+            principal,
+            draft,
+            "review",
+            status=outcome.status,
+            error=outcome.error,
+            **_review_context(session, principal, draft, d),
+        )
+    return redirect(f"/battles/{battle.id}")
+
+
+# --- the battle page ------------------------------------------------------------------------
+
+
+def _battle_context(
+    session: Session, principal: Principal | None, battle_id: int
+) -> dict[str, Any]:
+    book = rulebook()
+    battle, sides = battles.get_battle(session, battle_id)
+    forces = {f.id: f for f in _forces(session, [s.force_id for s in sides])}
+    owners = {
+        u.id: u
+        for u in session.exec(
+            select(User).where(col(User.id).in_([f.owner_id for f in forces.values()]))
+        ).all()
+    }
+    roster_ids = [i for s in sides for i in s.roster]
+    cards = wizard.roster_cards(session, roster_ids)
+    proposal = {int(p["force_id"]): p for p in (battle.proposal or {}).get("sides", [])}
+    user = principal.user if principal else None
+    organizer = bool(
+        user and wizard.is_organizer(session, campaign_id=battle.campaign_id, user=user)
+    )
+    in_battle = bool(user and user.id in {f.owner_id for f in forces.values()})
+    opponent = in_battle and user is not None and user.id != battle.proposed_by
+    views = [_side_view(book, s, forces[s.force_id], owners, cards, proposal) for s in sides]
+    made = session.exec(
+        select(Decision).where(Decision.battle_id == battle_id).order_by(col(Decision.id))
+    ).all()
+    decision_cards = wizard.roster_cards(session, [x.card_id for x in made if x.card_id])
+    return {
+        "battle": battle,
+        "campaign": get_campaign(session, battle.campaign_id),
+        "mission": book.mission(battle.mission),
+        "size": book.battle_size(battle.battle_size),
+        "sides": views,
+        "organizer": organizer,
+        "can_confirm": (battle.status == "proposed" and (organizer or opponent))
+        or (battle.status == "disputed" and organizer),
+        "can_dispute": battle.status == "proposed" and (organizer or opponent),
+        "can_revert": organizer and battle.status != "reverted",
+        "proposer": session.get(User, battle.proposed_by) if battle.proposed_by else None,
+        "decisions": [
+            (x, decision_cards.get(x.card_id or 0), forces.get(x.force_id)) for x in made
+        ],
+        "decision_title": _decision_title,
+    }
+
+
+def _side_view(
+    book: Any,
+    side: BattleSide,
+    force: Force,
+    owners: dict[int | None, User],
+    cards: dict[int, Card],
+    proposal: dict[int, dict[str, Any]],
+) -> dict[str, Any]:
+    report = side.report or {}
+    proposed = proposal.get(side.force_id, {})
+    units = {int(u["card_id"]): u for u in report.get("units") or proposed.get("units") or []}
+    tests = {int(t["card_id"]): t for t in report.get("tests", [])}
+    blows = {int(b["card_id"]): b for b in report.get("devastating_blows", [])}
+    promotions = {
+        int(p["card_id"]): book.rank(p["rank"]).name for p in report.get("promotions", [])
+    }
+    owner = owners.get(force.owner_id)
+    return {
+        "side": side,
+        "force": force,
+        "owner": owner,
+        "agendas": [book.agenda(a) for a in side.agendas],
+        "proposed": proposed,
+        "rows": [
+            {
+                "id": i,
+                "card": cards.get(i),
+                "name": cards[i].name if i in cards else f"Unit {i}",
+                "report": units.get(i, {}),
+                "xp": (report.get("experience") or {}).get(str(i)),
+                "test": tests.get(i),
+                "blow": blows.get(i),
+                "promotion": promotions.get(i),
+                "warlord": side.warlord_card_id == i,
+            }
+            for i in side.roster
+        ],
+    }
+
+
+@router.get("/battles/{battle_id}")
+def battle_page(
+    request: Request, session: SessionDep, principal: Reader, battle_id: int
+) -> Response:
+    return render(
+        request, "pages/battle.html", principal, **_battle_context(session, principal, battle_id)
+    )
+
+
+def _battle_command(
+    request: Request, session: Session, principal: Principal, battle_id: int, command: str
+) -> Response:
+    with attempt(session) as outcome:
+        if command == "confirm":
+            confirmation.confirm(session, battle_id=battle_id)
+        elif command == "dispute":
+            confirmation.dispute(session, battle_id=battle_id)
+        else:
+            battles.revert(session, battle_id=battle_id)
+    if outcome.refused:
+        return render(
+            request,
+            "pages/battle.html",
+            principal,
+            status=outcome.status,
+            error=outcome.error,
+            **_battle_context(session, principal, battle_id),
+        )
+    return redirect(f"/battles/{battle_id}")
+
+
+@router.post("/battles/{battle_id}/confirm")
+def confirm_battle(
+    request: Request, session: SessionDep, principal: BattlePlayer, battle_id: int
+) -> Response:
+    return _battle_command(request, session, principal, battle_id, "confirm")
+
+
+@router.post("/battles/{battle_id}/dispute")
+def dispute_battle(
+    request: Request, session: SessionDep, principal: BattlePlayer, battle_id: int
+) -> Response:
+    return _battle_command(request, session, principal, battle_id, "dispute")
+
+
+@router.get("/battles/{battle_id}/revert")
+def revert_page(
+    request: Request, session: SessionDep, principal: BattleOrganizer, battle_id: int
+) -> Response:
+    context = _battle_context(session, principal, battle_id)
+    return render(request, "pages/battle_revert.html", principal, **context)
+
+
+@router.post("/battles/{battle_id}/revert")
+def revert_battle(
+    request: Request, session: SessionDep, principal: BattleOrganizer, battle_id: int
+) -> Response:
+    return _battle_command(request, session, principal, battle_id, "revert")
+
+
+# --- decisions, one at a time ----------------------------------------------------------------
+
+
+def _decision_title(row: Decision) -> str:
+    return {
+        "out_of_action": "Failed Out of Action test",
+        "battle_scar": "Battle Scar",
+        "battle_honour": "Battle Honour",
+        "victor_bonus": "Victor bonus",
+    }.get(row.kind, row.kind.replace("_", " ").capitalize())
+
+
+def _next_pending(session: Session, force_id: int) -> Decision | None:
+    waiting = decisions.list_decisions(session, force_id=force_id, status="pending")
+    return waiting[0] if waiting else None
+
+
+@router.get("/forces/{force_id}/decisions")
+def next_decision(
+    request: Request, session: SessionDep, principal: Reader, force_id: int
+) -> Response:
+    found = _next_pending(session, force_id)
+    if found is not None:
+        return redirect(f"/decisions/{found.id}")
+    force = load_force(session, force_id).force
+    return render(request, "pages/decision_none.html", principal, force=force)
+
+
+def _decision_context(
+    session: Session,
+    principal: Principal | None,
+    row: Decision,
+    *,
+    category: str = "",
+    card_choice: int | None = None,
+    weapon_type: str = "",
+) -> dict[str, Any]:
+    book = rulebook()
+    view = load_force(session, row.force_id)
+    cards = {c.id: c for c in view.cards}
+    card = cards.get(row.card_id) if row.card_id else None
+    battle = session.get(Battle, row.battle_id) if row.battle_id else None
+    waiting = decisions.list_decisions(session, force_id=row.force_id, status="pending")
+    user = principal.user if principal else None
+    may_answer = bool(
+        user
+        and (
+            user.id == view.force.owner_id
+            or wizard.is_organizer(session, campaign_id=view.force.campaign_id, user=user)
+        )
+    )
+    context: dict[str, Any] = {
+        "row": row,
+        "force": view.force,
+        "card": card,
+        "battle": battle,
+        "mission": book.mission(battle.mission) if battle else None,
+        "title": _decision_title(row),
+        "waiting": len(waiting),
+        "position": next((i + 1 for i, w in enumerate(waiting) if w.id == row.id), None),
+        "may_answer": may_answer and row.status == "pending",
+        "units": [c for c in view.cards if not c.removed],
+        "values": {},
+    }
+    if row.kind == "out_of_action":
+        context["gain"] = row.payload.get("gain", {})
+        gain = context["gain"]
+        context["xp_kept"] = (
+            gain.get("battle_experience", 0)
+            + gain.get("marked_for_greatness", 0)
+            + gain.get("dealers_of_death", 0)
+            + sum((gain.get("agendas") or {}).values())
+        )
+        context["xp_after_blow"] = gain.get("dealers_of_death", 0)
+        context["options"] = row.payload.get("options", [])
+    elif row.kind == "battle_scar" and card is not None:
+        value = view.value.card(str(card.id))
+        table = book.scars.battle_scars[value.unit_type]
+        context["scars"] = [e for e in table.entries if e.id not in value.scar_ids]
+    elif row.kind == "battle_honour":
+        context.update(_honour_context(book, view, row, card, category, card_choice, weapon_type))
+    elif row.kind == "victor_bonus":
+        bonus = VictorBonus.model_validate(row.payload["bonus"])
+        effect = bonus.effect
+        context["bonus"] = bonus
+        granted = list(effect.requisitions) if isinstance(effect, FreeRequisitions) else []
+        context["granted"] = [
+            {
+                "index": i,
+                "requisition": book.requisition(r),
+                "unit": book.requisition(r).target == RequisitionTarget.UNIT,
+                "fields": REQUISITION_FIELDS.get(r, ()),
+            }
+            for i, r in enumerate(granted)
+        ]
+        context["one_of"] = isinstance(effect, FreeRequisitions) and effect.mode == "one_of"
+    return context
+
+
+def _honour_context(
+    book: Any,
+    view: Any,
+    row: Decision,
+    card: Card | None,
+    category: str,
+    card_choice: int | None,
+    weapon_type: str,
+) -> dict[str, Any]:
+    categories = [HonourCategory(c) for c in row.payload.get("categories", [])]
+    eligible = [int(i) for i in row.payload.get("eligible", [])]
+    target = card.id if card else card_choice
+    if card is None and len(eligible) == 1:
+        target = eligible[0]
+    chosen = HonourCategory(category) if category in {c.value for c in categories} else None
+    if chosen is None and len(categories) == 1 and target is not None:
+        chosen = categories[0]
+    context: dict[str, Any] = {
+        "categories": categories,
+        "eligible": [c for c in view.cards if c.id in eligible],
+        "target": target,
+        "category": chosen,
+        "weapon_type": weapon_type if weapon_type in ("ranged", "melee", "both") else "ranged",
+        "reason": _honour_reason(book, row.payload.get("reason", "")),
+    }
+    if chosen is None or target is None or target not in {c.id for c in view.cards}:
+        context["category"] = None
+        return context
+    value = view.value.card(str(target))
+    context["target_card"] = next(c for c in view.cards if c.id == target)
+    held = value.honour_ids(chosen)
+    if chosen == HonourCategory.BATTLE_TRAIT:
+        table = book.honours.battle_traits[value.unit_type]
+        context["entries"] = [e for e in table.entries if e.id not in held]
+        context["picks"] = 1
+    elif chosen == HonourCategory.PSYCHIC_FORTITUDE:
+        context["entries"] = [
+            e for e in book.honours.psychic_fortitudes.entries if e.id not in held
+        ]
+        context["picks"] = 1
+    elif chosen == HonourCategory.WEAPON_ENHANCEMENT:
+        kind = WeaponType.RANGED if context["weapon_type"] == "ranged" else WeaponType.MELEE
+        context["entries"] = list(book.honours.weapon_enhancements[kind].entries)
+        elite = any(value.has(k) for k in ("CHARACTER", "VEHICLE", "MONSTER", "TITANIC"))
+        context["picks"] = 1 if elite else 2
+    else:
+        context["entries"] = list(book.honours.crusade_relics)
+        context["picks"] = 1
+        context["relics"] = True
+    return context
+
+
+def _honour_reason(book: Any, reason: str) -> str:
+    if reason.startswith("rank:"):
+        return f"reached the rank {book.rank(reason.removeprefix('rank:')).name}"
+    if reason == "victor_bonus":
+        return "won the battle: a victor bonus"
+    return reason
+
+
+REQUISITION_FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "fresh_recruits": (
+        ("new_power_rating", "New Power Rating", "number"),
+        ("wargear", "Wargear", "text"),
+    ),
+    "rearm_and_resupply": (
+        ("wargear", "New wargear", "text"),
+        ("replaced_weapons", "Weapons replaced (separate with commas)", "text"),
+    ),
+    "repair_and_recuperate": (("scar", "Battle Scar to remove (its id)", "text"),),
+    "psychic_meditations": (("psychic_powers", "Psychic powers", "text"),),
+    "specialist_reinforcements": (
+        ("stratagem", "Stratagem", "text"),
+        ("stratagem_cp", "Its CP cost", "number"),
+    ),
+    "warlord_trait": (("warlord_trait", "Warlord Trait", "text"),),
+    "relic": (
+        ("relic", "Relic", "text"),
+        ("model", "Model that carries it (optional)", "text"),
+        ("replaces_weapon", "Weapon it replaces (optional)", "text"),
+    ),
+}
+
+
+@router.get("/decisions/{decision_id}")
+def decision_page(
+    request: Request,
+    session: SessionDep,
+    principal: Reader,
+    decision_id: int,
+    category: str = "",
+    card_id: str = "",
+    weapon_type: str = "",
+) -> Response:
+    row = decisions.get_decision(session, decision_id)
+    context = _decision_context(
+        session,
+        principal,
+        row,
+        category=category[:40],
+        card_choice=int(card_id) if card_id.isdigit() and len(card_id) < 10 else None,
+        weapon_type=weapon_type[:10],
+    )
+    return render(request, "pages/decision.html", principal, **context)
+
+
+def _decision_dice(form: FormData) -> Dice:
+    """Dice rolled at the table (typed in), or the server's seeded roll."""
+    if _text(form, "dice_mode") == "enter":
+        entered = wizard.parse_dice(_text(form, "dice", 200), "dice")
+        return EnteredDice(entered)
+    return SeededDice(secrets.randbelow(2**31))
+
+
+def _answer(row: Decision, form: FormData) -> dict[str, Any]:
+    """The answer as the JSON API's DecisionAnswer would give it."""
+    answer: dict[str, Any] = {"entries": [], "requisitions": []}
+    if row.kind == "out_of_action":
+        consequence = _text(form, "consequence", 40)
+        if consequence not in ("devastating_blow", "battle_scar"):
+            raise RuleError(
+                "decision_answer_incomplete",
+                "Choose Devastating Blow or Battle Scar.",
+                field="consequence",
+            )
+        answer["consequence"] = consequence
+    elif row.kind == "battle_scar":
+        if scar := _text(form, "scar", 60):
+            answer["scar"] = scar
+    elif row.kind == "battle_honour":
+        category = _text(form, "category", 40)
+        if category not in {c.value for c in HonourCategory}:
+            raise RuleError("decision_answer_incomplete", "Choose a category.", field="category")
+        answer["category"] = category
+        answer["entries"] = _texts(form, "entries")[:2]
+        if row.card_id is None:
+            answer["card_id"] = _int(form, "card_id")
+            if answer["card_id"] is None:
+                del answer["card_id"]
+        model, weapon = _text(form, "weapon_model", 120), _text(form, "weapon_name", 120)
+        if model or weapon:
+            weapon_type = _text(form, "weapon_type", 10)
+            answer["weapon"] = {
+                "model": model,
+                "weapon": weapon,
+                "weapon_type": weapon_type
+                if weapon_type in ("ranged", "melee", "both")
+                else "ranged",
+                "is_relic": bool(_text(form, "weapon_is_relic")),
+            }
+    elif row.kind == "victor_bonus":
+        answer["requisitions"] = _requisitions(row, form)
+    return answer
+
+
+def _requisitions(row: Decision, form: FormData) -> list[dict[str, Any]]:
+    bonus = VictorBonus.model_validate(row.payload["bonus"])
+    effect = bonus.effect
+    granted = list(effect.requisitions) if isinstance(effect, FreeRequisitions) else []
+    used = {int(v) for v in _texts(form, "use") if v.isdigit()}
+    orders = []
+    for index, requisition in enumerate(granted):
+        if index not in used:
+            continue
+        order: dict[str, Any] = {"requisition": requisition}
+        card = _int(form, f"card_id_{index}")
+        if card is not None:
+            order["card_id"] = card
+        for name, _label, kind in REQUISITION_FIELDS.get(requisition, ()):
+            key = f"{name}_{index}"
+            if kind == "number":
+                number = _int(form, key, low=1, high=200)
+                if number is not None:
+                    order[name] = number
+            elif name == "replaced_weapons":
+                order[name] = [w.strip() for w in _text(form, key).split(",") if w.strip()]
+            elif text := _text(form, key):
+                order[name] = text
+        orders.append(order)
+    return orders
+
+
+@router.post("/decisions/{decision_id}/answer")
+def answer_decision(
+    request: Request, session: SessionDep, principal: Owner, form: Form, decision_id: int
+) -> Response:
+    row = decisions.get_decision(session, decision_id)
+    force_id = row.force_id
+    with attempt(session) as outcome:
+        answer = _answer(row, form)
+        decisions.answer(session, decision_id=decision_id, answer=answer, dice=_decision_dice(form))
+    if outcome.refused:
+        session.refresh(row)
+        card_id = _text(form, "card_id", 10)
+        context = _decision_context(
+            session,
+            principal,
+            row,
+            category=_text(form, "category", 40),
+            card_choice=int(card_id) if card_id.isdigit() else None,
+            weapon_type=_text(form, "weapon_type", 10),
+        )
+        context["values"] = {k: v for k, v in form.items() if isinstance(v, str)}
+        return render(
+            request,
+            "pages/decision.html",
+            principal,
+            status=outcome.status,
+            error=outcome.error,
+            **context,
+        )
+    following = _next_pending(session, force_id)
+    if following is not None:
+        return redirect(f"/decisions/{following.id}")
+    return redirect(f"/forces/{force_id}")

@@ -1,0 +1,275 @@
+"""The battle page (confirm, dispute, revert) and pending decisions answered one at a time,
+through the pages; what the cards end up with matches the JSON API."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import Engine
+
+from app.rules.data import UnitType, rulebook
+from tests.api.helpers import dump
+from tests.web.conftest import Browser, campaign_with_two_players
+
+
+def proposed_battle(
+    person: Callable[[str], Browser],
+    size: str = "combat_patrol",
+    mission: str = "supply_drop",
+    agendas: tuple[list[str], list[str]] = (["assassins"], ["reaper"]),
+) -> dict[str, Any]:
+    """Ruby (attacking) beats Kai in a Supply Drop and enters the result: her Captain is
+    Marked for Greatness and scores Assassins (6 XP: Blooded), her Intercessor Squad is
+    destroyed and fails its Out of Action test on the 1 rolled at the table."""
+    world = campaign_with_two_players(person)
+    ruby, kai = world["ruby"], world["kai"]
+    mine = {c["name"]: c["id"] for c in ruby.api("GET", f"/forces/{world['ruby_force']}")["cards"]}
+    theirs = {c["name"]: c["id"] for c in kai.api("GET", f"/forces/{world['kai_force']}")["cards"]}
+    battle = ruby.api(
+        "POST",
+        f"/campaigns/{world['campaign_id']}/battles",
+        json={
+            "battle_size": size,
+            "mission": mission,
+            "sides": [
+                {
+                    "force_id": world["ruby_force"],
+                    "role": "attacker",
+                    "roster": list(mine.values()),
+                    "agendas": agendas[0],
+                },
+                {
+                    "force_id": world["kai_force"],
+                    "role": "defender",
+                    "roster": list(theirs.values()),
+                    "agendas": agendas[1],
+                },
+            ],
+        },
+    )
+    ruby.api(
+        "POST",
+        f"/battles/{battle['id']}/result",
+        json={
+            "sides": [
+                {
+                    "force_id": world["ruby_force"],
+                    "victory_points": 60,
+                    "painted": True,
+                    "units": [
+                        {
+                            "card_id": mine["Captain"],
+                            "destroyed_melee": 1,
+                            "agenda_tallies": {"assassins": 1},
+                            "marked_for_greatness": True,
+                        },
+                        {"card_id": mine["Intercessor Squad"], "destroyed": True},
+                    ],
+                    "dice": [1],
+                },
+                {"force_id": world["kai_force"], "victory_points": 30, "units": []},
+            ]
+        },
+    )
+    return {**world, "battle_id": battle["id"], "mine": mine, "theirs": theirs}
+
+
+def test_the_opponent_confirms_and_the_proposer_cannot(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    world = proposed_battle(person)
+    ruby, kai, battle_id = world["ruby"], world["kai"], world["battle_id"]
+    url = f"/battles/{battle_id}"
+
+    page = ruby.get(url)
+    assert page.status_code == 200
+    assert 'data-testid="battle-status">Proposed<' in page.text
+    assert "Supply Drop" in page.text and "Combat Patrol" in page.text
+    assert (
+        f'data-testid="vp-{world["ruby_force"]}">60</strong> victory points proposed' in page.text
+    )
+    assert "Confirm result" not in page.text
+    before = dump(engine)
+    refused = ruby.post(f"{url}/confirm")
+    assert refused.status_code == 403
+    assert 'data-code="cannot_confirm_own_result"' in refused.text
+    assert dump(engine) == before
+
+    page = kai.get(url)
+    assert "Confirm result" in page.text and "Dispute" in page.text
+    assert set(re.findall(r'name="csrf_token" value="([^"]*)"', page.text)) == {kai.csrf()}
+    confirmed = kai.post(f"{url}/confirm")
+    assert confirmed.status_code == 303 and confirmed.headers["location"] == url
+    assert kai.api("GET", url)["status"] == "resolved"
+    page = kai.get(url)
+    assert 'data-testid="battle-status">Resolved<' in page.text
+    assert "Winner" in page.text
+    assert f'data-testid="vp-{world["ruby_force"]}">70</strong>' in page.text
+    assert "+6 XP · now <strong>Blooded</strong>" in page.text
+    assert "after its decision" in page.text  # the squad's XP waits for its decision
+    assert "<strong>failed</strong> (rolled 1)" in page.text
+    assert "Decisions from this battle" in page.text
+    assert "Failed Out of Action test: Intercessor Squad" in page.text
+    assert "Confirm result" not in page.text
+
+
+def test_a_dispute_is_settled_by_an_organizer(person: Callable[[str], Browser]) -> None:
+    world = proposed_battle(person)
+    kai, orga, url = world["kai"], world["orga"], f"/battles/{world['battle_id']}"
+    assert kai.post(f"{url}/dispute").status_code == 303
+    page = kai.get(url)
+    assert 'data-testid="battle-status">Disputed<' in page.text
+    assert "Confirm result" not in page.text
+    page = orga.get(url)
+    assert "Confirm result" in page.text and "Revert battle" in page.text
+    assert orga.post(f"{url}/confirm").status_code == 303
+    assert orga.api("GET", url)["status"] == "resolved"
+
+
+def test_an_organizer_reverts_after_a_confirm_step(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    world = proposed_battle(person)
+    kai, orga, url = world["kai"], world["orga"], f"/battles/{world['battle_id']}"
+    kai.post(f"{url}/confirm")
+    assert "Revert battle" not in kai.get(url).text
+    assert kai.get(f"{url}/revert").status_code == 403
+    before = dump(engine)
+    assert kai.post(f"{url}/revert").status_code == 403
+    assert dump(engine) == before
+    page = orga.get(f"{url}/revert")
+    assert page.status_code == 200 and "Yes, revert battle" in page.text
+    reverted = orga.post(f"{url}/revert")
+    assert reverted.status_code == 303
+    assert orga.api("GET", url)["status"] == "reverted"
+    captain = orga.api("GET", f"/cards/{world['mine']['Captain']}")
+    assert (captain["xp"], captain["rank"]) == (0, "battle_ready")
+    waiting = orga.api("GET", f"/forces/{world['ruby_force']}/decisions")
+    assert waiting == []
+
+
+def test_decisions_are_answered_one_at_a_time(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    world = proposed_battle(person)
+    ruby, kai = world["ruby"], world["kai"]
+    kai.post(f"/battles/{world['battle_id']}/confirm")
+    force = world["ruby_force"]
+    captain, squad = world["mine"]["Captain"], world["mine"]["Intercessor Squad"]
+    pending = ruby.api("GET", f"/forces/{force}/decisions")
+    assert [d["kind"] for d in pending] == ["battle_honour", "out_of_action"]
+
+    # The next one waiting: the Captain's Battle Honour for reaching Blooded.
+    first = ruby.get(f"/forces/{force}/decisions", follow_redirects=False)
+    assert first.status_code == 303
+    honour_url = first.headers["location"]
+    assert honour_url == f"/decisions/{pending[0]['id']}"
+    page = ruby.get(honour_url)
+    assert "Battle Honour: Captain" in page.text
+    assert "reached the rank Blooded" in page.text
+    assert "Decision 1 of 2 waiting" in page.text
+    assert 'name="csrf_token" value=""' not in page.text
+    assert 'name="category" value="battle_trait"' in page.text
+    page = ruby.get(f"{honour_url}?category=battle_trait")
+    assert set(re.findall(r'name="csrf_token" value="([^"]*)"', page.text)) == {ruby.csrf()}
+    assert "Battle trait for Captain" in page.text
+    assert 'name="entries"' in page.text and "Roll for it" in page.text
+
+    # Someone else cannot answer it; a roll with no entered die is refused in place.
+    before = dump(engine)
+    answer = f"{honour_url}/answer"
+    assert kai.post(answer, {"category": "battle_trait"}).status_code == 403
+    missing = ruby.post(
+        answer, {"category": "battle_trait", "entries": "", "dice_mode": "enter", "dice": ""}
+    )
+    assert missing.status_code == 422 and 'data-code="dice_missing"' in missing.text
+    assert dump(engine) == before
+    done = ruby.post(
+        answer, {"category": "battle_trait", "entries": "", "dice_mode": "enter", "dice": "3"}
+    )
+    assert done.status_code == 303
+    assert done.headers["location"] == f"/decisions/{pending[1]['id']}"
+
+    # The failed Out of Action test: both choices explained; a Battle Scar follows.
+    page = ruby.get(done.headers["location"])
+    assert "Failed Out of Action test: Intercessor Squad" in page.text
+    assert "Devastating Blow" in page.text and "Battle Scar" in page.text
+    assert "loses D6 experience points" in page.text
+    scarred = ruby.post(f"/decisions/{pending[1]['id']}/answer", {"consequence": "battle_scar"})
+    assert scarred.status_code == 303
+    scar_url = scarred.headers["location"]
+    assert re.fullmatch(r"/decisions/\d+", scar_url)
+    page = ruby.get(scar_url)
+    assert "Battle Scar: Intercessor Squad" in page.text
+    assert 'name="scar" value="fatigued"' in page.text
+    last = ruby.post(f"{scar_url}/answer", {"scar": "", "dice_mode": "enter", "dice": "2"})
+    assert last.status_code == 303 and last.headers["location"] == f"/forces/{force}"
+    page = ruby.get(f"/forces/{force}/decisions")
+    assert page.status_code == 200 and "Nothing waiting" in page.text
+
+    # The cards hold what the JSON API reports.
+    book = rulebook()
+    trait = book.honours.battle_traits[UnitType.CHARACTER].entry_for(3)
+    scar = book.scars.battle_scars[UnitType.OTHER].entry_for(2)
+    card = ruby.api("GET", f"/cards/{captain}")
+    assert (card["xp"], card["rank"]) == (6, "blooded")
+    assert [h["category"] for h in card["honours"]] == ["battle_trait"]
+    assert card["honours"][0]["entries"][0]["id"] == trait.id
+    unit = ruby.api("GET", f"/cards/{squad}")
+    assert [s["id"] for s in unit["scars"]] == [scar.id]
+    assert unit["xp"] == 1  # Battle Scar, not a Devastating Blow: it keeps its battle XP
+    assert ruby.get(scar_url).status_code == 200
+    assert "This decision is answered" in ruby.get(scar_url).text
+
+
+def test_a_victor_bonus_honour_goes_to_the_unit_chosen(person: Callable[[str], Browser]) -> None:
+    world = proposed_battle(person, mission="assassinate")
+    ruby, kai, orga = world["ruby"], world["kai"], world["orga"]
+    orga.post(f"/battles/{world['battle_id']}/confirm")
+    bonus = next(
+        d
+        for d in ruby.api("GET", f"/forces/{world['ruby_force']}/decisions")
+        if d["payload"].get("reason") == "victor_bonus"
+    )
+    url = f"/decisions/{bonus['id']}"
+    page = ruby.get(url)
+    assert "won the battle: a victor bonus" in page.text
+    assert 'name="card_id"' in page.text and "Which unit gains it?" in page.text
+    squad = world["mine"]["Intercessor Squad"]
+    page = ruby.get(f"{url}?card_id={squad}&category=battle_trait")
+    assert "Battle trait for Intercessor Squad" in page.text
+    assert 'value="veteran_warriors"' in page.text
+    assert kai.get(url).status_code == 200  # a member may look, but not answer
+    assert "Only Ultramarines 4th" in kai.get(url).text
+    done = ruby.post(
+        f"{url}/answer",
+        {"category": "battle_trait", "card_id": str(squad), "entries": "veteran_warriors"},
+    )
+    assert done.status_code == 303
+    card = ruby.api("GET", f"/cards/{squad}")
+    assert [e["id"] for h in card["honours"] for e in h["entries"]] == ["veteran_warriors"]
+
+
+def test_free_requisitions_from_a_victor_bonus(person: Callable[[str], Browser]) -> None:
+    world = proposed_battle(
+        person,
+        size="strike_force",
+        mission="raze_and_ruin",
+        agendas=(["assassins", "first_strike", "sentinel"], ["reaper", "king_slayer", "survivor"]),
+    )
+    ruby, kai = world["ruby"], world["kai"]
+    kai.post(f"/battles/{world['battle_id']}/confirm")
+    force = world["ruby_force"]
+    before = ruby.api("GET", f"/forces/{force}")["supply_limit"]
+    bonus = next(
+        d for d in ruby.api("GET", f"/forces/{force}/decisions") if d["kind"] == "victor_bonus"
+    )
+    page = ruby.get(f"/decisions/{bonus['id']}")
+    assert page.text.count("Use Increase Supply Limit for free") == 2
+    done = ruby.post(f"/decisions/{bonus['id']}/answer", {"use": ["0", "1"]})
+    assert done.status_code == 303
+    after = ruby.api("GET", f"/forces/{force}")["supply_limit"]
+    supply = rulebook().numbers.supply_limit_increase
+    assert after == before + 2 * supply
