@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test lint typecheck lock install install-dev clean
+.PHONY: run test lint typecheck lock install install-dev clean screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,9 +38,15 @@ typecheck: install-dev
 # PostgreSQL: TEST_DATABASE_URL if set, else the local server (installed and started by
 # scripts/ensure-postgres.sh when we are root). Without one, only SQLite runs (CI fails).
 test: install-dev lint typecheck
+	scripts/ensure-chromium.sh
 	TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh || true)}" \
 	  $(BIN)/pytest --cov=app --cov-report=term-missing:skip-covered
 	$(BIN)/coverage report --include='app/rules/*' --fail-under=95
+
+# PNGs of the main pages (demo campaign) at phone and desktop width into docs/screenshots/.
+screenshots: install-dev
+	scripts/ensure-chromium.sh
+	$(BIN)/python scripts/screenshots.py
 
 # Regenerate the pinned, hashed lock files after changing pyproject.toml.
 lock:
