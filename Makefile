@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test lint typecheck lock install install-dev clean screenshots
+.PHONY: run test lint typecheck lock install install-dev clean screenshots vendor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,13 @@ test: install-dev lint typecheck
 screenshots: install-dev
 	scripts/ensure-chromium.sh
 	$(BIN)/python scripts/screenshots.py
+
+# Front-end packages (htmx, Pico, axe-core) from npm at the versions package-lock.json pins,
+# copied into app/web/static/vendor/ and tests/browser/vendor/. The copies are committed, so
+# `make run` and `make test` need no node; run this after changing package.json.
+vendor:
+	npm ci --no-audit --no-fund
+	npm run vendor
 
 # Regenerate the pinned, hashed lock files after changing pyproject.toml.
 lock:

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 from sqlmodel import Session, col, select
 
@@ -21,6 +22,9 @@ from app.db.models import Battle, BattleSide, Card, Force
 from app.services.convert import card_value
 
 CARD_FIELDS = frozenset(Card.model_fields)
+CARD_DEFAULTS = {
+    name: field.get_default(call_default_factory=True) for name, field in Card.model_fields.items()
+}
 
 
 @dataclass(frozen=True)
@@ -91,13 +95,17 @@ def progress(session: Session, *, campaign_id: int, last: int = 40) -> Progress:
 
 
 def _snapshot_cards(force_id: int, snapshot: Mapping[str, Any]) -> list[Card]:
-    """The cards as the snapshot recorded them (rows never added to the session)."""
+    """The cards as the snapshot recorded them. Plain namespaces stand in for rows: building
+    SQLModel table objects (attribute instrumentation on every field) was most of
+    the dashboard's time, and these are only read by ``card_value``."""
     cards = []
     for card_id, state in (snapshot.get("cards") or {}).items():
         fields = {k: v for k, v in state.items() if k in CARD_FIELDS}
-        card = Card(**{**fields, "id": int(card_id), "force_id": force_id})
+        card = SimpleNamespace(
+            **{**CARD_DEFAULTS, **fields, "id": int(card_id), "force_id": force_id}
+        )
         if not card.removed:
-            cards.append(card)
+            cards.append(cast(Card, card))
     return cards
 
 
