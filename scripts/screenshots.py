@@ -57,6 +57,8 @@ def main_pages(base_url: str) -> dict[str, str]:
         "dashboard": "/campaigns/1",
         "members": "/campaigns/1/members",
         "order-of-battle": f"/forces/{force}",
+        "requisitions": f"/forces/{force}/requisitions",
+        "add-unit": f"/forces/{force}/cards/new",
         "card": f"/cards/{card}",
         "card-print": f"/cards/{card}/print",
         "rules": "/rules",
