@@ -37,6 +37,8 @@ POLICIES: dict[tuple[str, str], Access] = {
     ("DELETE", "/api/v1/campaigns/{campaign_id}/members/{user_id}"): A.CAMPAIGN_ORGANIZE,
     ("POST", "/api/v1/campaigns/{campaign_id}/members/{user_id}/reset-link"): A.CAMPAIGN_ORGANIZE,
     ("POST", "/api/v1/campaigns/{campaign_id}/invites"): A.CAMPAIGN_ORGANIZE,
+    ("GET", "/api/v1/campaigns/{campaign_id}/invites"): A.CAMPAIGN_ORGANIZE,
+    ("DELETE", "/api/v1/campaigns/{campaign_id}/invites/{code}"): A.CAMPAIGN_ORGANIZE,
     ("POST", "/api/v1/campaigns/{campaign_id}/join"): A.USER,
     ("POST", "/api/v1/invites/{code}/accept"): A.USER,
     # forces and cards

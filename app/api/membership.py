@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Path, status
 from pydantic import BaseModel, Field, StringConstraints
 
 from app.api import present
@@ -48,6 +48,7 @@ class InvitePublic(BaseModel):
     expires_at: datetime
     max_uses: int
     uses: int
+    revoked_at: datetime | None = Field(default=None, description="When it was withdrawn")
 
 
 def _member(user: User, role: str) -> MemberPublic:
@@ -88,6 +89,26 @@ def remove_member(campaign_id: int, user_id: int, session: SessionDep) -> None:
 )
 def create_invite(campaign_id: int, body: InviteCreate, session: SessionDep) -> InvitePublic:
     invite = membership.create_invite(session, campaign_id=campaign_id, **body.model_dump())
+    return InvitePublic.model_validate(invite, from_attributes=True)
+
+
+@router.get(
+    "/campaigns/{campaign_id}/invites",
+    summary="Invites that can still be used, newest first (organizers)",
+)
+def list_invites(campaign_id: int, session: SessionDep) -> list[InvitePublic]:
+    invites = membership.open_invites(session, campaign_id=campaign_id)
+    return [InvitePublic.model_validate(i, from_attributes=True) for i in invites]
+
+
+@router.delete(
+    "/campaigns/{campaign_id}/invites/{code}",
+    summary="Withdraw an invite so nobody else can use it (organizers)",
+)
+def withdraw_invite(
+    campaign_id: int, code: Annotated[str, Path(max_length=64)], session: SessionDep
+) -> InvitePublic:
+    invite = membership.withdraw_invite(session, campaign_id=campaign_id, code=code)
     return InvitePublic.model_validate(invite, from_attributes=True)
 
 

@@ -114,6 +114,36 @@ def create_invite(
     return invite
 
 
+def open_invites(session: Session, *, campaign_id: int) -> list[Invite]:
+    """Invites someone could still use: not withdrawn, not expired, not used up."""
+    get_campaign(session, campaign_id)
+    query = (
+        select(Invite)
+        .where(
+            Invite.campaign_id == campaign_id,
+            col(Invite.revoked_at).is_(None),
+            col(Invite.uses) < col(Invite.max_uses),
+        )
+        .order_by(col(Invite.id).desc())
+    )
+    now = datetime.now(UTC)
+    return [i for i in session.exec(query).all() if as_utc(i.expires_at) > now]
+
+
+def withdraw_invite(session: Session, *, campaign_id: int, code: str) -> Invite:
+    """Stop an invite working (a link shared too widely, a player who will not come)."""
+    invite = session.exec(
+        select(Invite).where(Invite.campaign_id == campaign_id, Invite.code == code)
+    ).first()
+    if invite is None:
+        raise NotFound("invite_not_found", "This campaign has no such invite code.")
+    if invite.revoked_at is None:
+        invite.revoked_at = utcnow()
+        session.add(invite)
+        history.record(session, campaign_id=campaign_id, kind="invite_withdrawn", role=invite.role)
+    return invite
+
+
 def accept_invite(session: Session, *, code: str, user: User) -> CampaignMember:
     invite = session.exec(select(Invite).where(Invite.code == code)).first()
     if invite is None or invite.revoked_at is not None:

@@ -340,9 +340,20 @@ def join(session: SessionDep, principal: Joiner, campaign_id: int) -> Response:
 
 @router.get("/campaigns/{campaign_id}/members")
 def members_page(
-    request: Request, session: SessionDep, principal: Reader, campaign_id: int, saved: str = ""
+    request: Request,
+    session: SessionDep,
+    principal: Reader,
+    campaign_id: int,
+    saved: str = "",
+    withdrawn: str = "",
 ) -> Response:
-    notice = "Campaign settings saved." if saved else None
+    notice = (
+        "Campaign settings saved."
+        if saved
+        else "Invite withdrawn: its link no longer works."
+        if withdrawn
+        else None
+    )
     return _members(request, session, principal, campaign_id, notice=notice)
 
 
@@ -357,6 +368,7 @@ def _members(
 ) -> Response:
     campaign: Campaign = forces.get_campaign(session, campaign_id)
     role = _role(session, campaign_id, principal)
+    organizer = _is_organizer(principal, role)
     return render(
         request,
         "pages/campaign_members.html",
@@ -364,8 +376,10 @@ def _members(
         status=status,
         campaign=campaign,
         role=role,
-        organizer=_is_organizer(principal, role),
+        organizer=organizer,
         members=membership.list_members(session, campaign_id=campaign_id),
+        open_invites=membership.open_invites(session, campaign_id=campaign_id) if organizer else [],
+        site=str(request.base_url).rstrip("/"),
         **context,
     )
 
@@ -417,6 +431,19 @@ def remove_member(
             request, session, principal, campaign_id, status=outcome.status, error=outcome.error
         )
     return redirect(f"/campaigns/{campaign_id}/members")
+
+
+@router.post("/campaigns/{campaign_id}/invites/{code}/withdraw")
+def withdraw_invite(
+    request: Request, session: SessionDep, principal: Organizer, campaign_id: int, code: str
+) -> Response:
+    with attempt(session) as outcome:
+        membership.withdraw_invite(session, campaign_id=campaign_id, code=code[:64])
+    if outcome.refused:
+        return _members(
+            request, session, principal, campaign_id, status=outcome.status, error=outcome.error
+        )
+    return redirect(f"/campaigns/{campaign_id}/members?withdrawn=1#invites-open")
 
 
 @router.post("/campaigns/{campaign_id}/settings")

@@ -274,6 +274,34 @@ class TestInvites:
         assert table["stranger"].post(url).json()["role"] == "player"
         assert_problem(table["stranger"].post(url), 409, "already_a_member")
 
+    def test_organizers_list_and_withdraw_invites(self, table: dict[str, Any]) -> None:
+        organizer, campaign = table["organizer"], table["campaign"]
+        url = f"/api/v1/campaigns/{campaign}/invites"
+        before = {i["code"] for i in organizer.get(url).json()}
+        keep = organizer.post(url, json={"max_uses": 3}).json()["code"]
+        drop = organizer.post(url, json={"role": "organizer"}).json()["code"]
+        listed = organizer.get(url).json()
+        assert [i["code"] for i in listed][:2] == [drop, keep]  # newest first
+        assert {i["code"] for i in listed} == before | {keep, drop}
+        withdrawn = organizer.delete(f"{url}/{drop}")
+        assert withdrawn.status_code == 200
+        assert withdrawn.json()["revoked_at"] is not None
+        assert drop not in {i["code"] for i in organizer.get(url).json()}
+        late = account(organizer.app, "latecomer")
+        assert_problem(late.post(f"/api/v1/invites/{drop}/accept"), 404, "invite_not_found")
+        assert late.post(f"/api/v1/invites/{keep}/accept").status_code == 201
+        assert_problem(organizer.delete(f"{url}/nonsense"), 404, "invite_not_found")
+        history = organizer.get(f"/api/v1/campaigns/{campaign}/history").json()["items"]
+        assert "invite_withdrawn" in {e["kind"] for e in history}
+
+    def test_players_cannot_see_or_withdraw_invites(self, table: dict[str, Any]) -> None:
+        url = f"/api/v1/campaigns/{table['campaign']}/invites"
+        code = table["organizer"].post(url, json={}).json()["code"]
+        player = table["ruby"]["client"]
+        assert_problem(player.get(url), 403, "forbidden")
+        assert_problem(player.delete(f"{url}/{code}"), 403, "forbidden")
+        assert code in {i["code"] for i in table["organizer"].get(url).json()}
+
     def test_only_organizers_invite(self, table: dict[str, Any]) -> None:
         refused = table["ruby"]["client"].post(
             f"/api/v1/campaigns/{table['campaign']}/invites", json={}

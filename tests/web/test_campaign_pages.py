@@ -420,6 +420,28 @@ class TestMembersPage:
         late = person("late")
         assert late.post(f"/invites/{code}").status_code == 410
 
+    def test_open_invites_are_listed_and_can_be_withdrawn(
+        self, person: Person, engine: Engine
+    ) -> None:
+        world = campaign_with_two_players(person)
+        url = f"/campaigns/{world['campaign_id']}"
+        orga = world["orga"]
+        code = orga.api("POST", f"{url}/invites", json={"role": "player", "max_uses": 2})["code"]
+        page = orga.get(f"{url}/members").text
+        assert f'value="http://testserver/invites/{code}"' in page
+        assert "used 0 of 2" in page
+        assert code not in world["ruby"].get(f"{url}/members").text  # players see no codes
+        before = dump(engine)
+        refused = world["ruby"].post(f"{url}/invites/{code}/withdraw")
+        assert refused.status_code == 403 and dump(engine) == before
+        withdrawn = orga.post(f"{url}/invites/{code}/withdraw")
+        assert withdrawn.status_code == 303
+        page = orga.get(withdrawn.headers["location"]).text
+        assert "Invite withdrawn" in page and code not in page
+        assert person("friend").post(f"/invites/{code}").status_code == 404
+        missing = orga.post(f"{url}/invites/nonsense/withdraw")
+        assert missing.status_code == 404 and "no such invite" in missing.text
+
     def test_a_player_cannot_create_invites(self, person: Person, engine: Engine) -> None:
         world = campaign_with_two_players(person)
         before = dump(engine)
