@@ -604,7 +604,8 @@ def _counter(
     state = wizard.unit_state(d, card_id)
     if field.startswith("agenda."):
         value = int(state["agenda_tallies"].get(field.removeprefix("agenda."), 0))
-        label = rulebook().agenda(field.removeprefix("agenda.")).name
+        # as on the full page (wizard_after.html), so a tap keeps the buttons' names
+        label = rulebook().agenda(field.removeprefix("agenda.")).name + " tally"
     else:
         value = int(state.get(field, 0))
         label = COUNTER_LABELS.get(field, field)

@@ -177,6 +177,14 @@ def test_walk_the_whole_wizard(person: Callable[[str], Browser], engine: Engine)
     tap = htmx(ruby, f"{base}/after/bump", {"bump": f"{captain}:destroyed_melee:+1"})
     assert tap.status_code == 200 and "<html" not in tap.text
     assert f'data-testid="count-{captain}-destroyed_melee">1</output>' in tap.text
+    # An Agenda's counter keeps the names it has on the full page ("<Agenda> tally").
+    page = ruby.get(f"{base}/after")
+    assert 'aria-label="One more: Assassins tally, Captain"' in page.text
+    for step in ("+1", "-1"):
+        agenda = htmx(ruby, f"{base}/after/bump", {"bump": f"{captain}:agenda.assassins:{step}"})
+        assert agenda.status_code == 200
+        assert 'aria-label="One more: Assassins tally, Captain"' in agenda.text
+        assert ">Assassins tally, Captain</span>" in agenda.text
     # ...and without script the whole form is sent with the tapped button's value.
     no_js = ruby.post(
         f"{base}/after",
