@@ -5,7 +5,7 @@
 
 Starts the server on a fresh temp database with the demo campaign loaded, signs up the
 first account (a site admin, who may see every page), and saves each main page as
-<out>/<page>-phone.png (360x740 touch screen, the full page) and <out>/<page>-desktop.png
+<out>/<page>-phone.png (360x740 touch screen, the page's top 1480 px) and <out>/<page>-desktop.png
 (1280x800, the first screen), at 1 device pixel per CSS pixel unless --scale says more.
 The log-in and sign-up pages are taken logged out. A page that does not answer 200 yet
 (still being built) is skipped with a warning.
@@ -37,6 +37,7 @@ from tests.browser.live import (  # noqa: E402
 )
 
 ANONYMOUS = {"login", "signup"}
+MAX_PHONE_HEIGHT = 1480  # CSS pixels: two screens of a 360x740 phone
 
 
 def main_pages(base_url: str) -> dict[str, str]:
@@ -49,6 +50,7 @@ def main_pages(base_url: str) -> dict[str, str]:
         battle = client.get("/api/v1/campaigns/1/battles").json()["items"][-1]["id"]
         answered = client.get(f"/api/v1/forces/{force}/decisions", params={"status": "answered"})
         decision = answered.json()[0]["id"]
+        wizard = battle_in_progress(client, forces[0]["id"], forces[1]["id"])
     return {
         "home": "/",
         "login": "/login",
@@ -69,7 +71,33 @@ def main_pages(base_url: str) -> dict[str, str]:
         "new-battle": "/campaigns/1/battles/new",
         "battle": f"/battles/{battle}",
         "decision": f"/decisions/{decision}",
+        "wizard-setup": f"{wizard}/setup",
+        "wizard-muster": f"{wizard}/muster",
+        "wizard-after": f"{wizard}/after",
+        "wizard-out-of-action": f"{wizard}/out_of_action",
     }
+
+
+def battle_in_progress(client: httpx.Client, force: int, opponent: int) -> str:
+    """A Combat Patrol recorded through the wizard's forms up to "after the game" (so every
+    step has something to show); returns the draft's base URL."""
+    csrf = {"csrf_token": client.get("/api/v1/auth/csrf").json()["csrf_token"]}
+    started = client.post("/campaigns/1/battles/new", data=csrf)
+    base = started.headers["location"].rsplit("/", 1)[0]
+    setup = {"force_id": force, "opponent_id": opponent, "role": "attacker"}
+    setup |= {"battle_size": "combat_patrol", "mission": "supply_drop"}
+    setup |= {"agendas_0": "assassins", "agendas_1": "reaper", "action": "next"}
+    client.post(f"{base}/setup", data={**csrf, **setup})
+    rosters = {}
+    for side, force_id in enumerate((force, opponent)):
+        cards, total = [], 0
+        for card in client.get(f"/api/v1/forces/{force_id}").json()["cards"]:
+            if total + card["power_rating"] <= 25:  # the Combat Patrol limit
+                cards.append(card["id"])
+                total += card["power_rating"]
+        rosters[f"roster_{side}"] = cards
+    client.post(f"{base}/muster", data={**csrf, **rosters, "action": "muster"})
+    return base
 
 
 def log_in(browser: Browser, base_url: str) -> Any:
@@ -93,7 +121,13 @@ def shoot(page: Page, path: str, target: Path, *, full_page: bool) -> str | None
     if status != 200:
         return f"answered {status}" + (" (not built yet?)" if status == 404 else "")
     page.evaluate("() => document.fonts.ready.then(() => true)")
-    page.screenshot(path=str(target), full_page=full_page, animations="disabled")
+    if full_page:  # the whole page, up to two phone screens (the README shows a few)
+        height = page.evaluate("() => document.documentElement.scrollHeight")
+        width = page.viewport_size["width"] if page.viewport_size else 360
+        clip = {"x": 0, "y": 0, "width": width, "height": min(height, MAX_PHONE_HEIGHT)}
+        page.screenshot(path=str(target), full_page=True, clip=clip, animations="disabled")
+    else:
+        page.screenshot(path=str(target), animations="disabled")
     return None
 
 
