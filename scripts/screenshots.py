@@ -33,6 +33,7 @@ from tests.browser.live import (  # noqa: E402
     PASSWORD,
     VIEWPORTS,
     api_sign_up,
+    battle_in_progress,
     start_server,
 )
 
@@ -50,7 +51,7 @@ def main_pages(base_url: str) -> dict[str, str]:
         battle = client.get("/api/v1/campaigns/1/battles").json()["items"][-1]["id"]
         answered = client.get(f"/api/v1/forces/{force}/decisions", params={"status": "answered"})
         decision = answered.json()[0]["id"]
-        wizard = battle_in_progress(client, forces[0]["id"], forces[1]["id"])
+        wizard = battle_in_progress(client, 1, forces[0]["id"], forces[1]["id"])
     return {
         "home": "/",
         "login": "/login",
@@ -76,28 +77,6 @@ def main_pages(base_url: str) -> dict[str, str]:
         "wizard-after": f"{wizard}/after",
         "wizard-out-of-action": f"{wizard}/out_of_action",
     }
-
-
-def battle_in_progress(client: httpx.Client, force: int, opponent: int) -> str:
-    """A Combat Patrol recorded through the wizard's forms up to "after the game" (so every
-    step has something to show); returns the draft's base URL."""
-    csrf = {"csrf_token": client.get("/api/v1/auth/csrf").json()["csrf_token"]}
-    started = client.post("/campaigns/1/battles/new", data=csrf)
-    base = started.headers["location"].rsplit("/", 1)[0]
-    setup = {"force_id": force, "opponent_id": opponent, "role": "attacker"}
-    setup |= {"battle_size": "combat_patrol", "mission": "supply_drop"}
-    setup |= {"agendas_0": "assassins", "agendas_1": "reaper", "action": "next"}
-    client.post(f"{base}/setup", data={**csrf, **setup})
-    rosters = {}
-    for side, force_id in enumerate((force, opponent)):
-        cards, total = [], 0
-        for card in client.get(f"/api/v1/forces/{force_id}").json()["cards"]:
-            if total + card["power_rating"] <= 25:  # the Combat Patrol limit
-                cards.append(card["id"])
-                total += card["power_rating"]
-        rosters[f"roster_{side}"] = cards
-    client.post(f"{base}/muster", data={**csrf, **rosters, "action": "muster"})
-    return base
 
 
 def log_in(browser: Browser, base_url: str) -> Any:

@@ -106,3 +106,56 @@ def api_sign_up(base_url: str, username: str, password: str = PASSWORD) -> httpx
     response = client.post("/api/v1/auth/signup", json={"username": username, "password": password})
     assert response.status_code < 300, response.text
     return client
+
+
+def csrf_form(client: httpx.Client) -> dict[str, str]:
+    """The field a logged-in client's form posts carry (the pages' forms have it hidden)."""
+    return {"csrf_token": client.get("/api/v1/auth/csrf").json()["csrf_token"]}
+
+
+def two_forces(client: httpx.Client) -> tuple[int, int, int]:
+    """A campaign with two forces of two units each, all made by the client's account
+    through the JSON API; returns the campaign's and the forces' ids."""
+    headers = {"X-CSRF-Token": csrf_form(client)["csrf_token"]}
+    campaign = client.post("/api/v1/campaigns", json={"name": "Test"}, headers=headers).json()
+    forces = []
+    armies = (("Ultramarines", "IMPERIUM", ("Captain", "Intercessors")),)
+    armies += (("Waaagh!", "ORKS", ("Warboss", "Boyz")),)
+    for name, faction, units in armies:
+        force = client.post(
+            f"/api/v1/campaigns/{campaign['id']}/forces",
+            json={"name": name, "crusade_faction": faction},
+            headers=headers,
+        ).json()
+        for unit in units:
+            client.post(
+                f"/api/v1/forces/{force['id']}/cards",
+                json={"name": unit, "power_rating": 5, "keywords": [faction, "INFANTRY"]},
+                headers=headers,
+            )
+        forces.append(force["id"])
+    return campaign["id"], forces[0], forces[1]
+
+
+def battle_in_progress(client: httpx.Client, campaign: int, force: int, opponent: int) -> str:
+    """A Combat Patrol recorded through the wizard's forms up to "after the game", with as
+    many units of each force as fit its 25 PL; returns the draft's base URL."""
+    csrf = csrf_form(client)
+    started = client.post(f"/campaigns/{campaign}/battles/new", data=csrf)
+    assert started.status_code == 303, started.text
+    base = started.headers["location"].rsplit("/", 1)[0]
+    setup = {"force_id": force, "opponent_id": opponent, "role": "attacker"}
+    setup |= {"battle_size": "combat_patrol", "mission": "supply_drop"}
+    setup |= {"agendas_0": "assassins", "agendas_1": "reaper", "action": "next"}
+    assert client.post(f"{base}/setup", data={**csrf, **setup}).status_code == 303
+    rosters = {}
+    for side, force_id in enumerate((force, opponent)):
+        cards, total = [], 0
+        for card in client.get(f"/api/v1/forces/{force_id}").json()["cards"]:
+            if total + card["power_rating"] <= 25:  # the Combat Patrol limit
+                cards.append(card["id"])
+                total += card["power_rating"]
+        rosters[f"roster_{side}"] = cards
+    mustered = client.post(f"{base}/muster", data={**csrf, **rosters, "action": "muster"})
+    assert mustered.status_code == 303, mustered.text
+    return base
