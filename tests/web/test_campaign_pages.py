@@ -218,6 +218,22 @@ class TestDashboardQueries:
 
 
 class TestWaitingForYou:
+    def test_a_battle_being_recorded_waits_for_its_recorder_only(self, person: Person) -> None:
+        world = campaign_with_two_players(person)
+        url = f"/campaigns/{world['campaign_id']}"
+        assert "Record a battle" in world["ruby"].get(url).text
+        started = world["ruby"].post(f"{url}/battles/new")
+        assert started.status_code == 303
+        page = world["ruby"].get(url).text
+        assert "Resume your battle in progress" in page
+        assert "Finish recording your battle" in page
+        assert "Nothing waits for you" not in page
+        other = world["kai"].get(url).text
+        assert "Record a battle" in other and "Finish recording" not in other
+        discarded = world["ruby"].post(started.headers["location"].rsplit("/", 1)[0] + "/discard")
+        assert discarded.status_code == 303
+        assert "Finish recording" not in world["ruby"].get(url).text
+
     def test_a_proposed_result_waits_for_the_opponent_not_the_proposer(
         self, person: Person
     ) -> None:
