@@ -168,6 +168,12 @@ def _check_weapon(card: CrusadeCard, weapon: WeaponChoice | None, what: str) -> 
     return weapon
 
 
+def weapon_enhancements_to_choose(card: CrusadeCard) -> int:
+    """How many different enhancements the weapon gains: one for a TITANIC, CHARACTER,
+    VEHICLE or MONSTER unit, two for any other unit."""
+    return 1 if any(card.has(k) for k in ("TITANIC", "CHARACTER", "VEHICLE", "MONSTER")) else 2
+
+
 def _weapon_enhancement(
     card: CrusadeCard, request: HonourRequest, book: Rulebook, dice: Dice
 ) -> BattleHonour:

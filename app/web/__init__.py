@@ -8,7 +8,7 @@ from fastapi.staticfiles import StaticFiles
 
 from app.api.auth import optional_principal
 from app.db.session import session_scope
-from app.web import accounts, battles, campaigns, forces, reference
+from app.web import accounts, battles, campaigns, decisions, forces, reference
 from app.web.pages import STATIC, declares_access, login_url, redirect, render
 
 ROUTERS: list[APIRouter] = [
@@ -16,6 +16,7 @@ ROUTERS: list[APIRouter] = [
     campaigns.router,
     forces.router,
     battles.router,
+    decisions.router,
     reference.router,
 ]
 

@@ -1,37 +1,28 @@
 """Pages for battles: the phone wizard that records one (set-up, muster, after the game,
-Out of Action, review), the battle page with confirmation, and pending decisions answered
-one at a time. Every rule is the services' (``battles``, ``confirmation``, ``decisions``);
-the wizard's progress is saved on the server by ``app.services.wizard``."""
+Out of Action, review) and the battle page with confirmation, dispute and revert. Every rule
+is the services' (``battles``, ``confirmation``); the wizard's progress is saved on the
+server by ``app.services.wizard``. The decisions a battle leaves are in ``decisions``."""
 
 from __future__ import annotations
 
-import secrets
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from sqlmodel import Session, col, select
 from starlette.datastructures import FormData
 
-from app.db.models import Battle, BattleDraft, BattleSide, Card, Decision, Force, User
+from app.db.models import BattleDraft, BattleSide, Card, Decision, Force, User
 from app.db.session import SessionDep
 from app.errors import DomainError
-from app.rules.data import (
-    ArchiveRoll,
-    FreeRequisitions,
-    HighestTally,
-    HonourCategory,
-    RequisitionTarget,
-    VictorBonus,
-    WeaponType,
-    rulebook,
-)
-from app.rules.dice import Dice, EnteredDice, SeededDice
+from app.rules.data import ArchiveRoll, HighestTally, rulebook
 from app.rules.errors import RuleError
-from app.services import battles, confirmation, decisions, wizard
+from app.services import battles, confirmation, wizard
 from app.services.access import Access
 from app.services.accounts import Principal
 from app.services.forces import get_campaign, load_force
+from app.web.decisions import decision_title
+from app.web.forms import Form, field_int, field_ints, field_text, field_texts
 from app.web.pages import attempt, page, redirect, render
 
 router = APIRouter()
@@ -40,14 +31,7 @@ Reader = Annotated[Principal | None, page(Access.CAMPAIGN_READ)]
 Player = Annotated[Principal, page(Access.CAMPAIGN_PLAY)]
 BattlePlayer = Annotated[Principal, page(Access.BATTLE_PLAY)]
 BattleOrganizer = Annotated[Principal, page(Access.BATTLE_ORGANIZE)]
-Owner = Annotated[Principal, page(Access.FORCE_OWN)]
 
-
-async def _form(request: Request) -> FormData:
-    return await request.form()
-
-
-Form = Annotated[FormData, Depends(_form)]
 
 STEP_LABELS = {
     "setup": "Set-up",
@@ -56,32 +40,6 @@ STEP_LABELS = {
     "out_of_action": "Out of Action",
     "review": "Review & submit",
 }
-
-
-# --- form reading ------------------------------------------------------------------------
-
-
-def _text(form: FormData, name: str, limit: int = 4000) -> str:
-    value = form.get(name)
-    return value[:limit].strip() if isinstance(value, str) else ""
-
-
-def _texts(form: FormData, name: str) -> list[str]:
-    return [v[:120].strip() for v in form.getlist(name) if isinstance(v, str) and v.strip()]
-
-
-def _int(form: FormData, name: str, *, low: int = 0, high: int = 2**31 - 1) -> int | None:
-    """A whole number from a form field (None when empty); anything else is refused."""
-    raw = _text(form, name, 12)
-    if not raw:
-        return None
-    if not raw.lstrip("-").isdigit() or not low <= int(raw) <= high:
-        raise RuleError("number_invalid", f"Give a whole number from {low} to {high}.", field=name)
-    return int(raw)
-
-
-def _ints(form: FormData, name: str) -> list[int]:
-    return [int(v) for v in _texts(form, name) if v.isdigit() and len(v) < 10]
 
 
 # --- the wizard: start and find a draft ---------------------------------------------------
@@ -253,19 +211,19 @@ def setup_page(
 def _read_setup(form: FormData, d: dict[str, Any]) -> None:
     setup = d["setup"]
     before = (setup.get("force_id"), setup.get("opponent_id"))
-    setup["force_id"] = _int(form, "force_id")
-    setup["opponent_id"] = _int(form, "opponent_id")
+    setup["force_id"] = field_int(form, "force_id")
+    setup["opponent_id"] = field_int(form, "opponent_id")
     if (setup["force_id"], setup["opponent_id"]) != before:
         d["rosters"], d["warlords"] = [[], []], [None, None]
-    size = _text(form, "battle_size", 40)
+    size = field_text(form, "battle_size", 40)
     if size != setup.get("battle_size"):
         setup["mission"], setup["mission_roll"] = None, None
     setup["battle_size"] = size
-    mission = _text(form, "mission", 60) or None
+    mission = field_text(form, "mission", 60) or None
     if mission != setup.get("mission"):
         setup["mission"], setup["mission_roll"] = mission, None
-    setup["role"] = _text(form, "role", 20) or "attacker"
-    setup["agendas"] = [_texts(form, "agendas_0"), _texts(form, "agendas_1")]
+    setup["role"] = field_text(form, "role", 20) or "attacker"
+    setup["agendas"] = [field_texts(form, "agendas_0"), field_texts(form, "agendas_1")]
 
 
 @router.post("/campaigns/{campaign_id}/drafts/{draft_id}/setup")
@@ -281,7 +239,7 @@ def save_setup(
     if (sent := _guard(draft, "setup")) is not None:
         return sent
     d = wizard.data(draft)
-    action = _text(form, "action", 20)
+    action = field_text(form, "action", 20)
     with attempt(session) as outcome:
         if draft.battle_id is not None:
             raise DomainError(
@@ -291,7 +249,7 @@ def save_setup(
         if action == "roll":
             wizard.roll_mission(d)
         elif action == "use_roll":
-            entered = _int(form, "mission_roll", low=1, high=6)
+            entered = field_int(form, "mission_roll", low=1, high=6)
             if entered is None:
                 raise RuleError(
                     "dice_missing", "Enter the D6 rolled at the table.", field="mission_roll"
@@ -363,8 +321,8 @@ def _other(role: str) -> str:
 
 
 def _read_muster(form: FormData, d: dict[str, Any]) -> None:
-    d["rosters"] = [_ints(form, "roster_0"), _ints(form, "roster_1")]
-    d["warlords"] = [_int(form, "warlord_0"), _int(form, "warlord_1")]
+    d["rosters"] = [field_ints(form, "roster_0"), field_ints(form, "roster_1")]
+    d["warlords"] = [field_int(form, "warlord_0"), field_int(form, "warlord_1")]
 
 
 @router.get("/campaigns/{campaign_id}/drafts/{draft_id}/muster")
@@ -394,7 +352,7 @@ def save_muster(
     if (sent := _guard(draft, "muster")) is not None:
         return sent
     d = wizard.data(draft)
-    action = _text(form, "action", 20)
+    action = field_text(form, "action", 20)
     with attempt(session) as outcome:
         if draft.battle_id is not None:
             raise DomainError("draft_mustered", "This battle is already mustered.", status=409)
@@ -496,24 +454,24 @@ def _read_after(session: Session, draft: BattleDraft, form: FormData, d: dict[st
     for index, side in enumerate(wizard.battle_sides(session, draft)):
         entered = d["sides"][index]
         try:
-            entered["vp"] = _int(form, f"vp_{index}", high=9999)
+            entered["vp"] = field_int(form, f"vp_{index}", high=9999)
         except RuleError:
             entered["vp"] = None
-        entered["painted"] = bool(_text(form, f"painted_{index}"))
-        marked = _int(form, f"marked_{index}")
+        entered["painted"] = bool(field_text(form, f"painted_{index}"))
+        marked = field_int(form, f"marked_{index}")
         entered["marked"] = marked if marked in side.roster else None
         try:
-            entered["objective_markers"] = _int(form, f"objective_markers_{index}", high=99)
+            entered["objective_markers"] = field_int(form, f"objective_markers_{index}", high=99)
         except RuleError:
             entered["objective_markers"] = None
         entered["agenda_choices"] = {
             a: choice
             for a in side.agendas
-            if (choice := _int(form, f"agenda_choice_{index}_{a}")) in side.roster
+            if (choice := field_int(form, f"agenda_choice_{index}_{a}")) in side.roster
         }
         for card_id in side.roster:
             state = wizard.unit_state(d, card_id)
-            state["destroyed"] = bool(_text(form, f"destroyed_{card_id}"))
+            state["destroyed"] = bool(field_text(form, f"destroyed_{card_id}"))
             d["units"][str(card_id)] = state
 
 
@@ -533,8 +491,8 @@ def save_after(
     d = wizard.data(draft)
     _read_after(session, draft, form, d)
     wizard.save(session, draft, d)
-    spec = _text(form, "bump", 80)
-    action = _text(form, "action", 20)
+    spec = field_text(form, "bump", 80)
+    action = field_text(form, "action", 20)
     with attempt(session) as outcome:
         if spec:
             wizard.bump(session, draft, d, spec)
@@ -574,10 +532,10 @@ def bump_counter(
     if draft.battle_id is None or draft.step == wizard.FINISHED:
         raise DomainError("draft_not_open", "This battle's result is not open.", status=409)
     d = wizard.data(draft)
-    if _text(form, "form") == "after":
+    if field_text(form, "form") == "after":
         _read_after(session, draft, form, d)
         wizard.save(session, draft, d)
-    spec = _text(form, "bump", 80)
+    spec = field_text(form, "bump", 80)
     with attempt(session) as outcome:
         card_id, field, _value = wizard.bump(session, draft, d, spec)
     if outcome.refused:
@@ -701,12 +659,12 @@ def save_out_of_action(
         for index, purposes in enumerate(needed):
             entered = d["sides"][index]
             entered["dice_mode"] = (
-                "enter" if _text(form, f"dice_mode_{index}") == "enter" else "roll"
+                "enter" if field_text(form, f"dice_mode_{index}") == "enter" else "roll"
             )
-            entered["dice_extra"] = _text(form, f"dice_extra_{index}", 200)
+            entered["dice_extra"] = field_text(form, f"dice_extra_{index}", 200)
             dice: list[int] = []
             for n, purpose in enumerate(purposes):
-                value = _text(form, f"die_{index}_{n}", 4)
+                value = field_text(form, f"die_{index}_{n}", 4)
                 if value:
                     dice.append(_die(value, f"die_{index}_{n}"))
                 elif entered["dice_mode"] == "enter":
@@ -845,7 +803,7 @@ def _battle_context(
         "decisions": [
             (x, decision_cards.get(x.card_id or 0), forces.get(x.force_id)) for x in made
         ],
-        "decision_title": _decision_title,
+        "decision_title": decision_title,
     }
 
 
@@ -947,319 +905,3 @@ def revert_battle(
     request: Request, session: SessionDep, principal: BattleOrganizer, battle_id: int
 ) -> Response:
     return _battle_command(request, session, principal, battle_id, "revert")
-
-
-# --- decisions, one at a time ----------------------------------------------------------------
-
-
-def _decision_title(row: Decision) -> str:
-    return {
-        "out_of_action": "Failed Out of Action test",
-        "battle_scar": "Battle Scar",
-        "battle_honour": "Battle Honour",
-        "victor_bonus": "Victor bonus",
-    }.get(row.kind, row.kind.replace("_", " ").capitalize())
-
-
-def _next_pending(session: Session, force_id: int) -> Decision | None:
-    waiting = decisions.list_decisions(session, force_id=force_id, status="pending")
-    return waiting[0] if waiting else None
-
-
-@router.get("/forces/{force_id}/decisions")
-def next_decision(
-    request: Request, session: SessionDep, principal: Reader, force_id: int
-) -> Response:
-    found = _next_pending(session, force_id)
-    if found is not None:
-        return redirect(f"/decisions/{found.id}")
-    force = load_force(session, force_id).force
-    return render(request, "pages/decision_none.html", principal, force=force)
-
-
-def _decision_context(
-    session: Session,
-    principal: Principal | None,
-    row: Decision,
-    *,
-    category: str = "",
-    card_choice: int | None = None,
-    weapon_type: str = "",
-) -> dict[str, Any]:
-    book = rulebook()
-    view = load_force(session, row.force_id)
-    cards = {c.id: c for c in view.cards}
-    card = cards.get(row.card_id) if row.card_id else None
-    battle = session.get(Battle, row.battle_id) if row.battle_id else None
-    waiting = decisions.list_decisions(session, force_id=row.force_id, status="pending")
-    user = principal.user if principal else None
-    may_answer = bool(
-        user
-        and (
-            user.id == view.force.owner_id
-            or wizard.is_organizer(session, campaign_id=view.force.campaign_id, user=user)
-        )
-    )
-    context: dict[str, Any] = {
-        "row": row,
-        "force": view.force,
-        "card": card,
-        "battle": battle,
-        "mission": book.mission(battle.mission) if battle else None,
-        "title": _decision_title(row),
-        "waiting": len(waiting),
-        "position": next((i + 1 for i, w in enumerate(waiting) if w.id == row.id), None),
-        "may_answer": may_answer and row.status == "pending",
-        "units": [c for c in view.cards if not c.removed],
-        "values": {},
-    }
-    if row.kind == "out_of_action":
-        context["gain"] = row.payload.get("gain", {})
-        gain = context["gain"]
-        context["xp_kept"] = (
-            gain.get("battle_experience", 0)
-            + gain.get("marked_for_greatness", 0)
-            + gain.get("dealers_of_death", 0)
-            + sum((gain.get("agendas") or {}).values())
-        )
-        context["xp_after_blow"] = gain.get("dealers_of_death", 0)
-        context["options"] = row.payload.get("options", [])
-    elif row.kind == "battle_scar" and card is not None:
-        value = view.value.card(str(card.id))
-        table = book.scars.battle_scars[value.unit_type]
-        context["scars"] = [e for e in table.entries if e.id not in value.scar_ids]
-    elif row.kind == "battle_honour":
-        context.update(_honour_context(book, view, row, card, category, card_choice, weapon_type))
-    elif row.kind == "victor_bonus":
-        bonus = VictorBonus.model_validate(row.payload["bonus"])
-        effect = bonus.effect
-        context["bonus"] = bonus
-        granted = list(effect.requisitions) if isinstance(effect, FreeRequisitions) else []
-        context["granted"] = [
-            {
-                "index": i,
-                "requisition": book.requisition(r),
-                "unit": book.requisition(r).target == RequisitionTarget.UNIT,
-                "fields": REQUISITION_FIELDS.get(r, ()),
-            }
-            for i, r in enumerate(granted)
-        ]
-        context["one_of"] = isinstance(effect, FreeRequisitions) and effect.mode == "one_of"
-    return context
-
-
-def _honour_context(
-    book: Any,
-    view: Any,
-    row: Decision,
-    card: Card | None,
-    category: str,
-    card_choice: int | None,
-    weapon_type: str,
-) -> dict[str, Any]:
-    categories = [HonourCategory(c) for c in row.payload.get("categories", [])]
-    eligible = [int(i) for i in row.payload.get("eligible", [])]
-    target = card.id if card else card_choice
-    if card is None and len(eligible) == 1:
-        target = eligible[0]
-    chosen = HonourCategory(category) if category in {c.value for c in categories} else None
-    if chosen is None and len(categories) == 1 and target is not None:
-        chosen = categories[0]
-    context: dict[str, Any] = {
-        "categories": categories,
-        "eligible": [c for c in view.cards if c.id in eligible],
-        "target": target,
-        "category": chosen,
-        "weapon_type": weapon_type if weapon_type in ("ranged", "melee", "both") else "ranged",
-        "reason": _honour_reason(book, row.payload.get("reason", "")),
-    }
-    if chosen is None or target is None or target not in {c.id for c in view.cards}:
-        context["category"] = None
-        return context
-    value = view.value.card(str(target))
-    context["target_card"] = next(c for c in view.cards if c.id == target)
-    held = value.honour_ids(chosen)
-    if chosen == HonourCategory.BATTLE_TRAIT:
-        table = book.honours.battle_traits[value.unit_type]
-        context["entries"] = [e for e in table.entries if e.id not in held]
-        context["picks"] = 1
-    elif chosen == HonourCategory.PSYCHIC_FORTITUDE:
-        context["entries"] = [
-            e for e in book.honours.psychic_fortitudes.entries if e.id not in held
-        ]
-        context["picks"] = 1
-    elif chosen == HonourCategory.WEAPON_ENHANCEMENT:
-        kind = WeaponType.RANGED if context["weapon_type"] == "ranged" else WeaponType.MELEE
-        context["entries"] = list(book.honours.weapon_enhancements[kind].entries)
-        elite = any(value.has(k) for k in ("CHARACTER", "VEHICLE", "MONSTER", "TITANIC"))
-        context["picks"] = 1 if elite else 2
-    else:
-        context["entries"] = list(book.honours.crusade_relics)
-        context["picks"] = 1
-        context["relics"] = True
-    return context
-
-
-def _honour_reason(book: Any, reason: str) -> str:
-    if reason.startswith("rank:"):
-        return f"reached the rank {book.rank(reason.removeprefix('rank:')).name}"
-    if reason == "victor_bonus":
-        return "won the battle: a victor bonus"
-    return reason
-
-
-REQUISITION_FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "fresh_recruits": (
-        ("new_power_rating", "New Power Rating", "number"),
-        ("wargear", "Wargear", "text"),
-    ),
-    "rearm_and_resupply": (
-        ("wargear", "New wargear", "text"),
-        ("replaced_weapons", "Weapons replaced (separate with commas)", "text"),
-    ),
-    "repair_and_recuperate": (("scar", "Battle Scar to remove (its id)", "text"),),
-    "psychic_meditations": (("psychic_powers", "Psychic powers", "text"),),
-    "specialist_reinforcements": (
-        ("stratagem", "Stratagem", "text"),
-        ("stratagem_cp", "Its CP cost", "number"),
-    ),
-    "warlord_trait": (("warlord_trait", "Warlord Trait", "text"),),
-    "relic": (
-        ("relic", "Relic", "text"),
-        ("model", "Model that carries it (optional)", "text"),
-        ("replaces_weapon", "Weapon it replaces (optional)", "text"),
-    ),
-}
-
-
-@router.get("/decisions/{decision_id}")
-def decision_page(
-    request: Request,
-    session: SessionDep,
-    principal: Reader,
-    decision_id: int,
-    category: str = "",
-    card_id: str = "",
-    weapon_type: str = "",
-) -> Response:
-    row = decisions.get_decision(session, decision_id)
-    context = _decision_context(
-        session,
-        principal,
-        row,
-        category=category[:40],
-        card_choice=int(card_id) if card_id.isdigit() and len(card_id) < 10 else None,
-        weapon_type=weapon_type[:10],
-    )
-    return render(request, "pages/decision.html", principal, **context)
-
-
-def _decision_dice(form: FormData) -> Dice:
-    """Dice rolled at the table (typed in), or the server's seeded roll."""
-    if _text(form, "dice_mode") == "enter":
-        entered = wizard.parse_dice(_text(form, "dice", 200), "dice")
-        return EnteredDice(entered)
-    return SeededDice(secrets.randbelow(2**31))
-
-
-def _answer(row: Decision, form: FormData) -> dict[str, Any]:
-    """The answer as the JSON API's DecisionAnswer would give it."""
-    answer: dict[str, Any] = {"entries": [], "requisitions": []}
-    if row.kind == "out_of_action":
-        consequence = _text(form, "consequence", 40)
-        if consequence not in ("devastating_blow", "battle_scar"):
-            raise RuleError(
-                "decision_answer_incomplete",
-                "Choose Devastating Blow or Battle Scar.",
-                field="consequence",
-            )
-        answer["consequence"] = consequence
-    elif row.kind == "battle_scar":
-        if scar := _text(form, "scar", 60):
-            answer["scar"] = scar
-    elif row.kind == "battle_honour":
-        category = _text(form, "category", 40)
-        if category not in {c.value for c in HonourCategory}:
-            raise RuleError("decision_answer_incomplete", "Choose a category.", field="category")
-        answer["category"] = category
-        answer["entries"] = _texts(form, "entries")[:2]
-        if row.card_id is None:
-            answer["card_id"] = _int(form, "card_id")
-            if answer["card_id"] is None:
-                del answer["card_id"]
-        model, weapon = _text(form, "weapon_model", 120), _text(form, "weapon_name", 120)
-        if model or weapon:
-            weapon_type = _text(form, "weapon_type", 10)
-            answer["weapon"] = {
-                "model": model,
-                "weapon": weapon,
-                "weapon_type": weapon_type
-                if weapon_type in ("ranged", "melee", "both")
-                else "ranged",
-                "is_relic": bool(_text(form, "weapon_is_relic")),
-            }
-    elif row.kind == "victor_bonus":
-        answer["requisitions"] = _requisitions(row, form)
-    return answer
-
-
-def _requisitions(row: Decision, form: FormData) -> list[dict[str, Any]]:
-    bonus = VictorBonus.model_validate(row.payload["bonus"])
-    effect = bonus.effect
-    granted = list(effect.requisitions) if isinstance(effect, FreeRequisitions) else []
-    used = {int(v) for v in _texts(form, "use") if v.isdigit()}
-    orders = []
-    for index, requisition in enumerate(granted):
-        if index not in used:
-            continue
-        order: dict[str, Any] = {"requisition": requisition}
-        card = _int(form, f"card_id_{index}")
-        if card is not None:
-            order["card_id"] = card
-        for name, _label, kind in REQUISITION_FIELDS.get(requisition, ()):
-            key = f"{name}_{index}"
-            if kind == "number":
-                number = _int(form, key, low=1, high=200)
-                if number is not None:
-                    order[name] = number
-            elif name == "replaced_weapons":
-                order[name] = [w.strip() for w in _text(form, key).split(",") if w.strip()]
-            elif text := _text(form, key):
-                order[name] = text
-        orders.append(order)
-    return orders
-
-
-@router.post("/decisions/{decision_id}/answer")
-def answer_decision(
-    request: Request, session: SessionDep, principal: Owner, form: Form, decision_id: int
-) -> Response:
-    row = decisions.get_decision(session, decision_id)
-    force_id = row.force_id
-    with attempt(session) as outcome:
-        answer = _answer(row, form)
-        decisions.answer(session, decision_id=decision_id, answer=answer, dice=_decision_dice(form))
-    if outcome.refused:
-        session.refresh(row)
-        card_id = _text(form, "card_id", 10)
-        context = _decision_context(
-            session,
-            principal,
-            row,
-            category=_text(form, "category", 40),
-            card_choice=int(card_id) if card_id.isdigit() else None,
-            weapon_type=_text(form, "weapon_type", 10),
-        )
-        context["values"] = {k: v for k, v in form.items() if isinstance(v, str)}
-        return render(
-            request,
-            "pages/decision.html",
-            principal,
-            status=outcome.status,
-            error=outcome.error,
-            **context,
-        )
-    following = _next_pending(session, force_id)
-    if following is not None:
-        return redirect(f"/decisions/{following.id}")
-    return redirect(f"/forces/{force_id}")

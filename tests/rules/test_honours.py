@@ -15,7 +15,12 @@ from app.rules.cards import BattleHonour, BattleScar, CrusadeCard, Upgrade
 from app.rules.data import HonourCategory
 from app.rules.dice import DieRoll, EnteredDice
 from app.rules.errors import RuleError
-from app.rules.honours import HonourRequest, WeaponChoice, gain_battle_honour
+from app.rules.honours import (
+    HonourRequest,
+    WeaponChoice,
+    gain_battle_honour,
+    weapon_enhancements_to_choose,
+)
 from tests.factories import book, card, character, force
 
 TRAIT = HonourCategory.BATTLE_TRAIT
@@ -315,6 +320,21 @@ class TestPsychicFortitudes:
 
 
 class TestWeaponEnhancements:
+    @pytest.mark.parametrize(
+        ("keywords", "count"),
+        [
+            (("INFANTRY",), 2),
+            (("INFANTRY", "CHARACTER"), 1),
+            (("VEHICLE",), 1),
+            (("MONSTER",), 1),
+            (("VEHICLE", "TITANIC"), 1),
+        ],
+    )
+    def test_how_many_enhancements_a_weapon_gains(
+        self, keywords: tuple[str, ...], count: int
+    ) -> None:
+        assert weapon_enhancements_to_choose(card(keywords=frozenset(keywords))) == count
+
     # Which model and weapon -----------------------------------------------------------
 
     def test_a_unit_with_a_champion_must_enhance_the_champions_weapon(self) -> None:

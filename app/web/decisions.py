@@ -1,0 +1,350 @@
+"""Pages for the choices the rules leave to a player after a battle (a failed Out of Action
+test, a Battle Scar, Battle Honours, a victor's bonus), answered one at a time through the
+``decisions`` service, as the JSON API answers them."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from sqlmodel import Session
+from starlette.datastructures import FormData
+
+from app.db.models import Battle, Card, Decision
+from app.db.session import SessionDep
+from app.rules.data import (
+    FreeRequisitions,
+    HonourCategory,
+    RequisitionTarget,
+    VictorBonus,
+    WeaponType,
+    rulebook,
+)
+from app.rules.dice import Dice, EnteredDice, SeededDice
+from app.rules.errors import RuleError
+from app.rules.honours import weapon_enhancements_to_choose
+from app.services import decisions, wizard
+from app.services.access import Access
+from app.services.accounts import Principal
+from app.services.forces import load_force
+from app.web.forms import Form, field_int, field_text, field_texts
+from app.web.pages import attempt, page, redirect, render
+
+router = APIRouter()
+
+Reader = Annotated[Principal | None, page(Access.CAMPAIGN_READ)]
+Owner = Annotated[Principal, page(Access.FORCE_OWN)]
+
+
+def decision_title(row: Decision) -> str:
+    return {
+        "out_of_action": "Failed Out of Action test",
+        "battle_scar": "Battle Scar",
+        "battle_honour": "Battle Honour",
+        "victor_bonus": "Victor bonus",
+    }.get(row.kind, row.kind.replace("_", " ").capitalize())
+
+
+def _next_pending(session: Session, force_id: int) -> Decision | None:
+    waiting = decisions.list_decisions(session, force_id=force_id, status="pending")
+    return waiting[0] if waiting else None
+
+
+@router.get("/forces/{force_id}/decisions")
+def next_decision(
+    request: Request, session: SessionDep, principal: Reader, force_id: int
+) -> Response:
+    found = _next_pending(session, force_id)
+    if found is not None:
+        return redirect(f"/decisions/{found.id}")
+    force = load_force(session, force_id).force
+    return render(request, "pages/decision_none.html", principal, force=force)
+
+
+def _decision_context(
+    session: Session,
+    principal: Principal | None,
+    row: Decision,
+    *,
+    category: str = "",
+    card_choice: int | None = None,
+    weapon_type: str = "",
+) -> dict[str, Any]:
+    book = rulebook()
+    view = load_force(session, row.force_id)
+    cards = {c.id: c for c in view.cards}
+    card = cards.get(row.card_id) if row.card_id else None
+    battle = session.get(Battle, row.battle_id) if row.battle_id else None
+    waiting = decisions.list_decisions(session, force_id=row.force_id, status="pending")
+    user = principal.user if principal else None
+    may_answer = bool(
+        user
+        and (
+            user.id == view.force.owner_id
+            or wizard.is_organizer(session, campaign_id=view.force.campaign_id, user=user)
+        )
+    )
+    context: dict[str, Any] = {
+        "row": row,
+        "force": view.force,
+        "card": card,
+        "battle": battle,
+        "mission": book.mission(battle.mission) if battle else None,
+        "title": decision_title(row),
+        "waiting": len(waiting),
+        "position": next((i + 1 for i, w in enumerate(waiting) if w.id == row.id), None),
+        "may_answer": may_answer and row.status == "pending",
+        "units": [c for c in view.cards if not c.removed],
+        "values": {},
+    }
+    if row.kind == "out_of_action":
+        context["gain"] = row.payload.get("gain", {})
+        gain = context["gain"]
+        context["xp_kept"] = (
+            gain.get("battle_experience", 0)
+            + gain.get("marked_for_greatness", 0)
+            + gain.get("dealers_of_death", 0)
+            + sum((gain.get("agendas") or {}).values())
+        )
+        context["xp_after_blow"] = gain.get("dealers_of_death", 0)
+        context["options"] = row.payload.get("options", [])
+    elif row.kind == "battle_scar" and card is not None:
+        value = view.value.card(str(card.id))
+        table = book.scars.battle_scars[value.unit_type]
+        context["scars"] = [e for e in table.entries if e.id not in value.scar_ids]
+    elif row.kind == "battle_honour":
+        context.update(_honour_context(book, view, row, card, category, card_choice, weapon_type))
+    elif row.kind == "victor_bonus":
+        bonus = VictorBonus.model_validate(row.payload["bonus"])
+        effect = bonus.effect
+        context["bonus"] = bonus
+        granted = list(effect.requisitions) if isinstance(effect, FreeRequisitions) else []
+        context["granted"] = [
+            {
+                "index": i,
+                "requisition": book.requisition(r),
+                "unit": book.requisition(r).target == RequisitionTarget.UNIT,
+                "fields": REQUISITION_FIELDS.get(r, ()),
+            }
+            for i, r in enumerate(granted)
+        ]
+        context["one_of"] = isinstance(effect, FreeRequisitions) and effect.mode == "one_of"
+    return context
+
+
+def _honour_context(
+    book: Any,
+    view: Any,
+    row: Decision,
+    card: Card | None,
+    category: str,
+    card_choice: int | None,
+    weapon_type: str,
+) -> dict[str, Any]:
+    categories = [HonourCategory(c) for c in row.payload.get("categories", [])]
+    eligible = [int(i) for i in row.payload.get("eligible", [])]
+    target = card.id if card else card_choice
+    if card is None and len(eligible) == 1:
+        target = eligible[0]
+    chosen = HonourCategory(category) if category in {c.value for c in categories} else None
+    if chosen is None and len(categories) == 1 and target is not None:
+        chosen = categories[0]
+    context: dict[str, Any] = {
+        "categories": categories,
+        "eligible": [c for c in view.cards if c.id in eligible],
+        "target": target,
+        "category": chosen,
+        "weapon_type": weapon_type if weapon_type in ("ranged", "melee", "both") else "ranged",
+        "reason": _honour_reason(book, row.payload.get("reason", "")),
+    }
+    if chosen is None or target is None or target not in {c.id for c in view.cards}:
+        context["category"] = None
+        return context
+    value = view.value.card(str(target))
+    context["target_card"] = next(c for c in view.cards if c.id == target)
+    held = value.honour_ids(chosen)
+    if chosen == HonourCategory.BATTLE_TRAIT:
+        table = book.honours.battle_traits[value.unit_type]
+        context["entries"] = [e for e in table.entries if e.id not in held]
+        context["picks"] = 1
+    elif chosen == HonourCategory.PSYCHIC_FORTITUDE:
+        context["entries"] = [
+            e for e in book.honours.psychic_fortitudes.entries if e.id not in held
+        ]
+        context["picks"] = 1
+    elif chosen == HonourCategory.WEAPON_ENHANCEMENT:
+        kind = WeaponType.RANGED if context["weapon_type"] == "ranged" else WeaponType.MELEE
+        context["entries"] = list(book.honours.weapon_enhancements[kind].entries)
+        context["picks"] = weapon_enhancements_to_choose(value)
+    else:
+        context["entries"] = list(book.honours.crusade_relics)
+        context["picks"] = 1
+        context["relics"] = True
+    return context
+
+
+def _honour_reason(book: Any, reason: str) -> str:
+    if reason.startswith("rank:"):
+        return f"reached the rank {book.rank(reason.removeprefix('rank:')).name}"
+    if reason == "victor_bonus":
+        return "won the battle: a victor bonus"
+    return reason
+
+
+REQUISITION_FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "fresh_recruits": (
+        ("new_power_rating", "New Power Rating", "number"),
+        ("wargear", "Wargear", "text"),
+    ),
+    "rearm_and_resupply": (
+        ("wargear", "New wargear", "text"),
+        ("replaced_weapons", "Weapons replaced (separate with commas)", "text"),
+    ),
+    "repair_and_recuperate": (("scar", "Battle Scar to remove (its id)", "text"),),
+    "psychic_meditations": (("psychic_powers", "Psychic powers", "text"),),
+    "specialist_reinforcements": (
+        ("stratagem", "Stratagem", "text"),
+        ("stratagem_cp", "Its CP cost", "number"),
+    ),
+    "warlord_trait": (("warlord_trait", "Warlord Trait", "text"),),
+    "relic": (
+        ("relic", "Relic", "text"),
+        ("model", "Model that carries it (optional)", "text"),
+        ("replaces_weapon", "Weapon it replaces (optional)", "text"),
+    ),
+}
+
+
+@router.get("/decisions/{decision_id}")
+def decision_page(
+    request: Request,
+    session: SessionDep,
+    principal: Reader,
+    decision_id: int,
+    category: str = "",
+    card_id: str = "",
+    weapon_type: str = "",
+) -> Response:
+    row = decisions.get_decision(session, decision_id)
+    context = _decision_context(
+        session,
+        principal,
+        row,
+        category=category[:40],
+        card_choice=int(card_id) if card_id.isdigit() and len(card_id) < 10 else None,
+        weapon_type=weapon_type[:10],
+    )
+    return render(request, "pages/decision.html", principal, **context)
+
+
+def _decision_dice(form: FormData) -> Dice:
+    """Dice rolled at the table (typed in), or the server's seeded roll."""
+    if field_text(form, "dice_mode") == "enter":
+        entered = wizard.parse_dice(field_text(form, "dice", 200), "dice")
+        return EnteredDice(entered)
+    return SeededDice(secrets.randbelow(2**31))
+
+
+def _answer(row: Decision, form: FormData) -> dict[str, Any]:
+    """The answer as the JSON API's DecisionAnswer would give it."""
+    answer: dict[str, Any] = {"entries": [], "requisitions": []}
+    if row.kind == "out_of_action":
+        consequence = field_text(form, "consequence", 40)
+        if consequence not in ("devastating_blow", "battle_scar"):
+            raise RuleError(
+                "decision_answer_incomplete",
+                "Choose Devastating Blow or Battle Scar.",
+                field="consequence",
+            )
+        answer["consequence"] = consequence
+    elif row.kind == "battle_scar":
+        if scar := field_text(form, "scar", 60):
+            answer["scar"] = scar
+    elif row.kind == "battle_honour":
+        category = field_text(form, "category", 40)
+        if category not in {c.value for c in HonourCategory}:
+            raise RuleError("decision_answer_incomplete", "Choose a category.", field="category")
+        answer["category"] = category
+        answer["entries"] = field_texts(form, "entries")[:2]
+        if row.card_id is None:
+            answer["card_id"] = field_int(form, "card_id")
+            if answer["card_id"] is None:
+                del answer["card_id"]
+        model, weapon = field_text(form, "weapon_model", 120), field_text(form, "weapon_name", 120)
+        if model or weapon:
+            weapon_type = field_text(form, "weapon_type", 10)
+            answer["weapon"] = {
+                "model": model,
+                "weapon": weapon,
+                "weapon_type": weapon_type
+                if weapon_type in ("ranged", "melee", "both")
+                else "ranged",
+                "is_relic": bool(field_text(form, "weapon_is_relic")),
+            }
+    elif row.kind == "victor_bonus":
+        answer["requisitions"] = _requisitions(row, form)
+    return answer
+
+
+def _requisitions(row: Decision, form: FormData) -> list[dict[str, Any]]:
+    bonus = VictorBonus.model_validate(row.payload["bonus"])
+    effect = bonus.effect
+    granted = list(effect.requisitions) if isinstance(effect, FreeRequisitions) else []
+    used = {int(v) for v in field_texts(form, "use") if v.isdigit()}
+    orders = []
+    for index, requisition in enumerate(granted):
+        if index not in used:
+            continue
+        order: dict[str, Any] = {"requisition": requisition}
+        card = field_int(form, f"card_id_{index}")
+        if card is not None:
+            order["card_id"] = card
+        for name, _label, kind in REQUISITION_FIELDS.get(requisition, ()):
+            key = f"{name}_{index}"
+            if kind == "number":
+                number = field_int(form, key, low=1, high=200)
+                if number is not None:
+                    order[name] = number
+            elif name == "replaced_weapons":
+                order[name] = [w.strip() for w in field_text(form, key).split(",") if w.strip()]
+            elif text := field_text(form, key):
+                order[name] = text
+        orders.append(order)
+    return orders
+
+
+@router.post("/decisions/{decision_id}/answer")
+def answer_decision(
+    request: Request, session: SessionDep, principal: Owner, form: Form, decision_id: int
+) -> Response:
+    row = decisions.get_decision(session, decision_id)
+    force_id = row.force_id
+    with attempt(session) as outcome:
+        answer = _answer(row, form)
+        decisions.answer(session, decision_id=decision_id, answer=answer, dice=_decision_dice(form))
+    if outcome.refused:
+        session.refresh(row)
+        card_id = field_text(form, "card_id", 10)
+        context = _decision_context(
+            session,
+            principal,
+            row,
+            category=field_text(form, "category", 40),
+            card_choice=int(card_id) if card_id.isdigit() else None,
+            weapon_type=field_text(form, "weapon_type", 10),
+        )
+        context["values"] = {k: v for k, v in form.items() if isinstance(v, str)}
+        return render(
+            request,
+            "pages/decision.html",
+            principal,
+            status=outcome.status,
+            error=outcome.error,
+            **context,
+        )
+    following = _next_pending(session, force_id)
+    if following is not None:
+        return redirect(f"/decisions/{following.id}")
+    return redirect(f"/forces/{force_id}")
