@@ -98,6 +98,7 @@ def _decision_context(
         "may_answer": may_answer and row.status == "pending",
         "units": [c for c in view.cards if not c.removed],
         "values": {},
+        "used": [],
     }
     if row.kind == "out_of_action":
         context["gain"] = row.payload.get("gain", {})
@@ -202,7 +203,6 @@ REQUISITION_FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("wargear", "New wargear", "text"),
         ("replaced_weapons", "Weapons replaced (separate with commas)", "text"),
     ),
-    "repair_and_recuperate": (("scar", "Battle Scar to remove (its id)", "text"),),
     "psychic_meditations": (("psychic_powers", "Psychic powers", "text"),),
     "specialist_reinforcements": (
         ("stratagem", "Stratagem", "text"),
@@ -336,6 +336,7 @@ def answer_decision(
             weapon_type=field_text(form, "weapon_type", 10),
         )
         context["values"] = {k: v for k, v in form.items() if isinstance(v, str)}
+        context["used"] = field_texts(form, "use")
         return render(
             request,
             "pages/decision.html",

@@ -273,3 +273,35 @@ def test_free_requisitions_from_a_victor_bonus(person: Callable[[str], Browser])
     after = ruby.api("GET", f"/forces/{force}")["supply_limit"]
     supply = rulebook().numbers.supply_limit_increase
     assert after == before + 2 * supply
+
+
+def test_a_refused_victor_bonus_answer_keeps_what_was_typed(
+    person: Callable[[str], Browser],
+) -> None:
+    world = proposed_battle(
+        person,
+        size="strike_force",
+        mission="cut_off_the_head",
+        agendas=(["assassins", "first_strike", "sentinel"], ["reaper", "king_slayer", "survivor"]),
+    )
+    ruby, kai = world["ruby"], world["kai"]
+    kai.post(f"/battles/{world['battle_id']}/confirm")
+    force = world["ruby_force"]
+    bonus = next(
+        d for d in ruby.api("GET", f"/forces/{force}/decisions") if d["kind"] == "victor_bonus"
+    )
+    url = f"/decisions/{bonus['id']}"
+    assert "Use Warlord Trait for free" in ruby.get(url).text
+    before = ruby.api("GET", f"/forces/{force}")
+    refused = ruby.post(f"{url}/answer", {"use": "0", "warlord_trait_0": "Rites of War"})
+    assert refused.status_code == 422
+    assert 'role="alert"' in refused.text
+    assert 'name="use" value="0" checked' in refused.text
+    assert 'value="Rites of War"' in refused.text
+    assert ruby.api("GET", f"/forces/{force}") == before
+    captain = world["mine"]["Captain"]
+    done = ruby.post(
+        f"{url}/answer", {"use": "0", "card_id_0": str(captain), "warlord_trait_0": "Rites of War"}
+    )
+    assert done.status_code == 303
+    assert ruby.api("GET", f"/decisions/{bonus['id']}")["status"] == "answered"
