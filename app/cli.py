@@ -42,7 +42,7 @@ def user_reset_password(username: str) -> None:
     settings = get_settings()
     with session_scope(writes=False) as session:
         token = accounts.reset_token(accounts.get_user(session, username), secret_key(settings))
-    typer.echo(f"/reset-password?token={token}")
+    typer.echo(f"{settings.public_url.rstrip('/')}/reset-password?token={token}")
 
 
 @db.command("upgrade")

@@ -23,6 +23,12 @@ class Settings(BaseSettings):
         default="", description="SQLAlchemy URL; empty means SQLite in data_dir"
     )
     log_level: str = "info"
+    public_url: str = Field(
+        default="",
+        pattern=r"^(https?://[^\s/]+(/[^\s]*)?)?$",
+        description="Address players use (https://crusade.example.org); invite and reset links "
+        "start with it. Empty: the address each request came in on",
+    )
     secret_key: SecretStr | None = Field(
         default=None, description="Signs session cookies; generated into data_dir if unset"
     )

@@ -30,7 +30,7 @@ from app.services import (
 from app.services.access import Access
 from app.services.accounts import Principal
 from app.web.charts import Series, line_chart
-from app.web.pages import Member, Viewer, attempt, page, redirect, render
+from app.web.pages import Member, Viewer, attempt, page, redirect, render, site_url
 
 router = APIRouter()
 Text = Annotated[str, Form(max_length=4000)]
@@ -379,7 +379,7 @@ def _members(
         organizer=organizer,
         members=membership.list_members(session, campaign_id=campaign_id),
         open_invites=membership.open_invites(session, campaign_id=campaign_id) if organizer else [],
-        site=str(request.base_url).rstrip("/"),
+        site=site_url(request),
         **context,
     )
 
@@ -415,7 +415,7 @@ def create_invite(
         principal,
         campaign_id,
         invite=invite,
-        invite_url=f"{str(request.base_url).rstrip('/')}/invites/{invite.code}",
+        invite_url=f"{site_url(request)}/invites/{invite.code}",
         notice="Invite created: copy the link below and send it.",
     )
 

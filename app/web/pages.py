@@ -106,6 +106,12 @@ def login_url(request: Request) -> str:
     return f"/login?next={quote(target)}"
 
 
+def site_url(request: Request) -> str:
+    """Where links sent to other players point: PUBLIC_URL when set (behind a proxy the
+    request's own address may be an internal one), else the address this request used."""
+    return (get_settings().public_url or str(request.base_url)).rstrip("/")
+
+
 @dataclass
 class Outcome:
     error: RuleError | None = None

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from app import cli
-from app.config import get_settings, secret_key
+from app.config import Settings, get_settings, secret_key
 from app.db.session import get_engine, session_scope
 from app.services import accounts
 
@@ -41,6 +42,23 @@ def test_create_admin_then_reset_its_password(fresh_install: Path) -> None:
         assert (
             accounts.authenticate(session, username="pat", password="chosen anew!").id == reset.id
         )
+
+
+def test_reset_link_starts_with_public_url_when_set(
+    fresh_install: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner = CliRunner()
+    runner.invoke(cli.app, ["user", "create", "pat", "--password", "a long password"])
+    monkeypatch.setenv("PUBLIC_URL", "https://crusade.example.org")
+    get_settings.cache_clear()
+    link = runner.invoke(cli.app, ["user", "reset-password", "pat"]).output.strip()
+    assert link.startswith("https://crusade.example.org/reset-password?token=")
+
+
+def test_public_url_must_be_an_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PUBLIC_URL", "crusade.example.org")
+    with pytest.raises(ValidationError, match="public_url"):
+        Settings()
 
 
 def test_secret_key_is_generated_once_and_private(

@@ -12,9 +12,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, event
 from sqlmodel import select
 
+from app.config import get_settings
 from app.db.models import CampaignMember, Force
 from app.db.session import session_scope
 from app.services import inbox, progress, standings
+from app.web import pages
 from app.web.charts import Series, line_chart, nice_step
 from tests.api.helpers import dump
 from tests.web.conftest import Browser, campaign_with_two_players
@@ -435,6 +437,19 @@ class TestMembersPage:
         # the invite had one use
         late = person("late")
         assert late.post(f"/invites/{code}").status_code == 410
+
+    def test_invite_links_start_with_public_url_when_set(
+        self, person: Person, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        world = campaign_with_two_players(person)
+        url = f"/campaigns/{world['campaign_id']}"
+        behind_proxy = get_settings().model_copy(
+            update={"public_url": "https://crusade.example.org/"}
+        )
+        monkeypatch.setattr(pages, "get_settings", lambda: behind_proxy)
+        created = world["orga"].post(f"{url}/invites", {"role": "player", "hours": "48"})
+        link = re.search(r'id="invite-link" type="text" readonly value="([^"]+)"', created.text)
+        assert link and link.group(1).startswith("https://crusade.example.org/invites/")
 
     def test_open_invites_are_listed_and_can_be_withdrawn(
         self, person: Person, engine: Engine
