@@ -523,6 +523,11 @@ def submit(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) -> 
     return battle
 
 
+def forces_by_id(session: Session, ids: list[int]) -> dict[int, Force]:
+    rows = session.exec(select(Force).where(col(Force.id).in_(ids))).all()
+    return {f.id: f for f in rows if f.id is not None}
+
+
 def roster_cards(session: Session, ids: list[int]) -> dict[int, Card]:
     rows = session.exec(select(Card).where(col(Card.id).in_(ids))).all()
     return {c.id: c for c in rows if c.id is not None}

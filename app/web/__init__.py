@@ -8,13 +8,14 @@ from fastapi.staticfiles import StaticFiles
 
 from app.api.auth import optional_principal
 from app.db.session import session_scope
-from app.web import accounts, battles, campaigns, decisions, forces, reference
+from app.web import accounts, battle_wizard, battles, campaigns, decisions, forces, reference
 from app.web.pages import STATIC, declares_access, login_url, redirect, render
 
 ROUTERS: list[APIRouter] = [
     accounts.router,
     campaigns.router,
     forces.router,
+    battle_wizard.router,
     battles.router,
     decisions.router,
     reference.router,

@@ -1,0 +1,751 @@
+"""The phone wizard that records a battle: set-up, muster, after the game, Out of Action and
+review, one page a step. Every rule is the services' (``battles``, ``wizard``); the wizard's
+progress is saved on the server per step by ``app.services.wizard``, so a lost connection or a
+closed tab loses nothing. The battle it submits is shown by ``app.web.battles``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from sqlmodel import Session
+from starlette.datastructures import FormData
+
+from app.db.models import BattleDraft, Card
+from app.db.session import SessionDep
+from app.errors import DomainError
+from app.rules.data import ArchiveRoll, HighestTally, rulebook
+from app.rules.errors import RuleError
+from app.services import battles, wizard
+from app.services.access import Access
+from app.services.accounts import Principal
+from app.services.forces import get_campaign, load_force
+from app.web.forms import Form, field_int, field_ints, field_text, field_texts
+from app.web.pages import attempt, page, redirect, render
+
+router = APIRouter()
+
+Player = Annotated[Principal, page(Access.CAMPAIGN_PLAY)]
+
+
+STEP_LABELS = {
+    "setup": "Set-up",
+    "muster": "Muster",
+    "after": "After the game",
+    "out_of_action": "Out of Action",
+    "review": "Review & submit",
+}
+
+
+# --- the wizard: start and find a draft ---------------------------------------------------
+
+
+def _draft(session: Session, principal: Principal, campaign_id: int, draft_id: int) -> BattleDraft:
+    organizer = wizard.is_organizer(session, campaign_id=campaign_id, user=principal.user)
+    return wizard.get_draft(
+        session,
+        campaign_id=campaign_id,
+        draft_id=draft_id,
+        user=principal.user,
+        organizer=organizer,
+    )
+
+
+def _base(draft: BattleDraft) -> str:
+    return f"/campaigns/{draft.campaign_id}/drafts/{draft.id}"
+
+
+def _step_url(draft: BattleDraft, step: str | None = None) -> str:
+    return f"{_base(draft)}/{step or draft.step}"
+
+
+@router.get("/campaigns/{campaign_id}/battles/new")
+def new_battle_page(
+    request: Request, session: SessionDep, principal: Player, campaign_id: int
+) -> Response:
+    campaign = get_campaign(session, campaign_id)
+    assert principal.user.id is not None
+    found = wizard.open_draft(session, campaign_id=campaign_id, user_id=principal.user.id)
+    return render(
+        request,
+        "pages/battle_new.html",
+        principal,
+        campaign=campaign,
+        draft=found,
+        draft_url=_step_url(found) if found else None,
+    )
+
+
+@router.post("/campaigns/{campaign_id}/battles/new")
+def start_battle(
+    request: Request, session: SessionDep, principal: Player, campaign_id: int
+) -> Response:
+    assert principal.user.id is not None
+    draft = wizard.start(session, campaign_id=campaign_id, user_id=principal.user.id)
+    return redirect(_step_url(draft))
+
+
+@router.get("/campaigns/{campaign_id}/drafts/{draft_id}")
+def resume_draft(
+    session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if draft.step == wizard.FINISHED:
+        return redirect(f"/battles/{draft.battle_id}" if draft.battle_id else "/")
+    return redirect(_step_url(draft))
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/discard")
+def discard_draft(
+    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    wizard.discard(session, draft)
+    return redirect(f"/campaigns/{campaign_id}/battles/new")
+
+
+def _wizard_page(
+    request: Request,
+    session: Session,
+    principal: Principal,
+    draft: BattleDraft,
+    step: str,
+    *,
+    status: int = 200,
+    **context: Any,
+) -> Response:
+    reached = wizard.STEPS.index(draft.step) if draft.step in wizard.STEPS else 0
+    steps = [
+        {
+            "id": s,
+            "label": STEP_LABELS[s],
+            "url": _step_url(draft, s) if i <= reached else None,
+            "current": s == step,
+        }
+        for i, s in enumerate(wizard.STEPS)
+    ]
+    campaign = get_campaign(session, draft.campaign_id)
+    return render(
+        request,
+        f"pages/wizard_{step}.html",
+        principal,
+        status=status,
+        draft=draft,
+        campaign=campaign,
+        base=_base(draft),
+        steps=steps,
+        step=step,
+        step_number=wizard.STEPS.index(step) + 1,
+        **context,
+    )
+
+
+def _guard(draft: BattleDraft, step: str) -> Response | None:
+    """Send the player to where they are if this step is not open yet (or all is done)."""
+    if draft.step == wizard.FINISHED:
+        return redirect(f"/battles/{draft.battle_id}")
+    if wizard.STEPS.index(step) > wizard.STEPS.index(draft.step):
+        return redirect(_step_url(draft))
+    if step in ("after", "out_of_action", "review") and draft.battle_id is None:
+        return redirect(_step_url(draft, "muster"))
+    return None
+
+
+# --- step 1: set-up --------------------------------------------------------------------
+
+
+def _setup_context(
+    session: Session, principal: Principal, draft: BattleDraft, d: dict[str, Any]
+) -> dict[str, Any]:
+    book = rulebook()
+    organizer = wizard.is_organizer(session, campaign_id=draft.campaign_id, user=principal.user)
+    mine, every = wizard.selectable_forces(
+        session, campaign_id=draft.campaign_id, user=principal.user, organizer=organizer
+    )
+    setup = d["setup"]
+    size_id = setup.get("battle_size") or ""
+    size = next((s for s in book.battle_sizes if s.id == size_id), None)
+    missions = book.missions_for(size_id) if size else ()
+    chosen = next((m for m in missions if m.id == setup.get("mission")), None)
+    categories: dict[str, list[Any]] = {}
+    for agenda in book.agendas:
+        categories.setdefault(agenda.category, []).append(agenda)
+    names = {f.id: f.name for f in every}
+    return {
+        "d": d,
+        "setup": setup,
+        "my_forces": mine,
+        "all_forces": every,
+        "sizes": book.battle_sizes,
+        "size": size,
+        "missions": missions,
+        "mission": chosen,
+        "agenda_categories": categories,
+        "agenda_names": {a.id: a.name for a in book.agendas},
+        "side_names": [
+            names.get(setup.get("force_id"), "Your force"),
+            names.get(setup.get("opponent_id"), "Opponent's force"),
+        ],
+        "mustered": draft.battle_id is not None,
+    }
+
+
+@router.get("/campaigns/{campaign_id}/drafts/{draft_id}/setup")
+def setup_page(
+    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "setup")) is not None:
+        return sent
+    d = wizard.data(draft)
+    return _wizard_page(
+        request, session, principal, draft, "setup", **_setup_context(session, principal, draft, d)
+    )
+
+
+def _read_setup(form: FormData, d: dict[str, Any]) -> None:
+    setup = d["setup"]
+    before = (setup.get("force_id"), setup.get("opponent_id"))
+    setup["force_id"] = field_int(form, "force_id")
+    setup["opponent_id"] = field_int(form, "opponent_id")
+    if (setup["force_id"], setup["opponent_id"]) != before:
+        d["rosters"], d["warlords"] = [[], []], [None, None]
+    size = field_text(form, "battle_size", 40)
+    if size != setup.get("battle_size"):
+        setup["mission"], setup["mission_roll"] = None, None
+    setup["battle_size"] = size
+    mission = field_text(form, "mission", 60) or None
+    if mission != setup.get("mission"):
+        setup["mission"], setup["mission_roll"] = mission, None
+    setup["role"] = field_text(form, "role", 20) or "attacker"
+    setup["agendas"] = [field_texts(form, "agendas_0"), field_texts(form, "agendas_1")]
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/setup")
+def save_setup(
+    request: Request,
+    session: SessionDep,
+    principal: Player,
+    form: Form,
+    campaign_id: int,
+    draft_id: int,
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "setup")) is not None:
+        return sent
+    d = wizard.data(draft)
+    action = field_text(form, "action", 20)
+    with attempt(session) as outcome:
+        if draft.battle_id is not None:
+            raise DomainError(
+                "draft_mustered", "This battle is mustered; its set-up is fixed.", status=409
+            )
+        _read_setup(form, d)
+        if action == "roll":
+            wizard.roll_mission(d)
+        elif action == "use_roll":
+            entered = field_int(form, "mission_roll", low=1, high=6)
+            if entered is None:
+                raise RuleError(
+                    "dice_missing", "Enter the D6 rolled at the table.", field="mission_roll"
+                )
+            wizard.roll_mission(d, entered=entered)
+        if action == "next":
+            wizard.check_setup(session, draft, d, user=principal.user)
+            wizard.save(session, draft, d, step="muster" if draft.step == "setup" else None)
+        else:  # an unchecked change: the muster waits until "Next" checks it again
+            wizard.save(session, draft, d, step="setup")
+    if outcome.refused:
+        context = _setup_context(session, principal, draft, d)
+        return _wizard_page(
+            request,
+            session,
+            principal,
+            draft,
+            "setup",
+            status=outcome.status,
+            error=outcome.error,
+            **context,
+        )
+    if action == "next":
+        return redirect(_step_url(draft, "muster"))
+    return redirect(_step_url(draft, "setup") + ("#mission" if "roll" in action else ""))
+
+
+# --- step 2: muster ----------------------------------------------------------------------
+
+
+def _muster_context(session: Session, draft: BattleDraft, d: dict[str, Any]) -> dict[str, Any]:
+    book = rulebook()
+    setup = d["setup"]
+    armies = []
+    for index, key in enumerate(("force_id", "opponent_id")):
+        view = load_force(session, int(setup[key]))
+        role = setup["role"] if index == 0 else _other(setup["role"])
+        units = [
+            {
+                "card": c,
+                "value": view.value.card(str(c.id)),
+                "pending": c.id in view.pending_card_ids,
+                "rank": book.rank(c.rank).name,
+            }
+            for c in view.cards
+            if not c.removed
+        ]
+        armies.append(
+            {
+                "index": index,
+                "force": view.force,
+                "role": role,
+                "units": units,
+                "roster": [int(i) for i in d["rosters"][index]],
+                "warlord": d["warlords"][index],
+            }
+        )
+    return {
+        "d": d,
+        "armies": armies,
+        "totals": wizard.army_totals(session, d),
+        "size": book.battle_size(setup["battle_size"]),
+        "mission": book.mission(setup["mission"]),
+    }
+
+
+def _other(role: str) -> str:
+    return "defender" if role == "attacker" else "attacker"
+
+
+def _read_muster(form: FormData, d: dict[str, Any]) -> None:
+    d["rosters"] = [field_ints(form, "roster_0"), field_ints(form, "roster_1")]
+    d["warlords"] = [field_int(form, "warlord_0"), field_int(form, "warlord_1")]
+
+
+@router.get("/campaigns/{campaign_id}/drafts/{draft_id}/muster")
+def muster_page(
+    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "muster")) is not None:
+        return sent
+    d = wizard.data(draft)
+    context = _muster_context(session, draft, d)
+    if draft.battle_id is not None:
+        context["battle_sides"] = wizard.battle_sides(session, draft)
+    return _wizard_page(request, session, principal, draft, "muster", **context)
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/muster")
+def save_muster(
+    request: Request,
+    session: SessionDep,
+    principal: Player,
+    form: Form,
+    campaign_id: int,
+    draft_id: int,
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "muster")) is not None:
+        return sent
+    d = wizard.data(draft)
+    action = field_text(form, "action", 20)
+    with attempt(session) as outcome:
+        if draft.battle_id is not None:
+            raise DomainError("draft_mustered", "This battle is already mustered.", status=409)
+        _read_muster(form, d)
+        if action == "muster":
+            wizard.muster(session, draft, d)
+        else:
+            wizard.save(session, draft, d)
+    if outcome.refused:
+        return _wizard_page(
+            request,
+            session,
+            principal,
+            draft,
+            "muster",
+            status=outcome.status,
+            error=outcome.error,
+            **_muster_context(session, draft, d),
+        )
+    if action == "muster":
+        return redirect(_step_url(draft, "after"))
+    return redirect(_step_url(draft, "muster") + "#pl-counter")
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/muster/total")
+def muster_total(
+    request: Request,
+    session: SessionDep,
+    principal: Player,
+    form: Form,
+    campaign_id: int,
+    draft_id: int,
+) -> Response:
+    """htmx: save the roster selection and return the live Power Level counter."""
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if draft.battle_id is not None or draft.step == wizard.FINISHED:
+        raise DomainError("draft_mustered", "This battle is already mustered.", status=409)
+    if (sent := _guard(draft, "muster")) is not None:
+        return sent
+    d = wizard.data(draft)
+    _read_muster(form, d)
+    wizard.save(session, draft, d)
+    return render(
+        request,
+        "partials/wizard_pl.html",
+        principal,
+        totals=wizard.army_totals(session, d),
+        d=d,
+    )
+
+
+# --- step 3: after the game ------------------------------------------------------------------
+
+
+def _after_context(session: Session, draft: BattleDraft, d: dict[str, Any]) -> dict[str, Any]:
+    book = rulebook()
+    armies = []
+    for index, side in enumerate(wizard.battle_sides(session, draft)):
+        view = load_force(session, side.force_id)
+        cards = {c.id: c for c in view.cards}
+        agendas = [book.agenda(a) for a in side.agendas]
+        armies.append(
+            {
+                "index": index,
+                "side": side,
+                "force": view.force,
+                "agendas": agendas,
+                "tally_agendas": wizard.tally_agendas(side.agendas),
+                "choice_agendas": [
+                    a for a in agendas if isinstance(a.xp, HighestTally | ArchiveRoll)
+                ],
+                "archive": any(isinstance(a.xp, ArchiveRoll) for a in agendas),
+                "units": [
+                    {"card": cards[i], "state": wizard.unit_state(d, i)}
+                    for i in side.roster
+                    if i in cards
+                ],
+                "entered": d["sides"][index],
+            }
+        )
+    return {"d": d, "armies": armies, "tally_limit": wizard.tally_limit}
+
+
+@router.get("/campaigns/{campaign_id}/drafts/{draft_id}/after")
+def after_page(
+    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "after")) is not None:
+        return sent
+    d = wizard.data(draft)
+    return _wizard_page(
+        request, session, principal, draft, "after", **_after_context(session, draft, d)
+    )
+
+
+def _read_after(session: Session, draft: BattleDraft, form: FormData, d: dict[str, Any]) -> None:
+    """The after-game form's fields (counters are not fields: each tap is saved)."""
+    for index, side in enumerate(wizard.battle_sides(session, draft)):
+        entered = d["sides"][index]
+        try:
+            entered["vp"] = field_int(form, f"vp_{index}", high=9999)
+        except RuleError:
+            entered["vp"] = None
+        entered["painted"] = bool(field_text(form, f"painted_{index}"))
+        marked = field_int(form, f"marked_{index}")
+        entered["marked"] = marked if marked in side.roster else None
+        try:
+            entered["objective_markers"] = field_int(form, f"objective_markers_{index}", high=99)
+        except RuleError:
+            entered["objective_markers"] = None
+        entered["agenda_choices"] = {
+            a: choice
+            for a in side.agendas
+            if (choice := field_int(form, f"agenda_choice_{index}_{a}")) in side.roster
+        }
+        for card_id in side.roster:
+            state = wizard.unit_state(d, card_id)
+            state["destroyed"] = bool(field_text(form, f"destroyed_{card_id}"))
+            d["units"][str(card_id)] = state
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/after")
+def save_after(
+    request: Request,
+    session: SessionDep,
+    principal: Player,
+    form: Form,
+    campaign_id: int,
+    draft_id: int,
+) -> Response:
+    """Without script: a counter tap (``bump``) or "Next" submits the whole form."""
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "after")) is not None:
+        return sent
+    d = wizard.data(draft)
+    _read_after(session, draft, form, d)
+    wizard.save(session, draft, d)
+    spec = field_text(form, "bump", 80)
+    action = field_text(form, "action", 20)
+    with attempt(session) as outcome:
+        if spec:
+            wizard.bump(session, draft, d, spec)
+        elif action == "next":
+            wizard.check_after(d)
+            wizard.save(session, draft, d, step="out_of_action" if draft.step == "after" else None)
+    if outcome.refused:
+        return _wizard_page(
+            request,
+            session,
+            principal,
+            draft,
+            "after",
+            status=outcome.status,
+            error=outcome.error,
+            **_after_context(session, draft, wizard.data(draft)),
+        )
+    if spec:
+        return redirect(_step_url(draft, "after") + f"#unit-{spec.split(':')[0]}")
+    if action != "next":
+        return redirect(_step_url(draft, "after"))
+    return redirect(_step_url(draft, "out_of_action"))
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/after/bump")
+def bump_counter(
+    request: Request,
+    session: SessionDep,
+    principal: Player,
+    form: Form,
+    campaign_id: int,
+    draft_id: int,
+) -> Response:
+    """htmx: one tap of a − or + button, saved at once; returns the updated counter. When
+    the tap comes from the page's form, the form's other fields are saved with it."""
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if draft.battle_id is None or draft.step == wizard.FINISHED:
+        raise DomainError("draft_not_open", "This battle's result is not open.", status=409)
+    d = wizard.data(draft)
+    if field_text(form, "form") == "after":
+        _read_after(session, draft, form, d)
+        wizard.save(session, draft, d)
+    spec = field_text(form, "bump", 80)
+    with attempt(session) as outcome:
+        card_id, field, _value = wizard.bump(session, draft, d, spec)
+    if outcome.refused:
+        parts = spec.split(":")
+        card_id = int(parts[0]) if parts and parts[0].isdigit() else 0
+        field = parts[1] if len(parts) > 1 else ""
+        d = wizard.data(draft)
+    return _counter(
+        request, session, principal, draft, d, card_id, field, outcome.status, outcome.error
+    )
+
+
+def _counter(
+    request: Request,
+    session: Session,
+    principal: Principal,
+    draft: BattleDraft,
+    d: dict[str, Any],
+    card_id: int,
+    field: str,
+    status: int,
+    error: RuleError | None,
+) -> Response:
+    state = wizard.unit_state(d, card_id)
+    if field.startswith("agenda."):
+        value = int(state["agenda_tallies"].get(field.removeprefix("agenda."), 0))
+        # as on the full page (wizard_after.html), so a tap keeps the buttons' names
+        label = rulebook().agenda(field.removeprefix("agenda.")).name + " tally"
+    else:
+        value = int(state.get(field, 0))
+        label = COUNTER_LABELS.get(field, field)
+    return render(
+        request,
+        "partials/wizard_counter.html",
+        principal,
+        status=status,
+        base=_base(draft),
+        card_id=card_id,
+        field=field,
+        value=value,
+        label=label,
+        unit_name=card.name if (card := session.get(Card, card_id)) else f"unit {card_id}",
+        error=error,
+    )
+
+
+COUNTER_LABELS = {
+    "destroyed_psychic": "Psychic kills",
+    "destroyed_ranged": "Ranged kills",
+    "destroyed_melee": "Melee kills",
+}
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/after/save")
+def autosave_after(
+    session: SessionDep, principal: Player, form: Form, campaign_id: int, draft_id: int
+) -> Response:
+    """htmx: the after-game form saved on every change (nothing to show back)."""
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if draft.battle_id is None or draft.step == wizard.FINISHED:
+        raise DomainError("draft_not_open", "This battle's result is not open.", status=409)
+    d = wizard.data(draft)
+    _read_after(session, draft, form, d)
+    wizard.save(session, draft, d)
+    return Response(status_code=204)
+
+
+# --- step 4: Out of Action --------------------------------------------------------------------
+
+
+def _ooa_context(session: Session, draft: BattleDraft, d: dict[str, Any]) -> dict[str, Any]:
+    needed = wizard.dice_needed(session, draft, d)
+    sides = wizard.battle_sides(session, draft)
+    forces = wizard.forces_by_id(session, [s.force_id for s in sides])
+    return {
+        "d": d,
+        "armies": [
+            {
+                "index": i,
+                "force": forces[s.force_id],
+                "needed": needed[i],
+                "entered": d["sides"][i],
+            }
+            for i, s in enumerate(sides)
+        ],
+    }
+
+
+@router.get("/campaigns/{campaign_id}/drafts/{draft_id}/out_of_action")
+def out_of_action_page(
+    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "out_of_action")) is not None:
+        return sent
+    d = wizard.data(draft)
+    return _wizard_page(
+        request, session, principal, draft, "out_of_action", **_ooa_context(session, draft, d)
+    )
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/out_of_action")
+def save_out_of_action(
+    request: Request,
+    session: SessionDep,
+    principal: Player,
+    form: Form,
+    campaign_id: int,
+    draft_id: int,
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "out_of_action")) is not None:
+        return sent
+    d = wizard.data(draft)
+    needed = wizard.dice_needed(session, draft, d)
+    with attempt(session) as outcome:
+        for index, purposes in enumerate(needed):
+            entered = d["sides"][index]
+            entered["dice_mode"] = (
+                "enter" if field_text(form, f"dice_mode_{index}") == "enter" else "roll"
+            )
+            entered["dice_extra"] = field_text(form, f"dice_extra_{index}", 200)
+            dice: list[int] = []
+            for n, purpose in enumerate(purposes):
+                value = field_text(form, f"die_{index}_{n}", 4)
+                if value:
+                    dice.append(_die(value, f"die_{index}_{n}"))
+                elif entered["dice_mode"] == "enter":
+                    entered["dice"] = dice
+                    raise RuleError(
+                        "dice_missing",
+                        f"Enter the D6 rolled for {purpose}.",
+                        field=f"die_{index}_{n}",
+                    )
+            entered["dice"] = dice
+            if entered["dice_mode"] == "enter":
+                wizard.parse_dice(entered["dice_extra"], f"dice_extra_{index}")
+        wizard.save(session, draft, d, step="review" if draft.step == "out_of_action" else None)
+    if outcome.refused:
+        return _wizard_page(
+            request,
+            session,
+            principal,
+            draft,
+            "out_of_action",
+            status=outcome.status,
+            error=outcome.error,
+            **_ooa_context(session, draft, d),
+        )
+    return redirect(_step_url(draft, "review"))
+
+
+def _die(text: str, field: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 6:
+        raise RuleError("dice_invalid", "A D6 shows a number from 1 to 6.", field=field)
+    return int(text)
+
+
+# --- step 5: review and submit -----------------------------------------------------------------
+
+
+def _review_context(
+    session: Session, principal: Principal, draft: BattleDraft, d: dict[str, Any]
+) -> dict[str, Any]:
+    book = rulebook()
+    context = _after_context(session, draft, d)
+    battle, _sides = battles.get_battle(session, draft.battle_id or 0)
+    context["needed"] = wizard.dice_needed(session, draft, d)
+    context["battle"] = battle
+    context["mission"] = book.mission(battle.mission)
+    context["size"] = book.battle_size(battle.battle_size)
+    context["organizer"] = wizard.is_organizer(
+        session, campaign_id=draft.campaign_id, user=principal.user
+    )
+    return context
+
+
+@router.get("/campaigns/{campaign_id}/drafts/{draft_id}/review")
+def review_page(
+    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "review")) is not None:
+        return sent
+    d = wizard.data(draft)
+    return _wizard_page(
+        request,
+        session,
+        principal,
+        draft,
+        "review",
+        **_review_context(session, principal, draft, d),
+    )
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/review")
+def submit_result(
+    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+) -> Response:
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, "review")) is not None:
+        return sent
+    d = wizard.data(draft)
+    with attempt(session) as outcome:
+        battle = wizard.submit(session, draft, d)
+    if outcome.refused:
+        return _wizard_page(
+            request,
+            session,
+            principal,
+            draft,
+            "review",
+            status=outcome.status,
+            error=outcome.error,
+            **_review_context(session, principal, draft, d),
+        )
+    return redirect(f"/battles/{battle.id}")
