@@ -14,7 +14,7 @@ from app.api.schemas import CampaignPublic, Input
 from app.config import get_settings, secret_key
 from app.db.models import User
 from app.db.session import SessionDep
-from app.services import accounts, membership
+from app.services import membership
 
 router = APIRouter(tags=["membership"])
 
@@ -141,6 +141,7 @@ class ResetLink(BaseModel):
     summary="A one-time password-reset link for a member (organizers; no email needed)",
 )
 def reset_link(campaign_id: int, user_id: int, session: SessionDep) -> ResetLink:
-    user = membership.member(session, campaign_id=campaign_id, user_id=user_id)
-    token = accounts.reset_token(user, secret_key(get_settings()))
+    _user, token = membership.member_reset_token(
+        session, campaign_id=campaign_id, user_id=user_id, key=secret_key(get_settings())
+    )
     return ResetLink(link=f"/reset-password?token={token}")

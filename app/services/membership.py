@@ -9,7 +9,7 @@ from sqlmodel import Session, col, select
 
 from app.db.models import Campaign, CampaignMember, Invite, User, as_utc, utcnow
 from app.errors import DomainError, NotFound
-from app.services import history
+from app.services import accounts, history
 from app.services.forces import get_campaign
 
 ROLES = ("organizer", "player")
@@ -59,6 +59,15 @@ def member(session: Session, *, campaign_id: int, user_id: int) -> User:
     if role is None or user is None or user.is_admin:
         raise NotFound("member_not_found", f"User {user_id} is not a member of this campaign.")
     return user
+
+
+def member_reset_token(
+    session: Session, *, campaign_id: int, user_id: int, key: str
+) -> tuple[User, str]:
+    """A one-time password-reset token for a member, for an organizer to hand over (there is
+    no email). Site admins reset theirs with the CLI."""
+    user = member(session, campaign_id=campaign_id, user_id=user_id)
+    return user, accounts.reset_token(user, key)
 
 
 def remove_member(session: Session, *, campaign_id: int, user_id: int) -> None:

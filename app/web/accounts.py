@@ -9,6 +9,7 @@ from fastapi.responses import Response
 
 from app.api.auth import COOKIE, start_session
 from app.api.hardening import RateLimits
+from app.config import get_settings, secret_key
 from app.db.session import SessionDep
 from app.errors import DomainError
 from app.services import accounts, membership
@@ -92,6 +93,40 @@ def log_in(
     return response
 
 
+@router.get("/reset-password")
+def reset_password_page(request: Request, principal: Viewer, token: str = "") -> Response:
+    return render(request, "pages/reset_password.html", principal, token=token[:400])
+
+
+@router.post("/reset-password")
+def reset_password(
+    request: Request,
+    session: SessionDep,
+    principal: Viewer,
+    token: Text = "",
+    new_password: Text = "",
+) -> Response:
+    limits: RateLimits = request.app.state.rate_limits
+    client = request.client.host if request.client else "?"
+    with attempt(session) as outcome:
+        limits.hit(limits.login, "reset", client)
+        user = accounts.reset_password(
+            session, token=token, new=new_password, key=secret_key(get_settings())
+        )
+    if outcome.refused:
+        return render(
+            request,
+            "pages/reset_password.html",
+            principal,
+            status=outcome.status,
+            error=outcome.error,
+            token=token[:400],
+        )
+    response = redirect("/account?password_reset=1")
+    start_session(request, response, user)
+    return response
+
+
 @router.post("/logout")
 def log_out(principal: Viewer) -> Response:
     response = redirect("/")
@@ -100,8 +135,11 @@ def log_out(principal: Viewer) -> Response:
 
 
 @router.get("/account")
-def account_page(request: Request, session: SessionDep, principal: Member) -> Response:
-    return _account(request, session, principal)
+def account_page(
+    request: Request, session: SessionDep, principal: Member, password_reset: str = ""
+) -> Response:
+    notice = "New password saved: you are logged in." if password_reset else None
+    return _account(request, session, principal, notice=notice)
 
 
 def _account(

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from app.api.membership import CampaignSettings, InviteCreate
 from app.api.schemas import ForceCreate
+from app.config import get_settings, secret_key
 from app.db.models import Battle, BattleSide, Campaign
 from app.db.session import SessionDep
 from app.errors import DomainError
@@ -431,6 +432,29 @@ def remove_member(
             request, session, principal, campaign_id, status=outcome.status, error=outcome.error
         )
     return redirect(f"/campaigns/{campaign_id}/members")
+
+
+@router.post("/campaigns/{campaign_id}/members/{user_id}/reset-link")
+def member_reset_link(
+    request: Request, session: SessionDep, principal: Organizer, campaign_id: int, user_id: int
+) -> Response:
+    with attempt(session) as outcome:
+        member, token = membership.member_reset_token(
+            session, campaign_id=campaign_id, user_id=user_id, key=secret_key(get_settings())
+        )
+    if outcome.refused:
+        return _members(
+            request, session, principal, campaign_id, status=outcome.status, error=outcome.error
+        )
+    # Like an invite code, the token is a credential: shown once in the page, never in a URL.
+    return _members(
+        request,
+        session,
+        principal,
+        campaign_id,
+        reset_for=member,
+        reset_url=f"{site_url(request)}/reset-password?token={token}",
+    )
 
 
 @router.post("/campaigns/{campaign_id}/invites/{code}/withdraw")

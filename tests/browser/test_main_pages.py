@@ -29,6 +29,7 @@ PAGES = {
         MainPage("home", lambda d: "/"),
         MainPage("login", lambda d: "/login"),
         MainPage("signup", lambda d: "/signup"),
+        MainPage("reset-password", lambda d: "/reset-password?token=not-a-real-one"),
         MainPage("account", lambda d: "/account"),
         MainPage("dashboard", lambda d: f"/campaigns/{d.campaign}"),
         MainPage("members", lambda d: f"/campaigns/{d.campaign}/members"),
@@ -49,7 +50,7 @@ PAGES = {
 }
 # Who looks: a visitor (the demo campaign is public, so its read pages are open to anyone)
 # and the site admin (sees everything, like a campaign's organizer).
-VISITOR = ["home", "login", "signup", "dashboard", "order-of-battle", "card"] + [
+VISITOR = ["home", "login", "signup", "reset-password", "dashboard", "order-of-battle", "card"] + [
     name for name in PAGES if name.startswith("rules")
 ]
 ADMIN = [

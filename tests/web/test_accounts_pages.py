@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from tests.api.helpers import dump
-from tests.web.conftest import Browser
+from tests.web.conftest import Browser, campaign_with_two_players
 
 
 def test_sign_up_logs_in_and_shows_the_account(site: TestClient) -> None:
@@ -99,3 +100,58 @@ def test_an_unknown_page_is_an_html_page_and_the_api_stays_json(site: TestClient
     assert missing.status_code == 404 and "text/html" in missing.headers["content-type"]
     api = site.get("/api/v1/campaigns/999999")
     assert api.headers["content-type"] == "application/problem+json"
+
+
+def test_an_organizer_hands_a_player_a_reset_link_that_works_once(
+    person: Callable[[str], Browser], site: TestClient, engine: Engine
+) -> None:
+    world = campaign_with_two_players(person)
+    orga, ruby, kai = world["orga"], world["ruby"], world["kai"]
+    members = f"/campaigns/{world['campaign_id']}/members"
+    ruby_id = ruby.api("GET", "/auth/me")["id"]
+    orga_id = orga.api("GET", "/auth/me")["id"]
+    page = orga.get(members).text
+    assert 'aria-label="Password reset link for ruby"' in page
+    assert f"/members/{orga_id}/reset-link" not in page  # not for yourself (nor site admins)
+    assert "reset-link" not in kai.get(members).text  # players see no such button
+    before = dump(engine)
+    assert kai.post(f"{members}/{ruby_id}/reset-link").status_code == 403
+    assert orga.post(f"{members}/{orga_id}/reset-link").status_code == 404
+    assert dump(engine) == before
+
+    made = orga.post(f"{members}/{ruby_id}/reset-link")
+    assert made.status_code == 200 and "Password reset link for ruby" in made.text
+    found = re.search(r'id="reset-link" type="text" readonly value="([^"]+)"', made.text)
+    assert found and found.group(1).startswith("http://testserver/reset-password?token=")
+    link = found.group(1).removeprefix("http://testserver")
+    token = link.split("token=", 1)[1]
+
+    # the player, logged out on another device, opens the link
+    assert "Choose a new password" in site.get(link).text
+    short = site.post("/reset-password", data={"token": token, "new_password": "short"})
+    assert short.status_code == 422 and 'aria-invalid="true"' in short.text
+    assert f'name="token" value="{token}"' in short.text  # the link survives a refusal
+    assert dump(engine) == before
+    done = site.post(
+        "/reset-password",
+        data={"token": token, "new_password": "a fresh password"},
+        follow_redirects=False,
+    )
+    assert done.status_code == 303 and done.headers["location"] == "/account?password_reset=1"
+    assert "New password saved: you are logged in." in site.get(done.headers["location"]).text
+    assert ruby.get("/account", follow_redirects=False).status_code == 303  # old login ended
+    stranger = TestClient(site.app)  # `site` is now ruby's login: it would need the CSRF field
+    again = stranger.post("/reset-password", data={"token": token, "new_password": "another one!"})
+    assert again.status_code == 400 and "already used" in again.text
+    assert "ask a campaign organizer for a new one" in again.text
+    logged_in = stranger.post(
+        "/login", data={"username": "ruby", "password": "a fresh password"}, follow_redirects=False
+    )
+    assert logged_in.status_code == 303
+
+
+def test_the_reset_page_without_a_token_says_what_to_do(site: TestClient) -> None:
+    page = site.get("/reset-password")
+    assert page.status_code == 200
+    assert 'name="new_password"' not in page.text
+    assert "ask a campaign organizer for a new one" in page.text
