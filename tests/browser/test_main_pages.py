@@ -13,8 +13,8 @@ import pytest
 from playwright.sync_api import Page, StorageState
 
 from tests.browser.checks import assert_page_ok
-from tests.browser.conftest import Demo, unique_name
-from tests.browser.live import PASSWORD, api_sign_up
+from tests.browser.conftest import Demo, log_in, unique_name
+from tests.browser.live import PASSWORD, api_sign_up, battle_in_progress, two_forces
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,34 @@ def test_main_page(
     assert page.title().endswith("Crusade tracker")
     assert page.locator("main h1").first.is_visible()
     assert_page_ok(page)
+
+
+DARK = [*ADMIN, "login", "rules-missions", "rules-honours"]
+
+
+@pytest.mark.parametrize("name", DARK)
+def test_main_page_in_dark_mode(
+    new_page: Callable[..., Page], admin_state: StorageState, demo: Demo, name: str
+) -> None:
+    """Phones at a dimly lit table often run in dark mode: the same checks (contrast above
+    all) with the system colour scheme set to dark."""
+    page = new_page("phone", admin_state, color_scheme="dark")
+    response = page.goto(PAGES[name].path(demo))
+    assert response is not None and response.status == 200
+    assert page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches")
+    assert_page_ok(page)
+
+
+def test_wizard_steps_in_dark_mode(new_page: Callable[..., Page], fresh_server: str) -> None:
+    client = api_sign_up(fresh_server, "orga")
+    base = battle_in_progress(client, *two_forces(client))
+    client.close()
+    page = new_page("phone", base_url=fresh_server, color_scheme="dark")
+    log_in(page, "orga", next=f"{base}/after")
+    for step in ("setup", "muster", "after"):
+        response = page.goto(f"{base}/{step}")
+        assert response is not None and response.status == 200, step
+        assert_page_ok(page)
 
 
 def test_error_page_is_a_proper_page(phone: Page) -> None:
