@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response, status
+from fastapi.responses import JSONResponse
 
 from app.api import present
 from app.api.auth import CurrentPrincipal, OptionalPrincipal
@@ -24,7 +25,7 @@ from app.api.schemas import (
     Page,
 )
 from app.db.session import SessionDep
-from app.services import forces, requisitions, standings
+from app.services import forces, requisitions, standings, transfer
 from app.services import history as events
 
 router = APIRouter(tags=["campaigns"])
@@ -148,6 +149,18 @@ def history(
     rows, total = events.list_events(session, campaign_id=campaign_id, offset=offset, limit=limit)
     items = [EventPublic.model_validate(r, from_attributes=True) for r in rows]
     return Page(items=items, total=total, offset=offset, limit=limit)
+
+
+@router.get(
+    "/campaigns/{campaign_id}/export",
+    summary="The whole campaign as one JSON document: a backup that `crusade import` reads",
+    response_model=dict[str, Any],
+)
+def export_campaign(campaign_id: int, session: SessionDep) -> JSONResponse:
+    document = transfer.export_campaign(session, campaign_id=campaign_id)
+    filename = transfer.export_filename(session, campaign_id=campaign_id)
+    disposition = f'attachment; filename="{filename}"'
+    return JSONResponse(document, headers={"Content-Disposition": disposition})
 
 
 @router.get(

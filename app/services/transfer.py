@@ -21,6 +21,7 @@ from app.db.models import (
     Event,
     Force,
     RequisitionPurchase,
+    utcnow,
 )
 from app.errors import DomainError
 from app.services.forces import get_campaign
@@ -78,6 +79,13 @@ def export_campaign(session: Session, *, campaign_id: int) -> dict[str, Any]:
             _translate(name, _plain(row), maps) | {"id": maps[name][row.id]} for row in found
         ]
     return document
+
+
+def export_filename(session: Session, *, campaign_id: int) -> str:
+    """campaign name and today's date, e.g. the-vigilus-crusade-2026-11-23.json"""
+    name = get_campaign(session, campaign_id).name.lower()
+    slug = "-".join("".join(c if c.isalnum() else " " for c in name).split())[:60]
+    return f"{slug or 'campaign'}-{utcnow():%Y-%m-%d}.json"
 
 
 def _rows(session: Session, campaign_id: int) -> dict[str, list[Any]]:

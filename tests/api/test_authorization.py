@@ -3,6 +3,7 @@ and the organizer; read-only and campaign-limited tokens; invites."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -16,6 +17,7 @@ from sqlmodel import Session, select
 from app.api.access import POLICIES, api_operations, check_every_route_has_a_rule
 from app.db.models import Event, Invite, utcnow
 from app.main import create_app
+from app.services import transfer
 from tests.api.helpers import assert_problem, dump
 from tests.conftest import with_csrf
 
@@ -119,6 +121,21 @@ class TestReading:
             json={"requisition": "increase_supply_limit"},
         )
         assert_problem(refused, 403, "forbidden")
+
+    def test_a_member_downloads_the_whole_campaign_as_one_document(
+        self, table: dict[str, Any], engine: Engine
+    ) -> None:
+        url = f"/api/v1/campaigns/{table['campaign']}/export"
+        assert_problem(table["anonymous"].get(url), 401, "not_authenticated")
+        assert_problem(table["stranger"].get(url), 403, "forbidden")
+        got = table["ruby"]["client"].get(url)
+        assert got.status_code == 200
+        today = f"{utcnow():%Y-%m-%d}"
+        assert got.headers["content-disposition"] == f'attachment; filename="vigilus-{today}.json"'
+        with Session(engine) as session:
+            expected = transfer.export_campaign(session, campaign_id=table["campaign"])
+        assert got.json() == json.loads(json.dumps(expected, default=str))
+        assert [f["name"] for f in got.json()["forces"]] == ["Ruby", "Joel"]
 
     def test_campaign_list_shows_only_visible_campaigns(self, table: dict[str, Any]) -> None:
         assert table["stranger"].get("/api/v1/campaigns").json()["total"] == 0

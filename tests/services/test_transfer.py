@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from app import cli
 from app.config import get_settings
+from app.db.models import utcnow
 from app.db.session import get_engine
 from app.errors import DomainError
 from app.services import demo, forces, transfer
@@ -44,6 +45,23 @@ def test_imported_cards_keep_their_numbers(session: Session) -> None:
     assert [f.crusade_points for f in before] == [f.crusade_points for f in after]
     assert [[c.xp for c in f.cards] for f in before] == [[c.xp for c in f.cards] for f in after]
     assert [f.requisition_points for f in before] == [f.requisition_points for f in after]
+
+
+@pytest.mark.parametrize(
+    ("name", "stem"),
+    [
+        ("The Vigilus Crusade", "the-vigilus-crusade"),
+        ("Waaagh! on Armageddon (2nd war)", "waaagh-on-armageddon-2nd-war"),
+        ("!!!", "campaign"),
+    ],
+)
+def test_export_file_is_named_after_the_campaign_and_the_day(
+    session: Session, name: str, stem: str
+) -> None:
+    campaign = forces.create_campaign(session, name=name)
+    session.flush()
+    named = transfer.export_filename(session, campaign_id=campaign.id or 0)
+    assert named == f"{stem}-{utcnow():%Y-%m-%d}.json"
 
 
 def test_unknown_format_is_refused(session: Session) -> None:

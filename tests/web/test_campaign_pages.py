@@ -163,6 +163,17 @@ class TestDashboard:
         assert "You are a player here" in page
         assert "Nothing waits for you right now." in page
 
+    def test_the_download_link_gives_the_campaign_document(self, person: Person) -> None:
+        world = campaign_with_two_players(person)
+        export = f"/api/v1/campaigns/{world['campaign_id']}/export"
+        page = world["kai"].get(f"/campaigns/{world['campaign_id']}").text
+        assert f'<a href="{export}" download>Download this campaign</a>' in page
+        got = world["kai"].get(export)  # the login cookie is enough for a read
+        assert got.status_code == 200 and got.headers["content-disposition"].startswith(
+            'attachment; filename="war-for-vigilus-'
+        )
+        assert {f["name"] for f in got.json()["forces"]} == {"Ultramarines 4th", "Waaagh! Gorbad"}
+
 
 def second_pair(world: dict[str, Any]) -> dict[str, Any]:
     """Ruby and Kai each raise a second force of two units (so a second battle needs no
