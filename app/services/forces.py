@@ -122,6 +122,12 @@ def list_forces(
     return _views(session, list(rows)), total
 
 
+def force_names(session: Session, *, campaign_id: int) -> dict[int, str]:
+    """Every force of the campaign by id, name only (for lists that mention forces)."""
+    query = select(Force.id, Force.name).where(Force.campaign_id == campaign_id)
+    return {force_id: name for force_id, name in session.exec(query).all() if force_id}
+
+
 def load_force(session: Session, force_id: int) -> ForceView:
     """The force, all its cards and its pending decisions in three statements."""
     return _views(session, [get_force(session, force_id)])[0]

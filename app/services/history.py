@@ -30,6 +30,11 @@ def record(
     return event
 
 
+def count_events(session: Session, *, campaign_id: int) -> int:
+    query = select(func.count()).select_from(Event).where(Event.campaign_id == campaign_id)
+    return int(session.exec(query).one())
+
+
 def list_events(
     session: Session, *, campaign_id: int, offset: int, limit: int
 ) -> tuple[list[Event], int]:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
 
@@ -42,6 +42,8 @@ Joiner = Annotated[Principal, page(Access.USER)]
 
 RECENT_BATTLES = 10
 HISTORY_SHOWN = 20
+BATTLES_PER_PAGE = 25
+HISTORY_PER_PAGE = 50
 CHART_METRICS = {"crusade_points": "Crusade points", "xp": "Experience (XP)"}
 # Plain words for the limits the JSON API applies to the same inputs.
 FIELD_MESSAGES = {
@@ -185,11 +187,15 @@ def _result(battle: Battle, sides: list[BattleSide], names: dict[int, str]) -> s
 
 
 def _battle_rows(
-    session: SessionDep, campaign_id: int, names: dict[int, str]
+    session: SessionDep,
+    campaign_id: int,
+    names: dict[int, str],
+    *,
+    offset: int,
+    limit: int,
 ) -> tuple[list[BattleRow], int]:
-    rows, total = battles.list_battles(
-        session, campaign_id=campaign_id, offset=0, limit=RECENT_BATTLES
-    )
+    """A page of battles, newest first, and how many there are."""
+    rows, total = battles.list_battles(session, campaign_id=campaign_id, offset=offset, limit=limit)
     return [
         BattleRow(
             id=b.id or 0,
@@ -204,16 +210,21 @@ def _battle_rows(
     ], total
 
 
-def _recent_events(session: SessionDep, campaign_id: int) -> list[Any]:
-    """The newest events first (the history service pages oldest first)."""
-    events, total = history.list_events(
-        session, campaign_id=campaign_id, offset=0, limit=HISTORY_SHOWN
+def _events_newest_first(
+    session: SessionDep, campaign_id: int, *, page: int, per_page: int
+) -> tuple[list[Any], int]:
+    """Page `page` of the history, newest first (the history service pages oldest first)."""
+    total = history.count_events(session, campaign_id=campaign_id)
+    end = max(total - (page - 1) * per_page, 0)
+    start = max(end - per_page, 0)
+    events, _total = history.list_events(
+        session, campaign_id=campaign_id, offset=start, limit=max(end - start, 1)
     )
-    if total > HISTORY_SHOWN:
-        events, _total = history.list_events(
-            session, campaign_id=campaign_id, offset=total - HISTORY_SHOWN, limit=HISTORY_SHOWN
-        )
-    return list(reversed(events))
+    return list(reversed(events[: end - start])), total
+
+
+def _pages(total: int, per_page: int) -> int:
+    return max(1, -(-total // per_page))
 
 
 def _chart(session: SessionDep, campaign_id: int, metric: str) -> Any:
@@ -252,7 +263,10 @@ def _dashboard(
     organizer = _is_organizer(principal, role)
     table = standings.standings(session, campaign_id=campaign_id)
     names = {s.force_id: s.name for s in table}
-    recent, battle_total = _battle_rows(session, campaign_id, names)
+    recent, battle_total = _battle_rows(session, campaign_id, names, offset=0, limit=RECENT_BATTLES)
+    events, history_total = _events_newest_first(
+        session, campaign_id, page=1, per_page=HISTORY_SHOWN
+    )
     metric = chart if chart in CHART_METRICS else "crusade_points"
     waiting = (
         inbox.waiting_for(
@@ -281,7 +295,8 @@ def _dashboard(
         battles=recent,
         battle_total=battle_total,
         inbox=waiting,
-        events=_recent_events(session, campaign_id),
+        events=events,
+        history_total=history_total,
         names=names,
         chart=_chart(session, campaign_id, metric),
         metric=metric,
@@ -291,6 +306,57 @@ def _dashboard(
         size_name=size_name,
         requisition_name=requisition_name,
         **context,
+    )
+
+
+@router.get("/campaigns/{campaign_id}/battles")
+def battles_page(
+    request: Request,
+    session: SessionDep,
+    principal: Reader,
+    campaign_id: int,
+    page: Annotated[int, Query(ge=1, le=100_000)] = 1,
+) -> Response:
+    campaign = forces.get_campaign(session, campaign_id)
+    names = forces.force_names(session, campaign_id=campaign_id)
+    offset = (page - 1) * BATTLES_PER_PAGE
+    rows, total = _battle_rows(session, campaign_id, names, offset=offset, limit=BATTLES_PER_PAGE)
+    return render(
+        request,
+        "pages/campaign_battles.html",
+        principal,
+        campaign=campaign,
+        battles=rows,
+        total=total,
+        page=page,
+        pages=_pages(total, BATTLES_PER_PAGE),
+    )
+
+
+@router.get("/campaigns/{campaign_id}/history")
+def history_page(
+    request: Request,
+    session: SessionDep,
+    principal: Reader,
+    campaign_id: int,
+    page: Annotated[int, Query(ge=1, le=100_000)] = 1,
+) -> Response:
+    campaign = forces.get_campaign(session, campaign_id)
+    names = forces.force_names(session, campaign_id=campaign_id)
+    events, total = _events_newest_first(session, campaign_id, page=page, per_page=HISTORY_PER_PAGE)
+    return render(
+        request,
+        "pages/campaign_history.html",
+        principal,
+        campaign=campaign,
+        events=events,
+        total=total,
+        page=page,
+        pages=_pages(total, HISTORY_PER_PAGE),
+        names=names,
+        mission_name=mission_name,
+        size_name=size_name,
+        requisition_name=requisition_name,
     )
 
 

@@ -33,6 +33,8 @@ PAGES = {
         MainPage("account", lambda d: "/account"),
         MainPage("dashboard", lambda d: f"/campaigns/{d.campaign}"),
         MainPage("members", lambda d: f"/campaigns/{d.campaign}/members"),
+        MainPage("battles", lambda d: f"/campaigns/{d.campaign}/battles"),
+        MainPage("history", lambda d: f"/campaigns/{d.campaign}/history"),
         MainPage("order-of-battle", lambda d: f"/forces/{d.forces[0]}"),
         MainPage("requisitions", lambda d: f"/forces/{d.forces[0]}/requisitions"),
         MainPage("add-unit", lambda d: f"/forces/{d.forces[0]}/cards/new"),
@@ -50,9 +52,17 @@ PAGES = {
 }
 # Who looks: a visitor (the demo campaign is public, so its read pages are open to anyone)
 # and the site admin (sees everything, like a campaign's organizer).
-VISITOR = ["home", "login", "signup", "reset-password", "dashboard", "order-of-battle", "card"] + [
-    name for name in PAGES if name.startswith("rules")
-]
+VISITOR = [
+    "home",
+    "login",
+    "signup",
+    "reset-password",
+    "dashboard",
+    "battles",
+    "history",
+    "order-of-battle",
+    "card",
+] + [name for name in PAGES if name.startswith("rules")]
 ADMIN = [
     "home",
     "account",

@@ -15,8 +15,8 @@ from sqlmodel import select
 from app.config import get_settings
 from app.db.models import CampaignMember, Force
 from app.db.session import session_scope
-from app.services import inbox, progress, standings
-from app.web import pages
+from app.services import history, inbox, progress, standings
+from app.web import campaigns, pages
 from app.web.charts import Series, line_chart, nice_step
 from tests.api.helpers import dump
 from tests.web.conftest import Browser, campaign_with_two_players
@@ -173,6 +173,55 @@ class TestDashboard:
             'attachment; filename="war-for-vigilus-'
         )
         assert {f["name"] for f in got.json()["forces"]} == {"Ultramarines 4th", "Waaagh! Gorbad"}
+
+
+class TestLongLists:
+    def test_every_battle_is_reachable_page_by_page(
+        self, person: Person, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        world = campaign_with_two_players(person)
+        ids = []
+        for _ in range(3):  # a force fights one battle at a time: revert each to muster again
+            ids.append(muster(world, world["ruby"])["id"])
+            world["orga"].api("POST", f"/battles/{ids[-1]}/revert")
+        monkeypatch.setattr(campaigns, "RECENT_BATTLES", 2)
+        monkeypatch.setattr(campaigns, "BATTLES_PER_PAGE", 2)
+        url = f"/campaigns/{world['campaign_id']}"
+        dashboard = world["kai"].get(url).text
+        assert f'<a href="{url}/battles">All 3 battles</a>' in dashboard
+        first = world["kai"].get(f"{url}/battles").text
+        assert [int(i) for i in re.findall(r'data-battle-id="(\d+)"', first)] == ids[:0:-1]
+        assert "Page 1 of 2" in first and f'href="{url}/battles?page=2" rel="next">Older' in first
+        second = world["kai"].get(f"{url}/battles?page=2").text
+        assert [int(i) for i in re.findall(r'data-battle-id="(\d+)"', second)] == ids[:1]
+        assert f'href="{url}/battles?page=1" rel="prev">Newer' in second
+        assert 'rel="next"' not in second
+        assert "There is no page 9" in world["kai"].get(f"{url}/battles?page=9").text
+        assert world["kai"].get(f"{url}/battles?page=0").status_code == 422
+        assert person("stranger").get(f"{url}/battles").status_code == 403
+
+    def test_the_whole_history_newest_first(
+        self, person: Person, monkeypatch: pytest.MonkeyPatch, engine: Engine
+    ) -> None:
+        world = campaign_with_two_players(person)
+        monkeypatch.setattr(campaigns, "HISTORY_SHOWN", 3)
+        monkeypatch.setattr(campaigns, "HISTORY_PER_PAGE", 5)
+        url = f"/campaigns/{world['campaign_id']}"
+        with session_scope(engine, writes=False) as session:
+            total = history.count_events(session, campaign_id=world["campaign_id"])
+            oldest_first, _ = history.list_events(
+                session, campaign_id=world["campaign_id"], offset=0, limit=100
+            )
+            kinds = [e.kind for e in reversed(oldest_first)]
+        assert total == len(kinds) > 5
+        dashboard = world["kai"].get(url).text
+        assert f'<a href="{url}/history">The whole history</a>' in dashboard
+        seen: list[str] = []
+        for number in range(1, -(-total // 5) + 1):
+            page = world["kai"].get(f"{url}/history?page={number}").text
+            seen += re.findall(r'<li data-kind="([a-z_]+)">', page)
+        assert seen == kinds  # every entry once, newest first
+        assert kinds[-1] == "campaign_created"
 
 
 def second_pair(world: dict[str, Any]) -> dict[str, Any]:
