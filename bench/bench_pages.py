@@ -74,6 +74,8 @@ def demo_pages(client: httpx.Client) -> dict[str, str]:
         "Order of Battle (8 units)": f"/forces/{force}",
         "Crusade card": f"/cards/{card}",
         "battle": f"/battles/{battle}",
+        "all battles": "/campaigns/1/battles",
+        "campaign history": "/campaigns/1/history",
         "rules index": "/rules",
         "rules: agendas": "/rules/agendas",
         "rules: missions": "/rules/missions",

@@ -38,3 +38,15 @@ def test_the_site_serves_them_without_a_cdn(site: TestClient) -> None:
     assert "/static/vendor/htmx.min.js" in page and "/static/vendor/pico.min.css" in page
     assert "http://" not in page.split("<body")[0] and "https://" not in page.split("<body")[0]
     assert site.get("/static/vendor/htmx.min.js").status_code == 200
+
+
+def test_the_site_can_be_added_to_a_phone_home_screen(site: TestClient) -> None:
+    home = site.get("/").text
+    assert '<link rel="manifest" href="/static/manifest.json">' in home
+    served = site.get("/static/manifest.json")
+    assert served.status_code == 200 and served.headers["content-type"] == "application/json"
+    manifest = served.json()
+    assert manifest["start_url"] == "/" and manifest["display"] == "standalone"
+    assert f'<meta name="theme-color" content="{manifest["theme_color"]}">' in home
+    for icon in manifest["icons"]:
+        assert site.get(icon["src"]).status_code == 200, icon["src"]
