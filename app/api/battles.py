@@ -134,6 +134,16 @@ def revert(battle_id: int, session: SessionDep) -> BattlePublic:
     return _battle(*battles.get_battle(session, battle.id))
 
 
+@router.post(
+    "/battles/{battle_id}/call-off",
+    summary="Drop a mustered battle that will not be played (its players or an organizer)",
+)
+def call_off(battle_id: int, session: SessionDep) -> BattlePublic:
+    battle = battles.call_off(session, battle_id=battle_id)
+    assert battle.id is not None
+    return _battle(*battles.get_battle(session, battle.id))
+
+
 def _decision(row: Decision) -> DecisionPublic:
     return DecisionPublic.model_validate(row, from_attributes=True)
 

@@ -371,16 +371,32 @@ def revert(session: Session, *, battle_id: int) -> Battle:
         _check_revertible(session, battle, sides)
         for side in sides:
             _restore(session, side)
+    return _undo(session, battle, kind="battle_reverted")
+
+
+def call_off(session: Session, *, battle_id: int) -> Battle:
+    """A mustered battle that will not be played (or was mustered by mistake): its players
+    may drop it themselves, since nothing has been applied to any card yet."""
+    battle, _sides = get_battle(session, battle_id)
+    if battle.status != "mustered":
+        raise DomainError(
+            "battle_not_mustered",
+            f"Battle {battle_id} already has a result entered (or is reverted): only an "
+            "organizer can revert it now.",
+            status=409,
+        )
+    return _undo(session, battle, kind="battle_called_off")
+
+
+def _undo(session: Session, battle: Battle, *, kind: str) -> Battle:
     for row in session.exec(
-        select(Decision).where(Decision.battle_id == battle_id, Decision.status != "cancelled")
+        select(Decision).where(Decision.battle_id == battle.id, Decision.status != "cancelled")
     ).all():
         row.status = "cancelled"
         session.add(row)
     battle.status = "reverted"
     session.add(battle)
-    history.record(
-        session, campaign_id=battle.campaign_id, battle_id=battle.id, kind="battle_reverted"
-    )
+    history.record(session, campaign_id=battle.campaign_id, battle_id=battle.id, kind=kind)
     return battle
 
 

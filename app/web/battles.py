@@ -67,6 +67,7 @@ def _battle_context(
         or (battle.status == "disputed" and organizer),
         "can_dispute": battle.status == "proposed" and (organizer or opponent),
         "can_revert": organizer and battle.status != "reverted",
+        "can_call_off": battle.status == "mustered" and (organizer or in_battle),
         "proposer": session.get(User, battle.proposed_by) if battle.proposed_by else None,
         "decisions": [
             (x, decision_cards.get(x.card_id or 0), forces.get(x.force_id)) for x in made
@@ -132,6 +133,8 @@ def _battle_command(
             confirmation.confirm(session, battle_id=battle_id)
         elif command == "dispute":
             confirmation.dispute(session, battle_id=battle_id)
+        elif command == "call_off":
+            battles.call_off(session, battle_id=battle_id)
         else:
             battles.revert(session, battle_id=battle_id)
     if outcome.refused:
@@ -158,6 +161,13 @@ def dispute_battle(
     request: Request, session: SessionDep, principal: BattlePlayer, battle_id: int
 ) -> Response:
     return _battle_command(request, session, principal, battle_id, "dispute")
+
+
+@router.post("/battles/{battle_id}/call-off")
+def call_off_battle(
+    request: Request, session: SessionDep, principal: BattlePlayer, battle_id: int
+) -> Response:
+    return _battle_command(request, session, principal, battle_id, "call_off")
 
 
 @router.get("/battles/{battle_id}/revert")

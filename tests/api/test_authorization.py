@@ -411,3 +411,31 @@ def test_an_organizer_hands_a_member_a_reset_link(table: dict[str, Any]) -> None
         "/api/v1/auth/login", json={"username": "ruby", "password": "ruby's new one"}
     )
     assert login.status_code == 200
+
+
+class TestCallingOff:
+    def test_a_player_in_the_battle_calls_off_a_mustered_battle(
+        self, table: dict[str, Any], engine: Engine
+    ) -> None:
+        battle = battle_between(table, table["ruby"]["client"])
+        url = f"/api/v1/battles/{battle}/call-off"
+        before = dump(engine)
+        assert_problem(table["stranger"].post(url), 403, "forbidden")
+        assert dump(engine) == before
+        called_off = table["joel"]["client"].post(url)  # the opponent may, too
+        assert called_off.status_code == 200 and called_off.json()["status"] == "reverted"
+        history = table["organizer"].get(f"/api/v1/campaigns/{table['campaign']}/history")
+        assert history.json()["items"][-1]["kind"] == "battle_called_off"
+        assert battle_between(table, table["ruby"]["client"]) != battle  # both forces are free
+
+    def test_a_battle_with_a_result_is_the_organizers_to_revert(
+        self, table: dict[str, Any], engine: Engine
+    ) -> None:
+        battle = battle_between(table, table["ruby"]["client"])
+        ruby = table["ruby"]["client"]
+        ruby.post(f"/api/v1/battles/{battle}/result", json=TestResultConfirmation.BODY(table))
+        before = dump(engine)
+        refused = ruby.post(f"/api/v1/battles/{battle}/call-off")
+        assert_problem(refused, 409, "battle_not_mustered")
+        assert "only an organizer can revert it" in refused.json()["detail"]
+        assert dump(engine) == before

@@ -128,6 +128,38 @@ def test_a_dispute_is_settled_by_an_organizer(person: Callable[[str], Browser]) 
     assert orga.api("GET", url)["status"] == "resolved"
 
 
+def test_a_player_calls_off_a_battle_that_will_not_be_played(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    world = campaign_with_two_players(person)
+    ruby, kai = world["ruby"], world["kai"]
+    sides = []
+    for who, key, role in ((ruby, "ruby_force", "attacker"), (kai, "kai_force", "defender")):
+        cards = [c["id"] for c in who.api("GET", f"/forces/{world[key]}")["cards"]]
+        sides.append(
+            {"force_id": world[key], "role": role, "roster": cards[:1], "agendas": ["reaper"]}
+        )
+    battle = ruby.api(
+        "POST",
+        f"/campaigns/{world['campaign_id']}/battles",
+        json={"battle_size": "combat_patrol", "mission": "supply_drop", "sides": sides},
+    )
+    url = f"/battles/{battle['id']}"
+    page = kai.get(url).text
+    assert "Call off this battle…" in page and "Revert battle" not in page
+    stranger = person("stranger")
+    before = dump(engine)
+    assert stranger.post(f"{url}/call-off").status_code == 403
+    assert dump(engine) == before
+    assert kai.post(f"{url}/call-off").status_code == 303
+    page = kai.get(url).text
+    assert 'data-testid="battle-status">Reverted<' in page and "Call off" not in page
+    dashboard = kai.get(f"/campaigns/{world['campaign_id']}").text
+    assert "was called off before it was played" in dashboard
+    again = kai.post(f"{url}/call-off")
+    assert again.status_code == 409 and 'data-code="battle_not_mustered"' in again.text
+
+
 def test_an_organizer_reverts_after_a_confirm_step(
     person: Callable[[str], Browser], engine: Engine
 ) -> None:
