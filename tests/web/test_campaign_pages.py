@@ -254,7 +254,7 @@ class TestDashboardQueries:
         world = campaign_with_two_players(person)
         url = f"/campaigns/{world['campaign_id']}"
 
-        def statements_for_dashboard() -> int:
+        def statements_for(path: str) -> int:
             seen: list[str] = []
 
             def count(*args: Any) -> None:
@@ -262,21 +262,22 @@ class TestDashboardQueries:
 
             event.listen(engine, "before_cursor_execute", count)
             try:
-                assert world["kai"].get(url).status_code == 200
+                assert world["kai"].get(path).status_code == 200
             finally:
                 event.remove(engine, "before_cursor_execute", count)
             return len(seen)
 
+        pages = (url, f"{url}/battles", f"{url}/history")
         for _ in range(8):  # more history than the page shows, so it reads the last page
             world["orga"].api("POST", f"{url}/invites", json={"role": "player"})
         battle = muster(world, world["orga"])
         enter_result(world, battle["id"], world["orga"], kai_captain_falls=True)
-        one = statements_for_dashboard()
+        one = [statements_for(path) for path in pages]
         other = second_pair(world)
         battle = muster(other, world["orga"])
         enter_result(other, battle["id"], world["orga"], kai_captain_falls=True)
         assert len(world["kai"].api("GET", f"{url}/battles")["items"]) == 2
-        assert statements_for_dashboard() == one
+        assert [statements_for(path) for path in pages] == one
 
 
 class TestWaitingForYou:
