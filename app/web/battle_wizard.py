@@ -5,6 +5,7 @@ closed tab loses nothing. The battle it submits is shown by ``app.web.battles``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
@@ -14,7 +15,7 @@ from starlette.datastructures import FormData
 
 from app.db.models import BattleDraft, Card
 from app.db.session import SessionDep
-from app.errors import DomainError
+from app.errors import DomainError, NotFound
 from app.rules.data import ArchiveRoll, HighestTally, rulebook
 from app.rules.errors import RuleError
 from app.services import battles, wizard
@@ -113,8 +114,13 @@ def _wizard_page(
     step: str,
     *,
     status: int = 200,
-    **context: Any,
+    d: dict[str, Any] | None = None,
+    **extra: Any,
 ) -> Response:
+    """The step's page from the draft as saved, or from `d` (the form as sent, after a
+    refusal, so nothing typed is lost)."""
+    data = wizard.data(draft) if d is None else d
+    context = STEP_CONTEXTS[step](session, principal, draft, data) | extra
     reached = wizard.STEPS.index(draft.step) if draft.step in wizard.STEPS else 0
     steps = [
         {
@@ -191,19 +197,6 @@ def _setup_context(
     }
 
 
-@router.get("/campaigns/{campaign_id}/drafts/{draft_id}/setup")
-def setup_page(
-    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
-) -> Response:
-    draft = _draft(session, principal, campaign_id, draft_id)
-    if (sent := _guard(draft, "setup")) is not None:
-        return sent
-    d = wizard.data(draft)
-    return _wizard_page(
-        request, session, principal, draft, "setup", **_setup_context(session, principal, draft, d)
-    )
-
-
 def _read_setup(form: FormData, d: dict[str, Any]) -> None:
     setup = d["setup"]
     before = (setup.get("force_id"), setup.get("opponent_id"))
@@ -257,7 +250,6 @@ def save_setup(
         else:  # an unchecked change: the muster waits until "Next" checks it again
             wizard.save(session, draft, d, step="setup")
     if outcome.refused:
-        context = _setup_context(session, principal, draft, d)
         return _wizard_page(
             request,
             session,
@@ -266,7 +258,7 @@ def save_setup(
             "setup",
             status=outcome.status,
             error=outcome.error,
-            **context,
+            d=d,
         )
     if action == "next":
         return redirect(_step_url(draft, "muster"))
@@ -276,7 +268,10 @@ def save_setup(
 # --- step 2: muster ----------------------------------------------------------------------
 
 
-def _muster_context(session: Session, draft: BattleDraft, d: dict[str, Any]) -> dict[str, Any]:
+def _muster_context(
+    session: Session, principal: Principal, draft: BattleDraft, d: dict[str, Any]
+) -> dict[str, Any]:
+    """The rosters to pick from, or (once mustered) the battle's own sides."""
     book = rulebook()
     setup = d["setup"]
     armies = []
@@ -303,13 +298,16 @@ def _muster_context(session: Session, draft: BattleDraft, d: dict[str, Any]) -> 
                 "warlord": d["warlords"][index],
             }
         )
-    return {
+    context = {
         "d": d,
         "armies": armies,
         "totals": wizard.army_totals(session, d),
         "size": book.battle_size(setup["battle_size"]),
         "mission": book.mission(setup["mission"]),
     }
+    if draft.battle_id is not None:
+        context["battle_sides"] = wizard.battle_sides(session, draft)
+    return context
 
 
 def _other(role: str) -> str:
@@ -319,20 +317,6 @@ def _other(role: str) -> str:
 def _read_muster(form: FormData, d: dict[str, Any]) -> None:
     d["rosters"] = [field_ints(form, "roster_0"), field_ints(form, "roster_1")]
     d["warlords"] = [field_int(form, "warlord_0"), field_int(form, "warlord_1")]
-
-
-@router.get("/campaigns/{campaign_id}/drafts/{draft_id}/muster")
-def muster_page(
-    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
-) -> Response:
-    draft = _draft(session, principal, campaign_id, draft_id)
-    if (sent := _guard(draft, "muster")) is not None:
-        return sent
-    d = wizard.data(draft)
-    context = _muster_context(session, draft, d)
-    if draft.battle_id is not None:
-        context["battle_sides"] = wizard.battle_sides(session, draft)
-    return _wizard_page(request, session, principal, draft, "muster", **context)
 
 
 @router.post("/campaigns/{campaign_id}/drafts/{draft_id}/muster")
@@ -366,7 +350,7 @@ def save_muster(
             "muster",
             status=outcome.status,
             error=outcome.error,
-            **_muster_context(session, draft, d),
+            d=d,
         )
     if action == "muster":
         return redirect(_step_url(draft, "after"))
@@ -403,7 +387,9 @@ def muster_total(
 # --- step 3: after the game ------------------------------------------------------------------
 
 
-def _after_context(session: Session, draft: BattleDraft, d: dict[str, Any]) -> dict[str, Any]:
+def _after_context(
+    session: Session, principal: Principal, draft: BattleDraft, d: dict[str, Any]
+) -> dict[str, Any]:
     book = rulebook()
     armies = []
     for index, side in enumerate(wizard.battle_sides(session, draft)):
@@ -430,19 +416,6 @@ def _after_context(session: Session, draft: BattleDraft, d: dict[str, Any]) -> d
             }
         )
     return {"d": d, "armies": armies, "tally_limit": wizard.tally_limit}
-
-
-@router.get("/campaigns/{campaign_id}/drafts/{draft_id}/after")
-def after_page(
-    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
-) -> Response:
-    draft = _draft(session, principal, campaign_id, draft_id)
-    if (sent := _guard(draft, "after")) is not None:
-        return sent
-    d = wizard.data(draft)
-    return _wizard_page(
-        request, session, principal, draft, "after", **_after_context(session, draft, d)
-    )
 
 
 def _read_after(session: Session, draft: BattleDraft, form: FormData, d: dict[str, Any]) -> None:
@@ -504,7 +477,7 @@ def save_after(
             "after",
             status=outcome.status,
             error=outcome.error,
-            **_after_context(session, draft, wizard.data(draft)),
+            d=wizard.data(draft),
         )
     if spec:
         return redirect(_step_url(draft, "after") + f"#unit-{spec.split(':')[0]}")
@@ -602,7 +575,9 @@ def autosave_after(
 # --- step 4: Out of Action --------------------------------------------------------------------
 
 
-def _ooa_context(session: Session, draft: BattleDraft, d: dict[str, Any]) -> dict[str, Any]:
+def _ooa_context(
+    session: Session, principal: Principal, draft: BattleDraft, d: dict[str, Any]
+) -> dict[str, Any]:
     needed = wizard.dice_needed(session, draft, d)
     sides = wizard.battle_sides(session, draft)
     forces = wizard.forces_by_id(session, [s.force_id for s in sides])
@@ -618,19 +593,6 @@ def _ooa_context(session: Session, draft: BattleDraft, d: dict[str, Any]) -> dic
             for i, s in enumerate(sides)
         ],
     }
-
-
-@router.get("/campaigns/{campaign_id}/drafts/{draft_id}/out_of_action")
-def out_of_action_page(
-    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
-) -> Response:
-    draft = _draft(session, principal, campaign_id, draft_id)
-    if (sent := _guard(draft, "out_of_action")) is not None:
-        return sent
-    d = wizard.data(draft)
-    return _wizard_page(
-        request, session, principal, draft, "out_of_action", **_ooa_context(session, draft, d)
-    )
 
 
 @router.post("/campaigns/{campaign_id}/drafts/{draft_id}/out_of_action")
@@ -679,7 +641,7 @@ def save_out_of_action(
             "out_of_action",
             status=outcome.status,
             error=outcome.error,
-            **_ooa_context(session, draft, d),
+            d=d,
         )
     return redirect(_step_url(draft, "review"))
 
@@ -697,7 +659,7 @@ def _review_context(
     session: Session, principal: Principal, draft: BattleDraft, d: dict[str, Any]
 ) -> dict[str, Any]:
     book = rulebook()
-    context = _after_context(session, draft, d)
+    context = _after_context(session, principal, draft, d)
     battle, _sides = battles.get_battle(session, draft.battle_id or 0)
     context["needed"] = wizard.dice_needed(session, draft, d)
     context["battle"] = battle
@@ -707,24 +669,6 @@ def _review_context(
         session, campaign_id=draft.campaign_id, user=principal.user
     )
     return context
-
-
-@router.get("/campaigns/{campaign_id}/drafts/{draft_id}/review")
-def review_page(
-    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
-) -> Response:
-    draft = _draft(session, principal, campaign_id, draft_id)
-    if (sent := _guard(draft, "review")) is not None:
-        return sent
-    d = wizard.data(draft)
-    return _wizard_page(
-        request,
-        session,
-        principal,
-        draft,
-        "review",
-        **_review_context(session, principal, draft, d),
-    )
 
 
 @router.post("/campaigns/{campaign_id}/drafts/{draft_id}/review")
@@ -746,6 +690,35 @@ def submit_result(
             "review",
             status=outcome.status,
             error=outcome.error,
-            **_review_context(session, principal, draft, d),
+            d=d,
         )
     return redirect(f"/battles/{battle.id}")
+
+
+# --- any step's page --------------------------------------------------------------------------
+
+StepContext = Callable[[Session, Principal, BattleDraft, dict[str, Any]], dict[str, Any]]
+STEP_CONTEXTS: dict[str, StepContext] = {
+    "setup": _setup_context,
+    "muster": _muster_context,
+    "after": _after_context,
+    "out_of_action": _ooa_context,
+    "review": _review_context,
+}
+
+
+@router.get("/campaigns/{campaign_id}/drafts/{draft_id}/{step}")
+def step_page(
+    request: Request,
+    session: SessionDep,
+    principal: Player,
+    campaign_id: int,
+    draft_id: int,
+    step: str,
+) -> Response:
+    if step not in STEP_CONTEXTS:
+        raise NotFound("page_not_found", f"The battle wizard has no step '{step[:40]}'.")
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if (sent := _guard(draft, step)) is not None:
+        return sent
+    return _wizard_page(request, session, principal, draft, step)

@@ -424,3 +424,12 @@ def test_pending_units_are_shown_unavailable(
     assert f'value="{mine["Hellblasters"]}"' in page.text
     assert "Unavailable: a decision from its last battle is waiting." in page.text
     assert re.search(rf'value="{mine["Hellblasters"]}"\s+disabled', page.text)
+
+
+def test_a_step_the_wizard_does_not_have_is_not_found(person: Callable[[str], Browser]) -> None:
+    world = campaign_with_two_players(person)
+    started = world["ruby"].post(f"/campaigns/{world['campaign_id']}/battles/new")
+    base = started.headers["location"].rsplit("/", 1)[0]
+    missing = world["ruby"].get(f"{base}/aftermath")
+    assert missing.status_code == 404 and "has no step" in missing.text
+    assert world["ruby"].get(f"{base}/setup").status_code == 200
