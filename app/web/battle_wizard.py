@@ -23,7 +23,7 @@ from app.services.access import Access
 from app.services.accounts import Principal
 from app.services.forces import get_campaign, load_force
 from app.web.forms import Form, field_int, field_ints, field_text, field_texts
-from app.web.pages import attempt, page, redirect, render
+from app.web.pages import Outcome, attempt, page, redirect, render
 
 router = APIRouter()
 
@@ -113,14 +113,15 @@ def _wizard_page(
     draft: BattleDraft,
     step: str,
     *,
-    status: int = 200,
+    refusal: Outcome | None = None,
     d: dict[str, Any] | None = None,
-    **extra: Any,
 ) -> Response:
-    """The step's page from the draft as saved, or from `d` (the form as sent, after a
-    refusal, so nothing typed is lost)."""
+    """The step's page from the draft as saved or, after a refusal, from `d` (the form as
+    sent, so nothing typed is lost) with the error in place."""
     data = wizard.data(draft) if d is None else d
-    context = STEP_CONTEXTS[step](session, principal, draft, data) | extra
+    context = STEP_CONTEXTS[step](session, principal, draft, data)
+    if refusal is not None:
+        context["error"] = refusal.error
     reached = wizard.STEPS.index(draft.step) if draft.step in wizard.STEPS else 0
     steps = [
         {
@@ -136,7 +137,7 @@ def _wizard_page(
         request,
         f"pages/wizard_{step}.html",
         principal,
-        status=status,
+        status=refusal.status if refusal else 200,
         draft=draft,
         campaign=campaign,
         base=_base(draft),
@@ -250,16 +251,7 @@ def save_setup(
         else:  # an unchecked change: the muster waits until "Next" checks it again
             wizard.save(session, draft, d, step="setup")
     if outcome.refused:
-        return _wizard_page(
-            request,
-            session,
-            principal,
-            draft,
-            "setup",
-            status=outcome.status,
-            error=outcome.error,
-            d=d,
-        )
+        return _wizard_page(request, session, principal, draft, "setup", refusal=outcome, d=d)
     if action == "next":
         return redirect(_step_url(draft, "muster"))
     return redirect(_step_url(draft, "setup") + ("#mission" if "roll" in action else ""))
@@ -342,16 +334,7 @@ def save_muster(
         else:
             wizard.save(session, draft, d)
     if outcome.refused:
-        return _wizard_page(
-            request,
-            session,
-            principal,
-            draft,
-            "muster",
-            status=outcome.status,
-            error=outcome.error,
-            d=d,
-        )
+        return _wizard_page(request, session, principal, draft, "muster", refusal=outcome, d=d)
     if action == "muster":
         return redirect(_step_url(draft, "after"))
     return redirect(_step_url(draft, "muster") + "#pl-counter")
@@ -470,14 +453,7 @@ def save_after(
             wizard.save(session, draft, d, step="out_of_action" if draft.step == "after" else None)
     if outcome.refused:
         return _wizard_page(
-            request,
-            session,
-            principal,
-            draft,
-            "after",
-            status=outcome.status,
-            error=outcome.error,
-            d=wizard.data(draft),
+            request, session, principal, draft, "after", refusal=outcome, d=wizard.data(draft)
         )
     if spec:
         return redirect(_step_url(draft, "after") + f"#unit-{spec.split(':')[0]}")
@@ -634,14 +610,7 @@ def save_out_of_action(
         wizard.save(session, draft, d, step="review" if draft.step == "out_of_action" else None)
     if outcome.refused:
         return _wizard_page(
-            request,
-            session,
-            principal,
-            draft,
-            "out_of_action",
-            status=outcome.status,
-            error=outcome.error,
-            d=d,
+            request, session, principal, draft, "out_of_action", refusal=outcome, d=d
         )
     return redirect(_step_url(draft, "review"))
 
@@ -682,16 +651,7 @@ def submit_result(
     with attempt(session) as outcome:
         battle = wizard.submit(session, draft, d)
     if outcome.refused:
-        return _wizard_page(
-            request,
-            session,
-            principal,
-            draft,
-            "review",
-            status=outcome.status,
-            error=outcome.error,
-            d=d,
-        )
+        return _wizard_page(request, session, principal, draft, "review", refusal=outcome, d=d)
     return redirect(f"/battles/{battle.id}")
 
 
