@@ -611,7 +611,7 @@ class TestMembersPage:
         campaign = world["orga"].api("GET", url)
         assert (campaign["name"], campaign["description"]) == ("War for Vigilus II", "Round two")
         public = site.get(url)
-        assert public.status_code == 200 and "Open to any account" in public.text
+        assert public.status_code == 200 and "Anyone with an account can join" in public.text
         # unticking the box makes it private again
         world["orga"].post(
             f"{url}/settings", {"name": "War for Vigilus II", "join_policy": "invite"}
