@@ -6,7 +6,8 @@ Fixtures
   DATA_DIR, migrated and holding the demo campaign (id 1, public). The first account,
   `admin` (site admin: sees and may do everything), is signed up before any test runs.
 - `fresh_server` (function): the same on a brand-new database, for a test that must start
-  from an empty site (costs about a second).
+  from an empty site (costs about a second); on SQLite and, when TEST_DATABASE_URL is set,
+  on PostgreSQL as well (the test runs once for each).
 - `demo` (session): ids in the demo campaign (forces, a card, a battle, a decision).
 - `browser` (session): Chromium. `admin_state`: storage state (cookies) of `admin`.
 - `phone` / `desktop`: anonymous pages at 360x740 (touch, 2x) and 1280x800.
@@ -48,7 +49,9 @@ from playwright.sync_api import (
     StorageState,
     sync_playwright,
 )
+from sqlalchemy import make_url, text
 
+from app.db.engine import make_engine
 from tests.browser.live import (
     ADMIN,
     CHROMIUM,
@@ -58,6 +61,7 @@ from tests.browser.live import (
     api_sign_up,
     start_server,
 )
+from tests.conftest import BACKENDS, POSTGRES_URL
 
 _names = itertools.count(1)
 
@@ -82,12 +86,26 @@ def live_server() -> Iterator[str]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.fixture
-def fresh_server(tmp_path: Path) -> Iterator[str]:
-    """A server of the test's own on an empty database (no demo, no accounts)."""
-    server = start_server(tmp_path, demo=False)
+@pytest.fixture(params=BACKENDS)
+def fresh_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A server of the test's own on an empty database (no demo, no accounts): SQLite, and
+    PostgreSQL too when TEST_DATABASE_URL names a server (a database made for the test)."""
+    if request.param == "sqlite":
+        server = start_server(tmp_path, demo=False)
+        yield server.url
+        server.stop()
+        return
+    admin = make_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    name = f"crusade_browser_{os.getpid()}_{next(_names)}"
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    url = make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
+    server = start_server(tmp_path, demo=False, database_url=url)
     yield server.url
     server.stop()
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
 
 
 @dataclass
