@@ -95,7 +95,9 @@ def log_in(
 
 @router.get("/reset-password")
 def reset_password_page(request: Request, principal: Viewer, token: str = "") -> Response:
-    return render(request, "pages/reset_password.html", principal, token=token[:400])
+    response = render(request, "pages/reset_password.html", principal, token=token[:400])
+    response.headers["Cache-Control"] = "no-store"  # the token is in the page
+    return response
 
 
 @router.post("/reset-password")

@@ -93,7 +93,12 @@ def render(
     cookie = request.cookies.get(COOKIE, "")
     csrf = csrf_token(cookie, secret_key(get_settings())) if cookie and principal else ""
     context = {"user": principal.user if principal else None, "csrf": csrf, **context}
-    return templates.TemplateResponse(request, template, context, status_code=status)
+    response = templates.TemplateResponse(request, template, context, status_code=status)
+    if principal is not None:
+        # A logged-in page may hold a new API token, an invite or a reset link: no copy of it
+        # is kept by the browser or anything in between (the back button fetches it afresh).
+        response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 def redirect(url: str) -> RedirectResponse:

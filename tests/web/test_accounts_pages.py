@@ -155,3 +155,14 @@ def test_the_reset_page_without_a_token_says_what_to_do(site: TestClient) -> Non
     assert page.status_code == 200
     assert 'name="new_password"' not in page.text
     assert "ask a campaign organizer for a new one" in page.text
+
+
+def test_pages_with_credentials_are_never_stored(
+    person: Callable[[str], Browser], site: TestClient
+) -> None:
+    ruby = person("ruby")
+    assert ruby.get("/account").headers["cache-control"] == "no-store"
+    made = ruby.post("/account/tokens", {"name": "bot"})
+    assert "new-token" in made.text and made.headers["cache-control"] == "no-store"
+    assert site.get("/reset-password?token=x").headers["cache-control"] == "no-store"
+    assert "cache-control" not in site.get("/rules").headers  # public reference: cacheable
