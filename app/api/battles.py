@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, status
 
+from app.api.auth import CurrentPrincipal
 from app.api.schemas import (
     BattleCreate,
     BattlePublic,
@@ -50,7 +51,9 @@ def _battle(battle: Battle, sides: list[BattleSide]) -> BattlePublic:
     status_code=status.HTTP_201_CREATED,
     summary="Muster a battle: size, mission (chosen or rolled), rosters and Agendas",
 )
-def muster(campaign_id: int, body: BattleCreate, session: SessionDep) -> BattlePublic:
+def muster(
+    campaign_id: int, body: BattleCreate, principal: CurrentPrincipal, session: SessionDep
+) -> BattlePublic:
     sides = [
         battles.SideSetup(
             force_id=s.force_id,
@@ -69,6 +72,7 @@ def muster(campaign_id: int, body: BattleCreate, session: SessionDep) -> BattleP
         mission=body.mission,
         mission_roll=body.mission_roll,
         seed=body.seed,
+        by=principal.user,
     )
     return _battle(battle, rows)
 

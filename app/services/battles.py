@@ -8,7 +8,16 @@ from typing import Any
 
 from sqlmodel import Session, col, func, select
 
-from app.db.models import Battle, BattleSide, Card, Decision, Force, RequisitionPurchase, utcnow
+from app.db.models import (
+    Battle,
+    BattleSide,
+    Card,
+    Decision,
+    Force,
+    RequisitionPurchase,
+    User,
+    utcnow,
+)
 from app.errors import DomainError, NotFound
 from app.rules import battle as battle_rules
 from app.rules.aftermath import SideReport, UnitReport, resolve_side
@@ -20,6 +29,7 @@ from app.rules.out_of_action import Consequence
 from app.services import decisions, history
 from app.services.convert import write_force
 from app.services.forces import ForceView, get_campaign, load_force, lock_forces
+from app.services.membership import is_organizer
 
 
 @dataclass(frozen=True)
@@ -83,15 +93,18 @@ def muster(
     mission: str | None = None,
     mission_roll: int | None = None,
     seed: int | None = None,
+    by: User | None = None,
 ) -> tuple[Battle, list[BattleSide]]:
     """Set up a battle: size, mission (chosen, or rolled on that size's table), and each
-    side's roster and Agendas. Crusade Blessings are worked out here."""
+    side's roster and Agendas. Crusade Blessings are worked out here. `by` is the user
+    asking (None: the demo or the CLI)."""
     get_campaign(session, campaign_id)
     book = rulebook()
     size = battle_rules.battle_size(battle_size, book)
     _check_sides(sides)
     lock_forces(session, [s.force_id for s in sides])
     views = [_ready_force(session, campaign_id, side) for side in sides]
+    _check_musterer(session, campaign_id, views, by)
     for side, view in zip(sides, views, strict=True):
         battle_rules.muster(
             view.value,
@@ -372,6 +385,23 @@ def revert(session: Session, *, battle_id: int) -> Battle:
         for side in sides:
             _restore(session, side)
     return _undo(session, battle, kind="battle_reverted")
+
+
+def _check_musterer(
+    session: Session, campaign_id: int, views: list[ForceView], by: User | None
+) -> None:
+    """A player musters only battles one of their own forces fights in; an organizer
+    musters any (for players without an account, say)."""
+    if by is None or is_organizer(session, campaign_id=campaign_id, user=by):
+        return
+    if by.id not in {v.force.owner_id for v in views}:
+        raise DomainError(
+            "muster_not_yours",
+            "You can muster only a battle one of your own forces fights in; an organizer "
+            "can muster any.",
+            status=403,
+            field="sides",
+        )
 
 
 def call_off(session: Session, *, battle_id: int) -> Battle:

@@ -52,6 +52,14 @@ def list_members(session: Session, *, campaign_id: int) -> list[tuple[CampaignMe
     return [(m, u) for m, u in session.exec(query).all()]
 
 
+def is_organizer(session: Session, *, campaign_id: int, user: User) -> bool:
+    """An organizer of this campaign, or a site admin (who may do what organizers do)."""
+    assert user.id is not None
+    return user.is_admin or role_of(session, campaign_id=campaign_id, user_id=user.id) == (
+        "organizer"
+    )
+
+
 def member(session: Session, *, campaign_id: int, user_id: int) -> User:
     """A member's account; site admins are not reachable through a campaign."""
     role = role_of(session, campaign_id=campaign_id, user_id=user_id)

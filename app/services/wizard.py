@@ -22,10 +22,9 @@ from app.rules.cards import never_gains_xp
 from app.rules.data import Achieved, Agenda, ArchiveRoll, Mission, TallySource, VictorRole, rulebook
 from app.rules.dice import EnteredDice, SeededDice
 from app.rules.errors import RuleError
-from app.services import battles, confirmation
+from app.services import battles, confirmation, membership
 from app.services.battles import SideResult, SideSetup
 from app.services.forces import get_campaign, load_force
-from app.services.membership import role_of
 
 STEPS = ("setup", "muster", "after", "out_of_action", "review")
 FINISHED = "finished"
@@ -37,11 +36,7 @@ MAX_VICTORY_POINTS = 200  # as the JSON API's SideResultIn
 # --- finding, starting and saving drafts ---------------------------------------------------
 
 
-def is_organizer(session: Session, *, campaign_id: int, user: User) -> bool:
-    assert user.id is not None
-    return user.is_admin or role_of(session, campaign_id=campaign_id, user_id=user.id) == (
-        "organizer"
-    )
+is_organizer = membership.is_organizer  # the pages ask the wizard; one rule, in membership
 
 
 def open_draft(session: Session, *, campaign_id: int, user_id: int) -> BattleDraft | None:
@@ -301,6 +296,7 @@ def muster(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) -> 
         sides=sides,
         mission=None if rolled else str(setup["mission"]),
         mission_roll=int(rolled) if rolled else None,
+        by=session.get(User, draft.user_id),
     )
     draft.battle_id = battle.id
     save(session, draft, draft_data, step="after")

@@ -413,6 +413,43 @@ def test_an_organizer_hands_a_member_a_reset_link(table: dict[str, Any]) -> None
     assert login.status_code == 200
 
 
+class TestMustering:
+    def test_a_player_musters_only_battles_their_own_force_fights(
+        self, table: dict[str, Any], engine: Engine
+    ) -> None:
+        organizer = table["organizer"]
+        campaign = table["campaign"]
+        force = organizer.post(
+            f"/api/v1/campaigns/{campaign}/forces",
+            json={"name": "Orga's Guard", "crusade_faction": "IMPERIUM"},
+        ).json()["id"]
+        card = organizer.post(
+            f"/api/v1/forces/{force}/cards",
+            json={"name": "Squad", "power_rating": 5, "keywords": ["IMPERIUM", "INFANTRY"]},
+        ).json()["id"]
+        joel = table["joel"]
+        body = {
+            "battle_size": "combat_patrol",
+            "mission": "sweep_and_clear",
+            "sides": [
+                {"force_id": force, "role": "attacker", "roster": [card], "agendas": ["reaper"]},
+                {
+                    "force_id": joel["force"],
+                    "role": "defender",
+                    "roster": [joel["card"]],
+                    "agendas": ["reaper"],
+                },
+            ],
+        }
+        url = f"/api/v1/campaigns/{campaign}/battles"
+        before = dump(engine)
+        refused = table["ruby"]["client"].post(url, json=body)
+        assert_problem(refused, 403, "muster_not_yours")
+        assert refused.json()["field"] == "sides"
+        assert dump(engine) == before
+        assert joel["client"].post(url, json=body).status_code == 201  # his force fights
+
+
 class TestCallingOff:
     def test_a_player_in_the_battle_calls_off_a_mustered_battle(
         self, table: dict[str, Any], engine: Engine
