@@ -53,6 +53,12 @@ def get_settings() -> Settings:
     return Settings()
 
 
+def site_address(request_base_url: str) -> str:
+    """Where links handed to other people point: PUBLIC_URL when set (behind a proxy the
+    address a request came in on may be an internal one), else that address."""
+    return (get_settings().public_url or request_base_url).rstrip("/")
+
+
 def secret_key(settings: Settings) -> str:
     """SECRET_KEY from the environment, else one generated on first use and kept in the data
     directory (readable by its owner only) so sessions survive restarts. Never in the repo."""

@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, status
+from fastapi import APIRouter, Path, Request, status
 from pydantic import BaseModel, Field, StringConstraints
 
 from app.api import present
 from app.api.auth import CurrentPrincipal
 from app.api.schemas import CampaignPublic, Input
-from app.config import get_settings, secret_key
+from app.config import get_settings, secret_key, site_address
 from app.db.models import User
 from app.db.session import SessionDep
 from app.services import membership
@@ -133,15 +133,19 @@ def join(campaign_id: int, principal: CurrentPrincipal, session: SessionDep) -> 
 
 
 class ResetLink(BaseModel):
-    link: str = Field(description="One-time, valid 24 hours; hand it to the member")
+    link: str = Field(
+        description="One-time, valid 24 hours; hand it to the member. Starts with PUBLIC_URL "
+        "when that is set, else with the address this request was sent to"
+    )
 
 
 @router.post(
     "/campaigns/{campaign_id}/members/{user_id}/reset-link",
     summary="A one-time password-reset link for a member (organizers; no email needed)",
 )
-def reset_link(campaign_id: int, user_id: int, session: SessionDep) -> ResetLink:
+def reset_link(campaign_id: int, user_id: int, request: Request, session: SessionDep) -> ResetLink:
     _user, token = membership.member_reset_token(
         session, campaign_id=campaign_id, user_id=user_id, key=secret_key(get_settings())
     )
-    return ResetLink(link=f"/reset-password?token={token}")
+    site = site_address(str(request.base_url))
+    return ResetLink(link=f"{site}/reset-password?token={token}")

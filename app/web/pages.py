@@ -18,7 +18,7 @@ from sqlmodel import Session
 
 from app.api.auth import COOKIE, OptionalPrincipal
 from app.api.hardening import CSRF_HEADER, SAFE_METHODS, csrf_token
-from app.config import get_settings, secret_key
+from app.config import get_settings, secret_key, site_address
 from app.db.session import SessionDep
 from app.errors import DomainError
 from app.rules.errors import RuleError
@@ -112,9 +112,7 @@ def login_url(request: Request) -> str:
 
 
 def site_url(request: Request) -> str:
-    """Where links sent to other players point: PUBLIC_URL when set (behind a proxy the
-    request's own address may be an internal one), else the address this request used."""
-    return (get_settings().public_url or str(request.base_url)).rstrip("/")
+    return site_address(str(request.base_url))
 
 
 @dataclass

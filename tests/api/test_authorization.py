@@ -402,6 +402,7 @@ def test_an_organizer_hands_a_member_a_reset_link(table: dict[str, Any]) -> None
     url = f"/api/v1/campaigns/{table['campaign']}/members/{ruby_id}/reset-link"
     assert_problem(table["joel"]["client"].post(url), 403, "forbidden")
     link = table["organizer"].post(url).json()["link"]
+    assert link.startswith("http://testserver/reset-password?token=")  # a whole link
     token = link.split("token=", 1)[1]
     reset = table["anonymous"].post(
         "/api/v1/auth/reset-password", json={"token": token, "new_password": "ruby's new one"}
