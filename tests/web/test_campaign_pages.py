@@ -12,11 +12,12 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, event
 from sqlmodel import select
 
+from app import config
 from app.config import get_settings
 from app.db.models import CampaignMember, Force
 from app.db.session import session_scope
 from app.services import history, inbox, progress, standings
-from app.web import campaigns, pages
+from app.web import campaigns
 from app.web.charts import Series, line_chart, nice_step
 from tests.api.helpers import dump
 from tests.web.conftest import Browser, campaign_with_two_players
@@ -507,7 +508,7 @@ class TestMembersPage:
         behind_proxy = get_settings().model_copy(
             update={"public_url": "https://crusade.example.org/"}
         )
-        monkeypatch.setattr(pages, "get_settings", lambda: behind_proxy)
+        monkeypatch.setattr(config, "get_settings", lambda: behind_proxy)
         created = world["orga"].post(f"{url}/invites", {"role": "player", "hours": "48"})
         link = re.search(r'id="invite-link" type="text" readonly value="([^"]+)"', created.text)
         assert link and link.group(1).startswith("https://crusade.example.org/invites/")
