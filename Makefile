@@ -37,10 +37,14 @@ typecheck: install-dev
 
 # PostgreSQL: TEST_DATABASE_URL if set, else the local server (installed and started by
 # scripts/ensure-postgres.sh when we are root). Without one, only SQLite runs (CI fails).
+# Tests run in parallel, one xdist worker per CPU (PYTEST_WORKERS=0: all in one process),
+# each worker on a PostgreSQL database of its own; tests/conftest.py's GROUPS names the tests
+# that keep to one worker (browser, live servers, fuzz).
+PYTEST_WORKERS ?= auto
 test: install-dev lint typecheck
 	scripts/ensure-chromium.sh
 	TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh || true)}" \
-	  $(BIN)/pytest --cov=app --cov-report=term-missing:skip-covered
+	  $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --cov=app --cov-report=term-missing:skip-covered
 	$(BIN)/coverage report --include='app/rules/*' --fail-under=95
 
 # PNGs of the main pages (demo campaign) at phone and desktop width into docs/screenshots/.

@@ -76,11 +76,15 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return respond(request, exc.status_code, code, str(exc.detail))
 
 
-async def _unexpected(request: Request, exc: Exception) -> Response:
+def unexpected(request: Request) -> Response:
     """A bug: log it server-side (uvicorn does), tell the client nothing of its inside."""
     return respond(
         request, 500, "internal_error", "Something went wrong on our side; it was logged."
     )
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    return unexpected(request)
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -8,8 +8,10 @@ from sqlalchemy import Engine
 from app.api import auth, battles, campaigns, membership, rules
 from app.api.access import check_every_route_has_a_rule, enforce
 from app.api.cache import VersionedBodies
-from app.api.hardening import HardeningMiddleware, RateLimits
+from app.api.conflicts import install_conflict_handlers
+from app.api.hardening import HardeningMiddleware, RateLimits, check_path_ids
 from app.api.idempotency import IdempotencyMiddleware
+from app.api.responses import document_responses
 from app.config import get_settings
 from app.db.session import get_engine
 from app.errors import install_error_handlers
@@ -30,11 +32,15 @@ def create_app(engine: Engine | None = None) -> FastAPI:
         version="0.1.0",
         description="Warhammer 40,000 (9th edition) Crusade campaigns: rules reference and "
         "campaign bookkeeping.",
+        dependencies=[Depends(check_path_ids)],  # first, before any access check reads an id
+        docs_url=None,  # /docs is the site's (app/web/api_docs.py): Swagger UI served locally
+        redoc_url=None,
     )
     app.state.engine = engine or get_engine()
     app.state.order_of_battle_cache = VersionedBodies()
     app.state.rate_limits = RateLimits(get_settings().rate_limit_storage)
     install_error_handlers(app)
+    install_conflict_handlers(app)
     app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(HardeningMiddleware)  # outermost: headers on every response
     api = APIRouter(prefix="/api/v1", dependencies=[Depends(enforce)])
@@ -44,9 +50,11 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     api.include_router(membership.router)
     api.include_router(battles.router)
     app.include_router(api)
+    document_responses(app)  # every answered status in the OpenAPI schema
     if "api" not in _checked:
         check_every_route_has_a_rule(app)
         _checked.add("api")
+        app.openapi_schema = None  # the check built it before /health and the pages were in
     install_site(app)
 
     @app.get("/health", tags=["service"], summary="Liveness check")

@@ -1,17 +1,26 @@
 """Databases for the tests: a real SQLite file always, and PostgreSQL when
-TEST_DATABASE_URL names one (in CI it must)."""
+TEST_DATABASE_URL names one (in CI it must).
+
+Set-up that many tests repeat (the organizer's sign-up behind `client`, a campaign with
+players and forces) is made once per backend and pytest process (each xdist worker is one)
+and then restored from a snapshot of the database: see `prepared`."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import secrets
 import shutil
-from collections.abc import Iterator
+import sqlite3
+import weakref
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, make_url, text
+from sqlalchemy import Connection, Engine, event, make_url, text
 from sqlmodel import Session
 
 from app.db import migrate
@@ -25,6 +34,49 @@ os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
 os.environ.setdefault("PASSWORD_HASHING", "fast")  # argon2 at its cheapest: tests only
 POSTGRES_URL = os.environ.get("TEST_DATABASE_URL", "")
 BACKENDS = ["sqlite", "postgresql"] if POSTGRES_URL else ["sqlite"]
+T = TypeVar("T")
+
+
+# --- sharing the tests between xdist workers (`make test`) ---------------------------------
+
+# Tests that must run on one worker, one after another, by path (from the tests folder):
+GROUPS = {
+    # Chromium and the live server are started once, and two browser tests never compete
+    # with each other for the CPU.
+    "browser/": "browser",
+    # Real servers raced with requests at once, or killed: never two at the same time.
+    "api/test_live_server.py": "live-servers",
+    "api/test_races.py": "live-servers",
+    "api/test_crash.py": "live-servers",
+    # A module-scoped seeded world: made once, on one worker.
+    "api/test_fuzz.py": "fuzz",
+}
+
+
+def xdist_group(nodeid: str) -> str | None:
+    """The group a test runs in (see GROUPS), or None: any worker, one test at a time."""
+    path = nodeid.split("::", 1)[0].removeprefix("tests/")
+    return next((g for prefix, g in GROUPS.items() if path.startswith(prefix)), None)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadgroup`, with the groups above: pytest-xdist reads its `xdist_group`
+    marks from node ids that pytest 9.2 no longer lets it change (pytest-xdist#1386), so
+    the groups are given here, by path. Largest groups are sent first (browser, fuzz),
+    single tests fill in around them."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class PathGroups(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group(nodeid) or nodeid
+
+    return PathGroups(config, log)
+
+
+# --- the databases -------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
@@ -37,8 +89,8 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def postgres_engine() -> Iterator[Engine]:
-    """A database of this run's own on the TEST_DATABASE_URL server, so two runs (a developer's
-    and a CI-like one) never share tables; dropped at the end."""
+    """A database of this process's own on the TEST_DATABASE_URL server (so two runs, or two
+    xdist workers, never share tables); dropped at the end."""
     server = make_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
     name = f"crusade_test_{os.getpid()}_{secrets.token_hex(3)}"
     with server.connect() as connection:
@@ -46,6 +98,7 @@ def postgres_engine() -> Iterator[Engine]:
     url = make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
     migrate.upgrade(url)
     engine = make_engine(url)
+    watch_writes(engine)
     yield engine
     engine.dispose()
     with server.connect() as connection:
@@ -57,24 +110,254 @@ def postgres_engine() -> Iterator[Engine]:
 def engine(
     request: pytest.FixtureRequest, tmp_path: Path, sqlite_template: Path
 ) -> Iterator[Engine]:
+    """An empty, migrated database: a fresh SQLite file, or this process's PostgreSQL
+    database with every table emptied and every id sequence restarted."""
     if request.param == "sqlite":
         path = tmp_path / "crusade.db"
         shutil.copy(sqlite_template, path)
         sqlite = make_engine(f"sqlite:///{path}")
+        watch_writes(sqlite, EMPTY)
         yield sqlite
         sqlite.dispose()
         return
     pg: Engine = request.getfixturevalue("postgres_engine")
-    names = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables)
-    with pg.begin() as connection:
-        connection.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+    empty_postgres(pg)
     yield pg
+
+
+def empty_postgres(pg: Engine) -> None:
+    """Every table emptied and every sequence restarted (as TRUNCATE ... RESTART IDENTITY
+    would; DELETE is much cheaper on tables this small), in one round trip."""
+    with pg.begin() as connection:
+        connection.exec_driver_sql(_postgres_scripts(pg).empty)
+    state(pg).now = EMPTY
+
+
+@dataclass
+class _Scripts:
+    empty: str
+    sequences: list[str]
+
+
+_scripts: dict[str, _Scripts] = {}
+
+
+def _postgres_scripts(pg: Engine) -> _Scripts:
+    key = pg.url.render_as_string(hide_password=False)
+    if key not in _scripts:
+        with pg.connect() as connection:
+            sequences = [
+                f'"{schema}"."{name}"'
+                for schema, name in connection.exec_driver_sql(
+                    "SELECT schemaname, sequencename FROM pg_sequences "
+                    "WHERE schemaname = current_schema() ORDER BY 2"
+                )
+            ]
+        deletes = [f'DELETE FROM "{t.name}";' for t in reversed(metadata.sorted_tables)]
+        restarts = ", ".join(f"setval('{s}', 1, false)" for s in sequences)
+        empty = " ".join(deletes) + (f" SELECT {restarts};" if restarts else "")
+        _scripts[key] = _Scripts(empty=empty, sequences=sequences)
+    return _scripts[key]
 
 
 @pytest.fixture
 def session(engine: Engine) -> Iterator[Session]:
     with session_scope(engine) as s:
         yield s
+
+
+# --- snapshots of prepared data ------------------------------------------------------------
+
+EMPTY = "empty"
+_READS = ("SELECT", "PRAGMA", "BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "SHOW")
+
+
+@dataclass
+class _State:
+    """What an engine's database holds, as far as snapshots are concerned: EMPTY, the id of
+    the snapshot last made or restored, or None once anything else has written to it."""
+
+    now: str | None = None
+
+
+_states: weakref.WeakKeyDictionary[Engine, _State] = weakref.WeakKeyDictionary()
+
+
+def state(engine: Engine) -> _State:
+    return _states.setdefault(engine, _State())
+
+
+def watch_writes(engine: Engine, now: str | None = None) -> None:
+    """Any statement through `engine` that may write forgets which snapshot it holds."""
+    current = state(engine)
+    current.now = now
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _written(
+        _conn: Any, _cursor: Any, statement: str, _params: Any, _context: Any, _many: bool
+    ) -> None:
+        if current.now is not None and not statement.lstrip().upper().startswith(_READS):
+            current.now = None
+
+
+@dataclass
+class ClientState:
+    """A TestClient's cookies and headers, to make the same caller again on another app."""
+
+    cookies: list[tuple[str, str, str, str]]
+    headers: dict[str, str]
+
+    @classmethod
+    def of(cls, client: TestClient) -> ClientState:
+        cookies = [(c.name, c.value or "", c.domain, c.path) for c in client.cookies.jar]
+        return cls(cookies=cookies, headers=dict(client.headers))
+
+    def onto(self, client: TestClient) -> TestClient:
+        client.cookies.clear()
+        for name, value, domain, path in self.cookies:
+            client.cookies.set(name, value, domain=domain, path=path)
+        client.headers.update(self.headers)
+        return client
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, TestClient):
+        return ClientState.of(value)
+    if isinstance(value, dict):
+        return {k: _freeze(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_freeze(v) for v in value)
+    return value
+
+
+def _thaw(value: Any, make_client: Callable[[], TestClient]) -> Any:
+    if isinstance(value, ClientState):
+        return value.onto(make_client())
+    if isinstance(value, dict):
+        return {k: _thaw(v, make_client) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_thaw(v, make_client) for v in value)
+    return value
+
+
+@dataclass
+class _Snapshot:
+    id: str
+    counts: list[int]  # rows per table before the set-up ran (a check, see `prepared`)
+    value: Any  # what the set-up returned, its clients frozen
+    sqlite_file: Path | None = None
+    tables: list[str] = field(default_factory=list)  # PostgreSQL: those with rows
+    sequences: dict[str, int | None] = field(default_factory=dict)  # PostgreSQL
+
+
+class Snapshots:
+    """Snapshots of databases after a set-up, per (backend, state before, set-up name)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.saved: dict[tuple[str, str, str], _Snapshot] = {}
+        self._ids = itertools.count(1)
+
+    def prepared(
+        self,
+        engine: Engine,
+        name: str,
+        build: Callable[[], T],
+        make_client: Callable[[], TestClient],
+    ) -> T:
+        """`build()` once per backend; later, when the database is in the same state as
+        before that first run (known because this process made or restored it through
+        this engine, and nothing else wrote since; the row counts must agree too), the
+        database as it was after it, and its return value with each TestClient made anew
+        by `make_client()` with the same cookies and headers. Only for set-up whose effect
+        lies in the database (not, e.g., in an app's rate-limit counters)."""
+        before = state(engine).now
+        key = (engine.dialect.name, before or "", name)
+        snapshot = self.saved.get(key) if before is not None else None
+        if snapshot is not None and snapshot.counts == _row_counts(engine):
+            self._restore(engine, snapshot)
+            return _thaw(snapshot.value, make_client)  # type: ignore[no-any-return]
+        counts = _row_counts(engine) if before is not None else []
+        value = build()
+        if before is not None and key not in self.saved:
+            self.saved[key] = self._save(engine, counts, _freeze(value))
+            state(engine).now = self.saved[key].id
+        return value
+
+    def _save(self, engine: Engine, counts: list[int], value: Any) -> _Snapshot:
+        snapshot = _Snapshot(id=f"snap_{next(self._ids)}", counts=counts, value=value)
+        if engine.dialect.name == "sqlite":
+            snapshot.sqlite_file = self.folder / f"{snapshot.id}.db"
+            _sqlite_copy(_sqlite_path(engine), snapshot.sqlite_file)
+            return snapshot
+        with engine.begin() as connection:
+            script = [f'CREATE SCHEMA "{snapshot.id}";']
+            script += [
+                f'CREATE TABLE "{snapshot.id}"."{t.name}" AS TABLE "{t.name}";'
+                for t in metadata.sorted_tables
+            ]
+            connection.exec_driver_sql(" ".join(script))
+            counts = _row_counts(connection)
+            tables = zip(metadata.sorted_tables, counts, strict=True)
+            snapshot.tables = [table.name for table, rows in tables if rows]
+            for sequence in _postgres_scripts(engine).sequences:
+                last = connection.exec_driver_sql(
+                    f"SELECT CASE WHEN is_called THEN last_value END FROM {sequence}"
+                ).scalar()
+                snapshot.sequences[sequence] = last
+        return snapshot
+
+    def _restore(self, engine: Engine, snapshot: _Snapshot) -> None:
+        if snapshot.sqlite_file is not None:
+            engine.dispose()
+            _sqlite_copy(snapshot.sqlite_file, _sqlite_path(engine))
+        else:
+            script = [_postgres_scripts(engine).empty]
+            script += [
+                f'INSERT INTO "{table}" SELECT * FROM "{snapshot.id}"."{table}";'
+                for table in snapshot.tables
+            ]
+            setvals = [
+                f"setval('{s}', {last}, true)" if last is not None else f"setval('{s}', 1, false)"
+                for s, last in snapshot.sequences.items()
+            ]
+            if setvals:
+                script.append(f"SELECT {', '.join(setvals)};")
+            with engine.begin() as connection:
+                connection.exec_driver_sql(" ".join(script))
+        state(engine).now = snapshot.id
+
+
+def _sqlite_path(engine: Engine) -> Path:
+    assert engine.url.database
+    return Path(engine.url.database)
+
+
+def _sqlite_copy(source: Path, target: Path) -> None:
+    """SQLite's online backup: a consistent copy, whatever the WAL holds."""
+    with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
+        src.backup(dst)
+    src.close()
+    dst.close()
+
+
+def _row_counts(bind: Engine | Connection) -> list[int]:
+    """Rows in each table (in metadata.sorted_tables' order), in one query."""
+    query = " UNION ALL ".join(
+        f'SELECT {i}, COUNT(*) FROM "{t.name}"' for i, t in enumerate(metadata.sorted_tables)
+    )
+    if isinstance(bind, Connection):
+        return [n for _, n in sorted(bind.exec_driver_sql(query).all())]
+    with bind.connect() as connection:
+        return [n for _, n in sorted(connection.exec_driver_sql(query).all())]
+
+
+@pytest.fixture(scope="session")
+def snapshots(tmp_path_factory: pytest.TempPathFactory) -> Snapshots:
+    return Snapshots(tmp_path_factory.mktemp("snapshots"))
+
+
+# --- clients -------------------------------------------------------------------------------
 
 
 def with_csrf(client: TestClient) -> TestClient:
@@ -88,12 +371,17 @@ ORGANIZER = {"username": "orga", "password": "organizer password", "display_name
 
 
 @pytest.fixture
-def client(engine: Engine) -> Iterator[TestClient]:
+def client(engine: Engine, snapshots: Snapshots) -> Iterator[TestClient]:
     """A client logged in as the install's first account (so a site admin)."""
     with TestClient(create_app(engine)) as test_client:
-        signed_up = test_client.post("/api/v1/auth/signup", json=ORGANIZER)
-        assert signed_up.status_code == 201, signed_up.text
-        with_csrf(test_client)
+
+        def sign_up() -> TestClient:
+            signed_up = test_client.post("/api/v1/auth/signup", json=ORGANIZER)
+            assert signed_up.status_code == 201, signed_up.text
+            return with_csrf(test_client)
+
+        made = snapshots.prepared(engine, "organizer", sign_up, lambda: test_client)
+        assert made is test_client
         yield test_client
 
 

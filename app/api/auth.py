@@ -2,26 +2,30 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Request, Response, status
+from fastapi import APIRouter, BackgroundTasks, Depends, Path, Request, Response, status
 from pydantic import BaseModel, Field, StringConstraints
 
 from app.api.hardening import RateLimits, csrf_token
 from app.api.schemas import Input
 from app.config import get_settings, secret_key
-from app.db.models import ApiToken, User
-from app.db.session import SessionDep
+from app.db.models import ApiToken, User, utcnow
+from app.db.session import SessionDep, session_scope
 from app.errors import DomainError
 from app.services import accounts
 from app.services.accounts import Principal
 
 COOKIE = "crusade_session"
 router = APIRouter(prefix="/auth", tags=["accounts"])
+log = logging.getLogger(__name__)
 
 
-def optional_principal(request: Request, session: SessionDep) -> Principal | None:
+def optional_principal(
+    request: Request, session: SessionDep, background: BackgroundTasks
+) -> Principal | None:
     """The caller, if any. A Bearer token wins over the cookie; a bad token is an error,
     never a silent fall back to anonymous."""
     header = request.headers.get("authorization", "")
@@ -30,6 +34,9 @@ def optional_principal(request: Request, session: SessionDep) -> Principal | Non
         found = accounts.principal_from_token(session, token.strip())
         if scheme.lower() != "bearer" or found is None:
             raise DomainError("token_invalid", "The API token is unknown or revoked.", status=401)
+        assert found.token is not None and found.token.id is not None
+        if accounts.token_use_is_stale(found.token, utcnow()):
+            background.add_task(_record_token_use, request, found.token.id)
         return found
     cookie = request.cookies.get(COOKIE)
     if not cookie:
@@ -39,6 +46,17 @@ def optional_principal(request: Request, session: SessionDep) -> Principal | Non
         session, cookie, secret_key(settings), settings.session_days * 86_400
     )
     return Principal(user) if user else None
+
+
+def _record_token_use(request: Request, token_id: int) -> None:
+    """After the response is sent, in a transaction of its own: a read never writes, and a
+    busy database delays only this bookkeeping, never the caller. Failing here loses one
+    'last used' time, which is all it is."""
+    try:
+        with session_scope(request.app.state.engine) as session:
+            accounts.record_token_use(session, token_id, utcnow())
+    except Exception:  # bookkeeping must never raise into the server
+        log.warning("could not record the use of API token %s", token_id, exc_info=True)
 
 
 def required_principal(
@@ -115,11 +133,11 @@ def _token(row: ApiToken) -> TokenPublic:
     return TokenPublic.model_validate(row, from_attributes=True)
 
 
-def start_session(request: Request, response: Response, user: User) -> None:
+def start_session(request: Request, response: Response, session: SessionDep, user: User) -> None:
     settings = get_settings()
     response.set_cookie(
         COOKIE,
-        accounts.session_cookie(user, secret_key(settings)),
+        accounts.start_session(session, user, secret_key(settings), settings.session_days),
         max_age=settings.session_days * 86_400,
         httponly=True,
         samesite="lax",
@@ -130,7 +148,7 @@ def start_session(request: Request, response: Response, user: User) -> None:
 @router.post("/signup", status_code=status.HTTP_201_CREATED, summary="Create an account")
 def sign_up(body: SignUp, request: Request, response: Response, session: SessionDep) -> UserPublic:
     user = accounts.create_user(session, **body.model_dump())
-    start_session(request, response, user)
+    start_session(request, response, session, user)
     return _user(user)
 
 
@@ -140,13 +158,24 @@ def log_in(body: LogIn, request: Request, response: Response, session: SessionDe
     client = request.client.host if request.client else "?"
     limits.hit(limits.login, "login", client, body.username.lower())
     user = accounts.authenticate(session, **body.model_dump())
-    start_session(request, response, user)
+    start_session(request, response, session, user)
     return _user(user)
 
 
-@router.post("/logout", status_code=status.HTTP_204_NO_CONTENT, summary="Log out")
-def log_out(response: Response) -> None:
+@router.post(
+    "/logout",
+    status_code=status.HTTP_204_NO_CONTENT,
+    summary="Log out (ends the session on the server too)",
+)
+def log_out(request: Request, response: Response, session: SessionDep) -> None:
+    end_session(request, session)
     response.delete_cookie(COOKIE)
+
+
+def end_session(request: Request, session: SessionDep) -> None:
+    cookie = request.cookies.get(COOKIE)
+    if cookie:
+        accounts.end_session(session, cookie, secret_key(get_settings()))
 
 
 @router.get(
@@ -173,12 +202,18 @@ def change_password(
     user = accounts.change_password(
         session, user=principal.user, current=body.current_password, new=body.new_password
     )
-    start_session(request, response, user)
+    start_session(request, response, session, user)
     return _user(user)
 
 
-@router.post("/reset-password", summary="Set a new password with a one-time reset token")
-def reset_password(body: PasswordReset, session: SessionDep) -> UserPublic:
+@router.post(
+    "/reset-password",
+    summary="Set a new password with a one-time reset token (ends every session and revokes "
+    "the account's API tokens); 10 tries a minute",
+)
+def reset_password(body: PasswordReset, request: Request, session: SessionDep) -> UserPublic:
+    limits: RateLimits = request.app.state.rate_limits
+    limits.hit(limits.login, "reset", request.client.host if request.client else "?")
     key = secret_key(get_settings())
     return _user(accounts.reset_password(session, token=body.token, new=body.new_password, key=key))
 

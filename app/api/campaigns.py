@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import JSONResponse
@@ -46,7 +49,11 @@ def list_campaigns(
     session: SessionDep, principal: OptionalPrincipal, offset: Offset = 0, limit: Limit = 50
 ) -> Page[CampaignPublic]:
     viewer = principal.user if principal else None
-    rows, total = forces.list_campaigns(session, offset=offset, limit=limit, viewer=viewer)
+    # A token limited to one campaign sees only that one, as everywhere else.
+    only = principal.campaign_limit if principal else None
+    rows, total = forces.list_campaigns(
+        session, offset=offset, limit=limit, viewer=viewer, only=only
+    )
     return Page(items=[present.campaign(r) for r in rows], total=total, offset=offset, limit=limit)
 
 
@@ -159,8 +166,20 @@ def history(
 def export_campaign(campaign_id: int, session: SessionDep) -> JSONResponse:
     document = transfer.export_campaign(session, campaign_id=campaign_id)
     filename = transfer.export_filename(session, campaign_id=campaign_id)
-    disposition = f'attachment; filename="{filename}"'
-    return JSONResponse(document, headers={"Content-Disposition": disposition})
+    return JSONResponse(document, headers={"Content-Disposition": attachment(filename)})
+
+
+def attachment(filename: str) -> str:
+    """A download name any campaign name survives: HTTP headers carry only Latin-1 (a
+    Cyrillic or Chinese name was a 500), so a non-ASCII name goes UTF-8 and percent-encoded
+    in ``filename*`` (RFC 6266 / 5987), after an ASCII ``filename`` for older clients."""
+    if filename.isascii():
+        return f'attachment; filename="{filename}"'
+    ascii_name = unicodedata.normalize("NFKD", filename).encode("ascii", "ignore").decode()
+    ascii_name = re.sub(r"[^A-Za-z0-9.]+", "-", ascii_name).strip("-")
+    if not ascii_name[:1].isalpha():  # nothing of the name was ASCII: only the date is left
+        ascii_name = f"campaign-{ascii_name}"
+    return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(filename, safe='')}"
 
 
 @router.get(

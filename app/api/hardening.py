@@ -1,19 +1,25 @@
-"""Protections every response and request gets: security headers, a body size limit, CSRF
-checks for cookie-authenticated writes, and rate limits for login and token creation."""
+"""Protections every response and request gets: security headers, a body size limit, text
+without NUL characters, integer path ids checked before anything reads them, CSRF checks for
+cookie-authenticated writes, and rate limits for login and token creation."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import math
+import re
 import time
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import parse_qsl
 
 from fastapi import Request
+from fastapi.dependencies.models import Dependant
 from limits import RateLimitItemPerMinute, storage, strategies
-from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.errors import DomainError, problem
+from app.errors import DomainError, respond, unexpected
 
 SECURITY_HEADERS = [
     (
@@ -25,12 +31,19 @@ SECURITY_HEADERS = [
     (b"x-frame-options", b"DENY"),
 ]
 MAX_BODY = 256 * 1024
+# Ids fit a 32-bit column on every engine, as the bodies' Id (app/api/schemas.py) does.
+ID_LIMIT = 2**31
 CSRF_HEADER = "x-csrf-token"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+# A JSON escape of U+0000: an odd number of backslashes before u0000 (an even number is an
+# escaped backslash followed by the letters u0000).
+JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
 
 
 class HardeningMiddleware:
-    """Adds the security headers and refuses bodies over MAX_BODY (413, as problem+json)."""
+    """Adds the security headers to every response (a 500 included), reads the body first
+    and refuses one over MAX_BODY (413) or any text holding U+0000 (422), then replays the
+    body to the app."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -39,29 +52,77 @@ class HardeningMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
-            await _too_large()(scope, receive, _with_headers(send))
+        send = _with_headers(send)
+        try:
+            body = await _read_body(scope, receive)
+            if body is None:  # the client left before sending its body
+                return
+            _check_text(scope, body)
+        except DomainError as refused:
+            answer = respond(
+                Request(scope), refused.status, refused.code, refused.message, refused.field
+            )
+            await answer(scope, receive, send)
             return
-        received = 0
-
-        async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
-            received += len(message.get("body", b""))
-            if received > MAX_BODY:
-                raise DomainError(
-                    "request_too_large",
-                    f"Request bodies are limited to {MAX_BODY} bytes.",
-                    status=413,
-                )
-            return message
-
-        await self.app(scope, limited_receive, _with_headers(send))
+        await _run(self.app, scope, _replay(body, receive), send)
 
 
-def _too_large() -> JSONResponse:
-    return problem(413, "request_too_large", f"Request bodies are limited to {MAX_BODY} bytes.")
+async def _read_body(scope: Scope, receive: Receive) -> bytes | None:
+    """The whole body, read here so that no layer inside (the idempotency store, a form
+    parser) meets the limit half-way through as an exception of its own."""
+    declared = dict(scope["headers"]).get(b"content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
+        raise _too_large()
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:  # a chunked body declares no length: count it as it comes
+            raise _too_large()
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if replayed:
+            return await receive()  # after the body: wait for the client to disconnect
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
+async def _run(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+    """Starlette answers an unexpected exception in its outermost layer, outside this one
+    and so without our headers: answer it here, then re-raise so the server logs it."""
+    started = False
+
+    async def tracking(message: Message) -> None:
+        nonlocal started
+        started = started or message["type"] == "http.response.start"
+        await send(message)
+
+    try:
+        await app(scope, receive, tracking)
+    except Exception:
+        if not started:
+            await unexpected(Request(scope))(scope, receive, send)
+        raise
+
+
+def _too_large() -> DomainError:
+    return DomainError(
+        "request_too_large", f"Request bodies are limited to {MAX_BODY} bytes.", status=413
+    )
 
 
 def _with_headers(send: Send) -> Send:
@@ -73,6 +134,114 @@ def _with_headers(send: Send) -> Send:
         await send(message)
 
     return wrapped
+
+
+# --- text without U+0000 -----------------------------------------------------------------
+
+
+def _check_text(scope: Scope, body: bytes) -> None:
+    """U+0000 is refused in every path, query and body, in one place: PostgreSQL cannot store
+    it in a text column (a 500 on whatever field took it), and no name or note needs it."""
+    if "\x00" in scope["path"]:
+        raise _nul_refused("path")
+    query: bytes = scope.get("query_string", b"")
+    if b"%00" in query or b"\x00" in query:
+        raise _nul_refused(_form_field(query) or "query")
+    if not body:
+        return
+    declared_type = dict(scope["headers"]).get(b"content-type", b"")
+    content_type = declared_type.lower()
+    if content_type.startswith(b"application/x-www-form-urlencoded"):
+        if b"%00" in body or b"\x00" in body:
+            raise _nul_refused(_form_field(body) or "form")
+    elif content_type.startswith(b"multipart/"):
+        field = _multipart_text_field_with_nul(declared_type, body)
+        if field is not None:
+            raise _nul_refused(field)
+    elif b"\x00" in body or JSON_NUL.search(body):  # JSON, or what FastAPI reads as JSON
+        raise _nul_refused(_json_field(body) or "body")
+
+
+def _nul_refused(field: str) -> DomainError:
+    return DomainError(
+        "text_invalid",
+        f"{field}: text may not contain the NUL character (U+0000).",
+        status=422,
+        field=field,
+    )
+
+
+def _form_field(encoded: bytes) -> str | None:
+    pairs = parse_qsl(encoded.decode("utf-8", "replace"), keep_blank_values=True)
+    return next((k or "form" for k, v in pairs if "\x00" in k or "\x00" in v), None)
+
+
+def _multipart_text_field_with_nul(content_type: bytes, body: bytes) -> str | None:
+    """The name of the first text part holding NUL. File parts (a part with a filename, e.g.
+    a zipped roster) are binary and may hold any byte: they are checked by whoever reads
+    them, never stored as text as they come."""
+    boundary = re.search(rb'boundary="?([^";]+)"?', content_type)
+    if boundary is None or b"\x00" not in body:
+        return None
+    for part in body.split(b"--" + boundary.group(1)):
+        headers, _, content = part.partition(b"\r\n\r\n")
+        if b"filename=" in headers or b"\x00" not in content:
+            continue
+        name = re.search(rb'name="([^"]*)"', headers)
+        return name.group(1).decode("utf-8", "replace") if name else "form"
+    return None
+
+
+def _json_field(body: bytes) -> str | None:
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return None
+    return next(_nul_paths(document, ""), None)
+
+
+def _nul_paths(value: Any, path: str) -> Iterator[str]:
+    """Dotted paths (as in the 422s of validation) of the strings holding U+0000."""
+    if isinstance(value, str) and "\x00" in value:
+        yield path or "body"
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{path}.{key}" if path else str(key)
+            yield from ([inner] if "\x00" in key else _nul_paths(item, inner))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _nul_paths(item, f"{path}.{index}" if path else str(index))
+
+
+# --- integer path ids --------------------------------------------------------------------
+
+
+def check_path_ids(request: Request) -> None:
+    """App-wide dependency, so it runs before every other one (the access check reads ids
+    from the path before the route parses them): each path parameter a route declares as
+    an int must be ASCII digits below 2^31. Python's int() takes '١' and fails on '¹', and
+    the database refuses ids past its integer column: both were 500s."""
+    route = request.scope.get("route")
+    dependant: Dependant | None = getattr(route, "dependant", None)
+    if dependant is None:
+        return
+    for name in _int_path_params(dependant):
+        raw = str(request.path_params.get(name, ""))
+        if not (raw.isascii() and raw.isdigit() and int(raw) < ID_LIMIT):
+            raise DomainError(
+                "request_invalid",
+                f"path.{name}: must be a whole number below {ID_LIMIT:,}.",
+                status=422,
+                field=f"path.{name}",
+            )
+
+
+def _int_path_params(dependant: Dependant) -> Iterator[str]:
+    for field in dependant.path_params:
+        if field.field_info.annotation is int:
+            yield field.name
+    for sub in dependant.dependencies:
+        yield from _int_path_params(sub)
 
 
 # --- CSRF -----------------------------------------------------------------------------

@@ -141,11 +141,22 @@ class ResetLink(BaseModel):
 
 @router.post(
     "/campaigns/{campaign_id}/members/{user_id}/reset-link",
-    summary="A one-time password-reset link for a member (organizers; no email needed)",
+    summary="A one-time password-reset link for a member (organizers, for a player who plays "
+    "only in campaigns they organize; site admins for anyone but another admin)",
 )
-def reset_link(campaign_id: int, user_id: int, request: Request, session: SessionDep) -> ResetLink:
+def reset_link(
+    campaign_id: int,
+    user_id: int,
+    request: Request,
+    principal: CurrentPrincipal,
+    session: SessionDep,
+) -> ResetLink:
     _user, token = membership.member_reset_token(
-        session, campaign_id=campaign_id, user_id=user_id, key=secret_key(get_settings())
+        session,
+        campaign_id=campaign_id,
+        user_id=user_id,
+        key=secret_key(get_settings()),
+        actor=principal.user,
     )
     site = site_address(str(request.base_url))
     return ResetLink(link=f"{site}/reset-password?token={token}")

@@ -183,7 +183,13 @@ class Event(SQLModel, table=True):
 
 
 class IdempotencyRecord(SQLModel, table=True):
-    """The stored answer to a POST made with an Idempotency-Key, replayed on retry."""
+    """The stored answer to a POST made with an Idempotency-Key, replayed on retry.
+
+    ``key`` is a digest of the caller and the key they sent, so two callers never share a
+    record. ``status_code`` is 0 while the request runs, 1 once its command committed (set
+    in the command's own transaction) and the HTTP status once the answer is stored.
+    ``claim`` names the attempt holding the key: an attempt whose claim expired and was
+    taken over cannot commit."""
 
     __tablename__ = "idempotency_record"
 
@@ -192,7 +198,8 @@ class IdempotencyRecord(SQLModel, table=True):
     request_hash: str = Field(max_length=64)
     status_code: int
     body: dict[str, Any] = _json({})
-    created_at: datetime = Field(default_factory=utcnow)
+    created_at: datetime = Field(default_factory=utcnow, index=True)
+    claim: str = Field(default="", max_length=32, sa_column_kwargs={"server_default": ""})
 
 
 class User(SQLModel, table=True):
@@ -207,6 +214,19 @@ class User(SQLModel, table=True):
     is_admin: bool = False
     session_version: int = Field(default=0, description="Raised to end every open session")
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class UserSession(SQLModel, table=True):
+    """A logged-in browser. The cookie carries a random secret whose SHA-256 is stored here,
+    so logging out, a password change or a reset ends the session on the server too."""
+
+    __tablename__ = "user_session"
+
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="user_account.id", index=True)
+    secret_hash: str = Field(max_length=64, unique=True, index=True)
+    created_at: datetime = Field(default_factory=utcnow)
+    expires_at: datetime
 
 
 class ApiToken(SQLModel, table=True):

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
-from sqlalchemy import Engine
+from sqlalchemy import Engine, event
 from sqlmodel import Session
 
 from app.config import get_settings
@@ -36,10 +36,23 @@ def session_scope(engine: Engine | None = None, *, writes: bool = True) -> Itera
 
 
 def get_session(request: Request) -> Iterator[Session]:
-    """The request's transaction, on the engine the app was created with."""
+    """The request's transaction, on the engine the app was created with. A middleware may
+    leave ``before_commit`` in the request's state: it runs inside this transaction (the
+    Idempotency-Key is marked committed together with the command's changes)."""
     writes = request.method not in ("GET", "HEAD", "OPTIONS")
     with session_scope(request.app.state.engine, writes=writes) as session:
         yield session
+        before_commit = getattr(request.state, "before_commit", None)
+        if writes and before_commit is not None:
+            before_commit(session)
+
+
+@event.listens_for(Session, "before_flush")
+def _reads_never_write(session: Session, _context: Any, _instances: Any) -> None:
+    """A request that reads must not write: on SQLite a read turned write fails as soon as
+    another writer got there first ('database is locked'), so it is a bug, caught here."""
+    if session.info.get("writes") is False and (session.new or session.dirty or session.deleted):
+        raise RuntimeError("a read-only transaction tried to write")
 
 
 # scope="function": commit (or roll back) before the response is sent, so a client never

@@ -112,7 +112,7 @@ def _why(access: Access) -> str:
 def _id(params: Mapping[str, Any], name: str) -> int:
     """A path id, checked here because access is decided before the route parses it."""
     raw = str(params[name])
-    if not raw.isdigit() or len(raw) > 9:
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 9:  # '¹'.isdigit() is True
         raise DomainError(
             "request_invalid",
             f"path.{name}: must be a whole number below 1,000,000,000.",

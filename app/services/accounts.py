@@ -1,9 +1,11 @@
 """Accounts, sessions, password resets and API tokens.
 
-Passwords are hashed with argon2 (argon2-cffi). A session is a signed cookie naming the user
-and their session version: changing or resetting the password raises the version, which ends
-every open session and makes a used reset link worthless. API tokens are random strings
-shown once; only their SHA-256 is stored.
+Passwords are hashed with argon2 (argon2-cffi). A session is a row of its own: the cookie
+carries a signed random secret whose SHA-256 names the row, so logging out ends it on the
+server (a copied cookie stops working). Changing the password ends every other session;
+a reset ends them all and revokes the account's API tokens. The session version moves on
+with each password change, which makes a used reset link worthless. API tokens are random
+strings shown once; only their SHA-256 is stored.
 """
 
 from __future__ import annotations
@@ -12,16 +14,18 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
 
 from argon2 import PasswordHasher, profiles
 from argon2.exceptions import InvalidHashError, VerificationError
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, col, delete, func, select, update
 
 from app.config import get_settings
-from app.db.models import ApiToken, Campaign, User, utcnow
+from app.db.locks import serialize
+from app.db.models import ApiToken, Campaign, User, UserSession, as_utc, utcnow
 from app.errors import DomainError, NotFound
 
 USERNAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{2,39}$")
@@ -54,6 +58,11 @@ class Principal:
     def can_write(self) -> bool:
         return self.token is None or self.token.can_write
 
+    @property
+    def campaign_limit(self) -> int | None:
+        """The one campaign an API token is limited to, if it is."""
+        return self.token.campaign_id if self.token is not None else None
+
 
 def _unauthorized(code: str, message: str) -> DomainError:
     return DomainError(code, message, status=401)
@@ -82,6 +91,8 @@ def create_user(
             field="username",
         )
     _check_password(password)
+    # Sign-ups take turns: two at once can neither both take one name nor both be first.
+    serialize(session, "sign-up")
     if session.exec(select(User.id).where(User.username == name)).first() is not None:
         raise DomainError(
             "username_taken", f"The username '{name}' is taken.", status=409, field="username"
@@ -125,8 +136,9 @@ def change_password(session: Session, *, user: User, current: str, new: str) -> 
 def _set_password(session: Session, user: User, password: str) -> User:
     _check_password(password, "new_password")
     user.password_hash = hasher().hash(password)
-    user.session_version += 1  # ends every other session and old reset links
+    user.session_version += 1  # makes earlier reset links worthless
     session.add(user)
+    end_sessions(session, user)  # the caller starts a new one where it should go on
     return user
 
 
@@ -144,13 +156,63 @@ def _serializer(key: str, purpose: str) -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(key, salt=f"crusade-{purpose}")
 
 
-def session_cookie(user: User, key: str) -> str:
-    return str(_serializer(key, "session").dumps({"u": user.id, "v": user.session_version}))
+def start_session(session: Session, user: User, key: str, days: int) -> str:
+    """A new logged-in session for ``user``; returns the cookie value."""
+    assert user.id is not None
+    secret = secrets.token_urlsafe(32)
+    now = utcnow()
+    session.exec(  # forget this account's expired sessions while we are here
+        delete(UserSession).where(
+            col(UserSession.user_id) == user.id, col(UserSession.expires_at) < now
+        )
+    )
+    session.add(
+        UserSession(
+            user_id=user.id, secret_hash=_digest(secret), expires_at=now + timedelta(days=days)
+        )
+    )
+    return str(_serializer(key, "session").dumps({"s": secret}))
+
+
+def _session_secret(cookie: str, key: str, max_age: int) -> str | None:
+    data = _load(_serializer(key, "session"), cookie, max_age)
+    secret = data.get("s") if isinstance(data, dict) else None
+    return secret if isinstance(secret, str) else None
 
 
 def user_from_cookie(session: Session, cookie: str, key: str, max_age: int) -> User | None:
-    data = _load(_serializer(key, "session"), cookie, max_age)
-    return _user_at_version(session, data)
+    """The account of a live session (reads only: a request that reads never writes)."""
+    secret = _session_secret(cookie, key, max_age)
+    if secret is None:
+        return None
+    query = (
+        select(User, UserSession.expires_at)
+        .join(UserSession, col(UserSession.user_id) == col(User.id))
+        .where(UserSession.secret_hash == _digest(secret))
+    )
+    found = session.exec(query).first()
+    if found is None or as_utc(found[1]) <= datetime.now(UTC):
+        return None
+    return found[0]
+
+
+def end_session(session: Session, cookie: str, key: str) -> None:
+    """Log out: the session's row goes, so the cookie is worthless even if copied."""
+    secret = _session_secret(cookie, key, max_age=10**9)
+    if secret is not None:
+        session.exec(delete(UserSession).where(col(UserSession.secret_hash) == _digest(secret)))
+
+
+def end_sessions(session: Session, user: User) -> None:
+    session.exec(delete(UserSession).where(col(UserSession.user_id) == user.id))
+
+
+def revoke_tokens(session: Session, user: User) -> None:
+    session.exec(
+        update(ApiToken)
+        .where(col(ApiToken.user_id) == user.id, col(ApiToken.revoked_at).is_(None))
+        .values(revoked_at=utcnow())
+    )
 
 
 def reset_token(user: User, key: str) -> str:
@@ -167,6 +229,8 @@ def reset_password(session: Session, *, token: str, new: str, key: str) -> User:
             status=400,
             field="token",
         )
+    # Whoever had the account before the reset keeps nothing: sessions and tokens end.
+    revoke_tokens(session, user)
     return _set_password(session, user, new)
 
 
@@ -218,15 +282,36 @@ def create_token(
 
 
 def principal_from_token(session: Session, token: str) -> Principal | None:
+    """The token's holder. Reads only: its last use is recorded by ``record_token_use``,
+    off the request's transaction."""
     row = session.exec(select(ApiToken).where(ApiToken.token_hash == _digest(token))).first()
     if row is None or row.revoked_at is not None:
         return None
     user = session.get(User, row.user_id)
     if user is None:
         return None
-    row.last_used_at = utcnow()
-    session.add(row)
     return Principal(user, row)
+
+
+TOKEN_USE_RESOLUTION = timedelta(minutes=1)
+
+
+def token_use_is_stale(row: ApiToken, now: datetime) -> bool:
+    """Last use is kept to the minute: a token used again within one writes nothing."""
+    return row.last_used_at is None or now - as_utc(row.last_used_at) >= TOKEN_USE_RESOLUTION
+
+
+def record_token_use(session: Session, token_id: int, now: datetime) -> None:
+    """One conditional UPDATE, so two requests in the same minute write at most once."""
+    session.exec(
+        update(ApiToken)
+        .where(
+            col(ApiToken.id) == token_id,
+            col(ApiToken.last_used_at).is_(None)
+            | (col(ApiToken.last_used_at) <= now - TOKEN_USE_RESOLUTION),
+        )
+        .values(last_used_at=now)
+    )
 
 
 def list_tokens(session: Session, *, user: User) -> list[ApiToken]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlmodel import Session, col, func, select
 
+from app.db.locks import for_change
 from app.db.models import (
     Battle,
     BattleSide,
@@ -54,7 +55,7 @@ class SideResult:
 
 
 def get_battle(session: Session, battle_id: int) -> tuple[Battle, list[BattleSide]]:
-    battle = session.get(Battle, battle_id)
+    battle = for_change(session, Battle, battle_id)
     if battle is None:
         raise NotFound("battle_not_found", f"There is no battle {battle_id}.")
     sides = session.exec(
@@ -102,8 +103,9 @@ def muster(
     book = rulebook()
     size = battle_rules.battle_size(battle_size, book)
     _check_sides(sides)
+    _check_in_campaign(session, campaign_id, sides)
     lock_forces(session, [s.force_id for s in sides])
-    views = [_ready_force(session, campaign_id, side) for side in sides]
+    views = [_ready_force(session, side) for side in sides]
     _check_musterer(session, campaign_id, views, by)
     for side, view in zip(sides, views, strict=True):
         battle_rules.muster(
@@ -179,14 +181,26 @@ def _check_sides(sides: list[SideSetup]) -> None:
         )
 
 
-def _ready_force(session: Session, campaign_id: int, side: SideSetup) -> ForceView:
+def _check_in_campaign(session: Session, campaign_id: int, sides: list[SideSetup]) -> None:
+    """A force of another campaign is refused as one that does not exist, in the same words:
+    naming it would tell a player of this campaign about a private one."""
+    ids = [s.force_id for s in sides]
+    here = set(
+        session.exec(
+            select(Force.id).where(col(Force.id).in_(ids), Force.campaign_id == campaign_id)
+        ).all()
+    )
+    for force_id in ids:
+        if force_id not in here:
+            raise NotFound(
+                "force_not_found",
+                f"sides: there is no Crusade force {force_id} in this campaign.",
+                field="sides",
+            )
+
+
+def _ready_force(session: Session, side: SideSetup) -> ForceView:
     view = load_force(session, side.force_id)
-    if view.force.campaign_id != campaign_id:
-        raise RuleError(
-            "force_not_in_campaign",
-            f"{view.force.name} belongs to another campaign.",
-            field="sides",
-        )
     if session.exec(
         select(Decision.id).where(Decision.force_id == side.force_id, Decision.status == "pending")
     ).first():

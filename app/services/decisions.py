@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from app.db.locks import for_change
 from app.db.models import Battle, Card, Decision, as_utc, utcnow
 from app.errors import DomainError, NotFound
 from app.rules import aftermath as after_rules
@@ -67,7 +68,7 @@ def _row(force_id: int, battle_id: int | None, decision: Any) -> Decision:
 
 
 def get_decision(session: Session, decision_id: int) -> Decision:
-    row = session.get(Decision, decision_id)
+    row = for_change(session, Decision, decision_id)
     if row is None:
         raise NotFound("decision_not_found", f"There is no decision {decision_id}.")
     return row

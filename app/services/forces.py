@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlmodel import Session, col, func, select
 
+from app.db.locks import for_change
 from app.db.models import Campaign, CampaignMember, Card, Decision, Force, User
 from app.errors import NotFound
 from app.rules import cards as card_rules
@@ -53,10 +54,18 @@ def get_campaign(session: Session, campaign_id: int) -> Campaign:
 
 
 def list_campaigns(
-    session: Session, *, offset: int, limit: int, viewer: User | None = None
+    session: Session,
+    *,
+    offset: int,
+    limit: int,
+    viewer: User | None = None,
+    only: int | None = None,
 ) -> tuple[list[Campaign], int]:
-    """Campaigns the viewer may see: public ones and their own (an admin sees all)."""
+    """Campaigns the viewer may see: public ones and their own (an admin sees all); ``only``
+    narrows them to one (the campaign an API token is limited to)."""
     query = select(Campaign)
+    if only is not None:
+        query = query.where(Campaign.id == only)
     if viewer is None or not viewer.is_admin:
         mine = select(CampaignMember.campaign_id).where(
             CampaignMember.user_id == (viewer.id if viewer else -1)
@@ -105,7 +114,7 @@ def create_force(
 def get_force(session: Session, force_id: int) -> Force:
     """The force row; a command that writes locks it (PostgreSQL: FOR UPDATE), so two app
     processes never both spend the same Requisition points."""
-    force = session.get(Force, force_id, with_for_update=bool(session.info.get("writes")))
+    force = for_change(session, Force, force_id)
     if force is None:
         raise NotFound("force_not_found", f"There is no Crusade force {force_id}.")
     return force

@@ -5,7 +5,8 @@ from __future__ import annotations
 import secrets
 from datetime import UTC, datetime, timedelta
 
-from sqlmodel import Session, col, select
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select, update
 
 from app.db.models import Campaign, CampaignMember, Invite, User, as_utc, utcnow
 from app.errors import DomainError, NotFound
@@ -35,6 +36,12 @@ def add_member(session: Session, *, campaign_id: int, user: User, role: str) -> 
         )
     member = CampaignMember(campaign_id=campaign_id, user_id=user.id, role=role)
     session.add(member)
+    try:
+        session.flush()
+    except IntegrityError:  # the same account joining twice at once: one of them wins
+        raise DomainError(
+            "already_a_member", "You are already a member of this campaign.", status=409
+        ) from None
     history.record(
         session, campaign_id=campaign_id, kind="member_joined", user=user.username, role=role
     )
@@ -70,12 +77,47 @@ def member(session: Session, *, campaign_id: int, user_id: int) -> User:
 
 
 def member_reset_token(
-    session: Session, *, campaign_id: int, user_id: int, key: str
+    session: Session, *, campaign_id: int, user_id: int, key: str, actor: User
 ) -> tuple[User, str]:
     """A one-time password-reset token for a member, for an organizer to hand over (there is
     no email). Site admins reset theirs with the CLI."""
     user = member(session, campaign_id=campaign_id, user_id=user_id)
+    if not actor.is_admin:
+        _check_may_reset(session, actor=actor, user=user)
     return user, accounts.reset_token(user, key)
+
+
+def _check_may_reset(session: Session, *, actor: User, user: User) -> None:
+    """A reset hands the whole account over, so an organizer may reset only an account that
+    lives entirely inside campaigns they organize, and never another organizer's: otherwise
+    one organizer could take over a campaign they do not run. Beyond that: a site admin."""
+    memberships = session.exec(
+        select(CampaignMember.campaign_id, CampaignMember.role).where(
+            CampaignMember.user_id == user.id
+        )
+    ).all()
+    organized = set(
+        session.exec(
+            select(CampaignMember.campaign_id).where(
+                CampaignMember.user_id == actor.id, CampaignMember.role == "organizer"
+            )
+        ).all()
+    )
+    if any(role == "organizer" for _, role in memberships):
+        raise DomainError(
+            "reset_needs_site_admin",
+            f"{user.username} organizes a campaign; only a site admin can reset their password.",
+            status=403,
+            field="user_id",
+        )
+    if any(campaign_id not in organized for campaign_id, _ in memberships):
+        raise DomainError(
+            "reset_needs_site_admin",
+            f"{user.username} also plays in a campaign you do not organize; only a site admin "
+            "can reset their password.",
+            status=403,
+            field="user_id",
+        )
 
 
 def remove_member(session: Session, *, campaign_id: int, user_id: int) -> None:
@@ -167,10 +209,14 @@ def accept_invite(session: Session, *, code: str, user: User) -> CampaignMember:
         raise NotFound("invite_not_found", "This invite code is unknown or was withdrawn.")
     if as_utc(invite.expires_at) <= datetime.now(UTC):
         raise DomainError("invite_expired", "This invite has expired.", status=410)
-    if invite.uses >= invite.max_uses:
+    # One conditional UPDATE: two people accepting the last use at once cannot both get it.
+    taken = session.execute(
+        update(Invite)
+        .where(col(Invite.id) == invite.id, col(Invite.uses) < col(Invite.max_uses))
+        .values(uses=col(Invite.uses) + 1)
+    )
+    if taken.rowcount != 1:  # type: ignore[attr-defined]
         raise DomainError("invite_used_up", "This invite has already been used.", status=410)
-    invite.uses += 1
-    session.add(invite)
     return add_member(session, campaign_id=invite.campaign_id, user=user, role=invite.role)
 
 

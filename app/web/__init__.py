@@ -1,14 +1,16 @@
-"""The campaign website: server-rendered pages on the same services as the JSON API."""
+"""The campaign website: server-rendered pages on the same services as the JSON API (and
+the API's /docs page)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, BackgroundTasks, FastAPI, Request
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
 from app.api.auth import optional_principal
 from app.db.session import session_scope
 from app.web import accounts, battle_wizard, battles, campaigns, decisions, forces, reference
+from app.web.api_docs import install_api_docs
 from app.web.pages import STATIC, declares_access, login_url, redirect, render
 
 ROUTERS: list[APIRouter] = [
@@ -28,6 +30,7 @@ def install_site(app: FastAPI) -> None:
     for router in ROUTERS:
         app.include_router(router, include_in_schema=False)
     app.state.error_page = error_page
+    install_api_docs(app)
 
 
 def check_every_page_declares_access(routers: list[APIRouter]) -> None:
@@ -49,7 +52,7 @@ def error_page(request: Request, status: int, code: str, detail: str) -> Respons
     if status != 500:
         try:
             with session_scope(request.app.state.engine, writes=False) as session:
-                principal = optional_principal(request, session)
+                principal = optional_principal(request, session, BackgroundTasks())
         except Exception:  # a bad token or cookie: show the error page anonymously
             principal = None
     return render(

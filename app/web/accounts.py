@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
-from app.api.auth import COOKIE, start_session
+from app.api.auth import COOKIE, end_session, start_session
 from app.api.hardening import RateLimits
 from app.config import get_settings, secret_key
 from app.db.session import SessionDep
@@ -56,7 +56,7 @@ def sign_up(
             next=_safe_next(next),
         )
     response = redirect(_safe_next(next))
-    start_session(request, response, user)
+    start_session(request, response, session, user)
     return response
 
 
@@ -89,7 +89,7 @@ def log_in(
             next=_safe_next(next),
         )
     response = redirect(_safe_next(next))
-    start_session(request, response, user)
+    start_session(request, response, session, user)
     return response
 
 
@@ -125,12 +125,13 @@ def reset_password(
             token=token[:400],
         )
     response = redirect("/account?password_reset=1")
-    start_session(request, response, user)
+    start_session(request, response, session, user)
     return response
 
 
 @router.post("/logout")
-def log_out(principal: Viewer) -> Response:
+def log_out(request: Request, session: SessionDep, principal: Viewer) -> Response:
+    end_session(request, session)
     response = redirect("/")
     response.delete_cookie(COOKIE)
     return response
@@ -138,9 +139,14 @@ def log_out(principal: Viewer) -> Response:
 
 @router.get("/account")
 def account_page(
-    request: Request, session: SessionDep, principal: Member, password_reset: str = ""
+    request: Request,
+    session: SessionDep,
+    principal: Member,
+    password_reset: str = "",
+    password_changed: str = "",
 ) -> Response:
     notice = "New password saved: you are logged in." if password_reset else None
+    notice = "Password changed." if password_changed else notice
     return _account(request, session, principal, notice=notice)
 
 
@@ -181,8 +187,10 @@ def change_password(
         return _account(
             request, session, principal, status=outcome.status, password_error=outcome.error
         )
-    response = _account(request, session, principal, notice="Password changed.")
-    start_session(request, response, user)
+    # A new session means a new CSRF token: send the browser to a page rendered for it, or
+    # the next form on this one would be refused as expired.
+    response = redirect("/account?password_changed=1")
+    start_session(request, response, session, user)
     return response
 
 

@@ -82,7 +82,10 @@ def _home(
     request: Request, session: SessionDep, principal: Viewer, status: int = 200, **context: object
 ) -> Response:
     viewer = principal.user if principal else None
-    campaigns, _total = forces.list_campaigns(session, offset=0, limit=200, viewer=viewer)
+    only = principal.campaign_limit if principal else None
+    campaigns, _total = forces.list_campaigns(
+        session, offset=0, limit=200, viewer=viewer, only=only
+    )
     roles = inbox.roles(session, user_id=viewer.id) if viewer and viewer.id else {}
     return render(
         request,
@@ -506,7 +509,11 @@ def member_reset_link(
 ) -> Response:
     with attempt(session) as outcome:
         member, token = membership.member_reset_token(
-            session, campaign_id=campaign_id, user_id=user_id, key=secret_key(get_settings())
+            session,
+            campaign_id=campaign_id,
+            user_id=user_id,
+            key=secret_key(get_settings()),
+            actor=principal.user,
         )
     if outcome.refused:
         return _members(

@@ -8,6 +8,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, text
 
 from app.db.models import metadata
+from tests.conftest import with_csrf
 
 
 def dump(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
@@ -54,3 +55,13 @@ def assert_problem(response: Any, status: int, code: str) -> dict[str, Any]:
     assert body["code"] == code
     assert body["detail"]
     return body
+
+
+def account(app: Any, username: str) -> TestClient:
+    """A signed-up, logged-in client (password: '<username> password'), CSRF header set."""
+    client = TestClient(app)
+    response = client.post(
+        "/api/v1/auth/signup", json={"username": username, "password": f"{username} password"}
+    )
+    assert response.status_code == 201, response.text
+    return with_csrf(client)

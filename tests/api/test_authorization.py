@@ -18,25 +18,24 @@ from app.api.access import POLICIES, api_operations, check_every_route_has_a_rul
 from app.db.models import Event, Invite, utcnow
 from app.main import create_app
 from app.services import transfer
-from tests.api.helpers import assert_problem, dump
-from tests.conftest import with_csrf
-
-
-def account(app: Any, username: str) -> TestClient:
-    client = TestClient(app)
-    response = client.post(
-        "/api/v1/auth/signup", json={"username": username, "password": f"{username} password"}
-    )
-    assert response.status_code == 201, response.text
-    return with_csrf(client)
+from tests.api.helpers import account, assert_problem, dump
+from tests.conftest import Snapshots
 
 
 @pytest.fixture
-def table(client: TestClient, engine: Engine) -> Iterator[dict[str, Any]]:
+def table(client: TestClient, engine: Engine, snapshots: Snapshots) -> Iterator[dict[str, Any]]:
     """An organizer (the `client`), two players who joined by invite, each with a force and a
-    unit, a stranger, and an anonymous caller."""
+    unit, a stranger, and an anonymous caller (made once per backend, then restored from a
+    snapshot of the database)."""
+    people = snapshots.prepared(
+        engine, "authorization table", lambda: _table(client), lambda: TestClient(client.app)
+    )
+    yield {"organizer": client, **people}
+
+
+def _table(client: TestClient) -> dict[str, Any]:
     campaign = client.post("/api/v1/campaigns", json={"name": "Vigilus"}).json()["id"]
-    people: dict[str, Any] = {"organizer": client, "campaign": campaign}
+    people: dict[str, Any] = {"campaign": campaign}
     for name, faction, keyword in (("ruby", "IMPERIUM", "IMPERIUM"), ("joel", "CHAOS", "CHAOS")):
         player = account(client.app, name)
         code = client.post(f"/api/v1/campaigns/{campaign}/invites", json={}).json()["code"]
@@ -52,7 +51,7 @@ def table(client: TestClient, engine: Engine) -> Iterator[dict[str, Any]]:
         people[name] = {"client": player, "force": force, "card": card}
     people["stranger"] = account(client.app, "stranger")
     people["anonymous"] = TestClient(client.app)
-    yield people
+    return people
 
 
 def battle_between(table: dict[str, Any], mustered_by: TestClient) -> int:

@@ -59,6 +59,23 @@ def battle_body(
     }
 
 
+def lord_falls(world: dict[str, Any]) -> dict[str, Any]:
+    """A drawn result in which Red's Chaos Lord is destroyed and fails its Out of Action
+    test (a 1): Red then owes a decision, Devastating Blow or a Battle Scar."""
+    lord = world["red_units"][0]["id"]
+    return {
+        "sides": [
+            {"force_id": world["blue"], "victory_points": 10},
+            {
+                "force_id": world["red"],
+                "victory_points": 10,
+                "units": [{"card_id": lord, "destroyed": True}],
+                "dice": [1],
+            },
+        ]
+    }
+
+
 def muster(client: TestClient, world: dict[str, Any], **changes: Any) -> dict[str, Any]:
     body = battle_body(world, **changes)
     response = client.post(f"/api/v1/campaigns/{world['campaign']}/battles", json=body)
@@ -147,20 +164,7 @@ class TestRecordResult:
         world = setup_two_forces(client)
         battle = muster(client, world)
         lord = world["red_units"][0]["id"]
-        client.post(
-            f"/api/v1/battles/{battle['id']}/result",
-            json={
-                "sides": [
-                    {"force_id": world["blue"], "victory_points": 10},
-                    {
-                        "force_id": world["red"],
-                        "victory_points": 10,
-                        "units": [{"card_id": lord, "destroyed": True}],
-                        "dice": [1],
-                    },
-                ]
-            },
-        )
+        client.post(f"/api/v1/battles/{battle['id']}/result", json=lord_falls(world))
         blocked = client.post(
             f"/api/v1/campaigns/{world['campaign']}/battles",
             json=battle_body(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from app.api.hardening import MAX_BODY
+from app.api.hardening import MAX_BODY, SECURITY_HEADERS
 from tests.api.helpers import assert_problem, dump
 
 
@@ -30,6 +30,19 @@ class TestCsrf:
         assert bot.post("/api/v1/campaigns", json={"name": "By bot"}).status_code == 201
         del client.headers["X-CSRF-Token"]
         assert client.get("/api/v1/campaigns").status_code == 200
+
+
+def failing_app(client: TestClient, message: str) -> TestClient:
+    """The client's app with an API route and a page that raise (a bug, as far as the app
+    knows), called without re-raising so the answer the user gets can be checked."""
+    app = client.app
+
+    @app.get("/api/v1/boom")  # type: ignore[attr-defined]
+    @app.get("/boom")  # type: ignore[attr-defined]
+    def boom() -> None:
+        raise RuntimeError(message)
+
+    return TestClient(app, raise_server_exceptions=False)
 
 
 class TestHeadersAndBodies:
@@ -67,14 +80,7 @@ class TestHeadersAndBodies:
         )
 
     def test_an_unexpected_error_leaks_nothing(self, client: TestClient) -> None:
-        app = client.app
-
-        @app.get("/api/v1/boom")  # type: ignore[attr-defined]
-        @app.get("/boom")  # type: ignore[attr-defined]
-        def boom() -> None:
-            raise RuntimeError("SELECT secret FROM table")
-
-        quiet = TestClient(app, raise_server_exceptions=False)
+        quiet = failing_app(client, "SELECT secret FROM table")
         response = quiet.get("/api/v1/boom")
         body = response.json()
         assert (response.status_code, body["code"]) == (500, "internal_error")
@@ -82,6 +88,16 @@ class TestHeadersAndBodies:
         page = quiet.get("/boom")  # a page: the same refusal, as HTML
         assert page.status_code == 500 and "text/html" in page.headers["content-type"]
         assert "Something went wrong" in page.text and "SELECT" not in page.text
+
+    def test_a_500_carries_the_security_headers(self, client: TestClient) -> None:
+        """Starlette answers an unexpected error outside every middleware of ours."""
+        quiet = failing_app(client, "boom")
+        for response in (quiet.get("/api/v1/boom"), quiet.get("/boom")):
+            assert response.status_code == 500
+            for name, value in SECURITY_HEADERS:
+                assert response.headers[name.decode()] == value.decode(), response.url
+        assert quiet.get("/api/v1/boom").headers["content-type"] == "application/problem+json"
+        assert "Something went wrong" in quiet.get("/boom").text
 
 
 class TestRateLimits:

@@ -3,38 +3,24 @@ the client's very next read sees it (TestClient cannot show this: it waits for t
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-import uvicorn
 from sqlalchemy import Engine
 
-from app.main import create_app
+from tests.api.live import serve
 from tests.conftest import ORGANIZER
 
 
 @pytest.fixture
 def live(engine: Engine) -> Iterator[httpx.Client]:
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(engine), host="127.0.0.1", port=0, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+    with serve(engine) as url, httpx.Client(base_url=url, timeout=10) as client:
         signed_up = client.post("/api/v1/auth/signup", json=ORGANIZER)
         assert signed_up.status_code == 201, signed_up.text
         client.headers["X-CSRF-Token"] = client.get("/api/v1/auth/csrf").json()["csrf_token"]
         yield client
-    server.should_exit = True
-    thread.join(timeout=10)
 
 
 def test_every_write_is_visible_to_the_next_read(live: httpx.Client) -> None:

@@ -67,7 +67,8 @@ _names = itertools.count(1)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Everything under tests/browser is a browser test (`-m "not browser"` skips them)."""
+    """Everything under tests/browser is a browser test (`-m "not browser"` skips them).
+    Under xdist (`make test`) they all run on one worker (tests/conftest.py's GROUPS)."""
     for item in items:
         if "tests/browser/" in str(item.path).replace(os.sep, "/"):
             item.add_marker(pytest.mark.browser)

@@ -8,10 +8,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from app.main import create_app
+from tests.conftest import Snapshots
 
 CSRF = re.compile(r'name="csrf_token" value="([0-9a-f]+)"')
 
@@ -43,22 +45,51 @@ class Browser:
         return response.json()
 
 
+class Site:
+    """The test's app, made when first needed and shared by its visitors and people (as one
+    server process serves everyone); making an app is the dearest part of a test's set-up."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._app: FastAPI | None = None
+
+    @property
+    def app(self) -> FastAPI:
+        if self._app is None:
+            self._app = create_app(self.engine)
+        return self._app
+
+
 @pytest.fixture
-def site(engine: Engine) -> Iterator[TestClient]:
+def web_app(engine: Engine) -> Site:
+    return Site(engine)
+
+
+@pytest.fixture
+def site(web_app: Site) -> Iterator[TestClient]:
     """An anonymous visitor."""
-    with TestClient(create_app(engine)) as client:
+    with TestClient(web_app.app) as client:
         yield client
 
 
-@pytest.fixture
-def person(engine: Engine) -> Iterator[Callable[[str], Browser]]:
-    """Make a signed-up, logged-in person (the first one is the site admin)."""
-    clients: list[TestClient] = []
+class People:
+    """`person(username)`: a signed-up, logged-in person with a client of their own (the first
+    one is the site admin)."""
 
-    def make(username: str) -> Browser:
-        client = TestClient(create_app(engine))
+    def __init__(self, site: Site, snapshots: Snapshots) -> None:
+        self.site = site
+        self.engine = site.engine
+        self.snapshots = snapshots
+        self.clients: list[TestClient] = []
+
+    def new_client(self) -> TestClient:
+        client = TestClient(self.site.app)
         client.__enter__()
-        clients.append(client)
+        self.clients.append(client)
+        return client
+
+    def __call__(self, username: str) -> Browser:
+        client = self.new_client()
         response = client.post(
             "/signup",
             data={"username": username, "password": "a good password", "next": "/"},
@@ -67,14 +98,39 @@ def person(engine: Engine) -> Iterator[Callable[[str], Browser]]:
         assert response.status_code == 303, response.text
         return Browser(client)
 
-    yield make
-    for client in clients:
-        client.__exit__(None, None, None)
+    def close(self) -> None:
+        for client in self.clients:
+            client.__exit__(None, None, None)
+
+
+@pytest.fixture
+def person(web_app: Site, snapshots: Snapshots) -> Iterator[People]:
+    """Make a signed-up, logged-in person (the first one is the site admin)."""
+    people = People(web_app, snapshots)
+    yield people
+    people.close()
 
 
 def campaign_with_two_players(person: Callable[[str], Browser]) -> dict[str, Any]:
     """A campaign run by 'orga' (site admin), with 'ruby' and 'kai' as players, each with a
-    force of three units. Returns the browsers and ids."""
+    force of three units. Returns the browsers and ids. Made once per backend, then restored
+    from a snapshot of the database (see tests/conftest.py's `Snapshots.prepared`)."""
+    if not isinstance(person, People):
+        return _campaign_with_two_players(person)
+    world = person.snapshots.prepared(
+        person.engine,
+        "campaign_with_two_players",
+        lambda: _clients(_campaign_with_two_players(person)),
+        person.new_client,
+    )
+    return {k: Browser(v) if isinstance(v, TestClient) else v for k, v in world.items()}
+
+
+def _clients(world: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.client if isinstance(v, Browser) else v for k, v in world.items()}
+
+
+def _campaign_with_two_players(person: Callable[[str], Browser]) -> dict[str, Any]:
     orga, ruby, kai = person("orga"), person("ruby"), person("kai")
     campaign = orga.api("POST", "/campaigns", json={"name": "War for Vigilus"})
     invite = orga.api(

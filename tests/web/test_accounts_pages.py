@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from tests.api.helpers import dump
-from tests.web.conftest import Browser, campaign_with_two_players
+from tests.web.conftest import CSRF, Browser, campaign_with_two_players
 
 
 def test_sign_up_logs_in_and_shows_the_account(site: TestClient) -> None:
@@ -166,3 +166,26 @@ def test_pages_with_credentials_are_never_stored(
     assert "new-token" in made.text and made.headers["cache-control"] == "no-store"
     assert site.get("/reset-password?token=x").headers["cache-control"] == "no-store"
     assert "cache-control" not in site.get("/rules").headers  # public reference: cacheable
+
+
+def test_after_a_password_change_the_next_form_still_works(
+    person: Callable[[str], Browser],
+) -> None:
+    """The change starts a new session, so the page after it must carry the new session's
+    CSRF token (it used to be rendered with the old one: the next form said 'expired')."""
+    ruby = person("ruby")
+    changed = ruby.post(
+        "/account/password",
+        {"current_password": "a good password", "new_password": "a better password"},
+    )
+    assert changed.status_code == 303
+    assert changed.headers["location"] == "/account?password_changed=1"
+    page = ruby.get(changed.headers["location"])
+    assert "Password changed." in page.text
+    csrf = CSRF.search(page.text)
+    assert csrf is not None
+    made = ruby.client.post(
+        "/account/tokens", data={"csrf_token": csrf.group(1), "name": "bot"}, follow_redirects=False
+    )
+    assert made.status_code == 200, made.text
+    assert "crt_" in made.text

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -17,7 +18,13 @@ VENDORED = {
     "htmx.org": (ROOT / "app/web/static/vendor/htmx.min.js", 'version:"{v}"'),
     "@picocss/pico": (ROOT / "app/web/static/vendor/pico.min.css", "Pico CSS ✨ v{v} "),
     "axe-core": (ROOT / "tests/browser/vendor/axe.min.js", "axe v{v}\n"),
+    "swagger-ui-dist": (
+        ROOT / "app/web/static/vendor/swagger-ui-bundle.js",
+        'PACKAGE_VERSION:"{v}"',
+    ),
 }
+# swagger-ui.css names no version: its SHA-256 as published in each pinned version.
+SWAGGER_CSS_SHA256 = {"5.35.0": "5ed08757e53da3e026d6cbecc61fe5d43585c9560b302d534ad56692519a273d"}
 
 
 def test_every_package_is_pinned_exactly_and_locked() -> None:
@@ -29,8 +36,13 @@ def test_every_package_is_pinned_exactly_and_locked() -> None:
 def test_vendored_files_are_the_pinned_versions() -> None:
     assert set(VENDORED) == set(PINNED)
     for name, (path, marker) in VENDORED.items():
-        head = path.read_text(encoding="utf-8")[:100_000]
-        assert marker.format(v=PINNED[name]) in head, f"{path.name} is not {name} {PINNED[name]}"
+        text = path.read_text(encoding="utf-8")
+        assert marker.format(v=PINNED[name]) in text, f"{path.name} is not {name} {PINNED[name]}"
+    css = (ROOT / "app/web/static/vendor/swagger-ui.css").read_bytes()
+    version = PINNED["swagger-ui-dist"]
+    assert hashlib.sha256(css).hexdigest() == SWAGGER_CSS_SHA256.get(version), (
+        f"swagger-ui.css is not swagger-ui-dist {version} (a new pin: add its hash here)"
+    )
 
 
 def test_the_site_serves_them_without_a_cdn(site: TestClient) -> None:
@@ -38,6 +50,20 @@ def test_the_site_serves_them_without_a_cdn(site: TestClient) -> None:
     assert "/static/vendor/htmx.min.js" in page and "/static/vendor/pico.min.css" in page
     assert "http://" not in page.split("<body")[0] and "https://" not in page.split("<body")[0]
     assert site.get("/static/vendor/htmx.min.js").status_code == 200
+
+
+def test_the_api_docs_use_them_and_no_inline_script(site: TestClient) -> None:
+    """/docs was blank: FastAPI's page loads Swagger UI from a CDN and starts it inline."""
+    page = site.get("/docs")
+    assert (
+        page.status_code == 200 and "script-src 'self';" in page.headers["content-security-policy"]
+    )
+    assert "/static/vendor/swagger-ui-bundle.js" in page.text and "/static/api-docs.js" in page.text
+    assert "http://" not in page.text and "https://" not in page.text
+    assert "<script>" not in page.text and "<script src=" in page.text
+    for asset in ("vendor/swagger-ui-bundle.js", "vendor/swagger-ui.css", "api-docs.js"):
+        assert site.get(f"/static/{asset}").status_code == 200, asset
+    assert site.get("/redoc").status_code == 404
 
 
 def test_the_site_can_be_added_to_a_phone_home_screen(site: TestClient) -> None:

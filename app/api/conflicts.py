@@ -1,0 +1,36 @@
+"""The last line against races: a uniqueness the database enforced, or a PostgreSQL
+deadlock between two commands, is a clash with another request, answered 409 (try again)
+and never a 500. Commands that can race check first (409 with their own words); this
+handler is for the moment between that check and the insert."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from app.errors import respond
+
+# PostgreSQL's serialization_failure and deadlock_detected: the command may simply be retried.
+RETRYABLE_SQLSTATES = ("40001", "40P01")
+
+
+async def _clash(request: Request, exc: Exception) -> Response:
+    return respond(
+        request,
+        409,
+        "concurrent_change",
+        "This clashed with another change made at the same moment; reload and try again.",
+    )
+
+
+async def _operational(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, OperationalError)
+    if getattr(exc.orig, "sqlstate", None) in RETRYABLE_SQLSTATES:
+        return await _clash(request, exc)
+    raise exc
+
+
+def install_conflict_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(IntegrityError, _clash)
+    app.add_exception_handler(OperationalError, _operational)

@@ -1,0 +1,33 @@
+"""Named locks for the few commands that must take turns whatever rows they touch (two
+sign-ups racing to be the first account, to take one username)."""
+
+from __future__ import annotations
+
+import zlib
+from typing import TypeVar
+
+from sqlalchemy import text
+from sqlmodel import Session
+
+T = TypeVar("T")
+
+
+def serialize(session: Session, name: str) -> None:
+    """Hold the lock ``name`` until the transaction ends.
+
+    PostgreSQL: a transaction-level advisory lock. SQLite needs none: a writing
+    transaction begins IMMEDIATE (app/db/engine.py), so writers already take turns."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _key(name)})
+
+
+def _key(name: str) -> int:
+    return zlib.crc32(f"crusade:{name}".encode())
+
+
+def for_change(session: Session, model: type[T], row_id: int) -> T | None:
+    """The row with ``row_id``, locked for the rest of a writing transaction (PostgreSQL:
+    SELECT ... FOR UPDATE), and re-read: a copy loaded earlier in the request, before the
+    lock, may be stale once the lock is granted. Reads take no lock."""
+    writes = bool(session.info.get("writes"))
+    return session.get(model, row_id, with_for_update=writes, populate_existing=writes)
