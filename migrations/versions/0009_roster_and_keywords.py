@@ -1,0 +1,25 @@
+"""issue 13: roster import and keyword-dependent rules
+
+Revision ID: 0009
+Revises: 0008
+Create Date: 2026-11-23 19:00:00.000000
+
+Reserved so that work on several issues can land in any order; empty until that work needs
+schema changes.
+"""
+
+from collections.abc import Sequence
+
+
+revision: str = '0009'
+down_revision: str | None = '0008'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    pass
+
+
+def downgrade() -> None:
+    pass

@@ -1,0 +1,25 @@
+"""issue 15: event feed, webhooks and their outbox
+
+Revision ID: 0010
+Revises: 0009
+Create Date: 2026-11-23 19:00:00.000000
+
+Reserved so that work on several issues can land in any order; empty until that work needs
+schema changes.
+"""
+
+from collections.abc import Sequence
+
+
+revision: str = '0010'
+down_revision: str | None = '0009'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    pass
+
+
+def downgrade() -> None:
+    pass
