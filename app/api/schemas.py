@@ -91,6 +91,11 @@ class CardCreate(Input):
     battlefield_role: Annotated[str, StringConstraints(max_length=40)] = ""
     champion: Annotated[str, StringConstraints(max_length=120)] | None = None
     named_character: bool = False
+    warlord_trait: Annotated[str, StringConstraints(max_length=120)] | None = Field(
+        default=None,
+        description="A named character's own Warlord Trait (free, no Crusade points); other "
+        "CHARACTERs buy one with the warlord_trait requisition",
+    )
     wargear: Annotated[str, StringConstraints(max_length=4000)] = ""
     psychic_powers: Annotated[str, StringConstraints(max_length=2000)] = ""
     narrative: Text = ""
@@ -221,6 +226,11 @@ class UnitReportIn(Input):
         default_factory=dict, max_length=4
     )
     marked_for_greatness: bool = False
+    below_half_strength: bool | None = Field(
+        default=None,
+        description="Survivor: the unit ended the battle below Half-strength (a single model: "
+        "with fewer than half its wounds left). Leave out to let the Survivor tally stand.",
+    )
 
 
 class SideResultIn(Input):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from app.rules.agendas import AgendaResult, agenda_experience
+from app.rules.agendas import AgendaResult, ScoringUnit, agenda_experience, check_scoring
 from app.rules.cards import CombatTallies, CrusadeCard, never_gains_xp
 from app.rules.data import (
     BonusBattleHonour,
@@ -49,6 +49,8 @@ class UnitReport:
     destroyed_melee: int = 0
     agenda_tallies: Mapping[str, int] = field(default_factory=dict)
     marked_for_greatness: bool = False
+    # Survivor's second mark: None when not told (the tally entered stands as counted).
+    below_half_strength: bool | None = None
 
     @property
     def units_destroyed(self) -> int:
@@ -147,6 +149,7 @@ def resolve_side(force: OrderOfBattle, report: SideReport, book: Rulebook, dice:
     agendas = tuple(book.agenda(a) for a in report.agendas)
     destroyed = {u.card_id: u.units_destroyed for u in report.units}
     tallies = {u.card_id: u.agenda_tallies for u in report.units if u.agenda_tallies}
+    check_scoring(agendas, tallies, _scoring_units(force, report), book)
     scored = agenda_experience(
         agendas,
         tallies,
@@ -160,6 +163,18 @@ def resolve_side(force: OrderOfBattle, report: SideReport, book: Rulebook, dice:
         step = _resolve_unit(result.force, report.report_for(card_id), scored, report, book, dice)
         result = result.merge(step)
     return result.merge(_close_battle(result.force, report, book))
+
+
+def _scoring_units(force: OrderOfBattle, report: SideReport) -> dict[str, ScoringUnit]:
+    return {
+        u.card_id: ScoringUnit(
+            card=force.card(u.card_id),
+            destroyed=u.destroyed,
+            units_destroyed=u.units_destroyed,
+            below_half_strength=u.below_half_strength,
+        )
+        for u in report.units
+    }
 
 
 def _check_report(force: OrderOfBattle, report: SideReport, book: Rulebook) -> None:

@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from app.rules.cards import CrusadeCard
 from app.rules.data import (
     Achieved,
     Agenda,
+    AgendaAction,
     ArchiveRoll,
     BattleSize,
     HighestTally,
+    HonourCategory,
     PerMark,
     Rulebook,
     TallySource,
@@ -190,3 +193,101 @@ def _archive(
         if roll.value > combined:
             return []
     return [(_pick(agenda, list(marks), choices), rule.xp)]
+
+
+# --- which units can score an Agenda ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScoringUnit:
+    """What the eligibility checks read about one unit after the battle."""
+
+    card: CrusadeCard
+    destroyed: bool = False
+    units_destroyed: int = 0
+    below_half_strength: bool | None = None
+
+
+def cannot_score(agenda: Agenda, card: CrusadeCard, book: Rulebook) -> str | None:
+    """Why ``card`` can never score ``agenda`` (its keywords, scars or relics), or None.
+    This is what a form asks before it offers a tally."""
+    rule = agenda.eligibility
+    missing = [k for k in rule.keywords_all if not card.has(k)]
+    if missing:
+        return f"{agenda.name} is only for {' '.join(rule.keywords_all)} units"
+    if rule.keywords_any and not any(card.has(k) for k in rule.keywords_any):
+        return f"{agenda.name} is only for {_either(rule.keywords_any)} units"
+    banned = [k for k in rule.keywords_none if card.has(k)]
+    if banned:
+        return f"{agenda.name} cannot be scored by {' or '.join(banned)} units"
+    if rule.performs is not None:
+        blocker = _action_blocker(card, rule.performs, book)
+        if blocker:
+            return f"{agenda.name} is scored by a {_ACTION_NAMES[rule.performs]}, which {blocker}"
+    return None
+
+
+_ACTION_NAMES = {AgendaAction.ACTION: "action", AgendaAction.PSYCHIC_ACTION: "psychic action"}
+
+
+def _either(keywords: Sequence[str]) -> str:
+    return ", ".join(keywords[:-1]) + f" or {keywords[-1]}" if len(keywords) > 1 else keywords[0]
+
+
+def _action_blocker(card: CrusadeCard, performs: AgendaAction, book: Rulebook) -> str | None:
+    """The scar (held when the battle began) or relic that stops the unit's actions."""
+    table = book.scars.battle_scars[card.unit_type]
+    for scar in card.scars:
+        try:
+            entry = table.entry(scar.entry_id)
+        except KeyError:
+            continue
+        if entry.forbids_actions:
+            return f"the Battle Scar {entry.name} forbids"
+    if performs == AgendaAction.PSYCHIC_ACTION:
+        for relic_id in card.honour_ids(HonourCategory.CRUSADE_RELIC):
+            relic = book.honours.relic(relic_id)
+            if relic.forbids_psychic_actions:
+                return f"the Crusade Relic {relic.name} forbids"
+    return None
+
+
+def check_scoring(
+    agendas: Sequence[Agenda],
+    tallies: Tallies,
+    units: Mapping[str, ScoringUnit],
+    book: Rulebook,
+) -> None:
+    """Refuse a tally that its unit cannot have scored: wrong keywords, a scar or relic
+    that forbids the action, more marks than its kills allow, or a unit that did not
+    survive an Agenda scored at the end of the battle."""
+    by_id = {a.id: a for a in agendas}
+    for card_id, per_agenda in tallies.items():
+        unit = units.get(card_id)
+        if unit is None:
+            continue
+        for agenda_id, tally in per_agenda.items():
+            agenda = by_id.get(agenda_id)
+            if agenda is None or tally <= 0:
+                continue
+            reason = cannot_score(agenda, unit.card, book) or _outcome_blocker(agenda, unit, tally)
+            if reason:
+                raise RuleError(
+                    "agenda_unit_ineligible",
+                    f"{unit.card.name}: {reason}.",
+                    field="agenda_tallies",
+                )
+
+
+def _outcome_blocker(agenda: Agenda, unit: ScoringUnit, tally: int) -> str | None:
+    rule = agenda.eligibility
+    if rule.must_survive and unit.destroyed:
+        return f"{agenda.name} needs a unit that is not destroyed at the end of the battle"
+    if rule.marks_per_kill is not None and tally > rule.marks_per_kill * unit.units_destroyed:
+        return (
+            f"a tally of {tally} for {agenda.name} needs more enemy units destroyed than the "
+            f"{unit.units_destroyed} recorded for it"
+        )
+    if rule.half_strength_mark and unit.below_half_strength and tally > 1:
+        return f"{agenda.name}'s second mark needs a unit that is not below Half-strength"
+    return None

@@ -136,3 +136,22 @@ def victor_bonuses(mission: Mission, *, won: bool, role: VictorRole) -> tuple[Vi
 def roster_crusade_points(force: OrderOfBattle, card_ids: Sequence[str]) -> int:
     """The combined Crusade points of the units on a roster (for Crusade Blessings)."""
     return sum(force.card(i).crusade_points for i in card_ids)
+
+
+def check_warlord(roster: Sequence[CrusadeCard], warlord: CrusadeCard) -> None:
+    """The Warlord is a CHARACTER when the roster has one (the rules then want the one with
+    the best Leadership, which the tracker does not hold), and never a Fortification."""
+    if warlord.battlefield_role.casefold() == "fortifications":
+        raise RuleError(
+            "warlord_fortification",
+            f"{warlord.name} is a Fortification; a Warlord cannot have that Battlefield Role.",
+            field="warlord",
+        )
+    characters = [c.name for c in roster if c.has("CHARACTER")]
+    if characters and not warlord.has("CHARACTER"):
+        raise RuleError(
+            "warlord_not_character",
+            f"The Warlord must be a CHARACTER while the roster has one ({', '.join(characters)}); "
+            f"{warlord.name} is not.",
+            field="warlord",
+        )

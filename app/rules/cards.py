@@ -147,6 +147,22 @@ def new_card(
     )
 
 
+def with_own_warlord_trait(card: CrusadeCard, trait: str | None) -> CrusadeCard:
+    """Record a named character's own Warlord Trait as it joins: it comes with the model, so
+    it costs no RP and adds no Crusade points. Other units get theirs by requisition."""
+    if trait is None or not trait.strip():
+        return card
+    if not card.named_character:
+        raise RuleError(
+            "warlord_trait_needs_requisition",
+            "Only a named character comes with its own Warlord Trait; any other CHARACTER "
+            "gains one through the Warlord Trait requisition.",
+            field="warlord_trait",
+        )
+    own = Upgrade("warlord_trait", trait.strip(), 0, model=card.champion or card.name)
+    return replace(card, upgrades=(*card.upgrades, own))
+
+
 def never_gains_xp(card: CrusadeCard, book: Rulebook) -> bool:
     """Named characters, SWARMS, DRONES, Fortifications and summoned units gain no XP,
     no Battle Honours, and pass Out of Action tests without a roll."""

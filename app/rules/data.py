@@ -84,6 +84,9 @@ class TableEntry(Frozen):
     max_xp_per_battle: int | None = Field(
         default=None, ge=0, description="A scar that caps the XP its unit gains after a battle"
     )
+    forbids_actions: bool = Field(
+        default=False, description="A scar that stops its unit performing (psychic) actions"
+    )
 
     @model_validator(mode="after")
     def _range(self) -> TableEntry:
@@ -130,6 +133,9 @@ class CrusadeRelic(Frozen):
     )
     selects_weapon: bool = Field(
         default=False, description="The relic upgrades one of the bearer's weapons"
+    )
+    forbids_psychic_actions: bool = Field(
+        default=False, description="The bearer's unit cannot perform psychic actions"
     )
     summary: str = Field(min_length=1)
 
@@ -199,6 +205,13 @@ class Requisition(Frozen):
     excluded_keywords: tuple[str, ...] = ()
     max_rank: str | None = Field(default=None, description="Highest rank a target may have")
     needs_battle_scar: bool = False
+    character_stratagems: tuple[str, ...] = Field(
+        default=(),
+        description="Stratagems that, bought this way, give the unit the CHARACTER keyword",
+    )
+    character_stratagem_keywords: tuple[str, ...] = Field(
+        default=(), description="The unit needs one of these keywords for that to apply"
+    )
     summary: str = Field(min_length=1)
 
 
@@ -251,6 +264,34 @@ class TallySource(StrEnum):
     UNITS_DESTROYED = "units_destroyed"  # the unit's enemy-units-destroyed this battle
 
 
+class AgendaAction(StrEnum):
+    """How a unit scores an Agenda, when that matters: some scars and relics forbid it."""
+
+    ACTION = "action"
+    PSYCHIC_ACTION = "psychic_action"
+
+
+class AgendaEligibility(Frozen):
+    """Which units can score an Agenda, as the Agenda's own text restricts them."""
+
+    keywords_all: tuple[str, ...] = ()
+    keywords_any: tuple[str, ...] = ()
+    keywords_none: tuple[str, ...] = ()
+    performs: AgendaAction | None = None
+    marks_per_kill: int | None = Field(
+        default=None,
+        gt=0,
+        description="Each kill by the unit gives at most this many marks (kill-counting Agendas)",
+    )
+    must_survive: bool = Field(
+        default=False, description="Only a unit not destroyed at the end of the battle scores"
+    )
+    half_strength_mark: bool = Field(
+        default=False,
+        description="Its second mark needs the unit at Half-strength or better at the end",
+    )
+
+
 class Agenda(Frozen):
     id: str
     name: str
@@ -260,6 +301,7 @@ class Agenda(Frozen):
         default=None, gt=0, description="How many units may score it; None means any number"
     )
     max_tally: int | None = Field(default=None, gt=0, description="Highest tally one unit can have")
+    eligibility: AgendaEligibility = AgendaEligibility()
     xp: AgendaXp
     summary: str = Field(min_length=1)
 

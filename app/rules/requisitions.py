@@ -240,7 +240,26 @@ def _specialist_reinforcements(
             field="stratagem_cp",
         )
     upgrade = Upgrade("specialist_reinforcements", stratagem.strip(), cost)
-    return force.with_card(replace(card, upgrades=(*card.upgrades, upgrade)))
+    keywords = card.keywords | _stratagem_keywords(card, stratagem, book)
+    return force.with_card(replace(card, upgrades=(*card.upgrades, upgrade), keywords=keywords))
+
+
+def _stratagem_keywords(card: CrusadeCard, stratagem: str, book: Rulebook) -> frozenset[str]:
+    """Knight Characters: a Knight Baron, Exalted Court or Tyrannical Court Stratagem
+    bought this way is how a Knight gains CHARACTER (it brings no Warlord Trait)."""
+    requisition = book.requisition("specialist_reinforcements")
+    names = {s.casefold() for s in requisition.character_stratagems}
+    if stratagem.strip().casefold() not in names:
+        return frozenset()
+    allowed = requisition.character_stratagem_keywords
+    if not any(card.has(k) for k in allowed):
+        raise RuleError(
+            "stratagem_not_for_unit",
+            f"{stratagem.strip()} gives the CHARACTER keyword only to a "
+            f"{' or '.join(allowed)} unit; {card.name} is neither.",
+            field="stratagem",
+        )
+    return frozenset({"CHARACTER"})
 
 
 def _bearer(card: CrusadeCard, order: RequisitionOrder) -> str:
@@ -251,6 +270,9 @@ def _check_one_per_model(
     force: OrderOfBattle, card: CrusadeCard, requisition: str, detail: str, model: str, what: str
 ) -> None:
     for other in force.cards:
+        # A named character's own trait does not stop another model having the same one.
+        if other.named_character and other.id != card.id:
+            continue
         for upgrade in other.upgrades:
             if upgrade.requisition != requisition:
                 continue
@@ -273,6 +295,13 @@ def _warlord_trait(
     force: OrderOfBattle, card: CrusadeCard | None, order: RequisitionOrder, book: Rulebook
 ) -> OrderOfBattle:
     assert card is not None
+    if card.named_character:
+        raise RuleError(
+            "named_character_has_warlord_trait",
+            f"{card.name} is a named character: it always has its own Warlord Trait, and no "
+            "model may have a second one.",
+            field="card_id",
+        )
     trait = _required(order.warlord_trait, "warlord_trait", "Warlord Trait").strip()
     model = _bearer(card, order)
     _check_one_per_model(force, card, "warlord_trait", trait, model, "Warlord Trait")

@@ -108,7 +108,7 @@ def muster(
     views = [_ready_force(session, side) for side in sides]
     _check_musterer(session, campaign_id, views, by)
     for side, view in zip(sides, views, strict=True):
-        battle_rules.muster(
+        army = battle_rules.muster(
             view.value,
             [str(i) for i in side.roster],
             size,
@@ -121,6 +121,8 @@ def muster(
                 "The Warlord must be a unit on the roster.",
                 field="warlord",
             )
+        if side.warlord_card_id is not None:
+            battle_rules.check_warlord(army, view.value.card(str(side.warlord_card_id)))
     seed = seed if seed is not None else secrets.randbelow(2**31)
     chosen, roll = _mission(size, mission, mission_roll, seed)
     battle = Battle(
@@ -351,6 +353,7 @@ def _unit_report(data: dict[str, Any]) -> UnitReport:
         destroyed_melee=int(data.get("destroyed_melee", 0)),
         agenda_tallies=dict(data.get("agenda_tallies") or {}),
         marked_for_greatness=bool(data.get("marked_for_greatness", False)),
+        below_half_strength=data.get("below_half_strength"),
     )
 
 

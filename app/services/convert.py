@@ -89,6 +89,7 @@ def write_card(row: Card, card: CrusadeCard) -> None:
     """Copy every field a rule may change back onto the row."""
     row.name = card.name
     row.power_rating = card.power_rating
+    row.keywords = sorted(card.keywords)
     row.wargear = card.wargear
     row.psychic_powers = card.psychic_powers
     row.narrative = card.narrative

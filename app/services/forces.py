@@ -16,7 +16,7 @@ from app.rules.data import rulebook
 from app.rules.errors import RuleError
 from app.rules.order_of_battle import OrderOfBattle
 from app.services import history
-from app.services.convert import card_value, force_value, write_card
+from app.services.convert import card_value, force_value, upgrade_json, write_card
 
 
 @dataclass
@@ -210,13 +210,17 @@ def get_card(session: Session, card_id: int) -> Card:
 
 
 def add_card(session: Session, *, force_id: int, **details: Any) -> Card:
-    """Add a unit to the Order of Battle within its Supply Limit."""
+    """Add a unit to the Order of Battle within its Supply Limit. ``warlord_trait`` is a
+    named character's own trait (others buy theirs with the requisition)."""
     view = load_force(session, force_id)
+    own_trait = details.pop("warlord_trait", None)
     value = card_rules.new_card(id="new", **_rule_fields(details))
+    value = card_rules.with_own_warlord_trait(value, own_trait)
     oob_rules.add_unit(view.value, value, rulebook())
     row = Card(force_id=force_id, **details)
     row.name = value.name
     row.keywords = sorted(value.keywords)
+    row.upgrades = [upgrade_json(u) for u in value.upgrades]
     session.add(row)
     session.flush()
     history.record(

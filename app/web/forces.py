@@ -129,7 +129,8 @@ class UnitForm(BaseModel):
                     "stratagem_cp": self.stratagem_cp or None,
                 }
             )
-        if self.warlord_trait.strip():
+        named = bool(self.named_character)
+        if self.warlord_trait.strip() and not named:
             wanted.append({"requisition": "warlord_trait", "warlord_trait": self.warlord_trait})
         if self.relic.strip():
             wanted.append(
@@ -142,7 +143,9 @@ class UnitForm(BaseModel):
             "datasheet": self.datasheet.strip(),
             "battlefield_role": self.battlefield_role.strip(),
             "champion": self.champion.strip() or None,
-            "named_character": bool(self.named_character),
+            "named_character": named,
+            # A named character's trait is its own, not a requisition.
+            "warlord_trait": self.warlord_trait.strip() or None if named else None,
             "wargear": self.wargear,
             "psychic_powers": self.psychic_powers,
             "narrative": self.narrative,

@@ -141,7 +141,7 @@ class TestCombatTallies:
         after = resolve_side(
             force(tallied),
             report(
-                UnitReport("a", agenda_tallies={"assassins": 1}),
+                UnitReport("a", destroyed_melee=1, agenda_tallies={"assassins": 1}),
                 roster=("a",),
                 agendas=("assassins",),
             ),

@@ -280,7 +280,7 @@ class TestEveryRequisition:
             window,
             requisition="specialist_reinforcements",
             card_id="c1",
-            stratagem="Exalted Court",
+            stratagem="Honoured Veterans",
             stratagem_cp=1,
         )
         assert army.card("c1").crusade_points == 2 + 2 + 1
@@ -638,7 +638,9 @@ class TestSpecialistReinforcements:
         )
 
     def test_any_unit_may_be_upgraded_when_added(self) -> None:
-        knight = card(id="k1", keywords={"IMPERIUM", "VEHICLE", "TITANIC"}, power_rating=24)
+        knight = card(
+            id="k1", keywords={"IMPERIUM", "IMPERIAL KNIGHT", "VEHICLE", "TITANIC"}, power_rating=24
+        )
         changed, _ = buy(
             force(knight),
             added("k1"),
