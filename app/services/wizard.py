@@ -17,13 +17,14 @@ from sqlmodel import Session, col, select
 from app.db.models import Battle, BattleDraft, BattleSide, Card, Force, User, utcnow
 from app.errors import DomainError, NotFound
 from app.rules import battle as battle_rules
-from app.rules.agendas import check_agenda_selection
+from app.rules.agendas import cannot_score, check_agenda_selection
 from app.rules.cards import never_gains_xp
 from app.rules.data import Achieved, Agenda, ArchiveRoll, Mission, TallySource, VictorRole, rulebook
 from app.rules.dice import EnteredDice, SeededDice
 from app.rules.errors import RuleError
 from app.services import battles, confirmation, membership
 from app.services.battles import SideResult, SideSetup
+from app.services.convert import card_value
 from app.services.forces import get_campaign, load_force
 
 STEPS = ("setup", "muster", "after", "out_of_action", "review")
@@ -322,6 +323,16 @@ def tally_agendas(agenda_ids: list[str]) -> list[Agenda]:
     return [a for a in agendas if a.tally_source == TallySource.AGENDA]
 
 
+def can_score(agenda: Agenda, card: Card) -> bool:
+    """Whether the unit could ever score the Agenda (its keywords, scars, relics): the
+    wizard offers a tally only where this holds."""
+    return cannot_score(agenda, card_value(card), rulebook()) is None
+
+
+def scorable(agendas: list[Agenda], card: Card) -> list[Agenda]:
+    return [a for a in agendas if can_score(a, card)]
+
+
 def tally_limit(agenda: Agenda) -> int:
     if isinstance(agenda.xp, Achieved):
         return 1
@@ -348,6 +359,7 @@ def bump(
                 "That Agenda was not chosen for this unit's army.",
                 field="bump",
             )
+        _check_can_score(session, agendas[agenda_id], card_id)
         top = tally_limit(agendas[agenda_id])
         value = int(state["agenda_tallies"].get(agenda_id, 0)) + delta
     if not 0 <= value <= top:
@@ -363,6 +375,13 @@ def bump(
     draft_data["units"][str(card_id)] = state
     save(session, draft, draft_data)
     return card_id, field, value
+
+
+def _check_can_score(session: Session, agenda: Agenda, card_id: int) -> None:
+    card = session.get(Card, card_id)
+    reason = cannot_score(agenda, card_value(card), rulebook()) if card else None
+    if card is not None and reason:
+        raise RuleError("agenda_unit_ineligible", f"{card.name}: {reason}.", field="bump")
 
 
 def _parse_bump(spec: str) -> tuple[int, str, int]:

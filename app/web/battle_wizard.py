@@ -391,7 +391,13 @@ def _after_context(
                 ],
                 "archive": any(isinstance(a.xp, ArchiveRoll) for a in agendas),
                 "units": [
-                    {"card": cards[i], "state": wizard.unit_state(d, i)}
+                    {
+                        "card": cards[i],
+                        "state": wizard.unit_state(d, i),
+                        "tally_agendas": wizard.scorable(
+                            wizard.tally_agendas(side.agendas), cards[i]
+                        ),
+                    }
                     for i in side.roster
                     if i in cards
                 ],
