@@ -1,0 +1,376 @@
+"""Reading a BattleScribe roster (``.ros`` XML, or ``.rosz``: a zip holding one ``.ros``; New
+Recruit exports the same) into plain values. Pure: bytes in, a ParsedRoster or a typed
+refusal out; nothing here touches the database.
+
+The XML is parsed by defusedxml with DTDs forbidden, so entity tricks (billion laughs,
+external entities) are refused before any expansion; a zip is read entry by entry with a
+hard cap on what it may inflate to, whatever its headers claim.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections import Counter
+from dataclasses import dataclass, field
+from xml.etree.ElementTree import Element, ParseError
+
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import fromstring
+
+from app.errors import DomainError
+
+NS = "{http://www.battlescribe.net/schema/rosterSchema}"
+# The 9th-edition game system (BSData wh40k, also what New Recruit writes).
+GAME_SYSTEM_ID = "28ec-711c-d87f-3aeb"
+GAME_SYSTEM_EDITION = "9th edition"
+MAX_ROSTER_BYTES = 4 * 1024 * 1024  # one .ros, once unzipped
+MAX_ZIP_ENTRIES = 8
+MAX_UNITS = 200
+PL = "PL"
+# Primary categories that are not a unit's Battlefield Role: the roster's own settings.
+NOT_A_ROLE = {"configuration", "no force org slot"}
+ROLE_NAMES = {"fortification": "Fortifications"}
+SKIPPED_PREFIX = "warlord"  # chosen per battle, not a keyword of the unit
+# What a card can hold (the JSON API's CardCreate limits).
+MAX_NAME = 120
+MAX_KEYWORDS = 40
+MAX_KEYWORD = 40
+MAX_WARGEAR = 4000
+MAX_POWERS = 2000
+
+
+@dataclass(frozen=True)
+class RosterUnit:
+    """One unit read from the roster, with what a Crusade card needs."""
+
+    key: str  # its place in the roster ("2.5": force 2, selection 5), stable for one file
+    name: str
+    datasheet: str
+    power_rating: int
+    keywords: tuple[str, ...]
+    faction_keywords: tuple[str, ...]
+    battlefield_role: str
+    models: tuple[str, ...] = ()
+    wargear: tuple[str, ...] = ()
+    psychic_powers: tuple[str, ...] = ()
+    warlord_trait: str | None = None
+    relic: str | None = None
+    warlord: bool = False
+    detachment: str = ""
+
+
+@dataclass(frozen=True)
+class UnreadableUnit:
+    key: str
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ParsedRoster:
+    name: str
+    game_system: str
+    factions: tuple[str, ...]  # each detachment's catalogue, e.g. "Necrons"
+    detachments: tuple[str, ...]
+    units: tuple[RosterUnit, ...] = ()
+    unreadable: tuple[UnreadableUnit, ...] = field(default_factory=tuple)
+
+
+def _problem(code: str, message: str, status: int = 422) -> DomainError:
+    return DomainError(code, message, status=status, field="file")
+
+
+def _unreadable(why: str) -> DomainError:
+    return _problem("roster_unreadable", f"The roster file could not be read: {why}.")
+
+
+# --- the file ------------------------------------------------------------------------------
+
+
+def roster_xml(data: bytes) -> bytes:
+    """The ``.ros`` XML of an upload, unzipping a ``.rosz`` (told apart by its content)."""
+    if not data.startswith(b"PK"):
+        return data
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        entries = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        raise _unreadable("it looks like a zip but is damaged or cut short") from None
+    if len(entries) > MAX_ZIP_ENTRIES:
+        raise _problem(
+            "roster_too_large",
+            f"A .rosz holds one roster; this one has {len(entries)} entries.",
+            status=413,
+        )
+    rosters = [e for e in entries if e.filename.lower().endswith(".ros")]
+    if len(rosters) != 1:
+        raise _unreadable(f"a .rosz must hold exactly one .ros file, this one holds {len(rosters)}")
+    return _inflate(archive, rosters[0])
+
+
+def _inflate(archive: zipfile.ZipFile, entry: zipfile.ZipInfo) -> bytes:
+    """Read at most MAX_ROSTER_BYTES, whatever size the entry's header declares."""
+    try:
+        with archive.open(entry) as stream:
+            data = stream.read(MAX_ROSTER_BYTES + 1)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError):
+        raise _unreadable("the zip is damaged or cut short") from None
+    if len(data) > MAX_ROSTER_BYTES:
+        raise _problem(
+            "roster_too_large",
+            f"The roster unpacks to more than {MAX_ROSTER_BYTES // (1024 * 1024)} MB.",
+            status=413,
+        )
+    return data
+
+
+def _root(xml: bytes) -> Element:
+    if len(xml) > MAX_ROSTER_BYTES:
+        raise _problem("roster_too_large", "The roster file is too large.", status=413)
+    try:
+        root = fromstring(xml, forbid_dtd=True, forbid_entities=True, forbid_external=True)
+    except DefusedXmlException:
+        raise _unreadable("it declares a DTD or entities, which rosters never need") from None
+    except (ParseError, ValueError):
+        raise _unreadable("it is not well-formed XML (perhaps cut short)") from None
+    if root.tag != f"{NS}roster":
+        raise _unreadable("it is XML but not a BattleScribe roster")
+    return root
+
+
+def _check_game_system(root: Element) -> str:
+    name = root.get("gameSystemName", "")
+    if root.get("gameSystemId") != GAME_SYSTEM_ID or GAME_SYSTEM_EDITION not in name.casefold():
+        raise _problem(
+            "roster_wrong_game_system",
+            f"The roster is for '{name or 'an unknown game'}'; only Warhammer 40,000 9th "
+            "Edition rosters can join a Crusade force.",
+        )
+    return name
+
+
+# --- the roster ----------------------------------------------------------------------------
+
+
+def parse_roster(data: bytes) -> ParsedRoster:
+    """Every unit of every detachment; anything that looks like a unit but cannot become a
+    card is listed with the reason."""
+    root = _root(roster_xml(data))
+    system = _check_game_system(root)
+    units: list[RosterUnit] = []
+    unreadable: list[UnreadableUnit] = []
+    factions: list[str] = []
+    detachments: list[str] = []
+    for f_index, force in enumerate(root.iter(f"{NS}force"), start=1):
+        detachment = force.get("name", "")
+        detachments.append(detachment)
+        if force.get("catalogueName") and force.get("catalogueName") not in factions:
+            factions.append(force.get("catalogueName", ""))
+        for s_index, selection in enumerate(_children(force), start=1):
+            key = f"{f_index}.{s_index}"
+            read = _unit(selection, key, detachment)
+            if isinstance(read, RosterUnit):
+                units.append(read)
+            elif read is not None:
+                unreadable.append(read)
+    if len(units) > MAX_UNITS:
+        raise _problem(
+            "roster_too_large", f"A roster may hold {MAX_UNITS} units at most.", status=413
+        )
+    return ParsedRoster(
+        name=root.get("name", "").strip()[:MAX_NAME],
+        game_system=system,
+        factions=tuple(factions),
+        detachments=tuple(detachments),
+        units=tuple(units),
+        unreadable=tuple(unreadable),
+    )
+
+
+def _children(element: Element) -> list[Element]:
+    return element.findall(f"{NS}selections/{NS}selection")
+
+
+def _descendants(selection: Element) -> list[Element]:
+    found = []
+    for child in _children(selection):
+        found.append(child)
+        found.extend(_descendants(child))
+    return found
+
+
+def _categories(selection: Element) -> list[Element]:
+    return selection.findall(f"{NS}categories/{NS}category")
+
+
+def _primary(selection: Element) -> str:
+    for category in _categories(selection):
+        if category.get("primary") == "true":
+            return category.get("name", "").strip()
+    return ""
+
+
+def _power(selection: Element) -> float:
+    total = 0.0
+    for cost in selection.findall(f"{NS}costs/{NS}cost"):
+        if cost.get("name", "").strip() == PL:
+            try:
+                total += float(cost.get("value", "0"))
+            except ValueError:
+                continue
+    return total
+
+
+def _unit(selection: Element, key: str, detachment: str) -> RosterUnit | UnreadableUnit | None:
+    """A unit selection as a RosterUnit; a detachment setting is None; anything else that
+    costs Power is listed as unreadable so the player sees it was not silently dropped."""
+    kind = selection.get("type", "")
+    name = " ".join(selection.get("name", "").split())
+    primary = _primary(selection)
+    power = _power(selection) + sum(_power(d) for d in _descendants(selection))
+    if primary.casefold() == "configuration" or (kind not in ("unit", "model") and not power):
+        return None
+    if kind not in ("unit", "model"):
+        return UnreadableUnit(key, name, f"it is a '{kind}' selection, not a unit")
+    if not name:
+        return UnreadableUnit(key, "(no name)", "the unit has no name")
+    if len(name) > MAX_NAME:
+        return UnreadableUnit(key, name[:MAX_NAME], f"its name is over {MAX_NAME} characters")
+    if round(power) < 1:
+        return UnreadableUnit(key, name, "the roster gives it no Power Rating (PL)")
+    descendants = _descendants(selection)
+    keywords, factions = _keywords(selection, descendants)
+    if len(keywords) > MAX_KEYWORDS:
+        return UnreadableUnit(key, name, f"it has more than {MAX_KEYWORDS} keywords")
+    return RosterUnit(
+        key=key,
+        name=name,
+        datasheet=name,
+        power_rating=round(power),
+        keywords=keywords,
+        faction_keywords=factions,
+        battlefield_role=_role(primary),
+        models=_models(selection, descendants),
+        wargear=_wargear(descendants),
+        psychic_powers=_profile_names(descendants, "Psychic Power"),
+        warlord_trait=_prefixed(descendants, "warlord trait"),
+        relic=_prefixed(descendants, "relic"),
+        warlord=any(
+            c.get("name", "").strip().casefold() == "warlord"
+            for s in (selection, *descendants)
+            for c in _categories(s)
+        ),
+        detachment=detachment,
+    )
+
+
+def _role(primary: str) -> str:
+    if primary.casefold() in NOT_A_ROLE:
+        return ""
+    return ROLE_NAMES.get(primary.casefold(), primary)[:MAX_KEYWORD]
+
+
+def _keyword_categories(selection: Element, descendants: list[Element]) -> list[Element]:
+    """The unit's categories and its models' (some rosters put keywords on the models);
+    from an upgrade only a ``Faction:`` one (e.g. a Knight household): an upgrade's other
+    categories are options such as a Knight Lance's CHARACTER, which Crusade forbids."""
+    found = list(_categories(selection))
+    for child in descendants:
+        own = _categories(child)
+        if child.get("type") == "model":
+            found.extend(own)
+        else:
+            found.extend(c for c in own if c.get("name", "").casefold().startswith("faction:"))
+    return found
+
+
+def _keywords(
+    selection: Element, descendants: list[Element]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Keywords from categories: ``Faction: X`` gives the faction keyword X; the primary
+    category (the Battlefield Role), placeholders like ``<DYNASTY>`` and the per-battle
+    WARLORD are left out."""
+    keywords: list[str] = []
+    factions: list[str] = []
+    for category in _keyword_categories(selection, descendants):
+        if category.get("primary") == "true":
+            continue
+        raw = " ".join(category.get("name", "").split())
+        is_faction = raw.casefold().startswith("faction:")
+        word = raw.split(":", 1)[1].strip().upper() if is_faction else raw.upper()
+        if not word or word.startswith("<") or word.casefold().startswith(SKIPPED_PREFIX):
+            continue
+        word = word[:MAX_KEYWORD]
+        if is_faction and word not in factions:
+            factions.append(word)
+        if word not in keywords:
+            keywords.append(word)
+    return tuple(keywords), tuple(factions)
+
+
+def _count(selection: Element) -> int:
+    try:
+        return max(int(selection.get("number", "1")), 1)
+    except ValueError:
+        return 1
+
+
+def _counted(names: Counter[str]) -> tuple[str, ...]:
+    return tuple(f"{n}x {name}" if n > 1 else name for name, n in names.items())
+
+
+def _models(selection: Element, descendants: list[Element]) -> tuple[str, ...]:
+    models: Counter[str] = Counter()
+    for child in descendants:
+        if child.get("type") == "model":
+            models[" ".join(child.get("name", "").split())] += _count(child)
+    if not models and selection.get("type") == "model":
+        models[" ".join(selection.get("name", "").split())] += _count(selection)
+    return _counted(models)
+
+
+def _profiles(selection: Element) -> list[Element]:
+    return selection.findall(f"{NS}profiles/{NS}profile")
+
+
+def _profile_type(profile: Element) -> str:
+    return (profile.get("typeName") or profile.get("profileTypeName") or "").strip()
+
+
+def _wargear(descendants: list[Element]) -> tuple[str, ...]:
+    """Upgrade selections with a Weapon profile, counted across the unit."""
+    wargear: Counter[str] = Counter()
+    for child in descendants:
+        if child.get("type") != "upgrade":
+            continue
+        if any(_profile_type(p) == "Weapon" for p in _profiles(child)):
+            wargear[" ".join(child.get("name", "").split())] += _count(child)
+    return _counted(wargear)
+
+
+def _profile_names(descendants: list[Element], profile_type: str) -> tuple[str, ...]:
+    names: list[str] = []
+    for child in descendants:
+        for profile in _profiles(child):
+            name = " ".join(profile.get("name", "").split())
+            if _profile_type(profile) == profile_type and name and name not in names:
+                names.append(name)
+    return tuple(names)
+
+
+def _prefixed(descendants: list[Element], prefix: str) -> str | None:
+    """A selection named ``Warlord Trait: X`` / ``Warlord Trait (Codex 1): X`` / ``Relic: X``
+    gives X (BSData's naming for 9th edition)."""
+    for child in descendants:
+        name = " ".join(child.get("name", "").split())
+        head, colon, tail = name.partition(":")
+        if colon and head.casefold().startswith(prefix) and tail.strip():
+            return tail.strip()[:MAX_NAME]
+    return None
+
+
+def join_lines(items: tuple[str, ...], limit: int) -> str:
+    """A card's text field from a list, cut to what the field can hold."""
+    text = "\n".join(items)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
