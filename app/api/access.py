@@ -49,6 +49,7 @@ POLICIES: dict[tuple[str, str], Access] = {
     ("PATCH", "/api/v1/forces/{force_id}"): A.FORCE_OWN,
     ("POST", "/api/v1/forces/{force_id}/cards"): A.FORCE_OWN,
     ("POST", "/api/v1/forces/{force_id}/requisitions"): A.FORCE_OWN,
+    ("POST", "/api/v1/forces/{force_id}/roster"): A.FORCE_OWN,
     ("GET", "/api/v1/forces/{force_id}/decisions"): A.CAMPAIGN_READ,
     ("GET", "/api/v1/cards/{card_id}"): A.CAMPAIGN_READ,
     ("PATCH", "/api/v1/cards/{card_id}"): A.FORCE_OWN,

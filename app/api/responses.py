@@ -78,6 +78,11 @@ EXTRA: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {
     ("PATCH", "/api/v1/cards/{card_id}"): {422: (RULE,)},
     ("DELETE", "/api/v1/cards/{card_id}"): {422: (RULE,)},
     ("POST", "/api/v1/forces/{force_id}/requisitions"): {422: (RULE,)},
+    ("POST", "/api/v1/forces/{force_id}/roster"): {
+        409: ("roster_unit_present",),
+        413: ("roster_too_large",),
+        422: ("roster_unreadable", "roster_wrong_game_system", "roster_unit_unknown", RULE),
+    },
     ("DELETE", "/api/v1/campaigns/{campaign_id}/members/{user_id}"): {404: ("member_not_found",)},
     ("POST", "/api/v1/campaigns/{campaign_id}/members/{user_id}/reset-link"): {
         404: ("member_not_found",)

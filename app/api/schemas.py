@@ -313,3 +313,58 @@ class DecisionPublic(BaseModel):
     payload: dict[str, Any]
     status: str
     answer: dict[str, Any]
+
+
+# --- issue 13: roster import --------------------------------------------------------------
+
+
+class RosterUnitPublic(BaseModel):
+    """One unit read from a roster file, and whether the Order of Battle already has it."""
+
+    key: str = Field(description="Its place in this roster file; name it in `units` to add it")
+    name: str
+    datasheet: str
+    power_rating: int
+    keywords: list[str]
+    faction_keywords: list[str]
+    battlefield_role: str
+    models: list[str]
+    wargear: list[str]
+    psychic_powers: list[str]
+    warlord_trait: str | None
+    relic: str | None
+    warlord: bool
+    detachment: str
+    present_card_id: int | None = Field(
+        description="The card already in the Order of Battle for this unit (matched by name "
+        "and datasheet); such a unit is never added or changed again"
+    )
+    offered_requisitions: list[str] = Field(
+        description="Requisitions the roster asks for on this unit (`warlord_trait`, "
+        "`relic`); name them in `buy` as `<key>:<requisition>` to buy them (1 RP each)"
+    )
+
+
+class RosterSkippedPublic(BaseModel):
+    key: str
+    name: str
+    reason: str
+
+
+class RosterPreviewPublic(BaseModel):
+    name: str
+    game_system: str
+    factions: list[str]
+    detachments: list[str]
+    units: list[RosterUnitPublic]
+    unreadable: list[RosterSkippedPublic]
+    new_power: int = Field(description="Power of the units not yet in the Order of Battle")
+    supply_used: int
+    supply_limit: int
+    requisition_points: int
+
+
+class RosterImportPublic(BaseModel):
+    roster: RosterPreviewPublic
+    cards: list[CardPublic]
+    requisitions: list[str] = Field(description="What was bought, as `<key>:<requisition>`")

@@ -1,0 +1,92 @@
+"""JSON route for importing a BattleScribe / New Recruit roster into an Order of Battle."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, File, Form, Query, UploadFile
+
+from app.api import present
+from app.api.schemas import (
+    RosterImportPublic,
+    RosterPreviewPublic,
+    RosterSkippedPublic,
+    RosterUnitPublic,
+)
+from app.db.session import SessionDep
+from app.services import roster_import
+from app.services.roster_import import RosterPreview
+
+router = APIRouter(tags=["campaigns"])
+
+
+@router.post(
+    "/forces/{force_id}/roster",
+    summary="Import a roster (.ros / .rosz, 9th edition): preview, or add its units",
+    response_model=RosterImportPublic | RosterPreviewPublic,
+)
+def import_roster(
+    force_id: int,
+    session: SessionDep,
+    file: Annotated[UploadFile, File(description="The roster: .ros (XML) or .rosz (zip)")],
+    preview: Annotated[
+        bool, Query(description="Only answer what would be added; change nothing")
+    ] = False,
+    units: Annotated[
+        list[str] | None,
+        Form(description="Roster keys of the units to add (default: every new unit)"),
+    ] = None,
+    buy: Annotated[
+        list[str] | None,
+        Form(description="Offered requisitions to buy, as `<key>:warlord_trait` / `<key>:relic`"),
+    ] = None,
+) -> RosterImportPublic | RosterPreviewPublic:
+    data = file.file.read()
+    if preview:
+        return preview_public(roster_import.preview(session, force_id=force_id, data=data))
+    added = roster_import.add(session, force_id=force_id, data=data, units=units, buy=buy)
+    for card in added.cards:
+        session.refresh(card)
+    return RosterImportPublic(
+        roster=preview_public(added.preview),
+        cards=[present.card(c) for c in added.cards],
+        requisitions=list(added.requisitions),
+    )
+
+
+def preview_public(shown: RosterPreview) -> RosterPreviewPublic:
+    roster = shown.roster
+    return RosterPreviewPublic(
+        name=roster.name,
+        game_system=roster.game_system,
+        factions=list(roster.factions),
+        detachments=list(roster.detachments),
+        units=[
+            RosterUnitPublic(
+                key=line.unit.key,
+                name=line.unit.name,
+                datasheet=line.unit.datasheet,
+                power_rating=line.unit.power_rating,
+                keywords=list(line.unit.keywords),
+                faction_keywords=list(line.unit.faction_keywords),
+                battlefield_role=line.unit.battlefield_role,
+                models=list(line.unit.models),
+                wargear=list(line.unit.wargear),
+                psychic_powers=list(line.unit.psychic_powers),
+                warlord_trait=line.unit.warlord_trait,
+                relic=line.unit.relic,
+                warlord=line.unit.warlord,
+                detachment=line.unit.detachment,
+                present_card_id=line.card_id,
+                offered_requisitions=list(line.offered),
+            )
+            for line in shown.lines
+        ],
+        unreadable=[
+            RosterSkippedPublic(key=u.key, name=u.name, reason=u.reason) for u in roster.unreadable
+        ],
+        new_power=shown.new_power,
+        supply_used=shown.supply_used,
+        supply_limit=shown.supply_limit,
+        requisition_points=shown.requisition_points,
+    )

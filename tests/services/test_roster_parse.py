@@ -1,0 +1,174 @@
+"""Reading roster files: real BattleScribe rosters (tests/fixtures/rosters, see SOURCES.md)
+and hostile files made here. Parsing is pure, so these tests need no database."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from app.errors import DomainError
+from app.services.roster_parse import MAX_ROSTER_BYTES, ParsedRoster, RosterUnit, parse_roster
+
+ROSTERS = Path(__file__).parents[1] / "fixtures" / "rosters"
+HEADER = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<roster xmlns="http://www.battlescribe.net/schema/rosterSchema" name="Tiny" '
+    'gameSystemId="28ec-711c-d87f-3aeb" gameSystemName="Warhammer 40,000 9th Edition">'
+)
+TINY = (
+    HEADER + '<forces><force name="Patrol" catalogueName="Necrons"><selections>'
+    '<selection name="Necron Warriors" type="unit" number="1">'
+    '<costs><cost name=" PL" value="6.0"/></costs>'
+    '<categories><category name="Troops" primary="true"/>'
+    '<category name="Faction: Necrons" primary="false"/>'
+    '<category name="Infantry" primary="false"/></categories>'
+    "</selection></selections></force></forces></roster>"
+).encode()
+
+
+def read(name: str) -> ParsedRoster:
+    return parse_roster((ROSTERS / name).read_bytes())
+
+
+def unit(roster: ParsedRoster, name: str) -> RosterUnit:
+    return next(u for u in roster.units if u.name == name)
+
+
+def zipped(*entries: tuple[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in entries:
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+class TestRealRosters:
+    def test_necrons_characters_warlord_trait_and_relic(self) -> None:
+        roster = read("necrons_patrol.ros")
+        assert roster.factions == ("Necrons",)
+        warden = unit(roster, "Royal Warden")
+        assert (warden.power_rating, warden.battlefield_role, warden.warlord) == (4, "HQ", True)
+        assert {"CHARACTER", "INFANTRY", "NECRONS"} <= set(warden.keywords)
+        assert (warden.warlord_trait, warden.relic) == ("Enduring Will", "Veil of Darkness")
+        warriors = unit(roster, "Necron Warriors")
+        assert warriors.power_rating == 12
+        assert warriors.models == ("20x Necron Warrior (Gauss Reaper)",)
+        assert warriors.wargear == ("20x Gauss Reaper",)
+        assert "SWARM" in unit(roster, "Canoptek Scarab Swarms").keywords
+        assert [(u.name, u.reason) for u in roster.unreadable] == [
+            ("Bound Creation", "it is a 'upgrade' selection, not a unit")
+        ]
+        names = {u.name for u in roster.units}
+        assert not names & {"Dynasty Choice", "Battle Size", "Detachment Command Cost"}
+
+    def test_two_detachments_monster_psyker_and_vehicles(self) -> None:
+        roster = read("thousand_sons_magnus.rosz")
+        assert len(roster.detachments) == 2
+        magnus = unit(roster, "Magnus the Red")
+        assert {"MONSTER", "PSYKER", "CHARACTER", "CHAOS"} <= set(magnus.keywords)
+        assert (magnus.power_rating, magnus.battlefield_role) == (24, "Lord of War")
+        assert magnus.detachment.startswith("Super-Heavy Auxiliary")
+        assert "Smite" in magnus.psychic_powers
+        assert "VEHICLE" in unit(roster, "Helbrute").keywords
+        assert unit(roster, "Heldrake").battlefield_role == "Flyer"
+        assert "THOUSAND SONS" in unit(roster, "Ahriman").faction_keywords
+        assert sum(u.power_rating for u in roster.units) == 76
+
+    def test_knights_keywords_come_from_the_model_not_the_lance_upgrade(self) -> None:
+        brigand = unit(read("chaos_knights.rosz"), "War Dog Brigand Squadron")
+        assert {"CHAOS", "CHAOS KNIGHTS", "VEHICLE", "HOUSE HERPETRAX"} <= set(brigand.keywords)
+        assert "CHARACTER" not in brigand.keywords  # Traitoris Lance: not in Crusade
+        assert "LORD OF WAR" not in brigand.keywords  # the role is not a keyword
+
+    def test_psyker_character_with_prefixed_trait_and_relic(self) -> None:
+        neurothrope = unit(read("tyranids_neurothrope.rosz"), "Neurothrope")
+        assert (neurothrope.warlord_trait, neurothrope.relic) == ("Alien Cunning", "Resonance Barb")
+        assert {"PSYKER", "CHARACTER", "TYRANIDS"} <= set(neurothrope.keywords)
+        assert neurothrope.psychic_powers
+
+    def test_same_datasheet_twice_gives_two_units(self) -> None:
+        squads = [u for u in read("salamanders_battalion.ros").units if u.name == "Tactical Squad"]
+        assert len(squads) == 2 and squads[0].key != squads[1].key
+
+    def test_an_eighth_edition_roster_is_the_wrong_game_system(self) -> None:
+        with pytest.raises(DomainError) as refused:
+            read("imperial_knights_8th.ros")
+        assert refused.value.code == "roster_wrong_game_system"
+        assert "8th Edition" in refused.value.message
+
+    def test_a_rosz_and_its_ros_read_the_same(self) -> None:
+        data = (ROSTERS / "necrons_patrol.ros").read_bytes()
+        assert parse_roster(zipped(("army.ros", data))) == parse_roster(data)
+
+
+BILLION_LAUGHS = (
+    b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
+    b'<!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">'
+    b'<!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]>'
+    b"<roster>&lol3;</roster>"
+)
+EXTERNAL_ENTITY = (
+    b'<?xml version="1.0"?><!DOCTYPE roster [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+    b"<roster>&x;</roster>"
+)
+
+
+class TestHostileFiles:
+    @pytest.mark.parametrize(
+        ("data", "code"),
+        [
+            (BILLION_LAUGHS, "roster_unreadable"),
+            (EXTERNAL_ENTITY, "roster_unreadable"),
+            (TINY[: len(TINY) // 2], "roster_unreadable"),
+            (b"this is not a roster", "roster_unreadable"),
+            (b"", "roster_unreadable"),
+            (b"<html><body>hello</body></html>", "roster_unreadable"),
+            (TINY.replace(b"9th Edition", b"10th Edition"), "roster_wrong_game_system"),
+            (
+                TINY.replace(b"28ec-711c-d87f-3aeb", b"sys-352e-adc2-7639-d6a9"),
+                "roster_wrong_game_system",
+            ),
+            (zipped(("a.ros", TINY), ("b.ros", TINY)), "roster_unreadable"),
+            (zipped(("notes.txt", b"no roster here")), "roster_unreadable"),
+            (zipped(("a.ros", TINY))[:40], "roster_unreadable"),
+            (zipped(*[(f"{n}.txt", b"x") for n in range(20)]), "roster_too_large"),
+        ],
+        ids=[
+            "billion_laughs",
+            "external_entity",
+            "truncated",
+            "not_xml",
+            "empty",
+            "other_xml",
+            "tenth_edition",
+            "other_game_system_id",
+            "two_ros_in_a_zip",
+            "no_ros_in_a_zip",
+            "truncated_zip",
+            "too_many_entries",
+        ],
+    )
+    def test_refused_with_a_clear_problem(self, data: bytes, code: str) -> None:
+        with pytest.raises(DomainError) as refused:
+            parse_roster(data)
+        assert refused.value.code == code
+        assert refused.value.status in (413, 422)
+        assert refused.value.field == "file"
+
+    def test_a_zip_bomb_is_stopped_at_the_cap(self) -> None:
+        # Compresses to a few KB; inflating it would be well past the limit.
+        padding = b" " * (MAX_ROSTER_BYTES + 1024)
+        bomb = zipped(("bomb.ros", TINY.replace(b"</roster>", padding + b"</roster>")))
+        assert len(bomb) < 64 * 1024
+        with pytest.raises(DomainError) as refused:
+            parse_roster(bomb)
+        assert (refused.value.code, refused.value.status) == ("roster_too_large", 413)
+
+    def test_a_tiny_roster_still_reads(self) -> None:
+        roster = parse_roster(TINY)
+        assert [(u.name, u.power_rating, u.keywords) for u in roster.units] == [
+            ("Necron Warriors", 6, ("NECRONS", "INFANTRY"))
+        ]
