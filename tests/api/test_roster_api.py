@@ -1,0 +1,199 @@
+"""Importing a roster through HTTP: preview changes nothing, add is all or nothing,
+re-import shows only what is new, hostile files are a clear 4xx."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from tests.api.helpers import assert_problem, campaign, dump, force
+from tests.services.test_roster_parse import BILLION_LAUGHS, EXTERNAL_ENTITY, TINY, zipped
+
+ROSTERS = Path(__file__).parents[1] / "fixtures" / "rosters"
+NECRONS = (ROSTERS / "necrons_patrol.ros").read_bytes()
+
+
+def post(
+    client: TestClient,
+    force_id: int,
+    data: bytes,
+    *,
+    filename: str = "army.ros",
+    preview: bool = False,
+    **form: Any,
+) -> Any:
+    return client.post(
+        f"/api/v1/forces/{force_id}/roster",
+        params={"preview": "true"} if preview else None,
+        files={"file": (filename, data, "application/octet-stream")},
+        data=form,
+    )
+
+
+def necron_force(client: TestClient) -> int:
+    return force(client, campaign(client), "Szarekhan Dynasty", "NECRONS")
+
+
+class TestPreview:
+    def test_answers_the_units_and_changes_nothing(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        force_id = necron_force(client)
+        before = dump(engine)
+        answer = post(client, force_id, NECRONS, preview=True)
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        assert dump(engine) == before
+        assert body["factions"] == ["Necrons"]
+        assert [u["name"] for u in body["units"]] == [
+            "Royal Warden",
+            "Necron Warriors",
+            "Canoptek Scarab Swarms",
+            "Skorpekh Destroyers",
+            "Chronomancer",
+        ]
+        warden = body["units"][0]
+        assert warden["offered_requisitions"] == ["warlord_trait", "relic"]
+        assert warden["present_card_id"] is None
+        assert body["unreadable"][0]["name"] == "Bound Creation"
+        assert (body["new_power"], body["supply_limit"]) == (29, 50)
+
+
+class TestAdd:
+    def test_all_new_units_become_cards_with_what_was_read(self, client: TestClient) -> None:
+        force_id = necron_force(client)
+        answer = post(client, force_id, NECRONS)
+        assert answer.status_code == 200, answer.text
+        cards = answer.json()["cards"]
+        assert len(cards) == 5
+        warriors = next(c for c in cards if c["name"] == "Necron Warriors")
+        assert (warriors["power_rating"], warriors["battlefield_role"]) == (12, "Troops")
+        assert warriors["datasheet"] == "Necron Warriors"
+        assert "20x Gauss Reaper" in warriors["wargear"]
+        oob = client.get(f"/api/v1/forces/{force_id}").json()
+        assert (oob["supply_used"], oob["requisition_points"]) == (29, 5)
+
+    def test_chosen_units_and_the_offered_requisitions(self, client: TestClient) -> None:
+        force_id = necron_force(client)
+        keys = [u["key"] for u in post(client, force_id, NECRONS, preview=True).json()["units"]]
+        warden = keys[0]
+        answer = post(
+            client,
+            force_id,
+            NECRONS,
+            units=[warden, keys[1]],
+            buy=[f"{warden}:warlord_trait", f"{warden}:relic"],
+        )
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        assert [c["name"] for c in body["cards"]] == ["Royal Warden", "Necron Warriors"]
+        upgrades = {u["requisition"]: u["detail"] for u in body["cards"][0]["upgrades"]}
+        assert upgrades == {"warlord_trait": "Enduring Will", "relic": "Veil of Darkness"}
+        oob = client.get(f"/api/v1/forces/{force_id}").json()
+        assert oob["requisition_points"] == 5 - 2
+
+    def test_reimport_shows_only_what_is_new_and_never_changes_a_card(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        force_id = necron_force(client)
+        keys = [u["key"] for u in post(client, force_id, NECRONS, preview=True).json()["units"]]
+        post(client, force_id, NECRONS, units=keys[:2])
+        shown = post(client, force_id, NECRONS, preview=True).json()
+        present = [u["name"] for u in shown["units"] if u["present_card_id"]]
+        assert present == ["Royal Warden", "Necron Warriors"]
+        assert shown["new_power"] == 29 - 16
+        before = dump(engine)
+        assert_problem(post(client, force_id, NECRONS, units=[keys[0]]), 409, "roster_unit_present")
+        assert dump(engine) == before
+        rest = post(client, force_id, NECRONS)
+        assert [c["name"] for c in rest.json()["cards"]] == [
+            "Canoptek Scarab Swarms",
+            "Skorpekh Destroyers",
+            "Chronomancer",
+        ]
+
+    def test_over_the_supply_limit_nothing_is_added_and_the_unit_is_named(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        force_id = force(client, campaign(client), "Cult of Magnus", "CHAOS")
+        before = dump(engine)
+        data = (ROSTERS / "thousand_sons_magnus.rosz").read_bytes()
+        refused = post(client, force_id, data, filename="magnus.rosz")
+        body = assert_problem(refused, 422, "supply_limit_exceeded")
+        assert body["detail"].split(" (")[0] in {"Heldrake", "Exalted Sorcerer", "Magnus the Red"}
+        assert dump(engine) == before
+
+    def test_a_unit_of_another_faction_is_refused_by_name(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        force_id = force(client, campaign(client), "Ultramarines", "IMPERIUM")
+        before = dump(engine)
+        body = assert_problem(post(client, force_id, NECRONS), 422, "crusade_faction_mismatch")
+        assert body["detail"].startswith("Royal Warden (1.3):")
+        assert dump(engine) == before
+
+
+class TestHostileUploads:
+    def test_each_is_a_clear_4xx_and_changes_nothing(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        force_id = necron_force(client)
+        before = dump(engine)
+        cases = [
+            (BILLION_LAUGHS, 422, "roster_unreadable"),
+            (EXTERNAL_ENTITY, 422, "roster_unreadable"),
+            (TINY[:100], 422, "roster_unreadable"),
+            (b"\x89PNG not a roster", 422, "roster_unreadable"),
+            ((ROSTERS / "imperial_knights_8th.ros").read_bytes(), 422, "roster_wrong_game_system"),
+            (zipped(("a.ros", TINY), ("b.ros", TINY)), 422, "roster_unreadable"),
+            (zipped(("bomb.ros", TINY + b" " * (5 * 1024 * 1024))), 413, "roster_too_large"),
+        ]
+        for data, status, code in cases:
+            for preview in (True, False):
+                assert_problem(post(client, force_id, data, preview=preview), status, code)
+        assert dump(engine) == before
+
+    def test_an_unknown_unit_key_is_refused(self, client: TestClient, engine: Engine) -> None:
+        force_id = necron_force(client)
+        before = dump(engine)
+        body = assert_problem(
+            post(client, force_id, NECRONS, units=["9.9"]), 422, "roster_unit_unknown"
+        )
+        assert body["field"] == "units"
+        assert dump(engine) == before
+
+    def test_a_requisition_the_roster_does_not_offer_is_refused(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        force_id = necron_force(client)
+        before = dump(engine)
+        refused = post(client, force_id, NECRONS, buy=["1.4:warlord_trait"])
+        assert_problem(refused, 422, "roster_requisition_not_offered")
+        assert dump(engine) == before
+
+
+def test_idempotent_like_every_post(client: TestClient) -> None:
+    """A retry sends the same bytes (one multipart boundary) with the same key."""
+    force_id = necron_force(client)
+    boundary = "roster-boundary"
+    body = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="army.ros"\r\n'
+            "Content-Type: application/octet-stream\r\n\r\n"
+        ).encode()
+        + NECRONS
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    headers = {
+        "Idempotency-Key": "roster-import-1",
+        "Content-Type": f"multipart/form-data; boundary={boundary}",
+    }
+    url = f"/api/v1/forces/{force_id}/roster"
+    first = client.post(url, content=body, headers=headers)
+    again = client.post(url, content=body, headers=headers)
+    assert first.status_code == again.status_code == 200, again.text
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    assert len(client.get(f"/api/v1/forces/{force_id}").json()["cards"]) == 5
