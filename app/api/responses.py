@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Response
 from pydantic import BaseModel, Field
 
 from app.api.access import API, policy_for
@@ -259,6 +259,11 @@ def contract(schema: dict[str, Any]) -> dict[str, Any]:
         if f'"#/components/schemas/{unused}"' not in json.dumps(schema):
             components.pop(unused, None)
     return schema
+
+
+def located(response: Response, path: str) -> None:
+    """A 201 names what it created: ``Location`` is the path a GET reads it back from."""
+    response.headers["Location"] = f"{API}{path}"
 
 
 def document_responses(app: FastAPI) -> None:
