@@ -73,6 +73,8 @@ def field_path(location: list[Any]) -> str:
     """A request field as a client writes it: ``sides[0].out_of_action_choices``."""
     path = ""
     for part in location:
+        if isinstance(part, str) and ("[" in part or part[:1].isupper()):
+            continue  # the member of a union pydantic tried (list[int], NamedDice)
         path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
     return path
 

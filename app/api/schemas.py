@@ -389,7 +389,9 @@ class SideReportPublic(BaseModel):
     devastating_blows: list[DevastatingBlowPublic]
     experience: list[UnitExperiencePublic]
     promotions: list[PromotionPublic]
-    dice: list[DieRollPublic] = Field(description="Every die thrown, in order")
+    dice: list[DieRollPublic] = Field(
+        description="The Agendas' dice, in order (each test and blow keeps its own roll)"
+    )
 
 
 class SidePublic(BaseModel):

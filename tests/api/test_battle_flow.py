@@ -179,7 +179,9 @@ class TestRecordResult:
         assert dump(engine) == before
         bystanders = client.post(
             f"/api/v1/campaigns/{world['campaign']}/battles",
-            json=battle_body(world, [world["blue_units"][1]["id"]], [legion], mission="supply_drop"),
+            json=battle_body(
+                world, [world["blue_units"][1]["id"]], [legion], mission="supply_drop"
+            ),
         )
         assert bystanders.status_code == 201, bystanders.text
         client.post(f"/api/v1/battles/{bystanders.json()['id']}/call-off")
