@@ -194,7 +194,8 @@ class EventDetails(BaseModel):
     decision_id: int | None = None
     decision: str | None = None
     rank: str | None = None
-    honour: str | None = None
+    category: str | None = None
+    entries: list[str] = Field(default_factory=list)
     scar: str | None = None
 
 
@@ -496,3 +497,35 @@ class DecisionPublic(BaseModel):
     payload: DecisionPayload
     status: str
     answer: DecisionAnswerPublic | None = Field(description="None while pending")
+
+
+# --- the event feed (issue 15) -----------------------------------------------------------
+
+
+class FeedEventPublic(BaseModel):
+    """One change in the campaign, oldest first. ``kind`` is one of: campaign_created,
+    force_created, card_added, card_removed, battle_mustered, result_proposed,
+    result_confirmed, result_disputed, battle_recorded (a result applied: by an organizer, or
+    on confirmation), battle_reverted, battle_called_off, decision_pending,
+    decision_answered, rank_gained, honour_gained, scar_gained, requisition_purchased,
+    member_joined, member_removed, invite_created, invite_withdrawn,
+    campaign_settings_changed (new kinds may be added: ignore those you do not know)."""
+
+    id: int
+    cursor: str = Field(description="Pass as `after` to read what came after this event")
+    kind: str
+    campaign_id: int
+    force_id: int | None
+    battle_id: int | None
+    card_id: int | None
+    decision_id: int | None
+    actor: str | None = Field(description="Username of whoever made the change, if known")
+    summary: str = Field(description="One sentence for people")
+    created_at: datetime
+    details: EventDetails
+
+
+class FeedPage(BaseModel):
+    items: list[FeedEventPublic]
+    next: str = Field(description="The cursor to send as `after` for the following page")
+    more: bool = Field(description="True when more events are already waiting")

@@ -27,7 +27,7 @@ from app.rules.data import VictorRole, rulebook
 from app.rules.dice import Dice, EnteredDice, KeyedDice, SeededDice
 from app.rules.errors import RuleError
 from app.rules.out_of_action import Consequence
-from app.services import decisions, history
+from app.services import decisions, gains, history
 from app.services.convert import write_force
 from app.services.fields import request_fields
 from app.services.forces import ForceView, get_campaign, load_force, lock_forces
@@ -334,6 +334,7 @@ def _resolve(
     after = resolve_side(view.value, report, rulebook(), dice)
     check_dice_used(dice)
     write_force(view.force, view.cards, after.force)
+    gains.record_gains(session, view, after=after.force, battle_id=battle.id)
     decisions.store(session, force_id=side.force_id, battle_id=battle.id, pending=after.pending)
     side.report = {
         "units": result.units,
