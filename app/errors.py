@@ -64,10 +64,19 @@ async def _rule_error(request: Request, exc: Exception) -> Response:
 async def _validation_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
     first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
-    location = [str(part) for part in first.get("loc", ()) if part not in ("body", "query")]
-    field = ".".join(location) or None
+    field = field_path([p for p in first.get("loc", ()) if p not in ("body", "query")]) or None
     detail = f"{field}: {first.get('msg')}" if field else str(first.get("msg"))
     return respond(request, 422, "request_invalid", detail, field)
+
+
+def field_path(location: list[Any]) -> str:
+    """A request field as a client writes it: ``sides[0].out_of_action_choices``."""
+    path = ""
+    for part in location:
+        if isinstance(part, str) and ("[" in part or part[:1].isupper()):
+            continue  # the member of a union pydantic tried (list[int], NamedDice)
+        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
+    return path
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

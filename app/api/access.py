@@ -33,6 +33,7 @@ POLICIES: dict[tuple[str, str], Access] = {
     ("PATCH", "/api/v1/campaigns/{campaign_id}"): A.CAMPAIGN_ORGANIZE,
     ("GET", "/api/v1/campaigns/{campaign_id}/standings"): A.CAMPAIGN_READ,
     ("GET", "/api/v1/campaigns/{campaign_id}/history"): A.CAMPAIGN_READ,
+    ("GET", "/api/v1/campaigns/{campaign_id}/events"): A.CAMPAIGN_READ,
     ("GET", "/api/v1/campaigns/{campaign_id}/export"): A.CAMPAIGN_READ,
     ("GET", "/api/v1/campaigns/{campaign_id}/members"): A.CAMPAIGN_READ,
     ("DELETE", "/api/v1/campaigns/{campaign_id}/members/{user_id}"): A.CAMPAIGN_ORGANIZE,

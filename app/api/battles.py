@@ -5,24 +5,27 @@ from __future__ import annotations
 import secrets
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, Query, Response, status
 
+from app.api import reports
 from app.api.auth import CurrentPrincipal
+from app.api.responses import located
 from app.api.schemas import (
     BattleCreate,
     BattlePublic,
     BattleResultIn,
     DecisionAnswer,
     DecisionPublic,
+    NamedDice,
     Page,
     RequisitionIn,
     RequisitionPublic,
-    SidePublic,
 )
 from app.db.models import Battle, BattleSide, Decision
 from app.db.session import SessionDep
 from app.rules.data import VictorRole, rulebook
 from app.rules.dice import Dice, EnteredDice, SeededDice
+from app.rules.errors import RuleError
 from app.rules.requisitions import RequisitionOrder
 from app.services import battles, confirmation, decisions, requisitions
 
@@ -42,7 +45,7 @@ def _battle(battle: Battle, sides: list[BattleSide]) -> BattlePublic:
         mission_roll=battle.mission_roll,
         status=battle.status,
         outcome=battle.outcome,
-        sides=[SidePublic.model_validate(s, from_attributes=True) for s in sides],
+        sides=[reports.side(s) for s in sides],
     )
 
 
@@ -52,7 +55,11 @@ def _battle(battle: Battle, sides: list[BattleSide]) -> BattlePublic:
     summary="Muster a battle: size, mission (chosen or rolled), rosters and Agendas",
 )
 def muster(
-    campaign_id: int, body: BattleCreate, principal: CurrentPrincipal, session: SessionDep
+    campaign_id: int,
+    body: BattleCreate,
+    principal: CurrentPrincipal,
+    session: SessionDep,
+    response: Response,
 ) -> BattlePublic:
     sides = [
         battles.SideSetup(
@@ -74,6 +81,7 @@ def muster(
         seed=body.seed,
         by=principal.user,
     )
+    located(response, f"/battles/{battle.id}")
     return _battle(battle, rows)
 
 
@@ -102,16 +110,44 @@ def record_result(battle_id: int, body: BattleResultIn, session: SessionDep) -> 
             victory_points=s.victory_points,
             painted=s.painted,
             units=[u.model_dump() for u in s.units],
-            dice=s.dice,
+            dice=s.dice.others if isinstance(s.dice, NamedDice) else s.dice,
+            named_dice=named_dice(s.dice, index) if isinstance(s.dice, NamedDice) else None,
             out_of_action_choices=dict(s.out_of_action_choices),
             agenda_choices=dict(s.agenda_choices),
             objective_markers=s.objective_markers,
         )
-        for s in body.sides
+        for index, s in enumerate(body.sides)
     ]
     battle = confirmation.submit(session, battle_id=battle_id, results=results)
     assert battle.id is not None
     return _battle(*battles.get_battle(session, battle.id))
+
+
+def named_dice(dice: NamedDice, side: int) -> dict[str, int]:
+    named: dict[str, int] = {}
+    for index, die in enumerate(dice.rolls):
+        field = f"sides[{side}].dice.rolls[{index}]"
+        if (die.roll == "agenda") != (die.agenda is not None) or (
+            die.roll != "agenda" and die.card_id is None
+        ):
+            raise RuleError(
+                "die_roll_unnamed",
+                "An agenda die names its agenda; an out_of_action or devastating_blow die "
+                "names its unit's card_id.",
+                field=field,
+            )
+        key = f"{die.roll}:{die.card_id}"
+        if die.agenda is not None:
+            try:
+                key = f"agenda:{rulebook().agenda(die.agenda).id}"
+            except KeyError:
+                raise RuleError(
+                    "agenda_unknown", f"'{die.agenda}' is not an Agenda.", field=field
+                ) from None
+        if key in named:
+            raise RuleError("die_given_twice", f"Two dice are given for {key}.", field=field)
+        named[key] = die.value
+    return named
 
 
 @router.post(
@@ -149,7 +185,7 @@ def call_off(battle_id: int, session: SessionDep) -> BattlePublic:
 
 
 def _decision(row: Decision) -> DecisionPublic:
-    return DecisionPublic.model_validate(row, from_attributes=True)
+    return reports.decision(row)
 
 
 @router.get("/forces/{force_id}/decisions", summary="A force's decisions (pending by default)")
@@ -193,4 +229,4 @@ def order(body: RequisitionIn) -> RequisitionOrder:
 )
 def purchase(force_id: int, body: RequisitionIn, session: SessionDep) -> RequisitionPublic:
     row = requisitions.purchase(session, force_id=force_id, order=order(body))
-    return RequisitionPublic.model_validate(row, from_attributes=True)
+    return reports.requisition(row)

@@ -10,10 +10,11 @@ from urllib.parse import quote
 from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import JSONResponse
 
-from app.api import present
+from app.api import present, reports
 from app.api.auth import CurrentPrincipal, OptionalPrincipal
 from app.api.battles import order
 from app.api.cache import VersionedBodies
+from app.api.responses import located
 from app.api.schemas import (
     CampaignCreate,
     CampaignPublic,
@@ -38,9 +39,10 @@ Limit = Annotated[int, Query(ge=1, le=200)]
 
 @router.post("/campaigns", status_code=status.HTTP_201_CREATED, summary="Start a campaign")
 def create_campaign(
-    body: CampaignCreate, principal: CurrentPrincipal, session: SessionDep
+    body: CampaignCreate, principal: CurrentPrincipal, session: SessionDep, response: Response
 ) -> CampaignPublic:
     campaign = forces.create_campaign(session, **body.model_dump(), organizer_id=principal.user.id)
+    located(response, f"/campaigns/{campaign.id}")
     return present.campaign(campaign)
 
 
@@ -68,11 +70,16 @@ def get_campaign(campaign_id: int, session: SessionDep) -> CampaignPublic:
     summary="Start a Crusade force (5 RP, Supply Limit 50)",
 )
 def create_force(
-    campaign_id: int, body: ForceCreate, principal: CurrentPrincipal, session: SessionDep
+    campaign_id: int,
+    body: ForceCreate,
+    principal: CurrentPrincipal,
+    session: SessionDep,
+    response: Response,
 ) -> ForceSummary:
     row = forces.create_force(
         session, campaign_id=campaign_id, **body.model_dump(), owner_id=principal.user.id
     )
+    located(response, f"/forces/{row.id}")
     return present.force_summary(row)
 
 
@@ -123,8 +130,11 @@ def update_force(force_id: int, body: ForceUpdate, session: SessionDep) -> Force
     status_code=status.HTTP_201_CREATED,
     summary="Add a unit to the Order of Battle (within the Supply Limit)",
 )
-def add_card(force_id: int, body: CardCreate, session: SessionDep) -> CardPublic:
+def add_card(
+    force_id: int, body: CardCreate, session: SessionDep, response: Response
+) -> CardPublic:
     row = forces.add_card(session, force_id=force_id, **body.model_dump(exclude={"requisitions"}))
+    located(response, f"/cards/{row.id}")
     for wanted in body.requisitions:
         bought = wanted.model_copy(update={"card_id": row.id})
         requisitions.purchase(session, force_id=force_id, order=order(bought), card_added=row.id)
@@ -154,7 +164,7 @@ def history(
 ) -> Page[EventPublic]:
     forces.get_campaign(session, campaign_id)
     rows, total = events.list_events(session, campaign_id=campaign_id, offset=offset, limit=limit)
-    items = [EventPublic.model_validate(r, from_attributes=True) for r in rows]
+    items = [reports.event(r) for r in rows]
     return Page(items=items, total=total, offset=offset, limit=limit)
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 from app.api.schemas import (
     CampaignPublic,
     CardPublic,
+    EntryPublic,
     ForceSummary,
     HonourPublic,
     OrderOfBattlePublic,
     ScarPublic,
     TalliesPublic,
+    UpgradePublic,
 )
 from app.db.models import Campaign, Card, Force
 from app.rules.cards import CrusadeCard, never_gains_xp
@@ -28,7 +30,7 @@ def campaign(row: Campaign) -> CampaignPublic:
 
 def _entries(
     card: CrusadeCard, category: HonourCategory, ids: tuple[str, ...], book: Rulebook
-) -> list[dict[str, str]]:
+) -> list[EntryPublic]:
     """Names and summaries of an honour's entries, for people and bots alike."""
     table: DiceTable | None = None
     if category == HonourCategory.BATTLE_TRAIT:
@@ -37,12 +39,12 @@ def _entries(
         table = book.honours.psychic_fortitudes
     elif category == HonourCategory.CRUSADE_RELIC:
         relics = [book.honours.relic(i) for i in ids]
-        return [{"id": r.id, "name": r.name, "summary": r.summary} for r in relics]
+        return [EntryPublic(id=r.id, name=r.name, summary=r.summary) for r in relics]
     entries = []
     for entry_id in ids:
         tables = [table] if table else list(book.honours.weapon_enhancements.values())
         found = next(t.entry(entry_id) for t in tables if entry_id in {e.id for e in t.entries})
-        entries.append({"id": found.id, "name": found.name, "summary": found.summary})
+        entries.append(EntryPublic(id=found.id, name=found.name, summary=found.summary))
     return entries
 
 
@@ -93,7 +95,7 @@ def card(
             )
             for s in value.scars
         ],
-        upgrades=list(row.upgrades),
+        upgrades=[UpgradePublic.model_validate(u) for u in row.upgrades],
         tallies=TalliesPublic(
             battles_played=row.battles_played,
             battles_survived=row.battles_survived,

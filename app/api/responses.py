@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Response
 from pydantic import BaseModel, Field
 
 from app.api.access import API, policy_for
@@ -153,6 +153,14 @@ IDEMPOTENCY_KEY = {
     "schema": {"type": "string"},
 }
 ETAG = {"description": "The force's version", "schema": {"type": "string"}}
+LOCATION = {"description": "Where a GET reads the new resource", "schema": {"type": "string"}}
+# Operations whose 201 carries a Location (see ``located``).
+LOCATED = {
+    "/api/v1/campaigns",
+    "/api/v1/campaigns/{campaign_id}/forces",
+    "/api/v1/forces/{force_id}/cards",
+    "/api/v1/campaigns/{campaign_id}/battles",
+}
 
 # Operations that create something, the field of their answer that is its id, and the path
 # parameter that id fills. Each links to every operation whose path parameters it can fill
@@ -259,11 +267,20 @@ def contract(schema: dict[str, Any]) -> dict[str, Any]:
     if order_of_battle is not None:
         for answered in ("200", "304"):
             order_of_battle["responses"][answered]["headers"] = {"ETag": dict(ETAG)}
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            if path in LOCATED and method == "post":
+                operation["responses"]["201"]["headers"] = {"Location": dict(LOCATION)}
     _links(schema)
     for unused in ("HTTPValidationError", "ValidationError"):  # FastAPI's 422 body, now unused
         if f'"#/components/schemas/{unused}"' not in json.dumps(schema):
             components.pop(unused, None)
     return schema
+
+
+def located(response: Response, path: str) -> None:
+    """A 201 names what it created: ``Location`` is the path a GET reads it back from."""
+    response.headers["Location"] = f"{API}{path}"
 
 
 def document_responses(app: FastAPI) -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from app.rules.data import VictorBonus
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
 Text = Annotated[str, StringConstraints(max_length=8000)]
@@ -67,9 +69,17 @@ class ForceSummary(BaseModel):
     notes: str
 
 
+class EntryPublic(BaseModel):
+    """One row of a rules table (a Battle Trait, a Crusade Relic ...)."""
+
+    id: str
+    name: str
+    summary: str
+
+
 class HonourPublic(BaseModel):
     category: str
-    entries: list[dict[str, str]]
+    entries: list[EntryPublic]
     crusade_points: int
     weapon: str | None
     model: str | None
@@ -112,6 +122,17 @@ class CardUpdate(Input):
     narrative: Text | None = None
 
 
+class UpgradePublic(BaseModel):
+    """A lasting change bought with a Requisition and worth Crusade points."""
+
+    requisition: str
+    detail: str
+    crusade_points: int
+    model: str | None = None
+    weapon: str | None = None
+    first_founding: bool = False
+
+
 class TalliesPublic(BaseModel):
     battles_played: int
     battles_survived: int
@@ -143,7 +164,7 @@ class CardPublic(BaseModel):
     crusade_points: int
     honours: list[HonourPublic]
     scars: list[ScarPublic]
-    upgrades: list[dict[str, Any]]
+    upgrades: list[UpgradePublic]
     tallies: TalliesPublic
     awaiting_decision: bool
     removed: bool
@@ -153,12 +174,42 @@ class OrderOfBattlePublic(ForceSummary):
     cards: list[CardPublic]
 
 
+class SideScore(BaseModel):
+    force_id: int
+    victory_points: int
+
+
+class EventDetails(BaseModel):
+    """What the history recorded with an event; which fields are set depends on its kind."""
+
+    name: str | None = None
+    user: str | None = None
+    user_id: int | None = None
+    role: str | None = None
+    card_id: int | None = None
+    power_rating: int | None = None
+    requisition: str | None = None
+    requisition_points_spent: int | None = None
+    outcome: str | None = None
+    victory_points: list[SideScore] = Field(default_factory=list)
+    battle_size: str | None = None
+    mission: str | None = None
+    mission_roll: int | None = None
+    forces: list[int] = Field(default_factory=list)
+    decision_id: int | None = None
+    decision: str | None = None
+    rank: str | None = None
+    category: str | None = None
+    entries: list[str] = Field(default_factory=list)
+    scar: str | None = None
+
+
 class EventPublic(BaseModel):
     id: int
     kind: str
     force_id: Id | None
     battle_id: int | None
-    payload: dict[str, Any]
+    payload: EventDetails
     created_at: datetime
 
 
@@ -187,6 +238,24 @@ class RequisitionIn(Input):
     replaces_weapon: Annotated[str, StringConstraints(max_length=120)] | None = None
 
 
+class RequisitionDetails(BaseModel):
+    """The order's own fields (those the Requisition used)."""
+
+    card_id: int | None = None
+    new_power_rating: int | None = None
+    wargear: str | None = None
+    replaced_weapons: list[str] = Field(default_factory=list)
+    scar: str | None = None
+    psychic_powers: str | None = None
+    stratagem: str | None = None
+    stratagem_cp: int | None = None
+    warlord_trait: str | None = None
+    relic: str | None = None
+    model: str | None = None
+    first_founding: bool = False
+    replaces_weapon: str | None = None
+
+
 class RequisitionPublic(BaseModel):
     id: int
     force_id: Id
@@ -194,7 +263,7 @@ class RequisitionPublic(BaseModel):
     requisition: str
     requisition_points_spent: int
     crusade_points_gained: int
-    details: dict[str, Any]
+    details: RequisitionDetails
     created_at: datetime
 
 
@@ -233,15 +302,36 @@ class UnitReportIn(Input):
     )
 
 
+class NamedDie(Input):
+    """A die rolled at the table for one named roll."""
+
+    roll: Literal["out_of_action", "devastating_blow", "agenda"] = Field(
+        description="out_of_action / devastating_blow: that unit's test or blow "
+        "(card_id); agenda: the Agenda's own roll (agenda, e.g. recover_mission_archives)"
+    )
+    card_id: Id | None = None
+    agenda: Annotated[str, StringConstraints(max_length=60)] | None = None
+    value: Die
+
+
+class NamedDice(Input):
+    """Dice given to named rolls; any other roll takes the next of ``others``."""
+
+    rolls: list[NamedDie] = Field(max_length=400)
+    others: list[Die] = Field(default_factory=list, max_length=400)
+
+
 class SideResultIn(Input):
     force_id: Id
     victory_points: int = Field(ge=0, le=200)
     painted: bool = False
     units: list[UnitReportIn] = Field(default_factory=list, max_length=200)
-    dice: list[Die] | None = Field(
+    dice: Annotated[list[Die], Field(max_length=400)] | NamedDice | None = Field(
         default=None,
-        max_length=400,
-        description="Dice rolled at the table, used in order; leave out to let the server roll",
+        description="Dice rolled at the table; leave out to let the server roll. A list is "
+        "used in this order: the Agendas' rolls (in the side's Agenda order), then for each "
+        "unit in roster order its Out of Action test and, if it fails and takes a "
+        "Devastating Blow, that D6. Or name each die's roll (NamedDice).",
     )
     out_of_action_choices: dict[Id, Literal["devastating_blow", "battle_scar"]] = Field(
         default_factory=dict
@@ -256,6 +346,65 @@ class BattleResultIn(Input):
     sides: list[SideResultIn] = Field(min_length=2, max_length=2)
 
 
+class UnitReportPublic(BaseModel):
+    card_id: int
+    destroyed: bool = False
+    destroyed_psychic: int = 0
+    destroyed_ranged: int = 0
+    destroyed_melee: int = 0
+    agenda_tallies: dict[str, int] = Field(default_factory=dict, description="Tally by Agenda id")
+    marked_for_greatness: bool = False
+
+
+class OutOfActionTestPublic(BaseModel):
+    card_id: int
+    passed: bool
+    roll: int | None = Field(description="None: the unit never gains XP, so it is not tested")
+
+
+class DevastatingBlowPublic(BaseModel):
+    card_id: int
+    xp_lost: int
+    roll: int
+
+
+class ExperienceGainPublic(BaseModel):
+    """One unit's XP from one battle by source, before any Devastating Blow or cap."""
+
+    battle_experience: int = 0
+    marked_for_greatness: int = 0
+    dealers_of_death: int = 0
+    agendas: dict[str, int] = Field(default_factory=dict, description="XP by Agenda id")
+    cap: int | None = None
+
+
+class UnitExperiencePublic(BaseModel):
+    card_id: int
+    xp_gained: int = Field(description="What the card gained after caps and blows")
+    gain: ExperienceGainPublic | None
+
+
+class PromotionPublic(BaseModel):
+    card_id: int
+    rank: str
+
+
+class DieRollPublic(BaseModel):
+    sides: int
+    value: int
+
+
+class SideReportPublic(BaseModel):
+    units: list[UnitReportPublic]
+    tests: list[OutOfActionTestPublic]
+    devastating_blows: list[DevastatingBlowPublic]
+    experience: list[UnitExperiencePublic]
+    promotions: list[PromotionPublic]
+    dice: list[DieRollPublic] = Field(
+        description="The Agendas' dice, in order (each test and blow keeps its own roll)"
+    )
+
+
 class SidePublic(BaseModel):
     force_id: Id
     role: str
@@ -267,7 +416,9 @@ class SidePublic(BaseModel):
     victory_points: int | None
     painted: bool
     won: bool
-    report: dict[str, Any]
+    report: SideReportPublic | None = Field(
+        description="The post-battle sequence's record, once the result is applied"
+    )
 
 
 class BattlePublic(BaseModel):
@@ -304,15 +455,58 @@ class DecisionAnswer(Input):
     dice: list[Die] | None = Field(default=None, max_length=50)
 
 
+class DecisionPayload(BaseModel):
+    """What is to be decided; which fields are set depends on the decision's kind."""
+
+    options: list[Literal["devastating_blow", "battle_scar"]] = Field(
+        default_factory=list, description="out_of_action: the consequences allowed"
+    )
+    gain: ExperienceGainPublic | None = Field(
+        default=None, description="out_of_action: the XP held until the choice is made"
+    )
+    reason: Literal["rank", "victor_bonus"] | None = Field(
+        default=None, description="battle_honour: a rank gained, or a victor bonus"
+    )
+    rank: str | None = Field(default=None, description="battle_honour: the rank reached")
+    categories: list[str] = Field(
+        default_factory=list, description="battle_honour: categories allowed (empty: any)"
+    )
+    eligible: list[int] = Field(
+        default_factory=list, description="battle_honour for a victor bonus: units allowed"
+    )
+    bonus: VictorBonus | None = Field(default=None, description="victor_bonus: the bonus")
+
+
+class WeaponPublic(BaseModel):
+    model: str
+    weapon: str
+    weapon_type: str = "ranged"
+    is_relic: bool = False
+
+
+class RequisitionOrderPublic(RequisitionDetails):
+    requisition: str
+
+
+class DecisionAnswerPublic(BaseModel):
+    consequence: str | None = None
+    scar: str | None = None
+    category: str | None = None
+    entries: list[str] = Field(default_factory=list)
+    weapon: WeaponPublic | None = None
+    card_id: int | None = None
+    requisitions: list[RequisitionOrderPublic] = Field(default_factory=list)
+
+
 class DecisionPublic(BaseModel):
     id: int
     force_id: Id
     battle_id: int | None
     card_id: Id | None
     kind: str
-    payload: dict[str, Any]
+    payload: DecisionPayload
     status: str
-    answer: dict[str, Any]
+    answer: DecisionAnswerPublic | None = Field(description="None while pending")
 
 
 # --- issue 13: roster import --------------------------------------------------------------
@@ -368,3 +562,35 @@ class RosterImportPublic(BaseModel):
     roster: RosterPreviewPublic
     cards: list[CardPublic]
     requisitions: list[str] = Field(description="What was bought, as `<key>:<requisition>`")
+
+
+# --- the event feed (issue 15) -----------------------------------------------------------
+
+
+class FeedEventPublic(BaseModel):
+    """One change in the campaign, oldest first. ``kind`` is one of: campaign_created,
+    force_created, card_added, card_removed, battle_mustered, result_proposed,
+    result_confirmed, result_disputed, battle_recorded (a result applied: by an organizer, or
+    on confirmation), battle_reverted, battle_called_off, decision_pending,
+    decision_answered, rank_gained, honour_gained, scar_gained, requisition_purchased,
+    member_joined, member_removed, invite_created, invite_withdrawn,
+    campaign_settings_changed (new kinds may be added: ignore those you do not know)."""
+
+    id: int
+    cursor: str = Field(description="Pass as `after` to read what came after this event")
+    kind: str
+    campaign_id: int
+    force_id: int | None
+    battle_id: int | None
+    card_id: int | None
+    decision_id: int | None
+    actor: str | None = Field(description="Username of whoever made the change, if known")
+    summary: str = Field(description="One sentence for people")
+    created_at: datetime
+    details: EventDetails
+
+
+class FeedPage(BaseModel):
+    items: list[FeedEventPublic]
+    next: str = Field(description="The cursor to send as `after` for the following page")
+    more: bool = Field(description="True when more events are already waiting")

@@ -18,6 +18,7 @@ from app.rules.data import (
     Rulebook,
     TallySource,
     Threshold,
+    listing,
 )
 from app.rules.dice import Dice, DieRoll
 from app.rules.errors import RuleError
@@ -35,12 +36,15 @@ def check_agenda_selection(
             agendas.append(book.agenda(agenda_id))
         except KeyError:
             raise RuleError(
-                "agenda_unknown", f"'{agenda_id}' is not an Agenda.", field="agendas"
+                "agenda_unknown",
+                f"'{agenda_id}' is not an Agenda; choose from: {listing(book.agendas)}.",
+                field="agendas",
             ) from None
     if len(agendas) != size.agendas:
         raise RuleError(
             "agenda_count",
-            f"A {size.name} battle has {size.agendas} Agenda(s) per player, not {len(agendas)}.",
+            f"A {size.name} battle has {size.agendas} Agenda(s) per player, not {len(agendas)} "
+            "(Select Agendas: the number is set by the battle size, none is not an option).",
             field="agendas",
         )
     categories = [a.category for a in agendas]
@@ -188,7 +192,7 @@ def _archive(
             field="objective_markers",
         )
     if combined < objective_markers:
-        roll = dice.roll(6, agenda.name)
+        roll = dice.roll(6, agenda.name, f"agenda:{agenda.id}")
         thrown.append(roll)
         if roll.value > combined:
             return []

@@ -8,10 +8,11 @@ be shared freely without anyone mutating it.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -118,10 +119,15 @@ class DiceTable(Frozen):
         raise KeyError(roll)
 
     def entry(self, entry_id: str) -> TableEntry:
+        """An entry by id, or by its name in any case (what a player reads on the card)."""
         for entry in self.entries:
-            if entry.id == entry_id:
+            if named(entry.id, entry.name, entry_id):
                 return entry
         raise KeyError(entry_id)
+
+    def choices(self) -> str:
+        """The valid values, for a refusal: ``id (Name)``, comma-separated."""
+        return listing(self.entries)
 
 
 class CrusadeRelic(Frozen):
@@ -165,7 +171,7 @@ class BattleHonourTables(Frozen):
 
     def relic(self, relic_id: str) -> CrusadeRelic:
         for relic in self.crusade_relics:
-            if relic.id == relic_id:
+            if named(relic.id, relic.name, relic_id):
                 return relic
         raise KeyError(relic_id)
 
@@ -462,9 +468,29 @@ _Item = TypeVar("_Item", Rank, BattleSize, Requisition, Agenda, Mission)
 
 def _by_id(items: tuple[_Item, ...], item_id: str, what: str) -> _Item:
     for item in items:
-        if item.id == item_id:
+        if named(item.id, item.name, item_id):
             return item
     raise KeyError(f"unknown {what}: {item_id}")
+
+
+def named(item_id: str, name: str, wanted: str) -> bool:
+    """Bots and people may give an id (``battle_weary``) or the name (``Battle-weary``)."""
+    if wanted == item_id:
+        return True
+    folded = wanted.strip().casefold()
+    return folded in (item_id.casefold(), name.casefold())
+
+
+class _Named(Protocol):
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+
+def listing(items: Iterable[_Named]) -> str:
+    return ", ".join(f"{i.id} ({i.name})" for i in items)
 
 
 def _check_ranks(ranks: tuple[Rank, ...]) -> None:

@@ -5,7 +5,7 @@ dice that made them."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -22,8 +22,9 @@ class DieRoll:
 
 
 class Dice(Protocol):
-    def roll(self, sides: int, purpose: str) -> DieRoll:
-        """Roll one die with ``sides`` faces; ``purpose`` names it in error messages."""
+    def roll(self, sides: int, purpose: str, key: str = "") -> DieRoll:
+        """Roll one die with ``sides`` faces; ``purpose`` names it in error messages and
+        ``key`` (e.g. ``out_of_action:12``) lets a source hand a die to one named roll."""
         ...
 
 
@@ -34,7 +35,7 @@ class SeededDice:
         self.seed = seed
         self._random = random.Random(seed)
 
-    def roll(self, sides: int, purpose: str) -> DieRoll:
+    def roll(self, sides: int, purpose: str, key: str = "") -> DieRoll:
         return DieRoll(sides, self._random.randint(1, sides))
 
 
@@ -45,7 +46,7 @@ class EnteredDice:
         self._values = list(values)
         self._next = 0
 
-    def roll(self, sides: int, purpose: str) -> DieRoll:
+    def roll(self, sides: int, purpose: str, key: str = "") -> DieRoll:
         if self._next >= len(self._values):
             raise RuleError(
                 "dice_missing",
@@ -65,3 +66,28 @@ class EnteredDice:
     @property
     def unused(self) -> int:
         return len(self._values) - self._next
+
+
+class KeyedDice:
+    """Dice entered for named rolls (by key), the rest taken from ``others`` in order."""
+
+    def __init__(self, keyed: Mapping[str, int], others: Dice) -> None:
+        self._keyed = dict(keyed)
+        self._others = others
+
+    def roll(self, sides: int, purpose: str, key: str = "") -> DieRoll:
+        if key not in self._keyed:
+            return self._others.roll(sides, purpose, key)
+        value = self._keyed.pop(key)
+        if not 1 <= value <= sides:
+            raise RuleError(
+                "dice_out_of_range",
+                f"The D{sides} entered for {purpose} must be between 1 and {sides}, not {value}.",
+                field="dice",
+            )
+        return DieRoll(sides, value)
+
+    @property
+    def unused_keys(self) -> list[str]:
+        """Named dice no roll asked for (a unit that was not tested, say)."""
+        return sorted(self._keyed)

@@ -8,7 +8,15 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from app.rules.cards import BattleHonour, CrusadeCard, honour_crusade_points, never_gains_xp
-from app.rules.data import CrusadeRelic, DiceTable, HonourCategory, Rulebook, TableEntry, WeaponType
+from app.rules.data import (
+    CrusadeRelic,
+    DiceTable,
+    HonourCategory,
+    Rulebook,
+    TableEntry,
+    WeaponType,
+    listing,
+)
 from app.rules.dice import Dice, DieRoll
 from app.rules.errors import RuleError
 from app.rules.ranks import at_least
@@ -117,7 +125,9 @@ def _entry(table: DiceTable, entry_id: str, what: str) -> TableEntry:
         return table.entry(entry_id)
     except KeyError:
         raise RuleError(
-            "honour_unknown", f"'{entry_id}' is not on this unit's {what} table.", field="choice"
+            "honour_unknown",
+            f"'{entry_id}' is not on this unit's {what} table; choose one of: {table.choices()}.",
+            field="choice",
         ) from None
 
 
@@ -287,7 +297,10 @@ def check_crusade_relic(
         relic = book.honours.relic(relic_id)
     except KeyError:
         raise RuleError(
-            "honour_unknown", f"'{relic_id}' is not a Crusade Relic.", field="choice"
+            "honour_unknown",
+            f"'{relic_id}' is not a Crusade Relic; choose one of: "
+            f"{listing(book.honours.crusade_relics)}.",
+            field="choice",
         ) from None
     if not card.has("CHARACTER"):
         raise RuleError(

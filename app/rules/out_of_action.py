@@ -39,7 +39,7 @@ def out_of_action_test(card: CrusadeCard, book: Rulebook, dice: Dice) -> OutOfAc
     """One D6 for a unit destroyed at the end of the battle: a 1 fails."""
     if never_gains_xp(card, book):
         return OutOfActionTest(card.id, passed=True, roll=None)
-    roll = dice.roll(6, f"the Out of Action test of {card.name}")
+    roll = dice.roll(6, f"the Out of Action test of {card.name}", f"out_of_action:{card.id}")
     return OutOfActionTest(card.id, roll.value > book.numbers.out_of_action_fail_max, roll)
 
 
@@ -64,7 +64,7 @@ def devastating_blow(
     card: CrusadeCard, book: Rulebook, dice: Dice
 ) -> tuple[CrusadeCard, DevastatingBlow]:
     """Lose D6 XP, to a minimum of 0. Rank (and honours) already earned stay."""
-    roll = dice.roll(6, f"the Devastating Blow to {card.name}")
+    roll = dice.roll(6, f"the Devastating Blow to {card.name}", f"devastating_blow:{card.id}")
     lost = min(card.xp, roll.value)
     return replace(card, xp=card.xp - lost), DevastatingBlow(card.id, lost, roll)
 
@@ -89,7 +89,8 @@ def gain_battle_scar(
         except KeyError:
             raise RuleError(
                 "battle_scar_unknown",
-                f"'{choice}' is not on the Battle Scar table for {card.name}'s unit type.",
+                f"'{choice}' is not on the Battle Scar table for {card.name}'s unit type; "
+                f"choose one of: {table.choices()}.",
                 field="choice",
             ) from None
         if entry.id in card.scar_ids:

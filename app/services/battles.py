@@ -24,11 +24,12 @@ from app.rules import battle as battle_rules
 from app.rules.aftermath import SideReport, UnitReport, resolve_side
 from app.rules.agendas import check_agenda_selection
 from app.rules.data import VictorRole, rulebook
-from app.rules.dice import Dice, EnteredDice, SeededDice
+from app.rules.dice import Dice, EnteredDice, KeyedDice, SeededDice
 from app.rules.errors import RuleError
 from app.rules.out_of_action import Consequence
-from app.services import decisions, history
+from app.services import decisions, gains, history
 from app.services.convert import write_force
+from app.services.fields import request_fields
 from app.services.forces import ForceView, get_campaign, load_force, lock_forces
 from app.services.membership import is_organizer
 
@@ -49,6 +50,7 @@ class SideResult:
     painted: bool
     units: list[dict[str, Any]]
     dice: list[int] | None = None
+    named_dice: dict[str, int] | None = None  # by roll key, e.g. {"out_of_action:12": 1}
     out_of_action_choices: dict[int, str] | None = None
     agenda_choices: dict[str, int] | None = None
     objective_markers: int | None = None
@@ -107,22 +109,25 @@ def muster(
     lock_forces(session, [s.force_id for s in sides])
     views = [_ready_force(session, side) for side in sides]
     _check_musterer(session, campaign_id, views, by)
-    for side, view in zip(sides, views, strict=True):
-        army = battle_rules.muster(
-            view.value,
-            [str(i) for i in side.roster],
-            size,
-            unavailable={str(i) for i in view.pending_card_ids},
-        )
-        check_agenda_selection(size, side.agendas, book)
-        if side.warlord_card_id is not None and side.warlord_card_id not in side.roster:
-            raise RuleError(
-                "warlord_not_on_roster",
-                "The Warlord must be a unit on the roster.",
-                field="warlord",
+    agenda_ids: list[list[str]] = []
+    for index, (side, view) in enumerate(zip(sides, views, strict=True)):
+        with request_fields({"warlord": "warlord_card_id"}, f"sides[{index}]."):
+            army = battle_rules.muster(
+                view.value,
+                [str(i) for i in side.roster],
+                size,
+                unavailable={str(i) for i in view.pending_card_ids},
             )
-        if side.warlord_card_id is not None:
-            battle_rules.check_warlord(army, view.value.card(str(side.warlord_card_id)))
+            # Agendas may be named by id or name; the battle keeps their ids.
+            agenda_ids.append([a.id for a in check_agenda_selection(size, side.agendas, book)])
+            if side.warlord_card_id is not None and side.warlord_card_id not in side.roster:
+                raise RuleError(
+                    "warlord_not_on_roster",
+                    "The Warlord must be a unit on the roster.",
+                    field="warlord",
+                )
+            if side.warlord_card_id is not None:
+                battle_rules.check_warlord(army, view.value.card(str(side.warlord_card_id)))
     seed = seed if seed is not None else secrets.randbelow(2**31)
     chosen, roll = _mission(size, mission, mission_roll, seed)
     battle = Battle(
@@ -146,7 +151,7 @@ def muster(
             force_id=s.force_id,
             role=s.role.value,
             roster=list(s.roster),
-            agendas=list(s.agendas),
+            agendas=agenda_ids[i],
             warlord_card_id=s.warlord_card_id,
             crusade_points=points[i],
             bonus_command_points=bonus[i],
@@ -203,12 +208,19 @@ def _check_in_campaign(session: Session, campaign_id: int, sides: list[SideSetup
 
 def _ready_force(session: Session, side: SideSetup) -> ForceView:
     view = load_force(session, side.force_id)
+    # A choice about one unit (its scar, its honour) only keeps that unit home: muster()
+    # refuses it by name. A choice about the whole force (a victor bonus) holds the force.
     if session.exec(
-        select(Decision.id).where(Decision.force_id == side.force_id, Decision.status == "pending")
+        select(Decision.id).where(
+            Decision.force_id == side.force_id,
+            Decision.status == "pending",
+            col(Decision.card_id).is_(None),
+        )
     ).first():
         raise DomainError(
             "decisions_pending",
-            f"{view.force.name} has decisions waiting from its last battle; answer them first.",
+            f"{view.force.name} has a force-wide decision waiting from its last battle; "
+            "answer it first.",
             status=409,
             field="sides",
         )
@@ -275,7 +287,8 @@ def record_result(
         won = outcome == (
             battle_rules.Outcome.A_WINS if index == 0 else battle_rules.Outcome.B_WINS
         )
-        _resolve(session, battle, side, result, won, mission, index)
+        with request_fields(_SIDE_FIELDS, f"sides[{results.index(result)}]."):
+            _resolve(session, battle, side, result, won, mission, index)
         side.victory_points, side.painted, side.won = scores[index].total, result.painted, won
         session.add(side)
     battle.status, battle.outcome, battle.resolved_at = "resolved", outcome.value, utcnow()
@@ -289,6 +302,10 @@ def record_result(
         victory_points={str(s.force_id): s.victory_points for s in sides},
     )
     return battle, sides
+
+
+# The rules' names for what a side's result carries, as SideResultIn names them.
+_SIDE_FIELDS = {"choice": "out_of_action_choices", "scar": "out_of_action_choices"}
 
 
 def _resolve(
@@ -315,13 +332,11 @@ def _resolve(
         objective_markers=result.objective_markers,
         warlord=str(side.warlord_card_id) if side.warlord_card_id else None,
     )
-    dice: Dice = (
-        EnteredDice(result.dice)
-        if result.dice is not None
-        else SeededDice((battle.seed or 0) + index)
-    )
+    dice = side_dice(result, (battle.seed or 0) + index)
     after = resolve_side(view.value, report, rulebook(), dice)
+    check_dice_used(dice)
     write_force(view.force, view.cards, after.force)
+    gains.record_gains(session, view, after=after.force, battle_id=battle.id)
     decisions.store(session, force_id=side.force_id, battle_id=battle.id, pending=after.pending)
     side.report = {
         "units": result.units,
@@ -342,6 +357,28 @@ def _resolve(
         "promotions": [{"card_id": int(p.card_id), "rank": p.rank} for p in after.promotions],
         "dice": [[d.sides, d.value] for d in after.dice],
     }
+
+
+def side_dice(result: SideResult, seed: int) -> Dice:
+    """Entered dice (a list used in order, or dice named by roll with a list for the rest),
+    else the server rolls from the battle's seed."""
+    if result.named_dice is not None:
+        return KeyedDice(result.named_dice, EnteredDice(result.dice or []))
+    if result.dice is not None:
+        return EnteredDice(result.dice)
+    return SeededDice(seed)
+
+
+def check_dice_used(dice: Dice) -> None:
+    """A die named for a roll that never happened is a mistake in the entry, not noise."""
+    if isinstance(dice, KeyedDice) and dice.unused_keys:
+        raise RuleError(
+            "dice_not_rolled",
+            f"No such roll was made in this battle: {', '.join(dice.unused_keys)} (only "
+            "destroyed units take an Out of Action test, and a Devastating Blow follows a "
+            "failed one).",
+            field="dice",
+        )
 
 
 def _unit_report(data: dict[str, Any]) -> UnitReport:

@@ -8,7 +8,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from app.db.locks import for_change
-from app.db.models import Battle, Card, Decision, as_utc, utcnow
+from app.db.models import Battle, Card, Decision, Force, as_utc, utcnow
 from app.errors import DomainError, NotFound
 from app.rules import aftermath as after_rules
 from app.rules.aftermath import (
@@ -24,8 +24,9 @@ from app.rules.experience import ExperienceGain
 from app.rules.honours import HonourRequest, WeaponChoice
 from app.rules.out_of_action import Consequence
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
-from app.services import history
+from app.services import gains, history
 from app.services.convert import write_force
+from app.services.fields import request_fields
 from app.services.forces import load_force
 
 
@@ -34,7 +35,26 @@ def store(
 ) -> list[Decision]:
     rows = [_row(force_id, battle_id, d) for d in pending]
     session.add_all(rows)
+    if rows:
+        session.flush()
+        campaign_id = _campaign_of(session, force_id)
+        for row in rows:
+            history.record(
+                session,
+                campaign_id=campaign_id,
+                force_id=force_id,
+                battle_id=battle_id,
+                kind="decision_pending",
+                decision_id=row.id,
+                decision=row.kind,
+                card_id=row.card_id,
+            )
     return rows
+
+
+def _campaign_of(session: Session, force_id: int) -> int:
+    campaign_id = session.exec(select(Force.campaign_id).where(Force.id == force_id)).one()
+    return int(campaign_id)
 
 
 def _row(force_id: int, battle_id: int | None, decision: Any) -> Decision:
@@ -93,9 +113,9 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
     view = load_force(session, row.force_id)
     if row.kind == "victor_bonus":
         _check_new_character(session, row, answer)
-    force, follow_ups = _apply(row, view.value, answer, dice)
+    with request_fields(_ANSWER_FIELDS.get(row.kind, {})):
+        force, follow_ups = _apply(row, view.value, answer, dice)
     write_force(view.force, view.cards, force)
-    store(session, force_id=row.force_id, battle_id=row.battle_id, pending=follow_ups)
     row.status, row.answer = "answered", answer
     row.answered_at = utcnow()
     session.add(row)
@@ -110,7 +130,17 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
         card_id=row.card_id,
         answer=answer,
     )
+    gains.record_gains(session, view, after=force, battle_id=row.battle_id)
+    store(session, force_id=row.force_id, battle_id=row.battle_id, pending=follow_ups)
     return row
+
+
+# The rules' argument names, as DecisionAnswer names them, per kind of decision.
+_ANSWER_FIELDS: dict[str, dict[str, str]] = {
+    "out_of_action": {"choice": "consequence"},
+    "battle_scar": {"choice": "scar"},
+    "battle_honour": {"choice": "entries", "model": "weapon.model"},
+}
 
 
 def _need(answer: dict[str, Any], key: str, kind: str) -> Any:
@@ -213,24 +243,31 @@ def _victor_bonus(row: Decision, force: Any, answer: dict[str, Any]) -> Any:
     effect = bonus.effect
     orders = [_order(o) for o in answer.get("requisitions", [])]
     allowed = list(getattr(effect, "requisitions", ()))
-    for order in orders:
-        if order.requisition not in allowed:
-            raise DomainError(
-                "victor_bonus_requisition_invalid",
-                f"This victor bonus does not grant {order.requisition}; it grants "
-                f"{', '.join(allowed)}.",
-                status=422,
-                field="requisitions",
-            )
-        allowed.remove(order.requisition)
-        if getattr(effect, "mode", "all") == "one_of":
-            allowed = []
-        force, _purchase = purchase_requisition(
-            force,
-            order,
-            PurchaseWindow(card_added=order.card_id),
-            rulebook(),
-            free=True,
-            ignore_timing=getattr(effect, "ignores_rank_timing", False),
+    for index, order in enumerate(orders):
+        with request_fields({}, f"requisitions[{index}]."):
+            force = _free_requisition(force, order, allowed, effect)
+    return force
+
+
+def _free_requisition(force: Any, order: RequisitionOrder, allowed: list[str], effect: Any) -> Any:
+    """One order of a victor bonus; ``allowed`` loses what it uses."""
+    if order.requisition not in allowed:
+        raise DomainError(
+            "victor_bonus_requisition_invalid",
+            f"This victor bonus does not grant {order.requisition}; it grants "
+            f"{', '.join(allowed) or 'nothing more'}.",
+            status=422,
+            field="requisition",
         )
+    allowed.remove(order.requisition)
+    if getattr(effect, "mode", "all") == "one_of":
+        allowed.clear()
+    force, _purchase = purchase_requisition(
+        force,
+        order,
+        PurchaseWindow(card_added=order.card_id),
+        rulebook(),
+        free=True,
+        ignore_timing=getattr(effect, "ignores_rank_timing", False),
+    )
     return force

@@ -6,6 +6,7 @@ from typing import Any
 
 from sqlmodel import Session, col, func, select
 
+from app.db.locks import serialize
 from app.db.models import Event
 
 
@@ -18,6 +19,10 @@ def record(
     battle_id: int | None = None,
     **payload: Any,
 ) -> Event:
+    """Append an event in the command's transaction. Its id is drawn while the campaign's
+    feed lock is held (until commit), so within a campaign ids become visible in order: a
+    bot reading the feed after id N never misses an event that commits later below N."""
+    serialize(session, f"feed:{campaign_id}")
     event = Event(
         campaign_id=campaign_id,
         force_id=force_id,
@@ -27,6 +32,7 @@ def record(
         actor_id=session.info.get("actor_id"),  # set once per request by the access check
     )
     session.add(event)
+    session.flush()
     return event
 
 

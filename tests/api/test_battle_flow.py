@@ -160,21 +160,31 @@ class TestRecordResult:
         assert [d["kind"] for d in pending] == ["out_of_action"]
         assert {c["name"]: c["xp"] for c in red["cards"]}["Chaos Lord"] == 0
 
-    def test_pending_decisions_block_the_next_battle(self, client: TestClient) -> None:
+    def test_a_pending_decision_keeps_only_its_unit_home(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        """A scar or honour owed by one unit must be settled before *that unit* fights again
+        (docs/rulings.md); the rest of the force may muster meanwhile."""
         world = setup_two_forces(client)
         battle = muster(client, world)
-        lord = world["red_units"][0]["id"]
+        lord, legion = (u["id"] for u in world["red_units"])
         client.post(f"/api/v1/battles/{battle['id']}/result", json=lord_falls(world))
+        before = dump(engine)
         blocked = client.post(
             f"/api/v1/campaigns/{world['campaign']}/battles",
+            json=battle_body(world, [world["blue_units"][1]["id"]], [lord], mission="supply_drop"),
+        )
+        problem = assert_problem(blocked, 422, "unit_unavailable")
+        assert problem["field"] == "sides[1].roster" and "Chaos Lord" in problem["detail"]
+        assert dump(engine) == before
+        bystanders = client.post(
+            f"/api/v1/campaigns/{world['campaign']}/battles",
             json=battle_body(
-                world,
-                [world["blue_units"][1]["id"]],
-                [world["red_units"][1]["id"]],
-                mission="supply_drop",
+                world, [world["blue_units"][1]["id"]], [legion], mission="supply_drop"
             ),
         )
-        assert_problem(blocked, 409, "decisions_pending")
+        assert bystanders.status_code == 201, bystanders.text
+        client.post(f"/api/v1/battles/{bystanders.json()['id']}/call-off")
         decision = client.get(f"/api/v1/forces/{world['red']}/decisions").json()[0]
         answered = client.post(
             f"/api/v1/decisions/{decision['id']}/answer", json={"consequence": "battle_scar"}

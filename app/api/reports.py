@@ -1,0 +1,129 @@
+"""Typed views of what the database keeps as JSON (a side's report, a decision, a
+requisition's order, a history event), so every answer has a schema a client can generate
+from. Stored JSON keys cards by string id; the API gives integer ids in lists."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.api.schemas import (
+    DecisionAnswerPublic,
+    DecisionPayload,
+    DecisionPublic,
+    DevastatingBlowPublic,
+    DieRollPublic,
+    EventDetails,
+    EventPublic,
+    ExperienceGainPublic,
+    OutOfActionTestPublic,
+    PromotionPublic,
+    RequisitionDetails,
+    RequisitionPublic,
+    SidePublic,
+    SideReportPublic,
+    SideScore,
+    UnitExperiencePublic,
+    UnitReportPublic,
+)
+from app.db.models import BattleSide, Decision, Event, RequisitionPurchase
+
+
+def side(row: BattleSide) -> SidePublic:
+    return SidePublic(
+        force_id=row.force_id,
+        role=row.role,
+        roster=list(row.roster),
+        agendas=list(row.agendas),
+        warlord_card_id=row.warlord_card_id,
+        crusade_points=row.crusade_points,
+        bonus_command_points=row.bonus_command_points,
+        victory_points=row.victory_points,
+        painted=row.painted,
+        won=row.won,
+        report=side_report(row.report) if row.report else None,
+    )
+
+
+def side_report(report: dict[str, Any]) -> SideReportPublic:
+    gains = report.get("gains", {})
+    return SideReportPublic(
+        units=[UnitReportPublic.model_validate(u) for u in report.get("units", [])],
+        tests=[OutOfActionTestPublic.model_validate(t) for t in report.get("tests", [])],
+        devastating_blows=[
+            DevastatingBlowPublic.model_validate(b) for b in report.get("devastating_blows", [])
+        ],
+        experience=[
+            UnitExperiencePublic(
+                card_id=int(card_id),
+                xp_gained=xp,
+                gain=ExperienceGainPublic.model_validate(gains[card_id])
+                if card_id in gains
+                else None,
+            )
+            for card_id, xp in report.get("experience", {}).items()
+        ],
+        promotions=[PromotionPublic.model_validate(p) for p in report.get("promotions", [])],
+        dice=[DieRollPublic(sides=s, value=v) for s, v in report.get("dice", [])],
+    )
+
+
+def decision(row: Decision) -> DecisionPublic:
+    assert row.id is not None
+    payload = dict(row.payload)
+    reason = str(payload.get("reason") or "")
+    if reason.startswith("rank:"):  # stored as "rank:<id>"; the API gives the rank apart
+        payload["reason"], payload["rank"] = "rank", reason.removeprefix("rank:")
+    answer = dict(row.answer) if row.answer else None
+    if answer is not None:
+        answer["requisitions"] = [_order(o) for o in answer.get("requisitions", [])]
+    return DecisionPublic(
+        id=row.id,
+        force_id=row.force_id,
+        battle_id=row.battle_id,
+        card_id=row.card_id,
+        kind=row.kind,
+        payload=DecisionPayload.model_validate(payload),
+        status=row.status,
+        answer=DecisionAnswerPublic.model_validate(answer) if answer is not None else None,
+    )
+
+
+def _order(data: dict[str, Any]) -> dict[str, Any]:
+    card_id = data.get("card_id")
+    return {**data, "card_id": int(card_id) if card_id is not None else None}
+
+
+def requisition(row: RequisitionPurchase) -> RequisitionPublic:
+    assert row.id is not None
+    return RequisitionPublic(
+        id=row.id,
+        force_id=row.force_id,
+        card_id=row.card_id,
+        requisition=row.requisition,
+        requisition_points_spent=row.requisition_points_spent,
+        crusade_points_gained=row.crusade_points_gained,
+        details=RequisitionDetails.model_validate(_order(row.details)),
+        created_at=row.created_at,
+    )
+
+
+def event(row: Event) -> EventPublic:
+    assert row.id is not None
+    return EventPublic(
+        id=row.id,
+        kind=row.kind,
+        force_id=row.force_id,
+        battle_id=row.battle_id,
+        payload=event_details(row.payload),
+        created_at=row.created_at,
+    )
+
+
+def event_details(payload: dict[str, Any]) -> EventDetails:
+    """Known fields only: a free-form ``answer`` stays in the decision it belongs to."""
+    data = {k: v for k, v in payload.items() if k in EventDetails.model_fields}
+    scores = payload.get("victory_points")
+    data["victory_points"] = [
+        SideScore(force_id=int(k), victory_points=v) for k, v in (scores or {}).items()
+    ]
+    return EventDetails.model_validate(data)

@@ -1,0 +1,24 @@
+"""Problems name the field of the request, not the rules engine's argument.
+
+The rules library refuses with its own argument names (``choice``, ``roster``); a bot needs
+the path in what it sent (``scar``, ``sides[0].out_of_action_choices``). A use case wraps the
+call that can refuse and says how its arguments map onto its input."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from app.rules.errors import RuleError
+
+
+@contextmanager
+def request_fields(renames: Mapping[str, str], prefix: str = "") -> Iterator[None]:
+    """Re-raise a refusal with its field renamed (``renames``) and placed under ``prefix``
+    (e.g. ``sides[1].``). A refusal that already names a path is left as it is."""
+    try:
+        yield
+    except RuleError as refused:
+        if refused.field is not None and not refused.field.startswith(("sides[", "requisitions[")):
+            refused.field = prefix + renames.get(refused.field, refused.field)
+        raise

@@ -1,0 +1,52 @@
+"""History events for what a card gained (rank, Battle Honour, Battle Scar), found by
+comparing the Order of Battle before and after a command, so every path that changes a
+card (a battle's result, a decision answered later) reports the same way."""
+
+from __future__ import annotations
+
+from sqlmodel import Session
+
+from app.rules.cards import CrusadeCard
+from app.rules.order_of_battle import OrderOfBattle
+from app.services import history
+from app.services.forces import ForceView
+
+
+def record_gains(
+    session: Session, view: ForceView, *, after: OrderOfBattle, battle_id: int | None
+) -> None:
+    """``view`` is the force as loaded before the change; ``after`` the rules' new value."""
+    before = {c.id: c for c in view.value.cards}
+    for card in after.cards:
+        old = before.get(card.id)
+        if old is None:
+            continue
+        for kind, details in _gained(old, card):
+            history.record(
+                session,
+                campaign_id=view.force.campaign_id,
+                force_id=view.force.id,
+                battle_id=battle_id,
+                kind=kind,
+                card_id=int(card.id),
+                name=card.name,
+                **details,
+            )
+
+
+def _gained(old: CrusadeCard, new: CrusadeCard) -> list[tuple[str, dict[str, object]]]:
+    found: list[tuple[str, dict[str, object]]] = []
+    if new.rank != old.rank:
+        found.append(("rank_gained", {"rank": new.rank}))
+    for honour in new.honours[len(old.honours) :]:
+        found.append(
+            (
+                "honour_gained",
+                {"category": honour.category.value, "entries": list(honour.entry_ids)},
+            )
+        )
+    held = {s.entry_id for s in old.scars}
+    for scar in new.scars:
+        if scar.entry_id not in held:
+            found.append(("scar_gained", {"scar": scar.entry_id}))
+    return found
