@@ -12,7 +12,7 @@ import uvicorn
 from app.config import get_settings, secret_key
 from app.db import migrate
 from app.db.session import session_scope
-from app.services import accounts, transfer
+from app.services import accounts, totals, transfer
 from app.services import demo as demo_service
 
 app = typer.Typer(help="Crusade campaign tracker", no_args_is_help=True)
@@ -20,6 +20,11 @@ db = typer.Typer(help="Database schema commands", no_args_is_help=True)
 app.add_typer(db, name="db")
 user = typer.Typer(help="Accounts", no_args_is_help=True)
 app.add_typer(user, name="user")
+totals_commands = typer.Typer(
+    help="Standings, chart points and card battle lists kept as battles are recorded",
+    no_args_is_help=True,
+)
+app.add_typer(totals_commands, name="totals")
 
 
 @user.command("create")
@@ -89,6 +94,31 @@ def serve(
         host=host or settings.host,
         port=port or settings.port,
         log_level=settings.log_level,
+    )
+
+
+@totals_commands.command("check")
+def totals_check() -> None:
+    """Recompute every kept total from the cards and battles and list any that differ
+    (exit status 1 if one does)."""
+    with session_scope(writes=False) as session:
+        found = totals.differences(session.connection())
+    for line in found:
+        typer.echo(line)
+    typer.echo(f"{len(found)} difference(s)")
+    if found:
+        raise typer.Exit(1)
+
+
+@totals_commands.command("rebuild")
+def totals_rebuild() -> None:
+    """Recompute every kept total from the cards and battles and store it."""
+    migrate.upgrade(get_settings().effective_database_url)
+    with session_scope() as session:
+        fresh = totals.rebuild(session.connection())
+    typer.echo(
+        f"rebuilt {len(fresh.standings)} standings lines, {len(fresh.sides)} chart points, "
+        f"{len(fresh.card_battles)} card battle entries"
     )
 
 
