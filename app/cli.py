@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 import uvicorn
+from fastapi import FastAPI
 
 from app.config import get_settings, secret_key
 from app.db import migrate
 from app.db.session import session_scope
+from app.main import create_app
 from app.services import accounts, totals, transfer
 from app.services import demo as demo_service
 
@@ -82,6 +85,14 @@ def serve(
     demo_if_empty: Annotated[
         bool, typer.Option(help="Load the demo campaign into an empty database")
     ] = False,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=64,
+            help="App processes (more than 1 needs PostgreSQL, and Redis for rate limits)",
+        ),
+    ] = 1,
 ) -> None:
     """Apply migrations, then serve the app with uvicorn (HOST, PORT, DATABASE_URL)."""
     settings = get_settings()
@@ -89,12 +100,23 @@ def serve(
     if demo_if_empty:
         _load_demo(required=False)
     uvicorn.run(
-        "app.main:create_app",
+        "app.cli:served_app",
         factory=True,
         host=host or settings.host,
         port=port or settings.port,
         log_level=settings.log_level,
+        workers=workers,
     )
+
+
+def served_app() -> FastAPI:
+    """The app as each server process runs it. The objects made at start-up (the rule
+    tables, routes, templates: ~170k) are moved out of the garbage collector's sight, so a
+    full collection no longer walks them all in the middle of a request (~100 ms pauses)."""
+    application = create_app()
+    gc.collect()
+    gc.freeze()
+    return application
 
 
 @totals_commands.command("check")

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from sqlalchemy import insert
 from sqlmodel import Session, col, select
 
 from app.db.locks import for_change
-from app.db.models import Battle, Card, Decision, as_utc, utcnow
+from app.db.models import Battle, Card, Decision, Force, as_utc, utcnow
 from app.errors import DomainError, NotFound
 from app.rules import aftermath as after_rules
 from app.rules.aftermath import (
@@ -31,10 +32,19 @@ from app.services.forces import load_force
 
 def store(
     session: Session, *, force_id: int, battle_id: int | None, pending: tuple[Any, ...]
-) -> list[Decision]:
-    rows = [_row(force_id, battle_id, d) for d in pending]
-    session.add_all(rows)
-    return rows
+) -> None:
+    """One INSERT however many decisions: the ORM would send SQLite one per row (it cannot
+    read back the ids of a multi-row INSERT there), and nothing here needs the new ids.
+    Rows inserted this way are not seen by the flush hooks, so the force's version is
+    raised here (anything cached for it shows the decisions as pending)."""
+    if not pending:
+        return
+    rows = [_row(force_id, battle_id, d).model_dump(exclude={"id"}) for d in pending]
+    session.execute(insert(Decision), rows)
+    force = session.get(Force, force_id)
+    if force is not None:
+        force.version += 1
+        session.add(force)
 
 
 def _row(force_id: int, battle_id: int | None, decision: Any) -> Decision:
