@@ -309,3 +309,48 @@ class BattleDraft(SQLModel, table=True):
     data: dict[str, Any] = _json({})
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
+
+
+# --- issue 14: totals kept when a battle is recorded or reverted --------------------------
+# Read by standings, the dashboard's progress chart and each card's battle list, so their
+# cost follows the page shown, never the campaign's past. app.services.totals keeps them in
+# the transaction of every change and rebuilds or checks them (`crusade totals`).
+
+
+class ForceStanding(SQLModel, table=True):
+    """A force's standings line: live units' Crusade points, supply, XP and its record."""
+
+    __tablename__ = "force_standing"
+
+    force_id: int = Field(foreign_key="force.id", primary_key=True)
+    campaign_id: int = Field(foreign_key="campaign.id", index=True)
+    crusade_points: int = 0
+    supply_used: int = 0
+    units: int = 0
+    xp: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+
+
+class SideTotals(SQLModel, table=True):
+    """A force's Crusade points and XP just before a resolved battle: its totals after its
+    previous battle (a progress chart's point)."""
+
+    __tablename__ = "side_totals"
+
+    battle_id: int = Field(foreign_key="battle.id", primary_key=True)
+    force_id: int = Field(foreign_key="force.id", primary_key=True)
+    campaign_id: int = Field(foreign_key="campaign.id", index=True)
+    crusade_points: int = 0
+    xp: int = 0
+
+
+class CardBattle(SQLModel, table=True):
+    """A unit on a battle's roster (battles not reverted): a card's battle list."""
+
+    __tablename__ = "card_battle"
+
+    card_id: int = Field(foreign_key="crusade_card.id", primary_key=True)
+    battle_id: int = Field(foreign_key="battle.id", primary_key=True, index=True)
+    force_id: int = Field(foreign_key="force.id")

@@ -6,6 +6,7 @@ import secrets
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from sqlalchemy.orm import defer
 from sqlmodel import Session, col, func, select
 
 from app.db.locks import for_change
@@ -27,7 +28,7 @@ from app.rules.data import VictorRole, rulebook
 from app.rules.dice import Dice, EnteredDice, KeyedDice, SeededDice
 from app.rules.errors import RuleError
 from app.rules.out_of_action import Consequence
-from app.services import decisions, gains, history
+from app.services import decisions, gains, history, totals
 from app.services.convert import write_force
 from app.services.fields import request_fields
 from app.services.forces import ForceView, get_campaign, load_force, lock_forces
@@ -80,6 +81,7 @@ def list_battles(
         select(BattleSide)
         .where(col(BattleSide.battle_id).in_([b.id for b in rows]))
         .order_by(col(BattleSide.id))
+        .options(defer(BattleSide.snapshot, raiseload=True))  # type: ignore[arg-type]
     ).all()
     return [(b, [s for s in sides if s.battle_id == b.id]) for b in rows], total
 
@@ -159,6 +161,7 @@ def muster(
         for i, s in enumerate(sides)
     ]
     session.add_all(rows)
+    totals.mustered(session, battle, rows)
     history.record(
         session,
         campaign_id=campaign_id,
@@ -282,16 +285,19 @@ def record_result(
     ]
     outcome = battle_rules.decide_victor(scores[0], scores[1])
     mission = book.mission(battle.mission)
+    totals_before = []
     for index, side in enumerate(sides):
         result = by_force[side.force_id]
         won = outcome == (
             battle_rules.Outcome.A_WINS if index == 0 else battle_rules.Outcome.B_WINS
         )
         with request_fields(_SIDE_FIELDS, f"sides[{results.index(result)}]."):
-            _resolve(session, battle, side, result, won, mission, index)
+            totals_before.append(_resolve(session, battle, side, result, won, mission, index))
         side.victory_points, side.painted, side.won = scores[index].total, result.painted, won
         session.add(side)
     battle.status, battle.outcome, battle.resolved_at = "resolved", outcome.value, utcnow()
+    for side, before in zip(sides, totals_before, strict=True):
+        totals.record(session, battle, side, before, side.won)
     session.add(battle)
     history.record(
         session,
@@ -316,9 +322,15 @@ def _resolve(
     won: bool,
     mission: Any,
     index: int,
-) -> None:
+) -> tuple[int, int]:
+    """Run one side's post-battle sequence; return its force's Crusade points and XP from
+    just before (the progress chart's point)."""
     view = load_force(session, side.force_id)
     side.snapshot = _snapshot(view)
+    before = (
+        sum(c.crusade_points for c in view.value.cards),
+        sum(c.xp for c in view.value.cards),
+    )
     report = SideReport(
         roster=tuple(str(i) for i in side.roster),
         agendas=tuple(side.agendas),
@@ -357,6 +369,7 @@ def _resolve(
         "promotions": [{"card_id": int(p.card_id), "rank": p.rank} for p in after.promotions],
         "dice": [[d.sides, d.value] for d in after.dice],
     }
+    return before
 
 
 def side_dice(result: SideResult, seed: int) -> Dice:
@@ -438,6 +451,7 @@ def revert(session: Session, *, battle_id: int) -> Battle:
         _check_revertible(session, battle, sides)
         for side in sides:
             _restore(session, side)
+        totals.unrecord(session, battle, sides)
     return _undo(session, battle, kind="battle_reverted")
 
 
@@ -480,6 +494,7 @@ def _undo(session: Session, battle: Battle, *, kind: str) -> Battle:
         session.add(row)
     battle.status = "reverted"
     session.add(battle)
+    totals.undone(session, battle)
     history.record(session, campaign_id=battle.campaign_id, battle_id=battle.id, kind=kind)
     return battle
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy.orm.attributes import flag_modified
+
 from app.db.models import Card, Force
 from app.rules.cards import BattleHonour, BattleScar, CombatTallies, CrusadeCard, Upgrade
 from app.rules.data import HonourCategory
@@ -86,24 +88,34 @@ def card_value(row: Card) -> CrusadeCard:
 
 
 def write_card(row: Card, card: CrusadeCard) -> None:
-    """Copy every field a rule may change back onto the row."""
-    row.name = card.name
-    row.power_rating = card.power_rating
-    row.keywords = sorted(card.keywords)
-    row.wargear = card.wargear
-    row.psychic_powers = card.psychic_powers
-    row.narrative = card.narrative
-    row.xp = card.xp
-    row.rank = card.rank
-    row.honours = [honour_json(h) for h in card.honours]
-    row.scars = [scar_json(s) for s in card.scars]
-    row.upgrades = [upgrade_json(u) for u in card.upgrades]
-    row.battles_played = card.tallies.battles_played
-    row.battles_survived = card.tallies.battles_survived
-    row.destroyed_psychic = card.tallies.destroyed_psychic
-    row.destroyed_ranged = card.tallies.destroyed_ranged
-    row.destroyed_melee = card.tallies.destroyed_melee
-    row.marked_for_greatness = card.marked_for_greatness
+    """Copy every field a rule may change back onto the row. A card that changed at all is
+    written whole: every changed card of a command then has the same set of columns, so the
+    ORM sends them as one executemany UPDATE, however varied the changes (it groups rows by
+    the columns they change, one statement per group)."""
+    values = {
+        "name": card.name,
+        "power_rating": card.power_rating,
+        "keywords": sorted(card.keywords),
+        "wargear": card.wargear,
+        "psychic_powers": card.psychic_powers,
+        "narrative": card.narrative,
+        "xp": card.xp,
+        "rank": card.rank,
+        "honours": [honour_json(h) for h in card.honours],
+        "scars": [scar_json(s) for s in card.scars],
+        "upgrades": [upgrade_json(u) for u in card.upgrades],
+        "battles_played": card.tallies.battles_played,
+        "battles_survived": card.tallies.battles_survived,
+        "destroyed_psychic": card.tallies.destroyed_psychic,
+        "destroyed_ranged": card.tallies.destroyed_ranged,
+        "destroyed_melee": card.tallies.destroyed_melee,
+        "marked_for_greatness": card.marked_for_greatness,
+    }
+    if all(getattr(row, name) == value for name, value in values.items()):
+        return
+    for name, value in values.items():
+        setattr(row, name, value)
+        flag_modified(row, name)
 
 
 def force_value(force: Force, cards: list[Card]) -> OrderOfBattle:

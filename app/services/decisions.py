@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from sqlalchemy import insert
 from sqlmodel import Session, col, select
 
 from app.db.locks import for_change
@@ -32,29 +33,33 @@ from app.services.forces import load_force
 
 def store(
     session: Session, *, force_id: int, battle_id: int | None, pending: tuple[Any, ...]
-) -> list[Decision]:
-    rows = [_row(force_id, battle_id, d) for d in pending]
-    session.add_all(rows)
-    if rows:
-        session.flush()
-        campaign_id = _campaign_of(session, force_id)
-        for row in rows:
-            history.record(
-                session,
-                campaign_id=campaign_id,
-                force_id=force_id,
-                battle_id=battle_id,
-                kind="decision_pending",
-                decision_id=row.id,
-                decision=row.kind,
-                card_id=row.card_id,
-            )
-    return rows
+') -> None:
+    """One INSERT however many decisions (RETURNING their ids, which the history needs; the
+    ORM would send SQLite one INSERT per row). Rows inserted this way are not seen by the
+    flush hooks, so the force's version is raised here (anything cached for it shows the
+    decisions as pending)."""
+    if not pending:
+        return
+    rows = [_row(force_id, battle_id, d).model_dump(exclude={"id"}) for d in pending]
+    stored = session.execute(
+        insert(Decision).returning(Decision.id, Decision.kind, Decision.card_id), rows
+    ).all()
+    force = session.get(Force, force_id)
+    assert force is not None  # the caller holds the force locked
+    force.version += 1
+    session.add(force)
+    for decision_id, kind, card_id in stored:
+        history.record(
+            session,
+            campaign_id=force.campaign_id,
+            force_id=force_id,
+            battle_id=battle_id,
+            kind="decision_pending",
+            decision_id=decision_id,
+            decision=kind,
+            card_id=card_id,
+        )
 
-
-def _campaign_of(session: Session, force_id: int) -> int:
-    campaign_id = session.exec(select(Force.campaign_id).where(Force.id == force_id)).one()
-    return int(campaign_id)
 
 
 def _row(force_id: int, battle_id: int | None, decision: Any) -> Decision:

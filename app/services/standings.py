@@ -1,15 +1,13 @@
-"""Campaign standings: every force's record, Crusade points and supply, in three queries
-whatever the number of forces or units."""
+"""Campaign standings: every force's record, Crusade points and supply, in two queries
+whatever the number of forces, units or battles."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 
 from sqlmodel import Session, col, select
 
-from app.db.models import Battle, BattleSide, Card, Force
-from app.services.convert import card_value
+from app.db.models import Force, ForceStanding
 from app.services.forces import get_campaign
 
 
@@ -31,45 +29,34 @@ class Standing:
 
 
 def standings(session: Session, *, campaign_id: int) -> list[Standing]:
+    """One line per force, read from the lines kept as battles are recorded (app.services.
+    totals): the cost follows the number of forces, never the campaign's past."""
     get_campaign(session, campaign_id)
-    forces = session.exec(
-        select(Force).where(Force.campaign_id == campaign_id).order_by(col(Force.id))
+    rows = session.exec(
+        select(Force, ForceStanding)
+        .outerjoin(ForceStanding, col(ForceStanding.force_id) == col(Force.id))
+        .where(Force.campaign_id == campaign_id)
+        .order_by(col(Force.id))
     ).all()
-    cards = session.exec(
-        select(Card)
-        .join(Force, col(Force.id) == col(Card.force_id))
-        .where(Force.campaign_id == campaign_id, col(Card.removed).is_(False))
-    ).all()
-    results = session.exec(
-        select(BattleSide.force_id, BattleSide.won, Battle.outcome)
-        .join(Battle, col(Battle.id) == col(BattleSide.battle_id))
-        .where(Battle.campaign_id == campaign_id, Battle.status == "resolved")
-    ).all()
-    by_force: dict[int, list[Card]] = defaultdict(list)
-    for card in cards:
-        by_force[card.force_id].append(card)
-    record: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
-    for force_id, won, outcome in results:
-        record[force_id][0 if won else 1 if outcome == "draw" else 2] += 1
-    table = [_standing(f, by_force[f.id or 0], record[f.id or 0]) for f in forces]
+    table = [_standing(force, line) for force, line in rows]
     return sorted(table, key=lambda s: (-s.wins, -s.draws, -s.crusade_points, s.name))
 
 
-def _standing(force: Force, cards: list[Card], record: list[int]) -> Standing:
+def _standing(force: Force, line: ForceStanding | None) -> Standing:
     assert force.id is not None
-    wins, draws, losses = record
+    line = line or ForceStanding(force_id=force.id, campaign_id=force.campaign_id)
     return Standing(
         force_id=force.id,
         name=force.name,
         player_name=force.player_name,
         crusade_faction=force.crusade_faction,
         battles=force.battle_tally,
-        wins=wins,
-        draws=draws,
-        losses=losses,
-        crusade_points=sum(card_value(c).crusade_points for c in cards),
-        supply_used=sum(c.power_rating for c in cards),
+        wins=line.wins,
+        draws=line.draws,
+        losses=line.losses,
+        crusade_points=line.crusade_points,
+        supply_used=line.supply_used,
         supply_limit=force.supply_limit,
         requisition_points=force.requisition_points,
-        units=len(cards),
+        units=line.units,
     )

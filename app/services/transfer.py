@@ -24,6 +24,7 @@ from app.db.models import (
     utcnow,
 )
 from app.errors import DomainError
+from app.services import totals
 from app.services.forces import get_campaign
 
 FORMAT = "crusade-campaign/1"
@@ -174,6 +175,11 @@ def import_campaign(session: Session, document: dict[str, Any]) -> Campaign:
             for field in columns:
                 setattr(row, field, _map_json(getattr(row, field), maps))
             session.add(row)
+    session.flush()
+    # Records, chart points and battle lists come from the imported battles, as a rebuild
+    # makes them; the lines the flushes above started are replaced, so forget them.
+    totals.rebuild(session.connection(), campaign.id)
+    session.expire_all()
     return campaign
 
 

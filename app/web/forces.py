@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, StringConstraints, ValidationError
 from pydantic_core import ErrorDetails
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from app.api import present
 from app.api.battles import order as requisition_order
@@ -30,7 +30,7 @@ from app.rules.errors import RuleError
 from app.rules.order_of_battle import OrderOfBattle
 from app.rules.ranks import next_rank
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
-from app.services import decisions, forces, requisitions
+from app.services import card_battles, decisions, forces, requisitions
 from app.services.access import Access, authorize
 from app.services.accounts import Principal
 from app.services.convert import card_value
@@ -609,30 +609,15 @@ RESULTS = {
 }
 
 
-def battle_history(session: Session, row: Card) -> list[BattleLine]:
-    """The battles whose roster held this unit, newest first (reverted ones are gone)."""
-    pairs = session.exec(
-        select(BattleSide, Battle)
-        .join(Battle, col(Battle.id) == col(BattleSide.battle_id))
-        .where(BattleSide.force_id == row.force_id, Battle.status != "reverted")
-        .order_by(col(Battle.id).desc())
-    ).all()
-    fought = [(side, battle) for side, battle in pairs if row.id in side.roster]
-    if not fought:
-        return []
-    foes = dict(
-        session.exec(
-            select(BattleSide.battle_id, Force.name)
-            .join(Force, col(Force.id) == col(BattleSide.force_id))
-            .where(
-                col(BattleSide.battle_id).in_([b.id for _, b in fought]),
-                BattleSide.force_id != row.force_id,
-            )
-        ).all()
-    )
-    return [
-        _battle_line(row, side, battle, foes.get(battle.id or 0, "?")) for side, battle in fought
-    ]
+def battle_history(
+    session: Session, row: Card, before: int | None = None
+) -> tuple[list[BattleLine], int | None]:
+    """A page of the battles whose roster held this unit, newest first (reverted ones are
+    gone), and the cursor of the older ones."""
+    assert row.id is not None
+    page = card_battles.card_battles(session, card_id=row.id, force_id=row.force_id, before=before)
+    lines = [_battle_line(row, f.side, f.battle, f.opponent) for f in page.items]
+    return lines, page.older
 
 
 def _battle_line(row: Card, side: BattleSide, battle: Battle, opponent: str) -> BattleLine:
@@ -698,11 +683,17 @@ def _card_page(
 
 @router.get("/cards/{card_id}")
 def crusade_card(
-    request: Request, session: SessionDep, principal: Reader, card_id: int
+    request: Request,
+    session: SessionDep,
+    principal: Reader,
+    card_id: int,
+    before: Annotated[int | None, Query(ge=1, lt=2**31)] = None,
 ) -> Response:
     row = forces.get_card(session, card_id)
-    history = battle_history(session, row)
-    return _card_page(request, session, principal, row, "pages/card.html", history=history)
+    history, older = battle_history(session, row, before)
+    return _card_page(
+        request, session, principal, row, "pages/card.html", history=history, older=older
+    )
 
 
 @router.post("/cards/{card_id}")
@@ -725,7 +716,7 @@ def edit_card(
             row,
             "pages/card.html",
             status=outcome.status,
-            history=battle_history(session, row),
+            history=battle_history(session, row)[0],
             error=outcome.error,
             values=form.model_dump(),
         )

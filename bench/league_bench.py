@@ -1,0 +1,367 @@
+"""Every main read and a battle's resolution on a league-sized campaign, at several sizes of
+its history. Prints figures; asserts nothing.
+
+    .venv/bin/python bench/league_bench.py [--database-url URL] [--forces 50] [--units 100]
+        [--battles 10,200,2000] [--requests 40] [--throughput-workers 1,2]
+
+One league (bench/league.py) is grown to each number of battles in turn; at each size:
+
+- statements per request, counted in-process with a SQLAlchemy event listener;
+- p50/p95 latency from one client against `crusade serve` in its own process, and the
+  ratio of each request's throughput to /health's in the same run (the machine is shared,
+  so absolute milliseconds move from run to run; the ratio is what compares runs);
+- the export: time, size and the server's peak memory (VmHWM) before and after it.
+
+Then the growth factor of each request's p50 from the second size to the last (goal: at
+most 1.2), and, with ``--throughput-workers``, read throughput with 1 and 2 server
+processes and 4 client threads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, event, func
+from sqlmodel import Session, select
+
+from app.db import migrate
+from app.db.engine import make_engine
+from app.db.models import Card
+from app.db.session import session_scope
+from app.main import create_app
+from app.services import accounts
+
+sys.path.insert(0, str(Path(__file__).parent))
+import league as league_module
+
+USER = {"username": "bench", "password": "bench password"}
+CRUSADE = str(Path(sys.executable).with_name("crusade"))
+
+
+def reads(world: dict[str, Any]) -> dict[str, str]:
+    campaign, force, card = world["campaign"], world["force"], world["card"]
+    return {
+        "/health": "/health",
+        "standings (JSON)": f"/api/v1/campaigns/{campaign}/standings",
+        "campaign dashboard (page)": f"/campaigns/{campaign}",
+        "Crusade card (page)": f"/cards/{card}",
+        "Crusade card (JSON)": f"/api/v1/cards/{card}",
+        "battles list (JSON)": f"/api/v1/campaigns/{campaign}/battles",
+        "all battles (page)": f"/campaigns/{campaign}/battles",
+        "Order of Battle (JSON)": f"/api/v1/forces/{force}",
+    }
+
+
+def busiest_card(engine: Engine, force_id: int) -> int:
+    with Session(engine) as session:
+        query = (
+            select(Card.id)
+            .where(Card.force_id == force_id)
+            .order_by(Card.battles_played.desc(), Card.id)  # type: ignore[attr-defined]
+        )
+        card = session.exec(query).first()
+        assert card is not None
+        return card
+
+
+def resolution(http: Any, engine: Engine, world: dict[str, Any], units: int) -> Callable[[], Any]:
+    """Muster a battle of two forces with ``units`` units each (the lightest, so they fit an
+    Onslaught) and return the call that records its result; the caller reverts it."""
+    forces = world["pair"]
+    with Session(engine) as session:
+        rosters = [league_module._roster(session, f, world["rng"], units, 150) for f in forces]
+    body = {
+        "battle_size": "onslaught",
+        "mission": "grand_assault",
+        "sides": [
+            {
+                "force_id": forces[i],
+                "role": role,
+                "roster": rosters[i],
+                "agendas": ["assassins", "first_strike", "sentinel", "witch_hunter"],
+            }
+            for i, role in enumerate(("attacker", "defender"))
+        ],
+    }
+    response = http.post(f"/api/v1/campaigns/{world['campaign']}/battles", json=body)
+    assert response.status_code == 201, response.text
+    battle = response.json()["id"]
+    rng = world["rng"]
+    result = {
+        "sides": [
+            {
+                "force_id": forces[i],
+                "victory_points": 70 - 30 * i,
+                "units": [
+                    {
+                        "card_id": c,
+                        "destroyed": rng.random() < 0.3,
+                        "destroyed_ranged": rng.choice((0, 1, 2)),
+                        "destroyed_melee": rng.choice((0, 0, 1)),
+                        "agenda_tallies": {"assassins": rng.choice((0, 1))},
+                    }
+                    for c in rosters[i]
+                ],
+            }
+            for i in range(2)
+        ]
+    }
+
+    def post() -> Any:
+        answer = http.post(f"/api/v1/battles/{battle}/result", json=result)
+        assert answer.status_code == 200, answer.text
+        return battle
+
+    return post
+
+
+def revert(http: Any, battle: int) -> None:
+    response = http.post(f"/api/v1/battles/{battle}/revert")
+    assert response.status_code == 200, response.text
+
+
+# --- statements ----------------------------------------------------------------------------
+
+
+class StatementCounter:
+    def __init__(self, engine: Engine) -> None:
+        self.count = 0
+        event.listen(engine, "before_cursor_execute", self._seen)
+
+    def _seen(self, *_args: Any) -> None:
+        self.count += 1
+
+    def of(self, call: Callable[[], Any]) -> tuple[int, Any]:
+        start = self.count
+        result = call()
+        return self.count - start, result
+
+
+def count_statements(
+    client: TestClient, engine: Engine, counter: StatementCounter, world: dict[str, Any]
+) -> dict[str, int]:
+    counts = {}
+    for name, url in reads(world).items():
+        counts[name], response = counter.of(lambda url=url: client.get(url))
+        assert response.status_code == 200, (url, response.text[:300])
+    counts["export"], _ = counter.of(
+        lambda: client.get(f"/api/v1/campaigns/{world['campaign']}/export")
+    )
+    for units in (5, 20):
+        post = resolution(client, engine, world, units)
+        counts[f"resolve ({units} units a side)"], battle = counter.of(post)
+        revert(client, battle)
+    return counts
+
+
+# --- a live server ---------------------------------------------------------------------------
+
+
+@contextmanager
+def server(database_url: str, workers: int = 1) -> Iterator[tuple[str, int]]:
+    """`crusade serve` in its own process on a free loopback port."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [CRUSADE, "serve", "--host", "127.0.0.1", "--port", str(port)]
+    if workers > 1:
+        command += ["--workers", str(workers)]
+    env = {**os.environ, "DATABASE_URL": database_url, "LOG_LEVEL": "warning"}
+    process = subprocess.Popen(command, env=env)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{base}/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        yield base, process.pid
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def timed(call: Callable[[], Any], requests: int) -> list[float]:
+    for _ in range(3):  # warm-up
+        call()
+    latencies = []
+    for _ in range(requests):
+        start = time.perf_counter()
+        call()
+        latencies.append((time.perf_counter() - start) * 1000)
+    return latencies
+
+
+def pct(values: list[float], q: int) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+def measure(
+    url: str, engine: Engine, world: dict[str, Any], requests: int
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    latency: dict[str, list[float]] = {}
+    extra: dict[str, float] = {}
+    with server(url) as (base, pid), httpx.Client(base_url=base, timeout=300) as http:
+        login = http.post("/api/v1/auth/login", json=USER)
+        assert login.status_code == 200, login.text
+        http.headers["X-CSRF-Token"] = http.get("/api/v1/auth/csrf").json()["csrf_token"]
+        for name, path in reads(world).items():
+            latency[name] = timed(lambda path=path: http.get(path), requests)
+        resolve = []
+        for _ in range(max(10, requests // 2)):
+            post = resolution(http, engine, world, 20)
+            start = time.perf_counter()
+            battle = post()
+            resolve.append((time.perf_counter() - start) * 1000)
+            revert(http, battle)
+        latency["resolve (2 x 20 units)"] = resolve
+        extra["rss before export MB"] = peak_rss_mb(pid)
+        exports = []
+        for _ in range(2):
+            start = time.perf_counter()
+            size = 0
+            with http.stream("GET", f"/api/v1/campaigns/{world['campaign']}/export") as response:
+                for chunk in response.iter_bytes():
+                    size += len(chunk)
+            exports.append((time.perf_counter() - start) * 1000)
+        latency["export"] = exports
+        extra["export MB"] = size / 1e6
+        extra["rss after export MB"] = peak_rss_mb(pid)
+    return latency, extra
+
+
+def throughput(url: str, world: dict[str, Any], workers: int, requests: int) -> dict[str, float]:
+    paths = reads(world)
+    rates = {}
+    names = ("/health", "standings (JSON)", "Crusade card (page)", "Order of Battle (JSON)")
+    with server(url, workers) as (base, _pid), httpx.Client(base_url=base, timeout=60) as http:
+        for name in names:
+            calls = [paths[name]] * requests
+            with ThreadPoolExecutor(4) as pool:
+                list(pool.map(http.get, calls[:20]))
+                start = time.perf_counter()
+                list(pool.map(http.get, calls))
+            rates[name] = requests / (time.perf_counter() - start)
+    return rates
+
+
+# --- the run -----------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--database-url", default="")
+    parser.add_argument("--forces", type=int, default=50)
+    parser.add_argument("--units", type=int, default=100)
+    parser.add_argument("--battles", default="10,200,2000")
+    parser.add_argument("--requests", type=int, default=40)
+    parser.add_argument("--throughput-workers", default="")
+    args = parser.parse_args()
+    sizes = [int(n) for n in args.battles.split(",")]
+    with tempfile.TemporaryDirectory() as folder:
+        url = args.database_url or f"sqlite:///{Path(folder) / 'league.db'}"
+        run(url, args, sizes)
+
+
+def run(url: str, args: argparse.Namespace, sizes: list[int]) -> None:
+    migrate.upgrade(url)
+    engine = make_engine(url)
+    counter = StatementCounter(engine)
+    print(f"database: {engine.url.get_backend_name()}; {args.forces} forces x {args.units} units")
+    with session_scope(engine) as session:
+        user = accounts.create_user(session, username=USER["username"], password=USER["password"])
+        organizer = user.id
+    start = time.perf_counter()
+    league = league_module.create(
+        engine, forces_count=args.forces, units=args.units, organizer_id=organizer
+    )
+    print(f"forces and units: {time.perf_counter() - start:.0f} s")
+    world: dict[str, Any] = {
+        "campaign": league.campaign_id,
+        "force": league.force_ids[0],
+        "pair": league.force_ids[-2:],
+        "rng": league_module.random.Random(99),
+    }
+    table: dict[int, tuple[dict[str, int], dict[str, list[float]], dict[str, float]]] = {}
+    for size in sizes:
+        start = time.perf_counter()
+        league_module.grow(engine, league, size)
+        print(f"grown to {size} battles: {time.perf_counter() - start:.0f} s")
+        world["card"] = busiest_card(engine, league.force_ids[0])
+        with TestClient(create_app(engine)) as client:
+            client.post("/api/v1/auth/login", json=USER)
+            client.headers["X-CSRF-Token"] = client.get("/api/v1/auth/csrf").json()["csrf_token"]
+            counts = count_statements(client, engine, counter, world)
+        latency, extra = measure(url, engine, world, args.requests)
+        table[size] = (counts, latency, extra)
+        report_size(size, counts, latency, extra)
+    report_growth(table, sizes)
+    for workers in [int(n) for n in args.throughput_workers.split(",") if n]:
+        rates = throughput(url, world, workers, args.requests * 10)
+        print(f"\nthroughput with {workers} worker(s), 4 client threads:")
+        for name, rate in rates.items():
+            print(f"  {name:<28}{rate:8.0f} req/s")
+    with Session(engine) as session:
+        cards = session.exec(select(func.count()).select_from(Card)).one()
+    print(f"\n{cards} cards; {league.battles} battles played ({league.reverted} reverted)")
+    engine.dispose()
+
+
+def report_size(
+    size: int, counts: dict[str, int], latency: dict[str, list[float]], extra: dict[str, float]
+) -> None:
+    health = statistics.mean(latency["/health"])
+    print(f"\n{size} battles:")
+    print(f"  {'request':<30}{'p50 ms':>9}{'p95 ms':>9}{'stmts':>7}{'x /health':>11}")
+    for name, values in latency.items():
+        ratio = health / statistics.mean(values)
+        p95 = pct(values, 95) if len(values) > 2 else max(values)
+        stmts = counts.get(name, counts.get("resolve (20 units a side)", 0))
+        if name == "export":
+            stmts = counts["export"]
+        print(f"  {name:<30}{statistics.median(values):>9.1f}{p95:>9.1f}{stmts:>7}{ratio:>11.2f}")
+    print(f"  statements, resolve 5 units a side: {counts['resolve (5 units a side)']}")
+    print(
+        f"  export {extra['export MB']:.1f} MB; server peak RSS {extra['rss before export MB']:.0f}"
+        f" MB before, {extra['rss after export MB']:.0f} MB after"
+    )
+
+
+def report_growth(table: dict[int, Any], sizes: list[int]) -> None:
+    if len(sizes) < 2:
+        return
+    small, large = sizes[-2], sizes[-1]
+    print(f"\ngrowth of p50 from {small} to {large} battles (goal <= 1.2):")
+    for name in table[large][1]:
+        before = statistics.median(table[small][1][name])
+        after = statistics.median(table[large][1][name])
+        print(f"  {name:<30}{after / before:>6.2f}")
+
+
+if __name__ == "__main__":
+    main()

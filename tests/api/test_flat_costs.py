@@ -1,0 +1,188 @@
+"""A request's cost follows the page it shows, not the campaign's past: the statements each
+main read and a battle's resolution send are the same at 10 and at 200 battles, and a
+resolution sends as many with 5 varied units a side as with 40. (Counted, not timed: the
+figures are bench/league_bench.py's.)"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+from sqlmodel import select
+
+from app.db.models import Decision
+from app.db.session import session_scope
+from app.rules.data import VictorRole
+from app.rules.dice import SeededDice
+from app.services import battles, decisions
+from app.services.demo import _answer
+from tests.api.helpers import campaign, force, unit
+from tests.api.test_query_counts import statements
+
+KINDS = (
+    ["INFANTRY"],
+    ["INFANTRY", "CHARACTER"],
+    ["VEHICLE"],
+    ["MONSTER"],
+    ["INFANTRY", "PSYKER", "CHARACTER"],
+)
+
+
+def league(client: TestClient, units: int) -> dict[str, Any]:
+    campaign_id = campaign(client)
+    client.patch(f"/api/v1/campaigns/{campaign_id}", json={"public": True})
+    world: dict[str, Any] = {"campaign": campaign_id, "forces": [], "units": []}
+    for name, faction in (("Ultramarines", "IMPERIUM"), ("Black Legion", "CHAOS")):
+        force_id = force(client, campaign_id, name, faction)
+        cards = [
+            unit(client, force_id, f"{name} {n}", 1, keywords=[faction, *KINDS[n % len(KINDS)]])
+            for n in range(units)
+        ]
+        world["forces"].append(force_id)
+        world["units"].append([c["id"] for c in cards])
+    world["played"] = 0
+    return world
+
+
+def play(engine: Engine, world: dict[str, Any], battles_wanted: int) -> None:
+    """Battles through the services (faster than HTTP), two units a side in turn, every
+    decision answered as a player would."""
+    while world["played"] < battles_wanted:
+        n = world["played"]
+        rosters = [[u[(2 * n) % len(u)], u[(2 * n + 1) % len(u)]] for u in world["units"]]
+        with session_scope(engine) as session:
+            sides = [
+                battles.SideSetup(force_id=f, role=role, roster=roster, agendas=["assassins"])
+                for f, role, roster in zip(
+                    world["forces"],
+                    (VictorRole.ATTACKER, VictorRole.DEFENDER),
+                    rosters,
+                    strict=True,
+                )
+            ]
+            battle, _ = battles.muster(
+                session,
+                campaign_id=world["campaign"],
+                battle_size="combat_patrol",
+                sides=sides,
+                mission="sweep_and_clear",
+                seed=n,
+            )
+            assert battle.id is not None
+            results = [
+                battles.SideResult(
+                    force_id=s.force_id,
+                    victory_points=10 + (n + i) % 7 * 5,
+                    painted=True,
+                    units=[
+                        {"card_id": c, "destroyed": (n + k) % 3 == 0, "destroyed_ranged": k}
+                        for k, c in enumerate(s.roster)
+                    ],
+                )
+                for i, s in enumerate(sides)
+            ]
+            battles.record_result(session, battle_id=battle.id, results=results)
+            session.flush()
+            for force_id in world["forces"]:
+                answer_all(session, force_id, n)
+        world["played"] += 1
+
+
+def answer_all(session: Any, force_id: int, seed: int) -> None:
+    for attempt in range(40):
+        row = session.exec(
+            select(Decision).where(Decision.force_id == force_id, Decision.status == "pending")
+        ).first()
+        if row is None:
+            return
+        answer = _answer(row)
+        if row.kind == "battle_honour":
+            answer["category"] = "battle_trait"
+            answer.pop("entries", None)
+        decisions.answer(
+            session, decision_id=row.id, answer=answer, dice=SeededDice(seed * 50 + attempt)
+        )
+        session.flush()
+
+
+def reads(world: dict[str, Any]) -> list[str]:
+    campaign_id, force_id, card_id = world["campaign"], world["forces"][0], world["units"][0][0]
+    return [
+        f"/api/v1/campaigns/{campaign_id}/standings",
+        f"/campaigns/{campaign_id}",
+        f"/cards/{card_id}",
+        f"/api/v1/cards/{card_id}",
+        f"/api/v1/campaigns/{campaign_id}/battles",
+        f"/campaigns/{campaign_id}/battles",
+        f"/campaigns/{campaign_id}/history",
+        f"/api/v1/forces/{force_id}",
+        f"/forces/{force_id}",
+    ]
+
+
+def read_counts(client: TestClient, engine: Engine, world: dict[str, Any]) -> dict[str, int]:
+    counts = {}
+    for url in reads(world):
+        counts[url] = statements(engine, lambda url=url: _ok(client.get(url)))
+    return counts
+
+
+def resolution_count(client: TestClient, engine: Engine, world: dict[str, Any], units: int) -> int:
+    """Statements of recording a battle of ``units`` units a side whose units fare
+    differently (destroyed or not, kills, Marked for Greatness), then reverted."""
+    sides = [
+        {
+            "force_id": f,
+            "role": role,
+            "roster": world["units"][i][:units],
+            "agendas": ["assassins", "first_strike", "sentinel", "witch_hunter"],
+        }
+        for i, (f, role) in enumerate(zip(world["forces"], ("attacker", "defender"), strict=True))
+    ]
+    body = {"battle_size": "onslaught", "mission": "grand_assault", "sides": sides, "seed": 7}
+    battle = _ok(client.post(f"/api/v1/campaigns/{world['campaign']}/battles", json=body))["id"]
+    result = {
+        "sides": [
+            {
+                "force_id": side["force_id"],
+                "victory_points": 40 - 10 * i,
+                "units": [
+                    {
+                        "card_id": c,
+                        "destroyed": k % 3 == 0,
+                        "destroyed_ranged": k % 4,
+                        "destroyed_melee": k % 2,
+                        "agenda_tallies": {"assassins": k % 2},
+                        "marked_for_greatness": k == 1,
+                    }
+                    for k, c in enumerate(side["roster"])
+                ],
+                # every destroyed unit fails its Out of Action test: decisions on both sizes
+                "dice": [1] * len(side["roster"]),
+            }
+            for i, side in enumerate(sides)
+        ]
+    }
+    count = statements(
+        engine, lambda: _ok(client.post(f"/api/v1/battles/{battle}/result", json=result))
+    )
+    _ok(client.post(f"/api/v1/battles/{battle}/revert"))
+    return count
+
+
+def _ok(response: Any) -> Any:
+    assert response.status_code in (200, 201), response.text
+    return response.json() if "json" in response.headers.get("content-type", "") else None
+
+
+def test_statements_do_not_grow_with_battles_or_units(client: TestClient, engine: Engine) -> None:
+    world = league(client, 40)
+    play(engine, world, 10)
+    at_10 = read_counts(client, engine, world)
+    resolve_at_10 = resolution_count(client, engine, world, 5)
+    play(engine, world, 200)
+    at_200 = read_counts(client, engine, world)
+    assert at_200 == at_10
+    assert resolution_count(client, engine, world, 5) == resolve_at_10
+    assert resolution_count(client, engine, world, 40) == resolve_at_10

@@ -1,0 +1,120 @@
+"""Totals kept in each command's transaction (standings lines, chart points, card battle
+lists) always equal what a rebuild from the cards and battles gives."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine, update
+from sqlmodel import Session, col, select
+
+from app.db.models import Battle, Card, CardBattle, ForceStanding
+from app.db.session import session_scope
+from app.services import battles, forces, standings, totals, transfer
+from app.services.card_battles import card_battles
+from app.services.convert import card_value
+from app.services.demo import load_demo
+
+
+def demo(engine: Engine) -> int:
+    with session_scope(engine) as session:
+        campaign = load_demo(session)
+        assert campaign.id is not None
+        return campaign.id
+
+
+def differences(engine: Engine) -> list[str]:
+    with engine.connect() as connection:
+        return totals.differences(connection)
+
+
+def recomputed_by_hand(session: Session, campaign_id: int) -> dict[int, tuple[int, int, int]]:
+    """Crusade points, supply and units of each force, from its live cards."""
+    table = {}
+    for view in forces.list_forces(session, campaign_id=campaign_id, offset=0, limit=200)[0]:
+        live = [c for c in view.cards if not c.removed]
+        table[view.force.id or 0] = (
+            sum(card_value(c).crusade_points for c in live),
+            sum(c.power_rating for c in live),
+            len(live),
+        )
+    return table
+
+
+class TestKeptTotals:
+    def test_the_demo_campaign_keeps_exact_totals(self, engine: Engine) -> None:
+        campaign_id = demo(engine)
+        assert differences(engine) == []
+        with session_scope(engine, writes=False) as session:
+            lines = standings.standings(session, campaign_id=campaign_id)
+            by_hand = recomputed_by_hand(session, campaign_id)
+        assert {s.force_id: (s.crusade_points, s.supply_used, s.units) for s in lines} == by_hand
+        assert sum(s.wins + s.draws + s.losses for s in lines) == 2 * 4  # four battles
+
+    def test_revert_and_card_changes_keep_them(self, engine: Engine) -> None:
+        campaign_id = demo(engine)
+        with session_scope(engine) as session:
+            last = session.exec(
+                select(Battle)
+                .where(Battle.campaign_id == campaign_id)
+                .order_by(col(Battle.id).desc())
+            ).first()
+            assert last is not None and last.id is not None
+            battles.revert(session, battle_id=last.id)
+        assert differences(engine) == []
+        with session_scope(engine) as session:
+            card = session.exec(select(Card).where(Card.removed == False)).first()  # noqa: E712
+            assert card is not None and card.id is not None
+            forces.remove_card(session, card_id=card.id)
+            forces.add_card(
+                session,
+                force_id=card.force_id,
+                name="Fresh squad",
+                power_rating=3,
+                keywords=card.keywords,
+            )
+        assert differences(engine) == []
+
+    def test_a_tampered_total_is_found_and_rebuilt(self, engine: Engine) -> None:
+        demo(engine)
+        with engine.begin() as connection:
+            connection.execute(update(ForceStanding).values(wins=ForceStanding.wins + 1))
+            connection.execute(CardBattle.__table__.delete())  # type: ignore[attr-defined]
+        found = differences(engine)
+        assert any("stored" in line for line in found)
+        assert any("missing" in line for line in found)
+        with engine.begin() as connection:
+            totals.rebuild(connection)
+        assert differences(engine) == []
+
+    def test_an_imported_campaign_has_its_totals(self, engine: Engine) -> None:
+        campaign_id = demo(engine)
+        with session_scope(engine, writes=False) as session:
+            document = transfer.export_campaign(session, campaign_id=campaign_id)
+        with session_scope(engine) as session:
+            copy = transfer.import_campaign(session, document)
+            copy_id = copy.id
+        assert differences(engine) == []
+        with session_scope(engine, writes=False) as session:
+            first = standings.standings(session, campaign_id=campaign_id)
+            second = standings.standings(session, campaign_id=copy_id or 0)
+        strip = [(s.name, s.wins, s.draws, s.losses, s.crusade_points) for s in first]
+        assert strip == [(s.name, s.wins, s.draws, s.losses, s.crusade_points) for s in second]
+
+
+class TestCardBattles:
+    def test_a_card_lists_its_battles_newest_first_a_page_at_a_time(self, engine: Engine) -> None:
+        demo(engine)
+        with session_scope(engine, writes=False) as session:
+            card_id, force_id = session.exec(
+                select(CardBattle.card_id, CardBattle.force_id)
+                .group_by(col(CardBattle.card_id), col(CardBattle.force_id))
+                .order_by(col(CardBattle.card_id))
+            ).all()[0]
+            every = card_battles(session, card_id=card_id, force_id=force_id)
+            ids = [f.battle.id for f in every.items]
+            assert ids == sorted(ids, reverse=True) and every.older is None
+            first = card_battles(session, card_id=card_id, force_id=force_id, limit=1)
+            assert [f.battle.id for f in first.items] == ids[:1]
+            if len(ids) > 1:
+                assert first.older == ids[0]
+                rest = card_battles(session, card_id=card_id, force_id=force_id, before=first.older)
+                assert [f.battle.id for f in rest.items] == ids[1:]
