@@ -72,6 +72,15 @@
     el.hidden = !text;
   }
 
+  // What is waiting, said quietly while it goes out (the banner above is for problems).
+  function status() {
+    var el = document.getElementById("queue-status");
+    if (!el) return;
+    var text = state.items.length ? waitingText() + "…" : "";
+    if (el.textContent !== text) el.textContent = text;
+    el.hidden = !text;
+  }
+
   function waitingText() {
     var n = state.items.length;
     return n + (n === 1 ? " change" : " changes") + " waiting to be sent";
@@ -135,6 +144,7 @@
   // --- sending, one at a time ---------------------------------------------------------------
 
   function pump() {
+    status();
     if (busy || stopped) return;
     if (!state.items.length) {
       say("");
@@ -170,6 +180,7 @@
       return;
     }
     busy = false;
+    if (failures) say("");
     failures = 0;
     var doc = parse(text);
     var versioned = doc.querySelector("[data-draft-version]");
@@ -230,6 +241,18 @@
   }
   if (size) size.addEventListener("change", showSize);
 
+  // The agenda lists are named after the forces as soon as they are chosen.
+  form.querySelectorAll("[data-names-side]").forEach(function (select) {
+    select.addEventListener("change", function () {
+      var option = select.selectedOptions[0];
+      var name = option && option.value ? option.getAttribute("data-name") : null;
+      var side = select.getAttribute("data-names-side");
+      form.querySelectorAll("[data-side-name='" + side + "']").forEach(function (el) {
+        el.textContent = name || (side === "0" ? "Your force" : "Opponent's force");
+      });
+    });
+  });
+
   // A die typed for Out of Action means "use the dice rolled at the table".
   form.addEventListener("input", function (event) {
     var name = event.target.getAttribute && event.target.getAttribute("data-enters");
@@ -276,6 +299,5 @@
   }
   restore();
   showCounts();
-  if (state.items.length) say(waitingText() + "…");
   pump();
 })();
