@@ -306,6 +306,9 @@ class BattleDraft(SQLModel, table=True):
     user_id: int = Field(foreign_key="user_account.id", index=True)
     battle_id: int | None = Field(default=None, foreign_key="battle.id")
     step: str = Field(default="setup", max_length=20)
+    # issue 12: raised by every save, so a page sent from an older version (another tab,
+    # the other player) is refused with a conflict instead of overwriting newer entries.
+    version: int = Field(default=1, sa_column_kwargs={"server_default": "1"})
     data: dict[str, Any] = _json({})
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)

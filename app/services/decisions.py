@@ -33,7 +33,7 @@ from app.services.forces import load_force
 
 def store(
     session: Session, *, force_id: int, battle_id: int | None, pending: tuple[Any, ...]
-') -> None:
+) -> None:
     """One INSERT however many decisions (RETURNING their ids, which the history needs; the
     ORM would send SQLite one INSERT per row). Rows inserted this way are not seen by the
     flush hooks, so the force's version is raised here (anything cached for it shows the
@@ -42,7 +42,8 @@ def store(
         return
     rows = [_row(force_id, battle_id, d).model_dump(exclude={"id"}) for d in pending]
     stored = session.execute(
-        insert(Decision).returning(Decision.id, Decision.kind, Decision.card_id), rows
+        insert(Decision).returning(col(Decision.id), col(Decision.kind), col(Decision.card_id)),
+        rows,
     ).all()
     force = session.get(Force, force_id)
     assert force is not None  # the caller holds the force locked
@@ -59,7 +60,6 @@ def store(
             decision=kind,
             card_id=card_id,
         )
-
 
 
 def _row(force_id: int, battle_id: int | None, decision: Any) -> Decision:

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from app.db.locks import for_change
 from app.db.models import Battle, BattleDraft, BattleSide, Card, Force, User, utcnow
 from app.errors import DomainError, NotFound
 from app.rules import battle as battle_rules
@@ -111,7 +112,8 @@ def get_draft(
 ) -> BattleDraft:
     """The draft, only if it belongs to this campaign and to the user (or the user
     organizes the campaign); anything else is 'not found', so ids reveal nothing."""
-    draft = session.get(BattleDraft, draft_id)
+    # Locked for a writing request: the version checked below is the one the save replaces.
+    draft = for_change(session, BattleDraft, draft_id)
     if (
         draft is None
         or draft.campaign_id != campaign_id
@@ -132,15 +134,32 @@ def data(draft: BattleDraft) -> dict[str, Any]:
     return merged
 
 
+def check_version(draft: BattleDraft, seen: int | None) -> None:
+    """Refuse a change sent from a page showing an older version of the draft (another tab,
+    or the other player, saved since): applying it would silently overwrite their entries.
+    ``seen`` is None for a caller that sends no version (it then overwrites, as before)."""
+    if seen is not None and seen != draft.version:
+        raise DomainError(
+            "draft_conflict",
+            "This battle was changed on another screen (another tab, or the other player) "
+            "after this page was opened; nothing was saved from here. Reload the page to see "
+            "the latest entries, then make your change again.",
+            status=409,
+            field="version",
+        )
+
+
 def save(
     session: Session, draft: BattleDraft, new_data: dict[str, Any], *, step: str | None = None
 ) -> BattleDraft:
-    """Store the data (a new dict, so the JSON column notices) and, if given, the step."""
+    """Store the data (a new dict, so the JSON column notices) and, if given, the step;
+    the draft's version goes up by one."""
     if draft.step == FINISHED:
         raise DomainError(
             "draft_finished", "This battle has been submitted; it can no longer change.", status=409
         )
     draft.data = copy.deepcopy(new_data)
+    draft.version = (draft.version or 0) + 1
     if step is not None:
         draft.step = step
     draft.updated_at = utcnow()

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import Response
+from fastapi.responses import HTMLResponse, Response
 from sqlmodel import Session
 from starlette.datastructures import FormData
 
@@ -159,6 +159,31 @@ def _guard(draft: BattleDraft, step: str) -> Response | None:
     return None
 
 
+def _conflict(draft: BattleDraft, form: FormData) -> Outcome | None:
+    """A form sent from an older version of the draft, as a refusal to show on the step's
+    page as saved now (so the player sees the newer entries and can redo theirs)."""
+    try:
+        wizard.check_version(draft, field_int(form, "version"))
+    except RuleError as error:
+        return Outcome(error)
+    return None
+
+
+def _saved(response: Response, draft: BattleDraft) -> Response:
+    """A script's answer carries the draft's version for its next request."""
+    response.headers[VERSION_HEADER] = str(draft.version)
+    return response
+
+
+def _version_only(draft: BattleDraft) -> Response:
+    """An autosave's answer: only the new version, in the body too, since a replay of an
+    Idempotency-Key keeps the body but not this header."""
+    return HTMLResponse(f'<span data-draft-version="{draft.version}"></span>')
+
+
+VERSION_HEADER = "X-Draft-Version"
+
+
 # --- step 1: set-up --------------------------------------------------------------------
 
 
@@ -174,6 +199,7 @@ def _setup_context(
     size_id = setup.get("battle_size") or ""
     size = next((s for s in book.battle_sizes if s.id == size_id), None)
     missions = book.missions_for(size_id) if size else ()
+    by_size = {s.id: book.missions_for(s.id) for s in book.battle_sizes}
     chosen = next((m for m in missions if m.id == setup.get("mission")), None)
     categories: dict[str, list[Any]] = {}
     for agenda in book.agendas:
@@ -187,6 +213,7 @@ def _setup_context(
         "sizes": book.battle_sizes,
         "size": size,
         "missions": missions,
+        "missions_by_size": by_size,
         "mission": chosen,
         "agenda_categories": categories,
         "agenda_names": {a.id: a.name for a in book.agendas},
@@ -228,6 +255,8 @@ def save_setup(
     draft = _draft(session, principal, campaign_id, draft_id)
     if (sent := _guard(draft, "setup")) is not None:
         return sent
+    if (conflict := _conflict(draft, form)) is not None:
+        return _wizard_page(request, session, principal, draft, "setup", refusal=conflict)
     d = wizard.data(draft)
     action = field_text(form, "action", 20)
     with attempt(session) as outcome:
@@ -255,6 +284,24 @@ def save_setup(
     if action == "next":
         return redirect(_step_url(draft, "muster"))
     return redirect(_step_url(draft, "setup") + ("#mission" if "roll" in action else ""))
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/setup/save")
+def autosave_setup(
+    session: SessionDep, principal: Player, form: Form, campaign_id: int, draft_id: int
+) -> Response:
+    """Script: the set-up form saved on every change (a tick, a size, a mission), so a
+    reload or a closed tab keeps it; the step goes back to set-up until "Next" checks it."""
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if draft.battle_id is not None or draft.step == wizard.FINISHED:
+        raise DomainError(
+            "draft_mustered", "This battle is mustered; its set-up is fixed.", status=409
+        )
+    wizard.check_version(draft, field_int(form, "version"))
+    d = wizard.data(draft)
+    _read_setup(form, d)
+    wizard.save(session, draft, d, step="setup")
+    return _saved(_version_only(draft), draft)
 
 
 # --- step 2: muster ----------------------------------------------------------------------
@@ -323,6 +370,8 @@ def save_muster(
     draft = _draft(session, principal, campaign_id, draft_id)
     if (sent := _guard(draft, "muster")) is not None:
         return sent
+    if (conflict := _conflict(draft, form)) is not None:
+        return _wizard_page(request, session, principal, draft, "muster", refusal=conflict)
     d = wizard.data(draft)
     action = field_text(form, "action", 20)
     with attempt(session) as outcome:
@@ -355,16 +404,18 @@ def muster_total(
         raise DomainError("draft_mustered", "This battle is already mustered.", status=409)
     if (sent := _guard(draft, "muster")) is not None:
         return sent
+    wizard.check_version(draft, field_int(form, "version"))
     d = wizard.data(draft)
     _read_muster(form, d)
     wizard.save(session, draft, d)
-    return render(
+    response = render(
         request,
         "partials/wizard_pl.html",
         principal,
         totals=wizard.army_totals(session, d),
         d=d,
     )
+    return _saved(response, draft)
 
 
 # --- step 3: after the game ------------------------------------------------------------------
@@ -446,6 +497,8 @@ def save_after(
     draft = _draft(session, principal, campaign_id, draft_id)
     if (sent := _guard(draft, "after")) is not None:
         return sent
+    if (conflict := _conflict(draft, form)) is not None:
+        return _wizard_page(request, session, principal, draft, "after", refusal=conflict)
     d = wizard.data(draft)
     _read_after(session, draft, form, d)
     wizard.save(session, draft, d)
@@ -482,6 +535,7 @@ def bump_counter(
     draft = _draft(session, principal, campaign_id, draft_id)
     if draft.battle_id is None or draft.step == wizard.FINISHED:
         raise DomainError("draft_not_open", "This battle's result is not open.", status=409)
+    wizard.check_version(draft, field_int(form, "version"))
     d = wizard.data(draft)
     if field_text(form, "form") == "after":
         _read_after(session, draft, form, d)
@@ -494,9 +548,10 @@ def bump_counter(
         card_id = int(parts[0]) if parts and parts[0].isdigit() else 0
         field = parts[1] if len(parts) > 1 else ""
         d = wizard.data(draft)
-    return _counter(
+    response = _counter(
         request, session, principal, draft, d, card_id, field, outcome.status, outcome.error
     )
+    return _saved(response, draft)
 
 
 def _counter(
@@ -530,6 +585,7 @@ def _counter(
         label=label,
         unit_name=card.name if (card := session.get(Card, card_id)) else f"unit {card_id}",
         error=error,
+        version=draft.version,
     )
 
 
@@ -548,10 +604,11 @@ def autosave_after(
     draft = _draft(session, principal, campaign_id, draft_id)
     if draft.battle_id is None or draft.step == wizard.FINISHED:
         raise DomainError("draft_not_open", "This battle's result is not open.", status=409)
+    wizard.check_version(draft, field_int(form, "version"))
     d = wizard.data(draft)
     _read_after(session, draft, form, d)
     wizard.save(session, draft, d)
-    return Response(status_code=204)
+    return _saved(_version_only(draft), draft)
 
 
 # --- step 4: Out of Action --------------------------------------------------------------------
@@ -589,15 +646,15 @@ def save_out_of_action(
     draft = _draft(session, principal, campaign_id, draft_id)
     if (sent := _guard(draft, "out_of_action")) is not None:
         return sent
+    if (conflict := _conflict(draft, form)) is not None:
+        return _wizard_page(request, session, principal, draft, "out_of_action", refusal=conflict)
     d = wizard.data(draft)
     needed = wizard.dice_needed(session, draft, d)
     with attempt(session) as outcome:
         for index, purposes in enumerate(needed):
             entered = d["sides"][index]
-            entered["dice_mode"] = (
-                "enter" if field_text(form, f"dice_mode_{index}") == "enter" else "roll"
-            )
             entered["dice_extra"] = field_text(form, f"dice_extra_{index}", 200)
+            entered["dice_mode"] = _dice_mode(form, index, len(purposes))
             dice: list[int] = []
             for n, purpose in enumerate(purposes):
                 value = field_text(form, f"die_{index}_{n}", 4)
@@ -619,6 +676,16 @@ def save_out_of_action(
             request, session, principal, draft, "out_of_action", refusal=outcome, d=d
         )
     return redirect(_step_url(draft, "review"))
+
+
+def _dice_mode(form: FormData, index: int, count: int) -> str:
+    """ "roll" or "enter", as chosen; with no choice made, dice typed at the table are
+    theirs to use (a player who typed them never meant the app to roll instead)."""
+    chosen = field_text(form, f"dice_mode_{index}")
+    if chosen in ("roll", "enter"):
+        return chosen
+    typed = [field_text(form, f"die_{index}_{n}", 4) for n in range(count)]
+    return "enter" if any(typed) or field_text(form, f"dice_extra_{index}") else "roll"
 
 
 def _die(text: str, field: str) -> int:
@@ -648,11 +715,18 @@ def _review_context(
 
 @router.post("/campaigns/{campaign_id}/drafts/{draft_id}/review")
 def submit_result(
-    request: Request, session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+    request: Request,
+    session: SessionDep,
+    principal: Player,
+    form: Form,
+    campaign_id: int,
+    draft_id: int,
 ) -> Response:
     draft = _draft(session, principal, campaign_id, draft_id)
     if (sent := _guard(draft, "review")) is not None:
         return sent
+    if (conflict := _conflict(draft, form)) is not None:
+        return _wizard_page(request, session, principal, draft, "review", refusal=conflict)
     d = wizard.data(draft)
     with attempt(session) as outcome:
         battle = wizard.submit(session, draft, d)

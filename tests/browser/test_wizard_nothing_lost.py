@@ -1,0 +1,150 @@
+"""Nothing entered at the table is lost (issue 12), in Chromium at phone size:
+
+- five "+" taps 300 ms apart on a slow link are all saved (queued, sent in order);
+- a mission picked right after the battle size changes is kept, and so are agenda ticks,
+  through a reload;
+- two screens editing the same battle: the older one is told, with a Reload button,
+  instead of overwriting the newer entries;
+- the changed wizard pages pass the phone checks at 320 and 360 px and in dark mode.
+
+The slow link is Chromium's own network emulation (every request waits LATENCY ms)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx
+from playwright.sync_api import Page, expect
+
+from tests.browser.checks import assert_page_ok
+from tests.browser.conftest import log_in, unique_name
+from tests.browser.live import api_sign_up, battle_in_progress, csrf_form, two_forces
+
+LATENCY = 800  # ms added to every request: a phone on a poor connection
+QUEUE_EMPTY = (
+    "() => !Object.keys(localStorage).some(k => k.startsWith('crusade-wizard-queue:'))"
+    " && document.getElementById('connection-status').hidden"
+    " && document.getElementById('queue-status').hidden"
+)
+
+
+def slow_link(page: Page, latency: int = LATENCY) -> None:
+    session = page.context.new_cdp_session(page)
+    session.send("Network.enable")
+    session.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": latency, "downloadThroughput": -1, "uploadThroughput": -1},
+    )
+
+
+def player(server: str) -> tuple[str, httpx.Client]:
+    name = unique_name("table")
+    return name, api_sign_up(server, name)
+
+
+def test_fast_taps_on_a_slow_link_are_all_saved(
+    new_page: Callable[..., Page], live_server: str
+) -> None:
+    name, client = player(live_server)
+    base = battle_in_progress(client, *two_forces(client))
+    client.close()
+    page = new_page("phone")
+    log_in(page, name, next=f"{base}/after")
+    slow_link(page)
+    plus = page.get_by_role("button", name="One more: Ranged kills, Captain")
+    count = page.get_by_role("group", name="Ranged kills, Captain").locator("output")
+    for _ in range(5):
+        plus.click()
+        page.wait_for_timeout(300)  # a thumb's pace, faster than the link answers
+    expect(count).to_have_text("5")  # shown at once, whatever the link
+    expect(page.locator("#queue-status")).to_contain_text("waiting to be sent")
+    page.wait_for_function(QUEUE_EMPTY, timeout=20_000)
+    page.reload()
+    expect(
+        page.get_by_role("group", name="Ranged kills, Captain").locator("output")
+    ).to_have_text("5")
+
+
+def test_mission_and_agenda_ticks_survive_a_reload(
+    new_page: Callable[..., Page], live_server: str
+) -> None:
+    name, client = player(live_server)
+    campaign, force, opponent = two_forces(client)
+    started = client.post(f"/campaigns/{campaign}/battles/new", data=csrf_form(client))
+    setup_url = started.headers["location"]
+    client.close()
+    page = new_page("phone")
+    log_in(page, name, next=setup_url)
+    slow_link(page)
+    page.get_by_label("Your force").select_option(label="Ultramarines")
+    page.get_by_label("Opponent's force").select_option(label="Waaagh!")
+    # The mission is picked straight after the size, while the link is still busy.
+    page.get_by_label("Battle size").select_option(value="strike_force")
+    page.get_by_label("Mission (Strike Force)").select_option(value="supplies_from_above")
+    page.get_by_role("group", name="Agendas for Ultramarines").get_by_label("Assassins").check()
+    page.get_by_role("group", name="Agendas for Waaagh!").get_by_label("Reaper").check()
+    page.wait_for_function(QUEUE_EMPTY, timeout=20_000)
+    page.reload()
+    expect(page.get_by_label("Battle size")).to_have_value("strike_force")
+    expect(page.get_by_label("Mission (Strike Force)")).to_have_value("supplies_from_above")
+    ours = page.get_by_role("group", name="Agendas for Ultramarines", include_hidden=True)
+    theirs = page.get_by_role("group", name="Agendas for Waaagh!", include_hidden=True)
+    assert ours.get_by_label("Assassins").is_checked()
+    assert theirs.get_by_label("Reaper").is_checked()
+    assert not ours.get_by_label("Reaper").is_checked()
+
+
+def test_the_older_screen_is_told_and_overwrites_nothing(
+    new_page: Callable[..., Page], live_server: str
+) -> None:
+    name, client = player(live_server)
+    base = battle_in_progress(client, *two_forces(client))
+    client.close()
+    older, newer = new_page("phone"), new_page("phone")  # two phones, one account
+    for page in (older, newer):
+        log_in(page, name, next=f"{base}/after")
+
+    newer.get_by_role("button", name="One more: Melee kills, Captain").click()
+    newer.wait_for_function(QUEUE_EMPTY)
+    older.get_by_role("button", name="One more: Ranged kills, Captain").click()
+    banner = older.locator("#connection-status")
+    expect(banner).to_contain_text("changed on another screen")
+    expect(banner).to_contain_text("1 change waiting to be sent and not saved")
+    with older.expect_navigation():
+        banner.get_by_role("button", name="Reload").click()
+    melee = older.get_by_role("group", name="Melee kills, Captain").locator("output")
+    ranged = older.get_by_role("group", name="Ranged kills, Captain").locator("output")
+    expect(melee).to_have_text("1")
+    expect(ranged).to_have_text("0")
+    older.get_by_role("button", name="One more: Ranged kills, Captain").click()
+    older.wait_for_function(QUEUE_EMPTY)
+    newer.reload()
+    expect(newer.get_by_role("group", name="Ranged kills, Captain").locator("output")).to_have_text(
+        "1"
+    )
+
+
+def test_wizard_pages_pass_the_phone_checks(
+    new_page: Callable[..., Page], live_server: str
+) -> None:
+    name, client = player(live_server)
+    campaign, force, opponent = two_forces(client)
+    mustered = battle_in_progress(client, campaign, force, opponent)
+    # a second draft, not mustered yet, for the set-up and muster forms
+    campaign2, force2, opponent2 = two_forces(client)
+    started = client.post(f"/campaigns/{campaign2}/battles/new", data=csrf_form(client))
+    fresh = started.headers["location"].rsplit("/", 1)[0]
+    setup = {"force_id": force2, "opponent_id": opponent2, "role": "attacker"}
+    setup |= {"battle_size": "combat_patrol", "mission": "supply_drop", "action": "next"}
+    setup |= {"agendas_0": "assassins", "agendas_1": "reaper"}
+    client.post(f"{fresh}/setup", data={**csrf_form(client), **setup})
+    client.close()
+    pages = [f"{fresh}/setup", f"{fresh}/muster", f"{mustered}/after"]
+    for scheme, width in (("light", 360), ("light", 320), ("dark", 360)):
+        page = new_page("phone", color_scheme=scheme)
+        page.set_viewport_size({"width": width, "height": 740})
+        log_in(page, name, next=pages[0])
+        for path in pages:
+            response = page.goto(path)
+            assert response is not None and response.status == 200, path
+            assert_page_ok(page)
