@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import insert
+from sqlalchemy.event import listens_for
+from sqlalchemy.orm import SessionTransaction
 from sqlmodel import Session, col, func, select
 
 from app.db.locks import serialize
@@ -18,11 +21,10 @@ def record(
     force_id: int | None = None,
     battle_id: int | None = None,
     **payload: Any,
-) -> Event:
-    """Append an event in the command's transaction. Its id is drawn while the campaign's
-    feed lock is held (until commit), so within a campaign ids become visible in order: a
-    bot reading the feed after id N never misses an event that commits later below N."""
-    serialize(session, f"feed:{campaign_id}")
+) -> None:
+    """Append an event to the command's transaction. Events are written together just before
+    the commit (`_write_recorded`), so a command costs the same statements however many
+    units gained ranks or scars."""
     event = Event(
         campaign_id=campaign_id,
         force_id=force_id,
@@ -31,9 +33,48 @@ def record(
         payload=payload,
         actor_id=session.info.get("actor_id"),  # set once per request by the access check
     )
-    session.add(event)
-    session.flush()
-    return event
+    # Kept with the (sub)transaction it belongs to: a savepoint rolled back (a trial run of a
+    # result, a refused form) takes its events with it.
+    within = session.get_nested_transaction() or session.get_transaction()
+    session.info.setdefault(_RECORDED, []).append((within, event.model_dump(exclude={"id"})))
+
+
+_RECORDED = "history.recorded"
+
+
+@listens_for(Session, "before_commit")
+def _write_recorded(session: Session) -> None:
+    """One INSERT for the transaction's events. Their ids are drawn while each campaign's
+    feed lock is held (until commit), so within a campaign ids become visible in order: a
+    bot reading the feed after id N never misses an event that commits later below N."""
+    rows = [row for _within, row in session.info.pop(_RECORDED, [])]
+    if not rows:
+        return
+    session.flush()  # what the events name (a new battle, a card) exists before they do
+    for campaign_id in sorted({row["campaign_id"] for row in rows}):
+        serialize(session, f"feed:{campaign_id}")
+    session.execute(insert(Event), rows)
+
+
+@listens_for(Session, "after_soft_rollback")
+def _forget_recorded(session: Session, previous_transaction: SessionTransaction) -> None:
+    """A rolled-back command (or savepoint) leaves no history."""
+    recorded = session.info.get(_RECORDED)
+    if recorded:
+        recorded[:] = [
+            (within, row) for within, row in recorded if not _inside(within, previous_transaction)
+        ]
+
+
+def _inside(within: SessionTransaction | None, ended: SessionTransaction) -> bool:
+    if within is None:  # recorded before the transaction began: part of the outermost one
+        return ended.parent is None
+    node: SessionTransaction | None = within
+    while node is not None:
+        if node is ended:
+            return True
+        node = node.parent
+    return False
 
 
 def count_events(session: Session, *, campaign_id: int) -> int:
