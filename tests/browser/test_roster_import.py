@@ -11,7 +11,7 @@ from tests.browser.checks import assert_page_ok
 from tests.browser.conftest import log_in, unique_name
 from tests.browser.live import api_sign_up, csrf_form
 
-NECRONS = Path(__file__).parents[1] / "fixtures" / "rosters" / "necrons_patrol.ros"
+NECRONS = Path(__file__).parents[1] / "fixtures" / "rosters" / "necrons_patrol.rosz"
 
 
 def test_import_a_roster_on_a_phone(live_server: str, new_page: Callable[..., Page]) -> None:

@@ -33,6 +33,12 @@ def read(name: str) -> ParsedRoster:
     return parse_roster((ROSTERS / name).read_bytes())
 
 
+def ros_of(name: str) -> bytes:
+    """The plain .ros XML inside a fixture .rosz (kept zipped: see SOURCES.md)."""
+    with zipfile.ZipFile(ROSTERS / name) as archive:
+        return archive.read(archive.infolist()[0])
+
+
 def unit(roster: ParsedRoster, name: str) -> RosterUnit:
     return next(u for u in roster.units if u.name == name)
 
@@ -47,7 +53,7 @@ def zipped(*entries: tuple[str, bytes]) -> bytes:
 
 class TestRealRosters:
     def test_necrons_characters_warlord_trait_and_relic(self) -> None:
-        roster = read("necrons_patrol.ros")
+        roster = read("necrons_patrol.rosz")
         assert roster.factions == ("Necrons",)
         warden = unit(roster, "Royal Warden")
         assert (warden.power_rating, warden.battlefield_role, warden.warlord) == (4, "HQ", True)
@@ -90,7 +96,7 @@ class TestRealRosters:
         assert neurothrope.psychic_powers
 
     def test_same_datasheet_twice_gives_two_units(self) -> None:
-        squads = [u for u in read("salamanders_battalion.ros").units if u.name == "Tactical Squad"]
+        squads = [u for u in read("salamanders_battalion.rosz").units if u.name == "Tactical Squad"]
         assert len(squads) == 2 and squads[0].key != squads[1].key
 
     def test_an_eighth_edition_roster_is_the_wrong_game_system(self) -> None:
@@ -100,8 +106,10 @@ class TestRealRosters:
         assert "8th Edition" in refused.value.message
 
     def test_a_rosz_and_its_ros_read_the_same(self) -> None:
-        data = (ROSTERS / "necrons_patrol.ros").read_bytes()
-        assert parse_roster(zipped(("army.ros", data))) == parse_roster(data)
+        xml = ros_of("necrons_patrol.rosz")
+        assert xml.startswith(b"<?xml")
+        assert parse_roster(xml) == read("necrons_patrol.rosz")
+        assert parse_roster(zipped(("renamed.ros", xml))) == parse_roster(xml)
 
 
 BILLION_LAUGHS = (
