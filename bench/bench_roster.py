@@ -56,10 +56,29 @@ def parse_times(repeat: int) -> None:
         )
 
 
+def synthetic(units: int) -> bytes:
+    """A roster of ``units`` one-PL Necron units (the parser's cap is 200)."""
+    selection = (
+        '<selection name="Necron Warriors {n}" type="unit" number="1">'
+        '<costs><cost name=" PL" value="1.0"/></costs><categories>'
+        '<category name="Troops" primary="true"/><category name="Faction: Necrons"/>'
+        '<category name="Infantry"/></categories></selection>'
+    )
+    body = "".join(selection.format(n=n) for n in range(units))
+    return (
+        '<roster xmlns="http://www.battlescribe.net/schema/rosterSchema" name="Big" '
+        'gameSystemId="28ec-711c-d87f-3aeb" gameSystemName="Warhammer 40,000 9th Edition">'
+        f'<forces><force name="Patrol" catalogueName="Necrons"><selections>{body}'
+        "</selections></force></forces></roster>"
+    ).encode()
+
+
 def import_costs(client: TestClient, engine: object, counter: StatementCounter) -> None:
     print("one import request (SQL statements, wall time):")
     campaign = client.post("/api/v1/campaigns", json={"name": "Bench"}).json()["id"]
-    for name, faction in IMPORTS:
+    cases = [(name, faction, (ROSTERS / name).read_bytes()) for name, faction in IMPORTS]
+    cases += [(f"synthetic, {n} units", "NECRONS", synthetic(n)) for n in (50, 200)]
+    for name, faction, data in cases:
         force = client.post(
             f"/api/v1/campaigns/{campaign}/forces",
             json={"name": name, "crusade_faction": faction},
@@ -69,7 +88,7 @@ def import_costs(client: TestClient, engine: object, counter: StatementCounter) 
             row.supply_limit = 10_000
             session.add(row)
             session.commit()
-        files = {"file": (name, (ROSTERS / name).read_bytes(), "application/zip")}
+        files = {"file": ("roster.rosz", data, "application/octet-stream")}
         url = f"/api/v1/forces/{force}/roster"
         for label, params in (("preview", {"preview": "true"}), ("add", None)):
             with counter.measure() as statements:
