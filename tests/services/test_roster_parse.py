@@ -175,6 +175,22 @@ class TestHostileFiles:
             parse_roster(bomb)
         assert (refused.value.code, refused.value.status) == ("roster_too_large", 413)
 
+    @pytest.mark.parametrize(
+        ("change", "reason"),
+        [
+            ((b'value="6.0"', b'value="0.0"'), "no Power Rating"),
+            ((b'value="6.0"', b'value="999.0"'), "over 200"),
+            ((b'type="unit"', b'type="upgrade"'), "not a unit"),
+            ((b'name="Necron Warriors"', b'name=""'), "no name"),
+        ],
+    )
+    def test_a_unit_it_cannot_read_is_listed_with_the_reason(
+        self, change: tuple[bytes, bytes], reason: str
+    ) -> None:
+        roster = parse_roster(TINY.replace(*change))
+        assert roster.units == ()
+        assert len(roster.unreadable) == 1 and reason in roster.unreadable[0].reason
+
     def test_a_tiny_roster_still_reads(self) -> None:
         roster = parse_roster(TINY)
         assert [(u.name, u.power_rating, u.keywords) for u in roster.units] == [
