@@ -45,8 +45,6 @@ def import_roster(
     if preview:
         return preview_public(roster_import.preview(session, force_id=force_id, data=data))
     added = roster_import.add(session, force_id=force_id, data=data, units=units, buy=buy)
-    for card in added.cards:
-        session.refresh(card)
     return RosterImportPublic(
         roster=preview_public(added.preview),
         cards=[present.card(c) for c in added.cards],

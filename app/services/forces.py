@@ -212,27 +212,53 @@ def get_card(session: Session, card_id: int) -> Card:
 def add_card(session: Session, *, force_id: int, **details: Any) -> Card:
     """Add a unit to the Order of Battle within its Supply Limit. ``warlord_trait`` is a
     named character's own trait (others buy theirs with the requisition)."""
+    return add_cards(session, force_id=force_id, units=[details])[0]
+
+
+def add_cards(
+    session: Session,
+    *,
+    force_id: int,
+    units: list[dict[str, Any]],
+    labels: list[str] | None = None,
+) -> list[Card]:
+    """Add several units at once (a roster import), each checked against the Order of
+    Battle as it grows, exactly as one added by hand; the force is read once. A refusal is
+    prefixed with the unit's label, when given, so the player knows which unit it is."""
     view = load_force(session, force_id)
-    own_trait = details.pop("warlord_trait", None)
-    value = card_rules.new_card(id="new", **_rule_fields(details))
-    value = card_rules.with_own_warlord_trait(value, own_trait)
-    oob_rules.add_unit(view.value, value, rulebook())
-    row = Card(force_id=force_id, **details)
-    row.name = value.name
-    row.keywords = sorted(value.keywords)
-    row.upgrades = [upgrade_json(u) for u in value.upgrades]
-    session.add(row)
+    force = view.value
+    rows = []
+    for index, unit in enumerate(units):
+        details = dict(unit)
+        own_trait = details.pop("warlord_trait", None)
+        try:
+            value = card_rules.new_card(id=f"new-{index}", **_rule_fields(details))
+            value = card_rules.with_own_warlord_trait(value, own_trait)
+            force = oob_rules.add_unit(force, value, rulebook())
+        except RuleError as refused:
+            if labels is None:
+                raise
+            raise RuleError(
+                refused.code, f"{labels[index]}: {refused.message}", field="units"
+            ) from None
+        row = Card(force_id=force_id, **details)
+        row.name = value.name
+        row.keywords = sorted(value.keywords)
+        row.upgrades = [upgrade_json(u) for u in value.upgrades]
+        rows.append(row)
+    session.add_all(rows)
     session.flush()
-    history.record(
-        session,
-        campaign_id=view.force.campaign_id,
-        force_id=force_id,
-        kind="card_added",
-        card_id=row.id,
-        name=row.name,
-        power_rating=row.power_rating,
-    )
-    return row
+    for row in rows:
+        history.record(
+            session,
+            campaign_id=view.force.campaign_id,
+            force_id=force_id,
+            kind="card_added",
+            card_id=row.id,
+            name=row.name,
+            power_rating=row.power_rating,
+        )
+    return rows
 
 
 def _rule_fields(details: dict[str, Any]) -> dict[str, Any]:

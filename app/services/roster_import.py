@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from sqlmodel import Session
 
@@ -118,11 +119,14 @@ def add(
     shown = preview(session, force_id=force_id, data=data)
     chosen = _chosen(shown, units)
     wanted = _wanted(chosen, buy or [])
-    added: list[Card] = []
+    added = forces.add_cards(
+        session,
+        force_id=force_id,
+        units=[_card_details(line.unit) for line in chosen],
+        labels=[_label(line.unit) for line in chosen],
+    )
     bought: list[str] = []
-    for line in chosen:
-        card = _add_unit(session, force_id, line.unit)
-        added.append(card)
+    for line, card in zip(chosen, added, strict=True):
         for requisition in wanted.get(line.unit.key, ()):
             _buy(session, force_id, card, line.unit, requisition)
             bought.append(f"{line.unit.key}:{requisition}")
@@ -176,21 +180,20 @@ def _wanted(chosen: list[RosterLine], buy: list[str]) -> dict[str, list[str]]:
     return wanted
 
 
-def _add_unit(session: Session, force_id: int, unit: RosterUnit) -> Card:
-    try:
-        return forces.add_card(
-            session,
-            force_id=force_id,
-            name=unit.name,
-            datasheet=unit.datasheet,
-            power_rating=unit.power_rating,
-            keywords=list(unit.keywords),
-            battlefield_role=unit.battlefield_role,
-            wargear=join_lines(unit.models + unit.wargear, MAX_WARGEAR),
-            psychic_powers=join_lines(unit.psychic_powers, MAX_POWERS),
-        )
-    except RuleError as refused:
-        raise _named(refused, unit) from None
+def _card_details(unit: RosterUnit) -> dict[str, Any]:
+    return {
+        "name": unit.name,
+        "datasheet": unit.datasheet,
+        "power_rating": unit.power_rating,
+        "keywords": list(unit.keywords),
+        "battlefield_role": unit.battlefield_role,
+        "wargear": join_lines(unit.models + unit.wargear, MAX_WARGEAR),
+        "psychic_powers": join_lines(unit.psychic_powers, MAX_POWERS),
+    }
+
+
+def _label(unit: RosterUnit) -> str:
+    return f"{unit.name} ({unit.key})"
 
 
 def _buy(session: Session, force_id: int, card: Card, unit: RosterUnit, requisition: str) -> None:
@@ -208,7 +211,7 @@ def _buy(session: Session, force_id: int, card: Card, unit: RosterUnit, requisit
 
 def _named(refused: RuleError, unit: RosterUnit) -> RuleError:
     """The same refusal, saying which roster unit it is about."""
-    message = f"{unit.name} ({unit.key}): {refused.message}"
+    message = f"{_label(unit)}: {refused.message}"
     if isinstance(refused, DomainError):
         return DomainError(refused.code, message, status=refused.status, field="units")
     return RuleError(refused.code, message, field="units")

@@ -38,6 +38,7 @@ MAX_KEYWORDS = 40
 MAX_KEYWORD = 40
 MAX_WARGEAR = 4000
 MAX_POWERS = 2000
+MAX_POWER_RATING = 200
 
 
 @dataclass(frozen=True)
@@ -239,6 +240,10 @@ def _unit(selection: Element, key: str, detachment: str) -> RosterUnit | Unreada
         return UnreadableUnit(key, name[:MAX_NAME], f"its name is over {MAX_NAME} characters")
     if round(power) < 1:
         return UnreadableUnit(key, name, "the roster gives it no Power Rating (PL)")
+    if round(power) > MAX_POWER_RATING:
+        return UnreadableUnit(
+            key, name, f"its Power Rating {round(power)} is over {MAX_POWER_RATING}"
+        )
     descendants = _descendants(selection)
     keywords, factions = _keywords(selection, descendants)
     if len(keywords) > MAX_KEYWORDS:

@@ -397,9 +397,12 @@ def bump(
 
 
 def _check_can_score(session: Session, agenda: Agenda, card_id: int) -> None:
+    """The same refusal the result would meet later, at the tap that would cause it."""
     card = session.get(Card, card_id)
-    reason = cannot_score(agenda, card_value(card), rulebook()) if card else None
-    if card is not None and reason:
+    if card is None:
+        return  # side_of() has already refused a unit on neither roster
+    reason = cannot_score(agenda, card_value(card), rulebook())
+    if reason:
         raise RuleError("agenda_unit_ineligible", f"{card.name}: {reason}.", field="bump")
 
 

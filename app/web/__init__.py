@@ -9,7 +9,16 @@ from fastapi.staticfiles import StaticFiles
 
 from app.api.auth import optional_principal
 from app.db.session import session_scope
-from app.web import accounts, battle_wizard, battles, campaigns, decisions, forces, reference
+from app.web import (
+    accounts,
+    battle_wizard,
+    battles,
+    campaigns,
+    decisions,
+    forces,
+    reference,
+    rosters,
+)
 from app.web.api_docs import install_api_docs
 from app.web.pages import STATIC, declares_access, login_url, redirect, render
 
@@ -17,6 +26,7 @@ ROUTERS: list[APIRouter] = [
     accounts.router,
     campaigns.router,
     forces.router,
+    rosters.router,
     battle_wizard.router,
     battles.router,
     decisions.router,

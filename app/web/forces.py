@@ -298,11 +298,19 @@ def _force_page(
 
 @router.get("/forces/{force_id}")
 def order_of_battle(
-    request: Request, session: SessionDep, principal: Reader, force_id: int, added: str = ""
+    request: Request,
+    session: SessionDep,
+    principal: Reader,
+    force_id: int,
+    added: str = "",
+    imported: int = 0,
 ) -> Response:
     view = forces.load_force(session, force_id)
     joined = next((c for c in view.cards if str(c.id) == added and not c.removed), None)
     notice = f"{joined.name} joined the Order of Battle." if joined else None
+    if imported > 0:
+        units = f"{imported} unit{'s' if imported != 1 else ''}"
+        notice = f"{units} from the roster joined the Order of Battle."
     waiting = decisions.list_decisions(session, force_id=force_id, status="pending")
     return _force_page(
         request, session, principal, view, "pages/force.html", notice=notice, waiting=len(waiting)

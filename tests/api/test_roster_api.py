@@ -10,10 +10,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from tests.api.helpers import assert_problem, campaign, dump, force
-from tests.services.test_roster_parse import BILLION_LAUGHS, EXTERNAL_ENTITY, TINY, zipped
+from tests.services.test_roster_parse import BILLION_LAUGHS, EXTERNAL_ENTITY, TINY, ros_of, zipped
 
 ROSTERS = Path(__file__).parents[1] / "fixtures" / "rosters"
-NECRONS = (ROSTERS / "necrons_patrol.ros").read_bytes()
+NECRONS = ros_of("necrons_patrol.rosz")  # the plain .ros XML
 
 
 def post(

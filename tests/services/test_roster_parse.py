@@ -33,6 +33,12 @@ def read(name: str) -> ParsedRoster:
     return parse_roster((ROSTERS / name).read_bytes())
 
 
+def ros_of(name: str) -> bytes:
+    """The plain .ros XML inside a fixture .rosz (kept zipped: see SOURCES.md)."""
+    with zipfile.ZipFile(ROSTERS / name) as archive:
+        return archive.read(archive.infolist()[0])
+
+
 def unit(roster: ParsedRoster, name: str) -> RosterUnit:
     return next(u for u in roster.units if u.name == name)
 
@@ -47,7 +53,7 @@ def zipped(*entries: tuple[str, bytes]) -> bytes:
 
 class TestRealRosters:
     def test_necrons_characters_warlord_trait_and_relic(self) -> None:
-        roster = read("necrons_patrol.ros")
+        roster = read("necrons_patrol.rosz")
         assert roster.factions == ("Necrons",)
         warden = unit(roster, "Royal Warden")
         assert (warden.power_rating, warden.battlefield_role, warden.warlord) == (4, "HQ", True)
@@ -90,7 +96,7 @@ class TestRealRosters:
         assert neurothrope.psychic_powers
 
     def test_same_datasheet_twice_gives_two_units(self) -> None:
-        squads = [u for u in read("salamanders_battalion.ros").units if u.name == "Tactical Squad"]
+        squads = [u for u in read("salamanders_battalion.rosz").units if u.name == "Tactical Squad"]
         assert len(squads) == 2 and squads[0].key != squads[1].key
 
     def test_an_eighth_edition_roster_is_the_wrong_game_system(self) -> None:
@@ -100,8 +106,10 @@ class TestRealRosters:
         assert "8th Edition" in refused.value.message
 
     def test_a_rosz_and_its_ros_read_the_same(self) -> None:
-        data = (ROSTERS / "necrons_patrol.ros").read_bytes()
-        assert parse_roster(zipped(("army.ros", data))) == parse_roster(data)
+        xml = ros_of("necrons_patrol.rosz")
+        assert xml.startswith(b"<?xml")
+        assert parse_roster(xml) == read("necrons_patrol.rosz")
+        assert parse_roster(zipped(("renamed.ros", xml))) == parse_roster(xml)
 
 
 BILLION_LAUGHS = (
@@ -166,6 +174,22 @@ class TestHostileFiles:
         with pytest.raises(DomainError) as refused:
             parse_roster(bomb)
         assert (refused.value.code, refused.value.status) == ("roster_too_large", 413)
+
+    @pytest.mark.parametrize(
+        ("change", "reason"),
+        [
+            ((b'value="6.0"', b'value="0.0"'), "no Power Rating"),
+            ((b'value="6.0"', b'value="999.0"'), "over 200"),
+            ((b'type="unit"', b'type="upgrade"'), "not a unit"),
+            ((b'name="Necron Warriors"', b'name=""'), "no name"),
+        ],
+    )
+    def test_a_unit_it_cannot_read_is_listed_with_the_reason(
+        self, change: tuple[bytes, bytes], reason: str
+    ) -> None:
+        roster = parse_roster(TINY.replace(*change))
+        assert roster.units == ()
+        assert len(roster.unreadable) == 1 and reason in roster.unreadable[0].reason
 
     def test_a_tiny_roster_still_reads(self) -> None:
         roster = parse_roster(TINY)

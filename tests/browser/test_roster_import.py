@@ -1,0 +1,50 @@
+"""Importing a roster on a phone: Import roster → upload → preview with tick boxes → add."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from tests.browser.checks import assert_page_ok
+from tests.browser.conftest import log_in, unique_name
+from tests.browser.live import api_sign_up, csrf_form
+
+NECRONS = Path(__file__).parents[1] / "fixtures" / "rosters" / "necrons_patrol.rosz"
+
+
+def test_import_a_roster_on_a_phone(live_server: str, new_page: Callable[..., Page]) -> None:
+    username = unique_name("rosters")
+    client = api_sign_up(live_server, username)
+    headers = {"X-CSRF-Token": csrf_form(client)["csrf_token"]}
+    campaign = client.post("/api/v1/campaigns", json={"name": "Roster test"}, headers=headers)
+    force = client.post(
+        f"/api/v1/campaigns/{campaign.json()['id']}/forces",
+        json={"name": "Szarekhan Dynasty", "crusade_faction": "NECRONS"},
+        headers=headers,
+    ).json()
+    client.close()
+    page = new_page("phone")
+    log_in(page, username, next=f"/forces/{force['id']}")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Import roster").click()
+    assert_page_ok(page)
+    page.get_by_label("Roster file").set_input_files(NECRONS)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Read the roster").click()
+    boxes = page.locator('input[name="units"]')
+    expect(boxes).to_have_count(5)
+    for index in range(5):
+        expect(boxes.nth(index)).to_be_checked()
+    expect(page.get_by_text("Bound Creation: it is a 'upgrade' selection")).to_be_visible()
+    assert_page_ok(page)
+    page.get_by_role("checkbox", name="Chronomancer").uncheck()
+    page.get_by_role("checkbox", name="Buy the Warlord Trait: Enduring Will (1 RP)").check()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Add the ticked units").click()
+    expect(page.get_by_text("4 units from the roster joined the Order of Battle.")).to_be_visible()
+    units = page.locator(".unit-list")
+    for name in ("Royal Warden", "Necron Warriors", "Canoptek Scarab Swarms", "Skorpekh"):
+        expect(units.get_by_text(name).first).to_be_visible()
+    expect(units.get_by_text("Chronomancer")).to_have_count(0)

@@ -1,0 +1,74 @@
+"""Import a roster through the pages: upload, preview with tick boxes, add."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+
+from tests.api.helpers import dump
+from tests.web.conftest import Browser, campaign_with_two_players
+
+ROSTERS = Path(__file__).parents[1] / "fixtures" / "rosters"
+DARK_ANGELS = (ROSTERS / "dark_angels_two_patrols.rosz").read_bytes()
+CARRIED = re.compile(r'name="roster" value="([^"]+)"')
+UNIT_BOX = re.compile(r'name="units" value="([0-9.]+)" checked')
+
+
+def upload(who: Browser, force_id: int, data: bytes, name: str = "army.rosz") -> Any:
+    return who.post(
+        f"/forces/{force_id}/roster/preview", files={"file": (name, data, "application/zip")}
+    )
+
+
+def test_upload_preview_tick_and_add(person: Callable[[str], Browser], engine: Engine) -> None:
+    world = campaign_with_two_players(person)
+    ruby, force_id = world["ruby"], world["ruby_force"]
+    assert f'href="/forces/{force_id}/roster"' in ruby.get(f"/forces/{force_id}").text
+    assert "Import roster" not in world["kai"].get(f"/forces/{force_id}").text
+    assert ruby.get(f"/forces/{force_id}/roster").status_code == 200
+    before = dump(engine)
+    shown = upload(ruby, force_id, DARK_ANGELS)
+    assert shown.status_code == 200, shown.text
+    page = shown.text
+    assert dump(engine) == before  # the preview changes nothing
+    keys = UNIT_BOX.findall(page)
+    assert len(keys) == 4 and "Azrael" in page and "Primaris Lieutenant" in page
+    carried = CARRIED.search(page)
+    assert carried
+    added = ruby.post(f"/forces/{force_id}/roster", {"roster": carried.group(1), "units": keys[:2]})
+    assert added.status_code == 303, added.text
+    assert added.headers["location"] == f"/forces/{force_id}?imported=2"
+    landed = ruby.get(added.headers["location"]).text
+    assert "2 units from the roster joined the Order of Battle." in landed
+    again = upload(ruby, force_id, DARK_ANGELS).text
+    assert again.count("Already in the Order of Battle") == 2
+    assert len(UNIT_BOX.findall(again)) == 2
+
+
+def test_a_refusal_shows_in_place_and_changes_nothing(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    world = campaign_with_two_players(person)
+    ruby, force_id = world["ruby"], world["ruby_force"]
+    before = dump(engine)
+    eighth = (ROSTERS / "imperial_knights_8th.ros").read_bytes()
+    refused = upload(ruby, force_id, eighth, "knights.ros")
+    assert refused.status_code == 422
+    assert 'data-code="roster_wrong_game_system"' in refused.text
+    page = upload(ruby, force_id, DARK_ANGELS).text
+    carried = CARRIED.search(page)
+    assert carried
+    nothing = ruby.post(f"/forces/{force_id}/roster", {"roster": carried.group(1)})
+    assert nothing.status_code == 422
+    assert 'data-code="roster_nothing_chosen"' in nothing.text
+    assert dump(engine) == before
+
+
+def test_only_the_owner_may_import(person: Callable[[str], Browser]) -> None:
+    world = campaign_with_two_players(person)
+    refused = upload(world["kai"], world["ruby_force"], DARK_ANGELS)
+    assert refused.status_code == 403
