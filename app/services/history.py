@@ -8,6 +8,7 @@ from sqlmodel import Session, col, func, select
 
 from app.db.locks import serialize
 from app.db.models import Event
+from app.services import webhooks
 
 
 def record(
@@ -33,6 +34,7 @@ def record(
     )
     session.add(event)
     session.flush()
+    webhooks.enqueue(session, event)
     return event
 
 
