@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -11,8 +12,8 @@ import uvicorn
 
 from app.config import get_settings, secret_key
 from app.db import migrate
-from app.db.session import session_scope
-from app.services import accounts, transfer
+from app.db.session import get_engine, session_scope
+from app.services import accounts, transfer, webhook_worker
 from app.services import demo as demo_service
 
 app = typer.Typer(help="Crusade campaign tracker", no_args_is_help=True)
@@ -77,19 +78,46 @@ def serve(
     demo_if_empty: Annotated[
         bool, typer.Option(help="Load the demo campaign into an empty database")
     ] = False,
+    worker: Annotated[
+        bool, typer.Option(help="Send webhook deliveries from this process too")
+    ] = True,
 ) -> None:
-    """Apply migrations, then serve the app with uvicorn (HOST, PORT, DATABASE_URL)."""
+    """Apply migrations, then serve the app with uvicorn (HOST, PORT, DATABASE_URL), with
+    the webhook worker in a background thread."""
     settings = get_settings()
     migrate.upgrade(settings.effective_database_url)
     if demo_if_empty:
         _load_demo(required=False)
-    uvicorn.run(
-        "app.main:create_app",
-        factory=True,
-        host=host or settings.host,
-        port=port or settings.port,
-        log_level=settings.log_level,
-    )
+    stop = webhook_worker.start_in_background(get_engine()) if worker else None
+    try:
+        uvicorn.run(
+            "app.main:create_app",
+            factory=True,
+            host=host or settings.host,
+            port=port or settings.port,
+            log_level=settings.log_level,
+        )
+    finally:
+        if stop is not None:
+            stop.set()
+
+
+@app.command("worker")
+def worker_command(
+    once: Annotated[bool, typer.Option(help="Send what is due now, then exit")] = False,
+) -> None:
+    """Send webhook deliveries (for deployments with several app processes; any number of
+    workers may run, none sends a delivery twice)."""
+    migrate.upgrade(get_settings().effective_database_url)
+    if once:
+        sent = webhook_worker.run_once(get_engine())
+        typer.echo(f"{sent} delivered")
+        return
+    stop = threading.Event()
+    try:
+        webhook_worker.run_forever(get_engine(), stop)
+    except KeyboardInterrupt:
+        stop.set()
 
 
 @app.command("export")

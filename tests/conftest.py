@@ -50,6 +50,8 @@ GROUPS = {
     "api/test_crash.py": "live-servers",
     # A module-scoped seeded world: made once, on one worker.
     "api/test_fuzz.py": "fuzz",
+    # A webhook receiver (an HTTP server in the test process) stopped and started again.
+    "api/test_webhooks.py": "webhook-receiver",
 }
 
 
