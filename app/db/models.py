@@ -345,3 +345,17 @@ class WebhookDelivery(SQLModel, table=True):
     last_error: str = Field(default="", max_length=500)
     created_at: datetime = Field(default_factory=utcnow)
     delivered_at: datetime | None = None
+
+
+class CampaignVisit(SQLModel, table=True):
+    """The newest history event a member had seen on the campaign's page: the next visit
+    shows what happened since."""
+
+    __tablename__ = "campaign_visit"
+    __table_args__ = (UniqueConstraint("user_id", "campaign_id", name="uq_campaign_visit"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="user_account.id", index=True)
+    campaign_id: int = Field(foreign_key="campaign.id")
+    last_event_id: int = 0
+    seen_at: datetime = Field(default_factory=utcnow)

@@ -4,7 +4,8 @@ Revision ID: 0010
 Revises: 0009
 Create Date: 2026-11-23 19:00:00.000000
 
-The feed reads the existing event table. Webhooks are registered per campaign; each event
+The feed reads the existing event table; campaign_visit keeps the newest event each member
+has seen on a campaign's page ("since your last visit"). Webhooks are registered per campaign; each event
 recorded for a campaign with webhooks writes one webhook_delivery row per webhook in the
 same transaction (the outbox), which the worker sends and keeps as the delivery log.
 """
@@ -55,9 +56,23 @@ def upgrade() -> None:
     op.create_index(op.f('ix_webhook_delivery_next_attempt_at'), 'webhook_delivery', ['next_attempt_at'], unique=False)
     op.create_index(op.f('ix_webhook_delivery_status'), 'webhook_delivery', ['status'], unique=False)
     op.create_index(op.f('ix_webhook_delivery_webhook_id'), 'webhook_delivery', ['webhook_id'], unique=False)
+    op.create_table('campaign_visit',
+    sa.Column('id', sa.Integer(), nullable=False),
+    sa.Column('user_id', sa.Integer(), nullable=False),
+    sa.Column('campaign_id', sa.Integer(), nullable=False),
+    sa.Column('last_event_id', sa.Integer(), nullable=False),
+    sa.Column('seen_at', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=False),
+    sa.ForeignKeyConstraint(['campaign_id'], ['campaign.id'], name='fk_campaign_visit_campaign_id'),
+    sa.ForeignKeyConstraint(['user_id'], ['user_account.id'], name='fk_campaign_visit_user_id'),
+    sa.PrimaryKeyConstraint('id'),
+    sa.UniqueConstraint('user_id', 'campaign_id', name='uq_campaign_visit')
+    )
+    op.create_index(op.f('ix_campaign_visit_user_id'), 'campaign_visit', ['user_id'], unique=False)
 
 
 def downgrade() -> None:
+    op.drop_index(op.f('ix_campaign_visit_user_id'), table_name='campaign_visit')
+    op.drop_table('campaign_visit')
     op.drop_index(op.f('ix_webhook_delivery_webhook_id'), table_name='webhook_delivery')
     op.drop_index(op.f('ix_webhook_delivery_status'), table_name='webhook_delivery')
     op.drop_index(op.f('ix_webhook_delivery_next_attempt_at'), table_name='webhook_delivery')
