@@ -157,7 +157,9 @@ class _Names:
     def load(cls, session: Session, rows: list[Event]) -> _Names:
         """Names for a page of events in three statements, whatever its size."""
         force_ids = {r.force_id for r in rows if r.force_id} | {
-            int(f) for r in rows for f in r.payload.get("forces", [])
+            int(f)
+            for r in rows
+            for f in [*r.payload.get("forces", []), *r.payload.get("victory_points", {})]
         }
         card_ids = {int(r.payload["card_id"]) for r in rows if r.payload.get("card_id")}
         user_ids = {r.actor_id for r in rows if r.actor_id} | {

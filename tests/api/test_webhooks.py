@@ -91,12 +91,32 @@ class TestDelivery:
         self, client: TestClient, engine: Engine, receiver: Receiver
     ) -> None:
         world = setup_two_forces(client)
-        hook = register(client, world["campaign"], receiver.url, events=["battle_called_off"])
+        hook = register(
+            client, world["campaign"], receiver.url, events=["battle_called_off", "battle_recorded"]
+        )
         battle = muster(client, world)
         client.post(f"/api/v1/battles/{battle['id']}/call-off")
+        battle = muster(client, world)
+        result = {
+            "sides": [
+                {"force_id": world["blue"], "victory_points": 30},
+                {"force_id": world["red"], "victory_points": 20},
+            ]
+        }
+        client.post(f"/api/v1/battles/{battle['id']}/result", json=result)
         webhook_worker.run_once(engine)
-        assert [json.loads(r.body)["kind"] for r in receiver.received] == ["battle_called_off"]
-        assert len(log(client, world["campaign"], hook["id"])) == 1
+        kinds = [json.loads(r.body)["kind"] for r in receiver.received]
+        assert kinds == ["battle_called_off", "battle_recorded"]
+        # Sent alone, the event still names its forces.
+        recorded = json.loads(receiver.received[1].body)
+        assert recorded["summary"] == (
+            f"Battle {battle['id']}: Ultramarines 30 – 20 Black Legion, Ultramarines won."
+        )
+        assert recorded["details"]["victory_points"] == [
+            {"force_id": world["blue"], "victory_points": 30},
+            {"force_id": world["red"], "victory_points": 20},
+        ]
+        assert len(log(client, world["campaign"], hook["id"])) == 2
 
     def test_a_refused_change_sends_nothing(
         self, client: TestClient, engine: Engine, receiver: Receiver
