@@ -119,7 +119,12 @@ EXTRA: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {
     ("GET", "/api/v1/campaigns/{campaign_id}/events"): {422: ("cursor_invalid",)},
     ("POST", "/api/v1/campaigns/{campaign_id}/webhooks"): {
         409: ("webhook_limit",),
-        422: ("webhook_url_invalid", "webhook_url_private", "webhook_url_unresolvable"),
+        422: (
+            "webhook_url_invalid",
+            "webhook_url_private",
+            "webhook_url_unresolvable",
+            "webhook_event_unknown",
+        ),
     },
     ("GET", "/api/v1/campaigns/{campaign_id}/webhooks/{webhook_id}"): {404: ("webhook_not_found",)},
     ("DELETE", "/api/v1/campaigns/{campaign_id}/webhooks/{webhook_id}"): {

@@ -18,6 +18,31 @@ from app.db.models import Campaign, Event, User, Webhook, WebhookDelivery
 from app.errors import DomainError, NotFound
 
 MAX_PER_CAMPAIGN = 10
+# What history.record writes (the feed's kinds); a webhook may ask for any of them.
+KINDS = (
+    "campaign_created",
+    "campaign_settings_changed",
+    "force_created",
+    "card_added",
+    "card_removed",
+    "battle_mustered",
+    "result_proposed",
+    "result_confirmed",
+    "result_disputed",
+    "battle_recorded",
+    "battle_reverted",
+    "battle_called_off",
+    "decision_pending",
+    "decision_answered",
+    "rank_gained",
+    "honour_gained",
+    "scar_gained",
+    "requisition_purchased",
+    "member_joined",
+    "member_removed",
+    "invite_created",
+    "invite_withdrawn",
+)
 
 
 def register(
@@ -26,6 +51,14 @@ def register(
     """A new webhook with a fresh secret (shown to the organizer once, by the caller)."""
     get_campaign(session, campaign_id)
     check_url(url)
+    for index, kind in enumerate(events):
+        if kind not in KINDS:
+            raise DomainError(
+                "webhook_event_unknown",
+                f"events: '{kind}' is not an event kind; choose from: {', '.join(KINDS)}.",
+                status=422,
+                field=f"events[{index}]",
+            )
     if len(list_webhooks(session, campaign_id=campaign_id)) >= MAX_PER_CAMPAIGN:
         raise DomainError(
             "webhook_limit",

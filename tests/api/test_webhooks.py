@@ -267,3 +267,13 @@ def test_discord_urls_get_discords_message_format() -> None:
         "content": "Battle 3: Ultramarines 60 – 10 Black Legion, Ultramarines won.",
         "username": "Crusade tracker",
     }
+
+
+def test_an_unknown_event_kind_is_refused_with_the_known_ones(client: TestClient) -> None:
+    world = setup_two_forces(client)
+    response = client.post(
+        f"/api/v1/campaigns/{world['campaign']}/webhooks",
+        json={"url": "http://93.184.215.14/hook", "events": ["battle_recorded", "battle_won"]},
+    )
+    problem = assert_problem(response, 422, "webhook_event_unknown")
+    assert problem["field"] == "events[1]" and "battle_recorded" in problem["detail"]
