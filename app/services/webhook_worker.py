@@ -92,23 +92,29 @@ def start_in_background(engine: Engine) -> threading.Event:
     return stop
 
 
+def _due(now: datetime) -> Any:
+    return (
+        select(WebhookDelivery)
+        .where(
+            WebhookDelivery.status == "pending",
+            col(WebhookDelivery.next_attempt_at) <= now,
+            or_(
+                col(WebhookDelivery.claimed_until).is_(None),
+                col(WebhookDelivery.claimed_until) < now,
+            ),
+        )
+        .order_by(col(WebhookDelivery.next_attempt_at), col(WebhookDelivery.id))
+    )
+
+
 def claim(engine: Engine, *, now: datetime) -> list[Claimed]:
-    """Lease up to BATCH due deliveries and build their bodies, in one short transaction."""
+    """Lease up to BATCH due deliveries and build their bodies, in one short transaction.
+    An idle worker only reads (SQLite's one write lock is taken when there is work)."""
+    with session_scope(engine, writes=False) as session:
+        if session.exec(_due(now).limit(1)).first() is None:
+            return []
     with session_scope(engine) as session:
-        rows = session.exec(
-            select(WebhookDelivery)
-            .where(
-                WebhookDelivery.status == "pending",
-                col(WebhookDelivery.next_attempt_at) <= now,
-                or_(
-                    col(WebhookDelivery.claimed_until).is_(None),
-                    col(WebhookDelivery.claimed_until) < now,
-                ),
-            )
-            .order_by(col(WebhookDelivery.next_attempt_at), col(WebhookDelivery.id))
-            .limit(BATCH)
-            .with_for_update(skip_locked=True)
-        ).all()
+        rows = session.exec(_due(now).limit(BATCH).with_for_update(skip_locked=True)).all()
         claimed = []
         for row in rows:
             row.claimed_until = now + LEASE
