@@ -10,7 +10,7 @@ from tests.web.test_campaign_pages import Person, enter_result, muster
 
 
 def header_count(html: str) -> str | None:
-    found = re.search(r'class="waiting-count">Waiting for you <mark>(\d+)</mark>', html)
+    found = re.search(r'class="waiting-count" aria-label="Waiting for you (\d+)"', html)
     return found.group(1) if found else None
 
 
