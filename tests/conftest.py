@@ -53,6 +53,7 @@ GROUPS = {
     "api/test_fuzz.py": "fuzz",
     # A webhook receiver (an HTTP server in the test process) stopped and started again.
     "api/test_webhooks.py": "webhook-receiver",
+    "services/test_worker_cli.py": "webhook-receiver",
 }
 
 
