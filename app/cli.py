@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -13,9 +14,9 @@ from fastapi import FastAPI
 
 from app.config import get_settings, secret_key
 from app.db import migrate
-from app.db.session import session_scope
+from app.db.session import get_engine, session_scope
 from app.main import create_app
-from app.services import accounts, totals, transfer
+from app.services import accounts, totals, transfer, webhook_worker
 from app.services import demo as demo_service
 
 app = typer.Typer(help="Crusade campaign tracker", no_args_is_help=True)
@@ -93,20 +94,29 @@ def serve(
             help="App processes (more than 1 needs PostgreSQL, and Redis for rate limits)",
         ),
     ] = 1,
+    worker: Annotated[
+        bool, typer.Option(help="Send webhook deliveries from this process too")
+    ] = True,
 ) -> None:
-    """Apply migrations, then serve the app with uvicorn (HOST, PORT, DATABASE_URL)."""
+    """Apply migrations, then serve the app with uvicorn (HOST, PORT, DATABASE_URL), with
+    the webhook worker in a background thread."""
     settings = get_settings()
     migrate.upgrade(settings.effective_database_url)
     if demo_if_empty:
         _load_demo(required=False)
-    uvicorn.run(
-        "app.cli:served_app",
-        factory=True,
-        host=host or settings.host,
-        port=port or settings.port,
-        log_level=settings.log_level,
-        workers=workers,
-    )
+    stop = webhook_worker.start_in_background(get_engine()) if worker else None
+    try:
+        uvicorn.run(
+            "app.cli:served_app",
+            factory=True,
+            host=host or settings.host,
+            port=port or settings.port,
+            log_level=settings.log_level,
+            workers=workers,
+        )
+    finally:
+        if stop is not None:
+            stop.set()
 
 
 def served_app() -> FastAPI:
@@ -142,6 +152,24 @@ def totals_rebuild() -> None:
         f"rebuilt {len(fresh.standings)} standings lines, {len(fresh.sides)} chart points, "
         f"{len(fresh.card_battles)} card battle entries"
     )
+
+
+@app.command("worker")
+def worker_command(
+    once: Annotated[bool, typer.Option(help="Send what is due now, then exit")] = False,
+) -> None:
+    """Send webhook deliveries (for deployments with several app processes; any number of
+    workers may run, none sends a delivery twice)."""
+    migrate.upgrade(get_settings().effective_database_url)
+    if once:
+        sent = webhook_worker.run_once(get_engine())
+        typer.echo(f"{sent} delivered")
+        return
+    stop = threading.Event()
+    try:
+        webhook_worker.run_forever(get_engine(), stop)
+    except KeyboardInterrupt:
+        stop.set()
 
 
 @app.command("export")

@@ -41,6 +41,12 @@ class Settings(BaseSettings):
         description="Where rate-limit counters live: memory:// (one process) or redis://...",
     )
 
+    webhook_allow_private: bool = Field(
+        default=False,
+        description="Let webhooks point at private, loopback or link-local addresses (tests, "
+        "a bot on the same network); off, such URLs are refused (SSRF)",
+    )
+
     @property
     def effective_database_url(self) -> str:
         if self.database_url:

@@ -58,7 +58,7 @@ def respond(
 async def _rule_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RuleError)
     status = exc.status if isinstance(exc, DomainError) else 422
-    return respond(request, status, exc.code, exc.message, exc.field)
+    return respond(request, status, exc.code, exc.message, exc.path or exc.field)
 
 
 async def _validation_error(request: Request, exc: Exception) -> Response:

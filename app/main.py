@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, FastAPI
 from sqlalchemy import Engine
 
-from app.api import auth, battles, campaigns, events, membership, rosters, rules
+from app.api import auth, battles, campaigns, events, membership, rosters, rules, webhooks
 from app.api.access import check_every_route_has_a_rule, enforce
 from app.api.cache import VersionedBodies
 from app.api.conflicts import install_conflict_handlers
@@ -51,6 +51,7 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     api.include_router(battles.router)
     api.include_router(rosters.router)
     api.include_router(events.router)
+    api.include_router(webhooks.router)
     app.include_router(api)
     document_responses(app)  # every answered status in the OpenAPI schema
     if "api" not in _checked:

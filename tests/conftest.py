@@ -48,8 +48,12 @@ GROUPS = {
     "api/test_live_server.py": "live-servers",
     "api/test_races.py": "live-servers",
     "api/test_crash.py": "live-servers",
+    "api/test_example_bot.py": "live-servers",
     # A module-scoped seeded world: made once, on one worker.
     "api/test_fuzz.py": "fuzz",
+    # A webhook receiver (an HTTP server in the test process) stopped and started again.
+    "api/test_webhooks.py": "webhook-receiver",
+    "services/test_worker_cli.py": "webhook-receiver",
 }
 
 

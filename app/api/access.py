@@ -34,6 +34,17 @@ POLICIES: dict[tuple[str, str], Access] = {
     ("GET", "/api/v1/campaigns/{campaign_id}/standings"): A.CAMPAIGN_READ,
     ("GET", "/api/v1/campaigns/{campaign_id}/history"): A.CAMPAIGN_READ,
     ("GET", "/api/v1/campaigns/{campaign_id}/events"): A.CAMPAIGN_READ,
+    ("POST", "/api/v1/campaigns/{campaign_id}/webhooks"): A.CAMPAIGN_ORGANIZE,
+    ("GET", "/api/v1/campaigns/{campaign_id}/webhooks"): A.CAMPAIGN_ORGANIZE,
+    ("GET", "/api/v1/campaigns/{campaign_id}/webhooks/{webhook_id}"): A.CAMPAIGN_ORGANIZE,
+    ("DELETE", "/api/v1/campaigns/{campaign_id}/webhooks/{webhook_id}"): A.CAMPAIGN_ORGANIZE,
+    ("GET", "/api/v1/campaigns/{campaign_id}/webhooks/{webhook_id}/deliveries"): (
+        A.CAMPAIGN_ORGANIZE
+    ),
+    (
+        "POST",
+        "/api/v1/campaigns/{campaign_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/resend",
+    ): A.CAMPAIGN_ORGANIZE,
     ("GET", "/api/v1/campaigns/{campaign_id}/export"): A.CAMPAIGN_READ,
     ("GET", "/api/v1/campaigns/{campaign_id}/members"): A.CAMPAIGN_READ,
     ("DELETE", "/api/v1/campaigns/{campaign_id}/members/{user_id}"): A.CAMPAIGN_ORGANIZE,

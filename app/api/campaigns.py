@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request, Response, status
@@ -14,6 +14,7 @@ from app.api import present, reports
 from app.api.auth import CurrentPrincipal, OptionalPrincipal
 from app.api.battles import order
 from app.api.cache import VersionedBodies
+from app.api.export_schema import ExportDocument
 from app.api.responses import located
 from app.api.schemas import (
     CampaignCreate,
@@ -171,7 +172,7 @@ def history(
 @router.get(
     "/campaigns/{campaign_id}/export",
     summary="The whole campaign as one JSON document: a backup that `crusade import` reads",
-    response_model=dict[str, Any],
+    response_model=ExportDocument,
 )
 def export_campaign(campaign_id: int, session: SessionDep) -> JSONResponse:
     document = transfer.export_campaign(session, campaign_id=campaign_id)

@@ -21,11 +21,11 @@ from app.api.schemas import (
     RequisitionPublic,
     SidePublic,
     SideReportPublic,
-    SideScore,
     UnitExperiencePublic,
     UnitReportPublic,
 )
 from app.db.models import BattleSide, Decision, Event, RequisitionPurchase
+from app.services import events
 
 
 def side(row: BattleSide) -> SidePublic:
@@ -120,10 +120,4 @@ def event(row: Event) -> EventPublic:
 
 
 def event_details(payload: dict[str, Any]) -> EventDetails:
-    """Known fields only: a free-form ``answer`` stays in the decision it belongs to."""
-    data = {k: v for k, v in payload.items() if k in EventDetails.model_fields}
-    scores = payload.get("victory_points")
-    data["victory_points"] = [
-        SideScore(force_id=int(k), victory_points=v) for k, v in (scores or {}).items()
-    ]
-    return EventDetails.model_validate(data)
+    return EventDetails.model_validate(events.details_of(payload))

@@ -121,6 +121,27 @@ EXTRA: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {
         409: ("decision_already_answered",),
         422: ("decision_answer_incomplete", RULE),
     },
+    ("GET", "/api/v1/campaigns/{campaign_id}/events"): {422: ("cursor_invalid",)},
+    ("POST", "/api/v1/campaigns/{campaign_id}/webhooks"): {
+        409: ("webhook_limit",),
+        422: (
+            "webhook_url_invalid",
+            "webhook_url_private",
+            "webhook_url_unresolvable",
+            "webhook_event_unknown",
+        ),
+    },
+    ("GET", "/api/v1/campaigns/{campaign_id}/webhooks/{webhook_id}"): {404: ("webhook_not_found",)},
+    ("DELETE", "/api/v1/campaigns/{campaign_id}/webhooks/{webhook_id}"): {
+        404: ("webhook_not_found",)
+    },
+    ("GET", "/api/v1/campaigns/{campaign_id}/webhooks/{webhook_id}/deliveries"): {
+        404: ("webhook_not_found",)
+    },
+    (
+        "POST",
+        "/api/v1/campaigns/{campaign_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/resend",
+    ): {404: ("webhook_not_found", "delivery_not_found")},
 }
 
 # Path ids the access check looks up before the handler runs (app/services/access.py).
@@ -160,6 +181,7 @@ LOCATED = {
     "/api/v1/campaigns/{campaign_id}/forces",
     "/api/v1/forces/{force_id}/cards",
     "/api/v1/campaigns/{campaign_id}/battles",
+    "/api/v1/campaigns/{campaign_id}/webhooks",
 }
 
 # Operations that create something, the field of their answer that is its id, and the path
@@ -172,6 +194,7 @@ CREATES: dict[tuple[str, str], tuple[str, str]] = {
     ("POST", "/api/v1/campaigns/{campaign_id}/battles"): ("id", "battle_id"),
     ("POST", "/api/v1/campaigns/{campaign_id}/invites"): ("code", "code"),
     ("POST", "/api/v1/auth/tokens"): ("id", "token_id"),
+    ("POST", "/api/v1/campaigns/{campaign_id}/webhooks"): ("id", "webhook_id"),
 }
 
 _PARAM = re.compile(r"{(\w+)}")

@@ -594,3 +594,44 @@ class FeedPage(BaseModel):
     items: list[FeedEventPublic]
     next: str = Field(description="The cursor to send as `after` for the following page")
     more: bool = Field(description="True when more events are already waiting")
+
+
+# --- webhooks (issue 15) -----------------------------------------------------------------
+
+
+class WebhookCreate(Input):
+    url: Annotated[str, StringConstraints(strip_whitespace=True, min_length=8, max_length=2000)]
+    events: list[Annotated[str, StringConstraints(max_length=60)]] = Field(
+        default_factory=list,
+        max_length=40,
+        description="Event kinds to send (see the feed); leave out or empty for all",
+    )
+
+
+class WebhookPublic(BaseModel):
+    id: int
+    campaign_id: int
+    url: str
+    events: list[str]
+    discord: bool = Field(description="True: deliveries use Discord's message format")
+    created_at: datetime
+
+
+class WebhookCreated(WebhookPublic):
+    secret: str = Field(
+        description="Shown this once: verify X-Crusade-Signature (sha256=HMAC-SHA256 of the "
+        "body with this secret, hex)"
+    )
+
+
+class DeliveryPublic(BaseModel):
+    id: int
+    webhook_id: int
+    event_id: int
+    status: Literal["pending", "delivered", "failed"]
+    attempts: int
+    next_attempt_at: datetime
+    last_status_code: int | None
+    last_error: str
+    created_at: datetime
+    delivered_at: datetime | None

@@ -357,3 +357,53 @@ class CardBattle(SQLModel, table=True):
     card_id: int = Field(foreign_key="crusade_card.id", primary_key=True)
     battle_id: int = Field(foreign_key="battle.id", primary_key=True, index=True)
     force_id: int = Field(foreign_key="force.id")
+
+
+# --- issue 15: webhooks and their outbox -----------------------------------------------
+
+
+class Webhook(SQLModel, table=True):
+    """A URL an organizer registered to be told of a campaign's events. ``events`` lists
+    the kinds wanted (empty: all). The secret signs each delivery's body."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    campaign_id: int = Field(foreign_key="campaign.id", index=True)
+    url: str = Field(max_length=2000)
+    events: list[str] = _json([])
+    secret: str = Field(max_length=100)
+    created_at: datetime = Field(default_factory=utcnow)
+    created_by: int | None = Field(default=None, foreign_key="user_account.id")
+
+
+class WebhookDelivery(SQLModel, table=True):
+    """One event to POST to one webhook: the outbox row, written in the transaction that
+    records the event, and the log of its attempts. ``claimed_until`` is a worker's lease
+    while it sends (a worker that dies mid-send lets another retry after it)."""
+
+    __tablename__ = "webhook_delivery"
+
+    id: int | None = Field(default=None, primary_key=True)
+    webhook_id: int = Field(foreign_key="webhook.id", index=True)
+    event_id: int = Field(foreign_key="event.id")
+    status: str = Field(default="pending", max_length=20, index=True)
+    attempts: int = 0
+    next_attempt_at: datetime = Field(default_factory=utcnow, index=True)
+    claimed_until: datetime | None = None
+    last_status_code: int | None = None
+    last_error: str = Field(default="", max_length=500)
+    created_at: datetime = Field(default_factory=utcnow)
+    delivered_at: datetime | None = None
+
+
+class CampaignVisit(SQLModel, table=True):
+    """The newest history event a member had seen on the campaign's page: the next visit
+    shows what happened since."""
+
+    __tablename__ = "campaign_visit"
+    __table_args__ = (UniqueConstraint("user_id", "campaign_id", name="uq_campaign_visit"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="user_account.id", index=True)
+    campaign_id: int = Field(foreign_key="campaign.id")
+    last_event_id: int = 0
+    seen_at: datetime = Field(default_factory=utcnow)

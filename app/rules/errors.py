@@ -11,6 +11,9 @@ class RuleError(Exception):
         self.code = code
         self.message = message
         self.field = field
+        # Where the input at fault sits in an API request (``sides[1].roster``), when the
+        # use case knows more than the rule did; ``field`` stays the rule's own name.
+        self.path: str | None = None
 
     def __repr__(self) -> str:
         return f"RuleError({self.code!r}, {self.message!r}, field={self.field!r})"

@@ -107,7 +107,8 @@ def remove_battle_scar(card: CrusadeCard, scar_id: str) -> CrusadeCard:
     if scar_id not in card.scar_ids:
         raise RuleError(
             "battle_scar_not_held",
-            f"{card.name} has no Battle Scar '{scar_id}' to remove.",
+            f"{card.name} has no Battle Scar '{scar_id}' to remove; it has: "
+            f"{', '.join(sorted(card.scar_ids)) or 'none'}.",
             field="scar",
         )
     kept = tuple(s for s in card.scars if s.entry_id != scar_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
@@ -216,6 +217,9 @@ def _repair_and_recuperate(
 ) -> OrderOfBattle:
     assert card is not None
     scar = _required(order.scar, "scar", "Repair and Recuperate")
+    # A scar may be named as the card shows it; an unknown one is refused below.
+    with contextlib.suppress(KeyError):
+        scar = book.scars.battle_scars[card.unit_type].entry(scar).id
     return force.with_card(remove_battle_scar(card, scar))
 
 

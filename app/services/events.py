@@ -88,6 +88,65 @@ def read_feed(session: Session, *, campaign_id: int, after: int, limit: int) -> 
     return [_feed_event(row, names) for row in rows]
 
 
+def one_event(session: Session, event_id: int) -> FeedEvent:
+    row = session.get(Event, event_id)
+    assert row is not None
+    return _feed_event(row, _Names.load(session, [row]))
+
+
+# What an event's stored payload may tell a client (a decision's free-form answer is left in
+# the decision it belongs to).
+DETAIL_FIELDS = (
+    "name",
+    "user",
+    "user_id",
+    "role",
+    "card_id",
+    "power_rating",
+    "requisition",
+    "requisition_points_spent",
+    "outcome",
+    "battle_size",
+    "mission",
+    "mission_roll",
+    "forces",
+    "decision_id",
+    "decision",
+    "rank",
+    "category",
+    "entries",
+    "scar",
+)
+
+
+def details_of(payload: dict[str, Any]) -> dict[str, Any]:
+    """The known fields of a payload; victory points as a list (ids are never JSON keys)."""
+    details = {k: v for k, v in payload.items() if k in DETAIL_FIELDS}
+    details["victory_points"] = [
+        {"force_id": int(k), "victory_points": v}
+        for k, v in (payload.get("victory_points") or {}).items()
+    ]
+    return details
+
+
+def as_json(event: FeedEvent) -> dict[str, Any]:
+    """The event as the feed and webhooks send it."""
+    return {
+        "id": event.id,
+        "cursor": event.cursor,
+        "kind": event.kind,
+        "campaign_id": event.campaign_id,
+        "force_id": event.force_id,
+        "battle_id": event.battle_id,
+        "card_id": event.card_id,
+        "decision_id": event.decision_id,
+        "actor": event.actor,
+        "summary": event.summary,
+        "created_at": event.created_at.isoformat(),
+        "details": details_of(event.details),
+    }
+
+
 @dataclass(frozen=True)
 class _Names:
     forces: dict[int, str]
@@ -98,7 +157,9 @@ class _Names:
     def load(cls, session: Session, rows: list[Event]) -> _Names:
         """Names for a page of events in three statements, whatever its size."""
         force_ids = {r.force_id for r in rows if r.force_id} | {
-            int(f) for r in rows for f in r.payload.get("forces", [])
+            int(f)
+            for r in rows
+            for f in [*r.payload.get("forces", []), *r.payload.get("victory_points", {})]
         }
         card_ids = {int(r.payload["card_id"]) for r in rows if r.payload.get("card_id")}
         user_ids = {r.actor_id for r in rows if r.actor_id} | {

@@ -1,4 +1,4 @@
-"""Problems name the field of the request, not the rules engine's argument.
+"""API problems name the field of the request, not the rules engine's argument.
 
 The rules library refuses with its own argument names (``choice``, ``roster``); a bot needs
 the path in what it sent (``scar``, ``sides[0].out_of_action_choices``). A use case wraps the
@@ -14,11 +14,12 @@ from app.rules.errors import RuleError
 
 @contextmanager
 def request_fields(renames: Mapping[str, str], prefix: str = "") -> Iterator[None]:
-    """Re-raise a refusal with its field renamed (``renames``) and placed under ``prefix``
-    (e.g. ``sides[1].``). A refusal that already names a path is left as it is."""
+    """Re-raise a refusal with its request ``path``: the field renamed (``renames``) and
+    placed under ``prefix`` (e.g. ``sides[1].``). The website's forms keep using ``field``.
+    A refusal that already has a path (from an inner use case) keeps it."""
     try:
         yield
     except RuleError as refused:
-        if refused.field is not None and not refused.field.startswith(("sides[", "requisitions[")):
-            refused.field = prefix + renames.get(refused.field, refused.field)
+        if refused.field is not None and refused.path is None:
+            refused.path = prefix + renames.get(refused.field, refused.field)
         raise

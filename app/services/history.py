@@ -11,6 +11,7 @@ from sqlmodel import Session, col, func, select
 
 from app.db.locks import serialize
 from app.db.models import Event
+from app.services import webhooks
 
 
 def record(
@@ -53,7 +54,8 @@ def _write_recorded(session: Session) -> None:
     session.flush()  # what the events name (a new battle, a card) exists before they do
     for campaign_id in sorted({row["campaign_id"] for row in rows}):
         serialize(session, f"feed:{campaign_id}")
-    session.execute(insert(Event), rows)
+    inserted = insert(Event).returning(col(Event.id), col(Event.campaign_id), col(Event.kind))
+    webhooks.enqueue(session, [(i, c, k) for i, c, k in session.execute(inserted, rows)])
 
 
 @listens_for(Session, "after_soft_rollback")

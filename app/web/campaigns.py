@@ -30,6 +30,7 @@ from app.services import (
 )
 from app.services.access import Access
 from app.services.accounts import Principal
+from app.web import catchup
 from app.web.charts import Series, line_chart
 from app.web.pages import Member, Viewer, attempt, page, redirect, render, site_url
 
@@ -248,7 +249,11 @@ def dashboard(
     joined: str = "",
 ) -> Response:
     notice = "Welcome to the campaign!" if joined else None
-    return _dashboard(request, session, principal, campaign_id, chart=chart, notice=notice)
+    since = catchup.since_last_visit(session, principal, campaign_id)
+    answer = _dashboard(
+        request, session, principal, campaign_id, chart=chart, notice=notice, since=since
+    )
+    return catchup.remember_visit(answer, request, principal, campaign_id, since)
 
 
 def _dashboard(

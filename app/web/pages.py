@@ -22,6 +22,7 @@ from app.config import get_settings, secret_key, site_address
 from app.db.session import SessionDep
 from app.errors import DomainError
 from app.rules.errors import RuleError
+from app.services import catchup
 from app.services.access import Access, authorize
 from app.services.accounts import Principal
 from app.web import formatting
@@ -53,6 +54,9 @@ class PageAccess:
         if request.method not in SAFE_METHODS and principal is not None:
             await _check_form_csrf(request)
         session.info["actor_id"] = principal.user.id if principal else None
+        if principal is not None and principal.user.id is not None:  # the header's count
+            user_id = principal.user.id
+            request.state.waiting_for_you = catchup.waiting_counts(session, user_id=user_id)
         return principal
 
 
@@ -92,7 +96,12 @@ def render(
 ) -> HTMLResponse:
     cookie = request.cookies.get(COOKIE, "")
     csrf = csrf_token(cookie, secret_key(get_settings())) if cookie and principal else ""
-    context = {"user": principal.user if principal else None, "csrf": csrf, **context}
+    context = {
+        "user": principal.user if principal else None,
+        "csrf": csrf,
+        "waiting_for_you": getattr(request.state, "waiting_for_you", None),
+        **context,
+    }
     response = templates.TemplateResponse(request, template, context, status_code=status)
     if principal is not None:
         # A logged-in page may hold a new API token, an invite or a reset link: no copy of it

@@ -38,6 +38,10 @@ def world(client: TestClient) -> dict[str, Any]:
     app = client.app
     organizer = account(app, "orga2")
     campaign = organizer.post("/api/v1/campaigns", json={"name": "Matrix"}).json()["id"]
+    # A public address (never sent to: no worker runs here); later events give it deliveries.
+    webhook = organizer.post(
+        f"/api/v1/campaigns/{campaign}/webhooks", json={"url": "http://93.184.215.14/hook"}
+    ).json()["id"]
     players: dict[str, Any] = {}
     for name, faction in (("ruby", "IMPERIUM"), ("joel", "CHAOS"), ("kim", "ORKS")):
         player = account(app, name)
@@ -95,6 +99,7 @@ def world(client: TestClient) -> dict[str, Any]:
         for m in organizer.get(f"/api/v1/campaigns/{campaign}/members").json()
         if m["username"] == "kim"
     )
+    delivery = organizer.get(f"/api/v1/campaigns/{campaign}/webhooks/{webhook}/deliveries")
     return {
         "callers": {
             "anonymous": TestClient(app),
@@ -115,6 +120,8 @@ def world(client: TestClient) -> dict[str, Any]:
             "mission_id": "ambush",
             "unit_type": "vehicle",
             "weapon_type": "melee",
+            "webhook_id": webhook,
+            "delivery_id": delivery.json()[0]["id"],
         },
     }
 

@@ -1,0 +1,103 @@
+"""Webhooks of a campaign (organizers): register, list, delete; the delivery log; resend."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, Response, status
+
+from app.api.auth import CurrentPrincipal
+from app.api.responses import located
+from app.api.schemas import DeliveryPublic, WebhookCreate, WebhookCreated, WebhookPublic
+from app.db.models import Webhook, WebhookDelivery
+from app.db.session import SessionDep
+from app.services import webhooks
+from app.services.webhook_worker import is_discord
+
+router = APIRouter(tags=["webhooks"])
+RowId = Annotated[int, Path(ge=1, lt=2**31)]
+
+
+def _webhook(row: Webhook) -> WebhookPublic:
+    assert row.id is not None
+    return WebhookPublic(
+        id=row.id,
+        campaign_id=row.campaign_id,
+        url=row.url,
+        events=list(row.events),
+        discord=is_discord(row.url),
+        created_at=row.created_at,
+    )
+
+
+def _delivery(row: WebhookDelivery) -> DeliveryPublic:
+    return DeliveryPublic.model_validate(row, from_attributes=True)
+
+
+@router.post(
+    "/campaigns/{campaign_id}/webhooks",
+    status_code=status.HTTP_201_CREATED,
+    summary="Register a URL to be sent the campaign's events (the secret is shown once)",
+)
+def register(
+    campaign_id: int,
+    body: WebhookCreate,
+    principal: CurrentPrincipal,
+    session: SessionDep,
+    response: Response,
+) -> WebhookCreated:
+    row = webhooks.register(
+        session, campaign_id=campaign_id, url=body.url, events=body.events, by=principal.user
+    )
+    located(response, f"/campaigns/{campaign_id}/webhooks/{row.id}")
+    return WebhookCreated(**_webhook(row).model_dump(), secret=row.secret)
+
+
+@router.get("/campaigns/{campaign_id}/webhooks", summary="The campaign's webhooks")
+def list_webhooks(campaign_id: int, session: SessionDep) -> list[WebhookPublic]:
+    return [_webhook(w) for w in webhooks.list_webhooks(session, campaign_id=campaign_id)]
+
+
+@router.get("/campaigns/{campaign_id}/webhooks/{webhook_id}", summary="One webhook")
+def get_webhook(campaign_id: int, webhook_id: RowId, session: SessionDep) -> WebhookPublic:
+    return _webhook(webhooks.get_webhook(session, campaign_id=campaign_id, webhook_id=webhook_id))
+
+
+@router.delete(
+    "/campaigns/{campaign_id}/webhooks/{webhook_id}",
+    summary="Delete a webhook (what it had not yet been sent is dropped)",
+)
+def delete_webhook(campaign_id: int, webhook_id: RowId, session: SessionDep) -> WebhookPublic:
+    row = webhooks.delete_webhook(session, campaign_id=campaign_id, webhook_id=webhook_id)
+    return _webhook(row)
+
+
+@router.get(
+    "/campaigns/{campaign_id}/webhooks/{webhook_id}/deliveries",
+    summary="The webhook's delivery log, newest first (`before`: the last id seen)",
+)
+def deliveries(
+    campaign_id: int,
+    webhook_id: RowId,
+    session: SessionDep,
+    before: Annotated[int | None, Query(ge=1, lt=2**31)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> list[DeliveryPublic]:
+    rows = webhooks.deliveries(
+        session, campaign_id=campaign_id, webhook_id=webhook_id, before=before, limit=limit
+    )
+    return [_delivery(r) for r in rows]
+
+
+@router.post(
+    "/campaigns/{campaign_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/resend",
+    status_code=status.HTTP_201_CREATED,
+    summary="Send a delivery's event again (a new delivery, sent by the worker)",
+)
+def resend(
+    campaign_id: int, webhook_id: RowId, delivery_id: RowId, session: SessionDep
+) -> DeliveryPublic:
+    row = webhooks.resend(
+        session, campaign_id=campaign_id, webhook_id=webhook_id, delivery_id=delivery_id
+    )
+    return _delivery(row)
