@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from sqlalchemy.orm import defer
+from sqlalchemy.orm.attributes import flag_modified
 from sqlmodel import Session, col, func, select
 
 from app.db.locks import for_change
@@ -492,9 +493,15 @@ def _restore(session: Session, side: BattleSide) -> None:
     for key, value in side.snapshot["force"].items():
         setattr(force, key, value)
     session.add(force)
-    for card_id, state in side.snapshot["cards"].items():
-        card = session.get(Card, int(card_id))
-        assert card is not None
+    states = side.snapshot["cards"]
+    # One query for the cards, and each written whole, so the restore is a constant
+    # number of statements (a get per card flushed the previous one each time).
+    cards = session.exec(select(Card).where(col(Card.id).in_([int(i) for i in states]))).all()
+    for card in cards:
+        state = states[str(card.id)]
+        if all(getattr(card, key) == value for key, value in state.items()):
+            continue  # not on the roster: nothing to undo
         for key, value in state.items():
             setattr(card, key, value)
+            flag_modified(card, key)
         session.add(card)
