@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy.orm import defer
 from sqlalchemy.orm.attributes import flag_modified
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, col, select
 
 from app.db.locks import for_change
 from app.db.models import (
@@ -67,22 +67,25 @@ def get_battle(session: Session, battle_id: int) -> tuple[Battle, list[BattleSid
 
 
 def list_battles(
-    session: Session, *, campaign_id: int, offset: int, limit: int
-) -> tuple[list[tuple[Battle, list[BattleSide]]], int]:
-    """A page of battles, newest first, each with its sides (sides in one query)."""
+    session: Session, *, campaign_id: int, limit: int, before: int | None = None
+) -> tuple[list[tuple[Battle, list[BattleSide]]], int | None]:
+    """A page of battles, newest first, each with its sides (sides in one query, without
+    their snapshots), and the cursor of the next page: ``before`` is a battle id, only
+    older battles are listed."""
     get_campaign(session, campaign_id)
     query = select(Battle).where(Battle.campaign_id == campaign_id)
-    total = session.exec(select(func.count()).select_from(query.subquery())).one()
-    rows = list(
-        session.exec(query.order_by(col(Battle.id).desc()).offset(offset).limit(limit)).all()
-    )
+    if before is not None:
+        query = query.where(col(Battle.id) < before)
+    found = list(session.exec(query.order_by(col(Battle.id).desc()).limit(limit + 1)).all())
+    rows = found[:limit]
     sides = session.exec(
         select(BattleSide)
         .where(col(BattleSide.battle_id).in_([b.id for b in rows]))
         .order_by(col(BattleSide.id))
         .options(defer(BattleSide.snapshot, raiseload=True))  # type: ignore[arg-type]
     ).all()
-    return [(b, [s for s in sides if s.battle_id == b.id]) for b in rows], total
+    following = rows[-1].id if len(found) > limit else None
+    return [(b, [s for s in sides if s.battle_id == b.id]) for b in rows], following
 
 
 # --- before the battle ---------------------------------------------------------------------

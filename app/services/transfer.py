@@ -7,10 +7,14 @@ export gives the same document.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlmodel import Session, SQLModel, col, select
+from sqlalchemy import Select, Table
+from sqlalchemy import select as sa_select
+from sqlmodel import Session, SQLModel
 
 from app.db.models import (
     Battle,
@@ -69,17 +73,77 @@ IdMaps = dict[str, dict[int, int]]
 
 
 def export_campaign(session: Session, *, campaign_id: int) -> dict[str, Any]:
-    campaign = get_campaign(session, campaign_id)
-    rows = _rows(session, campaign_id)
-    maps: IdMaps = {"campaign": {campaign_id: 1}}
-    for name, found in rows.items():
-        maps[name] = {row.id: n for n, row in enumerate(found, start=1)}
-    document: dict[str, Any] = {"format": FORMAT, "campaign": _plain(campaign) | {"id": 1}}
-    for name, found in rows.items():
-        document[name] = [
-            _translate(name, _plain(row), maps) | {"id": maps[name][row.id]} for row in found
-        ]
+    """The whole document in memory (the CLI and tests); the website streams it."""
+    document: dict[str, Any] = json.loads(b"".join(export_chunks(session, campaign_id=campaign_id)))
     return document
+
+
+def export_chunks(session: Session, *, campaign_id: int) -> Iterator[bytes]:
+    """The document as JSON text, written as the rows are read: only the id maps (a few
+    integers per row) are held, so memory stays flat however long the campaign's past.
+    Rows are read with plain SQL a batch at a time, never kept by the session. On
+    PostgreSQL a fresh session reads in one REPEATABLE READ snapshot, so a battle recorded
+    meanwhile cannot leave a side without its battle."""
+    bind = session.get_bind()
+    if bind.dialect.name == "postgresql" and not session.in_transaction():
+        session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+    campaign = get_campaign(session, campaign_id)
+    maps = _id_maps(session, campaign_id)
+    yield b'{"format":' + _dumps(FORMAT) + b',"campaign":' + _dumps(_plain(campaign) | {"id": 1})
+    connection = session.connection()
+    for name, query in _queries(campaign_id).items():
+        yield b',"' + name.encode() + b'":['
+        rows = connection.execute(query.execution_options(yield_per=EXPORT_BATCH))
+        for number, row in enumerate(rows):
+            data = _plain_row(row._mapping)
+            local = _translate(name, data, maps) | {"id": maps[name][row.id]}
+            yield (b"," if number else b"") + _dumps(local)
+        yield b"]"
+    yield b"}"
+
+
+EXPORT_BATCH = 100
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _queries(campaign_id: int) -> dict[str, Select[Any]]:
+    """Each table's rows of the campaign, in id order (the document's numbering)."""
+    forces = sa_select(_t(Force).c.id).where(_t(Force).c.campaign_id == campaign_id)
+    battles = sa_select(_t(Battle).c.id).where(_t(Battle).c.campaign_id == campaign_id)
+    owner = {"forces": forces, "battles": battles}
+    queries: dict[str, Select[Any]] = {}
+    for name, (model, _refs) in TABLES.items():
+        table = _t(model)
+        if name in ("forces", "battles", "events"):
+            where = table.c.campaign_id == campaign_id
+        elif name == "battle_sides":
+            where = table.c.battle_id.in_(owner["battles"])
+        else:
+            where = table.c.force_id.in_(owner["forces"])
+        queries[name] = sa_select(table).where(where).order_by(table.c.id)
+    return queries
+
+
+def _id_maps(session: Session, campaign_id: int) -> IdMaps:
+    """Each table's ids numbered 1, 2, ... in id order: one narrow query per table."""
+    maps: IdMaps = {"campaign": {campaign_id: 1}}
+    connection = session.connection()
+    for name, query in _queries(campaign_id).items():
+        ids = connection.execute(query.with_only_columns(_t(TABLES[name][0]).c.id)).scalars()
+        maps[name] = {row_id: n for n, row_id in enumerate(ids, start=1)}
+    return maps
+
+
+def _t(model: Any) -> Table:
+    return cast(Table, model.__table__)
+
+
+def _plain_row(mapping: Any) -> dict[str, Any]:
+    data = {k: v for k, v in mapping.items() if k not in EXCLUDED}
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in data.items()}
 
 
 def export_filename(session: Session, *, campaign_id: int) -> str:
@@ -89,35 +153,12 @@ def export_filename(session: Session, *, campaign_id: int) -> str:
     return f"{slug or 'campaign'}-{utcnow():%Y-%m-%d}.json"
 
 
-def _rows(session: Session, campaign_id: int) -> dict[str, list[Any]]:
-    forces = list(
-        session.exec(select(Force).where(Force.campaign_id == campaign_id).order_by(col(Force.id)))
-    )
-    battles = list(
-        session.exec(
-            select(Battle).where(Battle.campaign_id == campaign_id).order_by(col(Battle.id))
-        )
-    )
-    force_ids = [f.id for f in forces]
-
-    def owned(model: Any, column: Any, keys: list[Any]) -> list[Any]:
-        query = select(model).where(col(column).in_(keys)).order_by(col(model.id))
-        return list(session.exec(query))
-
-    return {
-        "forces": forces,
-        "cards": owned(Card, Card.force_id, force_ids),
-        "battles": battles,
-        "battle_sides": owned(BattleSide, BattleSide.battle_id, [b.id for b in battles]),
-        "requisitions": owned(RequisitionPurchase, RequisitionPurchase.force_id, force_ids),
-        "decisions": owned(Decision, Decision.force_id, force_ids),
-        "events": owned(Event, Event.campaign_id, [campaign_id]),
-    }
+# version only keys caches; accounts (owners, actors) belong to an install, not a campaign
+EXCLUDED = frozenset({"id", "version", "owner_id", "actor_id"})
 
 
 def _plain(row: SQLModel) -> dict[str, Any]:
-    # version only keys caches; accounts (owners, actors) belong to an install, not a campaign
-    data = row.model_dump(exclude={"id", "version", "owner_id", "actor_id"})
+    data = row.model_dump(exclude=set(EXCLUDED))
     return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in data.items()}
 
 
