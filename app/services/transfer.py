@@ -8,9 +8,9 @@ export gives the same document.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import Any, cast
+from typing import IO, Any, cast
 
 from sqlalchemy import Select, Table
 from sqlalchemy import select as sa_select
@@ -79,6 +79,22 @@ def export_campaign(session: Session, *, campaign_id: int) -> dict[str, Any]:
 
 
 def export_chunks(session: Session, *, campaign_id: int) -> Iterator[bytes]:
+    """The document as JSON text in pieces of about 64 kB (each piece sent is a hop between
+    threads for the server: one per row was most of the export's time)."""
+    buffer = bytearray()
+    for piece in _export_pieces(session, campaign_id=campaign_id):
+        buffer += piece
+        if len(buffer) >= EXPORT_CHUNK:
+            yield bytes(buffer)
+            buffer.clear()
+    if buffer:
+        yield bytes(buffer)
+
+
+EXPORT_CHUNK = 64 * 1024
+
+
+def _export_pieces(session: Session, *, campaign_id: int) -> Iterator[bytes]:
     """The document as JSON text, written as the rows are read: only the id maps (a few
     integers per row) are held, so memory stays flat however long the campaign's past.
     Rows are read with plain SQL a batch at a time, never kept by the session. On
@@ -190,38 +206,165 @@ def _map_json(value: Any, maps: IdMaps, key: str = "") -> Any:
 
 def import_campaign(session: Session, document: dict[str, Any]) -> Campaign:
     """Create the campaign in this database: ids are assigned anew, references kept."""
-    if document.get("format") != FORMAT:
-        raise DomainError(
-            "import_format_unknown", f"Expected a '{FORMAT}' document.", status=422, field="format"
-        )
-    campaign = Campaign(**_typed(Campaign, _without_id(document["campaign"])))
-    session.add(campaign)
-    session.flush()
-    maps: IdMaps = {"campaign": {1: campaign.id or 0}}
-    created: dict[str, list[Any]] = {}
-    for name, (model, refs) in TABLES.items():
-        maps[name], created[name] = {}, []
-        for data in document.get(name, []):
-            fields = _without_id(data)
-            for field, target in refs.items():
-                if fields.get(field) is not None:
-                    fields[field] = maps[target][fields[field]]
-            row = model(**_typed(model, fields))
-            session.add(row)
-            session.flush()
-            maps[name][data["id"]] = row.id  # type: ignore[attr-defined]
-            created[name].append(row)
-    for name, columns in JSON_FIELDS.items():  # JSON ids can point at any table: map last
-        for row in created[name]:
-            for field in columns:
-                setattr(row, field, _map_json(getattr(row, field), maps))
-            session.add(row)
+    members = [(k, document[k]) for k in ("format", "campaign", *TABLES) if k in document]
+    return import_members(session, iter(members))
+
+
+def import_file(session: Session, source: IO[str]) -> Campaign:
+    """Import a document read from ``source`` as it is parsed: with the tables in the
+    order the export writes them, one row at a time is held, whatever the file's size."""
+    return import_members(session, read_members(source))
+
+
+def import_members(session: Session, members: Iterator[tuple[str, Any]]) -> Campaign:
+    """Rows are created table by table in the order of ``TABLES``, each table's ids and the
+    ids inside its JSON mapped through the tables before it (which is where they point).
+    A table met before one it refers to (a document with sorted keys) is held until then."""
+    held: dict[str, list[Any]] = {}
+    head: dict[str, Any] = {}
+    maps: IdMaps = {}
+    campaign: Campaign | None = None
+    pending = list(TABLES)
+    for name, value in members:
+        if name in ("format", "campaign"):
+            head[name] = value
+        elif name in TABLES:
+            held[name] = value if campaign is not None and name == pending[0] else list(value)
+        if campaign is None and {"format", "campaign"} <= head.keys():
+            campaign = _create_campaign(session, head, maps)
+        while campaign is not None and pending and pending[0] in held:
+            table = pending.pop(0)
+            _import_rows(session, table, held.pop(table), maps)
+    if campaign is None:
+        campaign = _create_campaign(session, head, maps)
+    for table in pending:  # tables the document left out are empty
+        maps[table] = {}
     session.flush()
     # Records, chart points and battle lists come from the imported battles, as a rebuild
     # makes them; the lines the flushes above started are replaced, so forget them.
     totals.rebuild(session.connection(), campaign.id)
     session.expire_all()
     return campaign
+
+
+def _create_campaign(session: Session, head: dict[str, Any], maps: IdMaps) -> Campaign:
+    if head.get("format") != FORMAT:
+        raise DomainError(
+            "import_format_unknown", f"Expected a '{FORMAT}' document.", status=422, field="format"
+        )
+    campaign = Campaign(**_typed(Campaign, _without_id(head.get("campaign") or {})))
+    session.add(campaign)
+    session.flush()
+    maps["campaign"] = {1: campaign.id or 0}
+    return campaign
+
+
+def _import_rows(session: Session, name: str, rows: Iterable[Any], maps: IdMaps) -> None:
+    model, refs = TABLES[name]
+    maps[name] = {}
+    for data in rows:
+        fields = _without_id(data)
+        for field, target in refs.items():
+            if fields.get(field) is not None:
+                fields[field] = maps[target][fields[field]]
+        for field in JSON_FIELDS.get(name, ()):
+            if field in fields:
+                fields[field] = _map_json(fields[field], maps)
+        row = model(**_typed(model, fields))
+        session.add(row)
+        session.flush()
+        maps[name][data["id"]] = row.id  # type: ignore[attr-defined]
+        session.expunge(row)  # nothing reads it again: keep the session (and memory) small
+
+
+def read_members(source: IO[str]) -> Iterator[tuple[str, Any]]:
+    """The members of a JSON object read a piece at a time: each (name, value), where the
+    value of an array member is an iterator over its elements, each parsed as it is
+    reached (consume it before asking for the next member)."""
+    reader = _JsonReader(source)
+    reader.expect("{")
+    if reader.peek() == "}":
+        return
+    while True:
+        name = reader.value()
+        reader.expect(":")
+        if reader.peek() == "[":
+            reader.expect("[")
+            elements = reader.elements()
+            yield name, elements
+            for _rest in elements:  # the caller stopped early: skip what it left
+                pass
+        else:
+            yield name, reader.value()
+        if reader.peek() == ",":
+            reader.expect(",")
+            continue
+        reader.expect("}")
+        return
+
+
+class _JsonReader:
+    """Just enough of an incremental JSON reader for a document of arrays of rows: a
+    buffer refilled from the source, and the standard decoder for each value."""
+
+    def __init__(self, source: IO[str]) -> None:
+        self._source = source
+        self._buffer = ""
+        self._at = 0
+        self._decoder = json.JSONDecoder()
+
+    def _fill(self) -> bool:
+        more = self._source.read(READ_SIZE)
+        self._buffer = self._buffer[self._at :] + more
+        self._at = 0
+        return bool(more)
+
+    def peek(self) -> str:
+        while True:
+            while self._at < len(self._buffer) and self._buffer[self._at] in " \t\r\n":
+                self._at += 1
+            if self._at < len(self._buffer) or not self._fill():
+                return self._buffer[self._at : self._at + 1]
+
+    def expect(self, token: str) -> None:
+        if self.peek() != token:
+            raise _not_json(f"expected '{token}'")
+        self._at += 1
+
+    def value(self) -> Any:
+        self.peek()
+        while True:
+            try:
+                value, end = self._decoder.raw_decode(self._buffer, self._at)
+            except json.JSONDecodeError:
+                if self._fill():
+                    continue
+                raise _not_json("a value is cut short") from None
+            if end == len(self._buffer) and self._fill():
+                continue  # a number may go on in the next piece
+            self._at = end
+            return value
+
+    def elements(self) -> Iterator[Any]:
+        if self.peek() == "]":
+            self._at += 1
+            return
+        while True:
+            yield self.value()
+            if self.peek() == ",":
+                self._at += 1
+                continue
+            self.expect("]")
+            return
+
+
+READ_SIZE = 256 * 1024
+
+
+def _not_json(why: str) -> DomainError:
+    return DomainError(
+        "import_not_json", f"The file is not a campaign document: {why}.", status=422
+    )
 
 
 def _without_id(data: dict[str, Any]) -> dict[str, Any]:
