@@ -15,6 +15,7 @@ from app.db.models import (
     Battle,
     BattleSide,
     Card,
+    CardBattle,
     Decision,
     Force,
     RequisitionPurchase,
@@ -465,12 +466,13 @@ def _undo(session: Session, battle: Battle, *, kind: str) -> Battle:
 
 def _check_revertible(session: Session, battle: Battle, sides: list[BattleSide]) -> None:
     units = {u for s in sides for u in s.roster}
+    # The units' battle lists (kept from muster until a revert) name any later battle.
     later = session.exec(
-        select(BattleSide)
-        .join(Battle, col(Battle.id) == col(BattleSide.battle_id))
-        .where(col(Battle.id) > battle.id, Battle.status != "reverted")
-    ).all()
-    if any(units & set(s.roster) for s in later):
+        select(CardBattle.battle_id)
+        .where(col(CardBattle.card_id).in_(units), col(CardBattle.battle_id) > (battle.id or 0))
+        .limit(1)
+    ).first()
+    if later is not None:
         raise DomainError(
             "battle_revert_blocked",
             "A later battle involves units from this one; revert that battle first.",
