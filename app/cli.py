@@ -191,8 +191,7 @@ def export_command(
 def import_command(source: Path) -> None:
     """Create a campaign from a JSON document written by `crusade export`."""
     migrate.upgrade(get_settings().effective_database_url)
-    document = json.loads(source.read_text(encoding="utf-8"))
-    with session_scope() as session:
-        campaign = transfer.import_campaign(session, document)
+    with session_scope() as session, source.open(encoding="utf-8") as stream:
+        campaign = transfer.import_file(session, stream)  # read as it is parsed
         session.flush()
         typer.echo(f"imported campaign {campaign.name} as id {campaign.id}")

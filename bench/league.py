@@ -232,11 +232,24 @@ def _answer_all(session: Session, force_id: int, rng: random.Random) -> None:
             except RuleError:
                 continue
         else:
-            raise RuntimeError(f"no answer fits decision {row.id}: {row.payload}")
+            _set_aside(session, row)
         session.flush()
 
 
-RELICS = ("laurels_of_victory", "artisan_bionics", "master_crafted_armour", "frenzon_injector")
+RELICS = (
+    "laurels_of_victory",
+    "artisan_bionics",
+    "master_crafted_armour",
+    "frenzon_injector",
+    "conversion_field",
+)
+
+
+def _set_aside(session: Session, row: Decision) -> None:
+    """A bonus no unit can take any more (every eligible CHARACTER already holds the
+    relics offered): a bench shortcut marks it declined, so the force can fight again."""
+    row.status, row.answer = "cancelled", {"declined": True}
+    session.add(row)
 
 
 def _answers(session: Session, row: Decision, rng: random.Random) -> list[dict[str, Any]]:

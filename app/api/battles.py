@@ -5,10 +5,11 @@ from __future__ import annotations
 import secrets
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Response, status
+from fastapi import APIRouter, Query, Request, Response, status
 
 from app.api import reports
 from app.api.auth import CurrentPrincipal
+from app.api.paging import Cursor, KeysetPage, Limit, keyset_page
 from app.api.responses import located
 from app.api.schemas import (
     BattleCreate,
@@ -17,7 +18,6 @@ from app.api.schemas import (
     DecisionAnswer,
     DecisionPublic,
     NamedDice,
-    Page,
     RequisitionIn,
     RequisitionPublic,
 )
@@ -30,8 +30,6 @@ from app.rules.requisitions import RequisitionOrder
 from app.services import battles, confirmation, decisions, requisitions
 
 router = APIRouter(tags=["battles"])
-Offset = Annotated[int, Query(ge=0, le=1_000_000)]
-Limit = Annotated[int, Query(ge=1, le=200)]
 
 
 def _battle(battle: Battle, sides: list[BattleSide]) -> BattlePublic:
@@ -85,12 +83,22 @@ def muster(
     return _battle(battle, rows)
 
 
-@router.get("/campaigns/{campaign_id}/battles", summary="The campaign's battles, newest first")
+@router.get(
+    "/campaigns/{campaign_id}/battles",
+    summary="The campaign's battles, newest first (a page by key: limit, cursor)",
+)
 def list_battles(
-    campaign_id: int, session: SessionDep, offset: Offset = 0, limit: Limit = 50
-) -> Page[BattlePublic]:
-    rows, total = battles.list_battles(session, campaign_id=campaign_id, offset=offset, limit=limit)
-    return Page(items=[_battle(*r) for r in rows], total=total, offset=offset, limit=limit)
+    campaign_id: int,
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    cursor: Cursor = None,
+    limit: Limit = 50,
+) -> KeysetPage[BattlePublic]:
+    rows, following = battles.list_battles(
+        session, campaign_id=campaign_id, limit=limit, before=cursor
+    )
+    return keyset_page(request, response, [_battle(*r) for r in rows], limit, following)
 
 
 @router.get("/battles/{battle_id}", summary="One battle with both sides")

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Annotated
+from collections.abc import Iterator
 from urllib.parse import quote
 
-from fastapi import APIRouter, Query, Request, Response, status
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Request, Response, status
+from fastapi.responses import StreamingResponse
 
 from app.api import present, reports
 from app.api.auth import CurrentPrincipal, OptionalPrincipal
 from app.api.battles import order
 from app.api.cache import VersionedBodies
 from app.api.export_schema import ExportDocument
+from app.api.paging import Cursor, KeysetPage, Limit, keyset_page
 from app.api.responses import located
 from app.api.schemas import (
     CampaignCreate,
@@ -27,15 +28,12 @@ from app.api.schemas import (
     ForceSummary,
     ForceUpdate,
     OrderOfBattlePublic,
-    Page,
 )
-from app.db.session import SessionDep
+from app.db.session import SessionDep, session_scope
 from app.services import forces, requisitions, standings, transfer
 from app.services import history as events
 
 router = APIRouter(tags=["campaigns"])
-Offset = Annotated[int, Query(ge=0, le=1_000_000)]
-Limit = Annotated[int, Query(ge=1, le=200)]
 
 
 @router.post("/campaigns", status_code=status.HTTP_201_CREATED, summary="Start a campaign")
@@ -47,17 +45,24 @@ def create_campaign(
     return present.campaign(campaign)
 
 
-@router.get("/campaigns", summary="List campaigns")
+@router.get("/campaigns", summary="List campaigns (a page by key: limit, cursor)")
 def list_campaigns(
-    session: SessionDep, principal: OptionalPrincipal, offset: Offset = 0, limit: Limit = 50
-) -> Page[CampaignPublic]:
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    principal: OptionalPrincipal,
+    cursor: Cursor = None,
+    limit: Limit = 50,
+) -> KeysetPage[CampaignPublic]:
     viewer = principal.user if principal else None
     # A token limited to one campaign sees only that one, as everywhere else.
     only = principal.campaign_limit if principal else None
-    rows, total = forces.list_campaigns(
-        session, offset=offset, limit=limit, viewer=viewer, only=only
+    rows, _total = forces.list_campaigns(
+        session, offset=0, limit=limit + 1, viewer=viewer, only=only, after=cursor
     )
-    return Page(items=[present.campaign(r) for r in rows], total=total, offset=offset, limit=limit)
+    following = rows[limit - 1].id if len(rows) > limit else None
+    items = [present.campaign(r) for r in rows[:limit]]
+    return keyset_page(request, response, items, limit, following)
 
 
 @router.get("/campaigns/{campaign_id}", summary="One campaign")
@@ -84,17 +89,24 @@ def create_force(
     return present.force_summary(row)
 
 
-@router.get("/campaigns/{campaign_id}/forces", summary="The campaign's forces")
+@router.get(
+    "/campaigns/{campaign_id}/forces",
+    summary="The campaign's forces (a page by key: limit, cursor)",
+)
 def list_forces(
-    campaign_id: int, session: SessionDep, offset: Offset = 0, limit: Limit = 50
-) -> Page[ForceSummary]:
-    views, total = forces.list_forces(session, campaign_id=campaign_id, offset=offset, limit=limit)
-    return Page(
-        items=[present.force_summary(v.force, v) for v in views],
-        total=total,
-        offset=offset,
-        limit=limit,
+    campaign_id: int,
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    cursor: Cursor = None,
+    limit: Limit = 50,
+) -> KeysetPage[ForceSummary]:
+    views, _total = forces.list_forces(
+        session, campaign_id=campaign_id, offset=0, limit=limit + 1, after=cursor
     )
+    following = views[limit - 1].force.id if len(views) > limit else None
+    items = [present.force_summary(v.force, v) for v in views[:limit]]
+    return keyset_page(request, response, items, limit, following)
 
 
 @router.get(
@@ -159,14 +171,24 @@ def remove_card(card_id: int, session: SessionDep) -> CardPublic:
     return present.card(forces.remove_card(session, card_id=card_id))
 
 
-@router.get("/campaigns/{campaign_id}/history", summary="The campaign's history, oldest first")
+@router.get(
+    "/campaigns/{campaign_id}/history",
+    summary="The campaign's history, oldest first (a page by key: limit, cursor)",
+)
 def history(
-    campaign_id: int, session: SessionDep, offset: Offset = 0, limit: Limit = 50
-) -> Page[EventPublic]:
+    campaign_id: int,
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    cursor: Cursor = None,
+    limit: Limit = 50,
+) -> KeysetPage[EventPublic]:
     forces.get_campaign(session, campaign_id)
-    rows, total = events.list_events(session, campaign_id=campaign_id, offset=offset, limit=limit)
+    rows, following = events.page_events(
+        session, campaign_id=campaign_id, limit=limit, cursor=cursor
+    )
     items = [reports.event(r) for r in rows]
-    return Page(items=items, total=total, offset=offset, limit=limit)
+    return keyset_page(request, response, items, limit, following)
 
 
 @router.get(
@@ -174,10 +196,21 @@ def history(
     summary="The whole campaign as one JSON document: a backup that `crusade import` reads",
     response_model=ExportDocument,
 )
-def export_campaign(campaign_id: int, session: SessionDep) -> JSONResponse:
-    document = transfer.export_campaign(session, campaign_id=campaign_id)
+def export_campaign(campaign_id: int, request: Request, session: SessionDep) -> StreamingResponse:
+    """Streamed as it is read, in a read transaction of its own: the request's session ends
+    when this function returns, before the body is sent."""
     filename = transfer.export_filename(session, campaign_id=campaign_id)
-    return JSONResponse(document, headers={"Content-Disposition": attachment(filename)})
+    engine = request.app.state.engine
+
+    def chunks() -> Iterator[bytes]:
+        with session_scope(engine, writes=False) as reader:
+            yield from transfer.export_chunks(reader, campaign_id=campaign_id)
+
+    return StreamingResponse(
+        chunks(),
+        media_type="application/json",
+        headers={"Content-Disposition": attachment(filename)},
+    )
 
 
 def attachment(filename: str) -> str:

@@ -7,13 +7,15 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from sqlalchemy.orm import defer
-from sqlmodel import Session, col, func, select
+from sqlalchemy.orm.attributes import flag_modified
+from sqlmodel import Session, col, select
 
 from app.db.locks import for_change
 from app.db.models import (
     Battle,
     BattleSide,
     Card,
+    CardBattle,
     Decision,
     Force,
     RequisitionPurchase,
@@ -68,22 +70,25 @@ def get_battle(session: Session, battle_id: int) -> tuple[Battle, list[BattleSid
 
 
 def list_battles(
-    session: Session, *, campaign_id: int, offset: int, limit: int
-) -> tuple[list[tuple[Battle, list[BattleSide]]], int]:
-    """A page of battles, newest first, each with its sides (sides in one query)."""
+    session: Session, *, campaign_id: int, limit: int, before: int | None = None
+) -> tuple[list[tuple[Battle, list[BattleSide]]], int | None]:
+    """A page of battles, newest first, each with its sides (sides in one query, without
+    their snapshots), and the cursor of the next page: ``before`` is a battle id, only
+    older battles are listed."""
     get_campaign(session, campaign_id)
     query = select(Battle).where(Battle.campaign_id == campaign_id)
-    total = session.exec(select(func.count()).select_from(query.subquery())).one()
-    rows = list(
-        session.exec(query.order_by(col(Battle.id).desc()).offset(offset).limit(limit)).all()
-    )
+    if before is not None:
+        query = query.where(col(Battle.id) < before)
+    found = list(session.exec(query.order_by(col(Battle.id).desc()).limit(limit + 1)).all())
+    rows = found[:limit]
     sides = session.exec(
         select(BattleSide)
         .where(col(BattleSide.battle_id).in_([b.id for b in rows]))
         .order_by(col(BattleSide.id))
         .options(defer(BattleSide.snapshot, raiseload=True))  # type: ignore[arg-type]
     ).all()
-    return [(b, [s for s in sides if s.battle_id == b.id]) for b in rows], total
+    following = rows[-1].id if len(found) > limit else None
+    return [(b, [s for s in sides if s.battle_id == b.id]) for b in rows], following
 
 
 # --- before the battle ---------------------------------------------------------------------
@@ -501,12 +506,13 @@ def _undo(session: Session, battle: Battle, *, kind: str) -> Battle:
 
 def _check_revertible(session: Session, battle: Battle, sides: list[BattleSide]) -> None:
     units = {u for s in sides for u in s.roster}
+    # The units' battle lists (kept from muster until a revert) name any later battle.
     later = session.exec(
-        select(BattleSide)
-        .join(Battle, col(Battle.id) == col(BattleSide.battle_id))
-        .where(col(Battle.id) > battle.id, Battle.status != "reverted")
-    ).all()
-    if any(units & set(s.roster) for s in later):
+        select(CardBattle.battle_id)
+        .where(col(CardBattle.card_id).in_(units), col(CardBattle.battle_id) > (battle.id or 0))
+        .limit(1)
+    ).first()
+    if later is not None:
         raise DomainError(
             "battle_revert_blocked",
             "A later battle involves units from this one; revert that battle first.",
@@ -532,9 +538,15 @@ def _restore(session: Session, side: BattleSide) -> None:
     for key, value in side.snapshot["force"].items():
         setattr(force, key, value)
     session.add(force)
-    for card_id, state in side.snapshot["cards"].items():
-        card = session.get(Card, int(card_id))
-        assert card is not None
+    states = side.snapshot["cards"]
+    # One query for the cards, and each written whole, so the restore is a constant
+    # number of statements (a get per card flushed the previous one each time).
+    cards = session.exec(select(Card).where(col(Card.id).in_([int(i) for i in states]))).all()
+    for card in cards:
+        state = states[str(card.id)]
+        if all(getattr(card, key) == value for key, value in state.items()):
+            continue  # not on the roster: nothing to undo
         for key, value in state.items():
             setattr(card, key, value)
+            flag_modified(card, key)
         session.add(card)

@@ -60,10 +60,14 @@ def list_campaigns(
     limit: int,
     viewer: User | None = None,
     only: int | None = None,
+    after: int | None = None,
 ) -> tuple[list[Campaign], int]:
     """Campaigns the viewer may see: public ones and their own (an admin sees all); ``only``
-    narrows them to one (the campaign an API token is limited to)."""
+    narrows them to one (the campaign an API token is limited to); ``after`` starts after
+    that campaign id (a keyset page)."""
     query = select(Campaign)
+    if after is not None:
+        query = query.where(col(Campaign.id) > after)
     if only is not None:
         query = query.where(Campaign.id == only)
     if viewer is None or not viewer.is_admin:
@@ -121,11 +125,14 @@ def get_force(session: Session, force_id: int) -> Force:
 
 
 def list_forces(
-    session: Session, *, campaign_id: int, offset: int, limit: int
+    session: Session, *, campaign_id: int, offset: int, limit: int, after: int | None = None
 ) -> tuple[list[ForceView], int]:
-    """A page of the campaign's forces with their cards, in four statements."""
+    """A page of the campaign's forces with their cards, in four statements; ``after``
+    starts after that force id (a keyset page)."""
     get_campaign(session, campaign_id)
     query = select(Force).where(Force.campaign_id == campaign_id)
+    if after is not None:
+        query = query.where(col(Force.id) > after)
     total = session.exec(select(func.count()).select_from(query.subquery())).one()
     rows = session.exec(query.order_by(col(Force.id)).offset(offset).limit(limit)).all()
     return _views(session, list(rows)), total

@@ -91,3 +91,22 @@ def list_events(
     total = session.exec(select(func.count()).select_from(query.subquery())).one()
     rows = session.exec(query.order_by(col(Event.id)).offset(offset).limit(limit)).all()
     return list(rows), total
+
+
+def page_events(
+    session: Session,
+    *,
+    campaign_id: int,
+    limit: int,
+    cursor: int | None = None,
+    newest_first: bool = False,
+) -> tuple[list[Event], int | None]:
+    """A page of the history by key: after event ``cursor`` (oldest first) or before it
+    (newest first), and the cursor of the next page."""
+    query = select(Event).where(Event.campaign_id == campaign_id)
+    if cursor is not None:
+        query = query.where(col(Event.id) < cursor if newest_first else col(Event.id) > cursor)
+    order = col(Event.id).desc() if newest_first else col(Event.id)
+    found = list(session.exec(query.order_by(order).limit(limit + 1)).all())
+    rows = found[:limit]
+    return rows, rows[-1].id if len(found) > limit else None

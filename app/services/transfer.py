@@ -7,10 +7,14 @@ export gives the same document.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import Any
+from typing import IO, Any, cast
 
-from sqlmodel import Session, SQLModel, col, select
+from sqlalchemy import Select, Table
+from sqlalchemy import select as sa_select
+from sqlmodel import Session, SQLModel
 
 from app.db.models import (
     Battle,
@@ -69,17 +73,93 @@ IdMaps = dict[str, dict[int, int]]
 
 
 def export_campaign(session: Session, *, campaign_id: int) -> dict[str, Any]:
-    campaign = get_campaign(session, campaign_id)
-    rows = _rows(session, campaign_id)
-    maps: IdMaps = {"campaign": {campaign_id: 1}}
-    for name, found in rows.items():
-        maps[name] = {row.id: n for n, row in enumerate(found, start=1)}
-    document: dict[str, Any] = {"format": FORMAT, "campaign": _plain(campaign) | {"id": 1}}
-    for name, found in rows.items():
-        document[name] = [
-            _translate(name, _plain(row), maps) | {"id": maps[name][row.id]} for row in found
-        ]
+    """The whole document in memory (the CLI and tests); the website streams it."""
+    document: dict[str, Any] = json.loads(b"".join(export_chunks(session, campaign_id=campaign_id)))
     return document
+
+
+def export_chunks(session: Session, *, campaign_id: int) -> Iterator[bytes]:
+    """The document as JSON text in pieces of about 64 kB (each piece sent is a hop between
+    threads for the server: one per row was most of the export's time)."""
+    buffer = bytearray()
+    for piece in _export_pieces(session, campaign_id=campaign_id):
+        buffer += piece
+        if len(buffer) >= EXPORT_CHUNK:
+            yield bytes(buffer)
+            buffer.clear()
+    if buffer:
+        yield bytes(buffer)
+
+
+EXPORT_CHUNK = 64 * 1024
+
+
+def _export_pieces(session: Session, *, campaign_id: int) -> Iterator[bytes]:
+    """The document as JSON text, written as the rows are read: only the id maps (a few
+    integers per row) are held, so memory stays flat however long the campaign's past.
+    Rows are read with plain SQL a batch at a time, never kept by the session. On
+    PostgreSQL a fresh session reads in one REPEATABLE READ snapshot, so a battle recorded
+    meanwhile cannot leave a side without its battle."""
+    bind = session.get_bind()
+    if bind.dialect.name == "postgresql" and not session.in_transaction():
+        session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+    campaign = get_campaign(session, campaign_id)
+    maps = _id_maps(session, campaign_id)
+    yield b'{"format":' + _dumps(FORMAT) + b',"campaign":' + _dumps(_plain(campaign) | {"id": 1})
+    connection = session.connection()
+    for name, query in _queries(campaign_id).items():
+        yield b',"' + name.encode() + b'":['
+        rows = connection.execute(query.execution_options(yield_per=EXPORT_BATCH))
+        for number, row in enumerate(rows):
+            data = _plain_row(row._mapping)
+            local = _translate(name, data, maps) | {"id": maps[name][row.id]}
+            yield (b"," if number else b"") + _dumps(local)
+        yield b"]"
+    yield b"}"
+
+
+EXPORT_BATCH = 100
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _queries(campaign_id: int) -> dict[str, Select[Any]]:
+    """Each table's rows of the campaign, in id order (the document's numbering)."""
+    forces = sa_select(_t(Force).c.id).where(_t(Force).c.campaign_id == campaign_id)
+    battles = sa_select(_t(Battle).c.id).where(_t(Battle).c.campaign_id == campaign_id)
+    owner = {"forces": forces, "battles": battles}
+    queries: dict[str, Select[Any]] = {}
+    for name, (model, _refs) in TABLES.items():
+        table = _t(model)
+        if name in ("forces", "battles", "events"):
+            where = table.c.campaign_id == campaign_id
+        elif name == "battle_sides":
+            where = table.c.battle_id.in_(owner["battles"])
+        else:
+            where = table.c.force_id.in_(owner["forces"])
+        queries[name] = sa_select(table).where(where).order_by(table.c.id)
+    return queries
+
+
+def _id_maps(session: Session, campaign_id: int) -> IdMaps:
+    """Each table's ids numbered 1, 2, ... in id order: one narrow query per table."""
+    maps: IdMaps = {"campaign": {campaign_id: 1}}
+    connection = session.connection()
+    for name, query in _queries(campaign_id).items():
+        ids = connection.execute(query.with_only_columns(_t(TABLES[name][0]).c.id)).scalars()
+        maps[name] = {row_id: n for n, row_id in enumerate(ids, start=1)}
+    return maps
+
+
+def _t(model: Any) -> Table:
+    return cast(Table, model.__table__)
+
+
+def _plain_row(mapping: Any) -> dict[str, Any]:
+    data = {k: v for k, v in mapping.items() if k not in EXCLUDED}
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in data.items()}
 
 
 def export_filename(session: Session, *, campaign_id: int) -> str:
@@ -89,35 +169,12 @@ def export_filename(session: Session, *, campaign_id: int) -> str:
     return f"{slug or 'campaign'}-{utcnow():%Y-%m-%d}.json"
 
 
-def _rows(session: Session, campaign_id: int) -> dict[str, list[Any]]:
-    forces = list(
-        session.exec(select(Force).where(Force.campaign_id == campaign_id).order_by(col(Force.id)))
-    )
-    battles = list(
-        session.exec(
-            select(Battle).where(Battle.campaign_id == campaign_id).order_by(col(Battle.id))
-        )
-    )
-    force_ids = [f.id for f in forces]
-
-    def owned(model: Any, column: Any, keys: list[Any]) -> list[Any]:
-        query = select(model).where(col(column).in_(keys)).order_by(col(model.id))
-        return list(session.exec(query))
-
-    return {
-        "forces": forces,
-        "cards": owned(Card, Card.force_id, force_ids),
-        "battles": battles,
-        "battle_sides": owned(BattleSide, BattleSide.battle_id, [b.id for b in battles]),
-        "requisitions": owned(RequisitionPurchase, RequisitionPurchase.force_id, force_ids),
-        "decisions": owned(Decision, Decision.force_id, force_ids),
-        "events": owned(Event, Event.campaign_id, [campaign_id]),
-    }
+# version only keys caches; accounts (owners, actors) belong to an install, not a campaign
+EXCLUDED = frozenset({"id", "version", "owner_id", "actor_id"})
 
 
 def _plain(row: SQLModel) -> dict[str, Any]:
-    # version only keys caches; accounts (owners, actors) belong to an install, not a campaign
-    data = row.model_dump(exclude={"id", "version", "owner_id", "actor_id"})
+    data = row.model_dump(exclude=set(EXCLUDED))
     return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in data.items()}
 
 
@@ -149,38 +206,165 @@ def _map_json(value: Any, maps: IdMaps, key: str = "") -> Any:
 
 def import_campaign(session: Session, document: dict[str, Any]) -> Campaign:
     """Create the campaign in this database: ids are assigned anew, references kept."""
-    if document.get("format") != FORMAT:
-        raise DomainError(
-            "import_format_unknown", f"Expected a '{FORMAT}' document.", status=422, field="format"
-        )
-    campaign = Campaign(**_typed(Campaign, _without_id(document["campaign"])))
-    session.add(campaign)
-    session.flush()
-    maps: IdMaps = {"campaign": {1: campaign.id or 0}}
-    created: dict[str, list[Any]] = {}
-    for name, (model, refs) in TABLES.items():
-        maps[name], created[name] = {}, []
-        for data in document.get(name, []):
-            fields = _without_id(data)
-            for field, target in refs.items():
-                if fields.get(field) is not None:
-                    fields[field] = maps[target][fields[field]]
-            row = model(**_typed(model, fields))
-            session.add(row)
-            session.flush()
-            maps[name][data["id"]] = row.id  # type: ignore[attr-defined]
-            created[name].append(row)
-    for name, columns in JSON_FIELDS.items():  # JSON ids can point at any table: map last
-        for row in created[name]:
-            for field in columns:
-                setattr(row, field, _map_json(getattr(row, field), maps))
-            session.add(row)
+    members = [(k, document[k]) for k in ("format", "campaign", *TABLES) if k in document]
+    return import_members(session, iter(members))
+
+
+def import_file(session: Session, source: IO[str]) -> Campaign:
+    """Import a document read from ``source`` as it is parsed: with the tables in the
+    order the export writes them, one row at a time is held, whatever the file's size."""
+    return import_members(session, read_members(source))
+
+
+def import_members(session: Session, members: Iterator[tuple[str, Any]]) -> Campaign:
+    """Rows are created table by table in the order of ``TABLES``, each table's ids and the
+    ids inside its JSON mapped through the tables before it (which is where they point).
+    A table met before one it refers to (a document with sorted keys) is held until then."""
+    held: dict[str, list[Any]] = {}
+    head: dict[str, Any] = {}
+    maps: IdMaps = {}
+    campaign: Campaign | None = None
+    pending = list(TABLES)
+    for name, value in members:
+        if name in ("format", "campaign"):
+            head[name] = value
+        elif name in TABLES:
+            held[name] = value if campaign is not None and name == pending[0] else list(value)
+        if campaign is None and {"format", "campaign"} <= head.keys():
+            campaign = _create_campaign(session, head, maps)
+        while campaign is not None and pending and pending[0] in held:
+            table = pending.pop(0)
+            _import_rows(session, table, held.pop(table), maps)
+    if campaign is None:
+        campaign = _create_campaign(session, head, maps)
+    for table in pending:  # tables the document left out are empty
+        maps[table] = {}
     session.flush()
     # Records, chart points and battle lists come from the imported battles, as a rebuild
     # makes them; the lines the flushes above started are replaced, so forget them.
     totals.rebuild(session.connection(), campaign.id)
     session.expire_all()
     return campaign
+
+
+def _create_campaign(session: Session, head: dict[str, Any], maps: IdMaps) -> Campaign:
+    if head.get("format") != FORMAT:
+        raise DomainError(
+            "import_format_unknown", f"Expected a '{FORMAT}' document.", status=422, field="format"
+        )
+    campaign = Campaign(**_typed(Campaign, _without_id(head.get("campaign") or {})))
+    session.add(campaign)
+    session.flush()
+    maps["campaign"] = {1: campaign.id or 0}
+    return campaign
+
+
+def _import_rows(session: Session, name: str, rows: Iterable[Any], maps: IdMaps) -> None:
+    model, refs = TABLES[name]
+    maps[name] = {}
+    for data in rows:
+        fields = _without_id(data)
+        for field, target in refs.items():
+            if fields.get(field) is not None:
+                fields[field] = maps[target][fields[field]]
+        for field in JSON_FIELDS.get(name, ()):
+            if field in fields:
+                fields[field] = _map_json(fields[field], maps)
+        row = model(**_typed(model, fields))
+        session.add(row)
+        session.flush()
+        maps[name][data["id"]] = row.id  # type: ignore[attr-defined]
+        session.expunge(row)  # nothing reads it again: keep the session (and memory) small
+
+
+def read_members(source: IO[str]) -> Iterator[tuple[str, Any]]:
+    """The members of a JSON object read a piece at a time: each (name, value), where the
+    value of an array member is an iterator over its elements, each parsed as it is
+    reached (consume it before asking for the next member)."""
+    reader = _JsonReader(source)
+    reader.expect("{")
+    if reader.peek() == "}":
+        return
+    while True:
+        name = reader.value()
+        reader.expect(":")
+        if reader.peek() == "[":
+            reader.expect("[")
+            elements = reader.elements()
+            yield name, elements
+            for _rest in elements:  # the caller stopped early: skip what it left
+                pass
+        else:
+            yield name, reader.value()
+        if reader.peek() == ",":
+            reader.expect(",")
+            continue
+        reader.expect("}")
+        return
+
+
+class _JsonReader:
+    """Just enough of an incremental JSON reader for a document of arrays of rows: a
+    buffer refilled from the source, and the standard decoder for each value."""
+
+    def __init__(self, source: IO[str]) -> None:
+        self._source = source
+        self._buffer = ""
+        self._at = 0
+        self._decoder = json.JSONDecoder()
+
+    def _fill(self) -> bool:
+        more = self._source.read(READ_SIZE)
+        self._buffer = self._buffer[self._at :] + more
+        self._at = 0
+        return bool(more)
+
+    def peek(self) -> str:
+        while True:
+            while self._at < len(self._buffer) and self._buffer[self._at] in " \t\r\n":
+                self._at += 1
+            if self._at < len(self._buffer) or not self._fill():
+                return self._buffer[self._at : self._at + 1]
+
+    def expect(self, token: str) -> None:
+        if self.peek() != token:
+            raise _not_json(f"expected '{token}'")
+        self._at += 1
+
+    def value(self) -> Any:
+        self.peek()
+        while True:
+            try:
+                value, end = self._decoder.raw_decode(self._buffer, self._at)
+            except json.JSONDecodeError:
+                if self._fill():
+                    continue
+                raise _not_json("a value is cut short") from None
+            if end == len(self._buffer) and self._fill():
+                continue  # a number may go on in the next piece
+            self._at = end
+            return value
+
+    def elements(self) -> Iterator[Any]:
+        if self.peek() == "]":
+            self._at += 1
+            return
+        while True:
+            yield self.value()
+            if self.peek() == ",":
+                self._at += 1
+                continue
+            self.expect("]")
+            return
+
+
+READ_SIZE = 256 * 1024
+
+
+def _not_json(why: str) -> DomainError:
+    return DomainError(
+        "import_not_json", f"The file is not a campaign document: {why}.", status=422
+    )
 
 
 def _without_id(data: dict[str, Any]) -> dict[str, Any]:

@@ -195,11 +195,11 @@ def _battle_rows(
     campaign_id: int,
     names: dict[int, str],
     *,
-    offset: int,
+    before: int | None,
     limit: int,
-) -> tuple[list[BattleRow], int]:
-    """A page of battles, newest first, and how many there are."""
-    rows, total = battles.list_battles(session, campaign_id=campaign_id, offset=offset, limit=limit)
+) -> tuple[list[BattleRow], int | None]:
+    """A page of battles, newest first, and where the next (older) page starts."""
+    rows, older = battles.list_battles(session, campaign_id=campaign_id, limit=limit, before=before)
     return [
         BattleRow(
             id=b.id or 0,
@@ -211,24 +211,16 @@ def _battle_rows(
             when=b.resolved_at or b.created_at,
         )
         for b, sides in rows
-    ], total
+    ], older
 
 
 def _events_newest_first(
-    session: SessionDep, campaign_id: int, *, page: int, per_page: int
-) -> tuple[list[Any], int]:
-    """Page `page` of the history, newest first (the history service pages oldest first)."""
-    total = history.count_events(session, campaign_id=campaign_id)
-    end = max(total - (page - 1) * per_page, 0)
-    start = max(end - per_page, 0)
-    events, _total = history.list_events(
-        session, campaign_id=campaign_id, offset=start, limit=max(end - start, 1)
+    session: SessionDep, campaign_id: int, *, before: int | None, limit: int
+) -> tuple[list[Any], int | None]:
+    """A page of the history, newest first, and where the next (older) page starts."""
+    return history.page_events(
+        session, campaign_id=campaign_id, limit=limit, cursor=before, newest_first=True
     )
-    return list(reversed(events[: end - start])), total
-
-
-def _pages(total: int, per_page: int) -> int:
-    return max(1, -(-total // per_page))
 
 
 def _chart(session: SessionDep, campaign_id: int, metric: str) -> Any:
@@ -271,9 +263,11 @@ def _dashboard(
     organizer = _is_organizer(principal, role)
     table = standings.standings(session, campaign_id=campaign_id)
     names = {s.force_id: s.name for s in table}
-    recent, battle_total = _battle_rows(session, campaign_id, names, offset=0, limit=RECENT_BATTLES)
-    events, history_total = _events_newest_first(
-        session, campaign_id, page=1, per_page=HISTORY_SHOWN
+    recent, more_battles = _battle_rows(
+        session, campaign_id, names, before=None, limit=RECENT_BATTLES
+    )
+    events, more_history = _events_newest_first(
+        session, campaign_id, before=None, limit=HISTORY_SHOWN
     )
     metric = chart if chart in CHART_METRICS else "crusade_points"
     waiting = (
@@ -301,10 +295,10 @@ def _dashboard(
         can_join=principal is not None and role is None and campaign.join_policy == "open",
         standings=table,
         battles=recent,
-        battle_total=battle_total,
+        more_battles=more_battles is not None,
         inbox=waiting,
         events=events,
-        history_total=history_total,
+        more_history=more_history is not None,
         names=names,
         chart=_chart(session, campaign_id, metric),
         metric=metric,
@@ -317,27 +311,28 @@ def _dashboard(
     )
 
 
+Before = Annotated[int | None, Query(ge=1, lt=2**31)]
+
+
 @router.get("/campaigns/{campaign_id}/battles")
 def battles_page(
     request: Request,
     session: SessionDep,
     principal: Reader,
     campaign_id: int,
-    page: Annotated[int, Query(ge=1, le=100_000)] = 1,
+    before: Before = None,
 ) -> Response:
     campaign = forces.get_campaign(session, campaign_id)
     names = forces.force_names(session, campaign_id=campaign_id)
-    offset = (page - 1) * BATTLES_PER_PAGE
-    rows, total = _battle_rows(session, campaign_id, names, offset=offset, limit=BATTLES_PER_PAGE)
+    rows, older = _battle_rows(session, campaign_id, names, before=before, limit=BATTLES_PER_PAGE)
     return render(
         request,
         "pages/campaign_battles.html",
         principal,
         campaign=campaign,
         battles=rows,
-        total=total,
-        page=page,
-        pages=_pages(total, BATTLES_PER_PAGE),
+        before=before,
+        older=older,
     )
 
 
@@ -347,20 +342,21 @@ def history_page(
     session: SessionDep,
     principal: Reader,
     campaign_id: int,
-    page: Annotated[int, Query(ge=1, le=100_000)] = 1,
+    before: Before = None,
 ) -> Response:
     campaign = forces.get_campaign(session, campaign_id)
     names = forces.force_names(session, campaign_id=campaign_id)
-    events, total = _events_newest_first(session, campaign_id, page=page, per_page=HISTORY_PER_PAGE)
+    events, older = _events_newest_first(
+        session, campaign_id, before=before, limit=HISTORY_PER_PAGE
+    )
     return render(
         request,
         "pages/campaign_history.html",
         principal,
         campaign=campaign,
         events=events,
-        total=total,
-        page=page,
-        pages=_pages(total, HISTORY_PER_PAGE),
+        before=before,
+        older=older,
         names=names,
         mission_name=mission_name,
         size_name=size_name,

@@ -137,8 +137,8 @@ class TestReading:
         assert [f["name"] for f in got.json()["forces"]] == ["Ruby", "Joel"]
 
     def test_campaign_list_shows_only_visible_campaigns(self, table: dict[str, Any]) -> None:
-        assert table["stranger"].get("/api/v1/campaigns").json()["total"] == 0
-        assert table["ruby"]["client"].get("/api/v1/campaigns").json()["total"] == 1
+        assert table["stranger"].get("/api/v1/campaigns").json()["items"] == []
+        assert len(table["ruby"]["client"].get("/api/v1/campaigns").json()["items"]) == 1
 
 
 class TestOwnership:

@@ -266,7 +266,7 @@ def test_battles_list_newest_first_with_sides(client: TestClient) -> None:
     client.post(f"/api/v1/battles/{first['id']}/revert")
     second = muster(client, world, mission="assassinate")
     page = client.get(f"/api/v1/campaigns/{world['campaign']}/battles").json()
-    assert page["total"] == 2
+    assert page["next"] is None
     assert [(b["id"], b["status"]) for b in page["items"]] == [
         (second["id"], "mustered"),
         (first["id"], "reverted"),
@@ -363,3 +363,20 @@ def test_raze_and_ruin_grants_two_free_supply_increases(client: TestClient) -> N
     assert done.status_code == 200, done.text
     oob = client.get(f"/api/v1/forces/{world['blue']}").json()
     assert (oob["supply_limit"], oob["requisition_points"]) == (60, 5)
+
+
+def test_battles_are_paged_by_key_with_a_link_to_the_next_page(client: TestClient) -> None:
+    world = setup_two_forces(client)
+    ids = []
+    for _ in range(3):
+        ids.append(muster(client, world)["id"])
+        client.post(f"/api/v1/battles/{ids[-1]}/call-off")
+    url = f"/api/v1/campaigns/{world['campaign']}/battles"
+    first = client.get(url, params={"limit": 2})
+    body = first.json()
+    assert [b["id"] for b in body["items"]] == ids[:0:-1]
+    assert body["next_cursor"] == ids[1]
+    assert first.headers["Link"] == f'<{body["next"]}>; rel="next"'
+    rest = client.get(body["next"]).json()
+    assert [b["id"] for b in rest["items"]] == ids[:1] and rest["next"] is None
+    assert_problem(client.get(url, params={"cursor": -1}), 422, "request_invalid")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -88,3 +89,34 @@ def test_cli_export_import_export(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     finally:
         get_settings.cache_clear()
         get_engine.cache_clear()
+
+
+def test_a_streamed_export_imports_as_it_is_read(session: Session) -> None:
+    original = demo.load_demo(session)
+    session.flush()
+    text = b"".join(transfer.export_chunks(session, campaign_id=original.id or 0)).decode()
+    members = transfer.read_members(io.StringIO(text))
+    names = []
+    for name, value in members:
+        names.append(name)
+        if not isinstance(value, (dict, str)):
+            assert iter(value) is value  # each table is read element by element
+    assert names == ["format", "campaign", *transfer.TABLES]
+    copy = transfer.import_file(session, io.StringIO(text))
+    again = transfer.export_campaign(session, campaign_id=copy.id or 0)
+    assert again == json.loads(text)
+
+
+def test_a_document_with_sorted_keys_imports_too(session: Session) -> None:
+    original = demo.load_demo(session)
+    session.flush()
+    document = transfer.export_campaign(session, campaign_id=original.id or 0)
+    text = json.dumps(document, indent=2, sort_keys=True)
+    copy = transfer.import_file(session, io.StringIO(text))
+    assert transfer.export_campaign(session, campaign_id=copy.id or 0) == document
+
+
+def test_a_broken_file_is_refused_in_words(session: Session) -> None:
+    with pytest.raises(DomainError) as refused:
+        transfer.import_file(session, io.StringIO('{"format": "crusade-campaign/1", "campa'))
+    assert refused.value.code == "import_not_json"

@@ -189,16 +189,17 @@ class TestLongLists:
         monkeypatch.setattr(campaigns, "BATTLES_PER_PAGE", 2)
         url = f"/campaigns/{world['campaign_id']}"
         dashboard = world["kai"].get(url).text
-        assert f'<a href="{url}/battles">All 3 battles</a>' in dashboard
+        assert f'<a href="{url}/battles">All battles</a>' in dashboard
         first = world["kai"].get(f"{url}/battles").text
         assert [int(i) for i in re.findall(r'data-battle-id="(\d+)"', first)] == ids[:0:-1]
-        assert "Page 1 of 2" in first and f'href="{url}/battles?page=2" rel="next">Older' in first
-        second = world["kai"].get(f"{url}/battles?page=2").text
+        assert f'href="{url}/battles?before={ids[1]}" rel="next">Older' in first
+        second = world["kai"].get(f"{url}/battles?before={ids[1]}").text
         assert [int(i) for i in re.findall(r'data-battle-id="(\d+)"', second)] == ids[:1]
-        assert f'href="{url}/battles?page=1" rel="prev">Newer' in second
+        assert f'<a href="{url}/battles">Newest</a>' in second
         assert 'rel="next"' not in second
-        assert "There is no page 9" in world["kai"].get(f"{url}/battles?page=9").text
-        assert world["kai"].get(f"{url}/battles?page=0").status_code == 422
+        oldest = world["kai"].get(f"{url}/battles?before={ids[0]}").text
+        assert "There are no older battles" in oldest
+        assert world["kai"].get(f"{url}/battles?before=0").status_code == 422
         assert person("stranger").get(f"{url}/battles").status_code == 403
 
     def test_the_whole_history_newest_first(
@@ -209,18 +210,20 @@ class TestLongLists:
         monkeypatch.setattr(campaigns, "HISTORY_PER_PAGE", 5)
         url = f"/campaigns/{world['campaign_id']}"
         with session_scope(engine, writes=False) as session:
-            total = history.count_events(session, campaign_id=world["campaign_id"])
             oldest_first, _ = history.list_events(
                 session, campaign_id=world["campaign_id"], offset=0, limit=100
             )
             kinds = [e.kind for e in reversed(oldest_first)]
-        assert total == len(kinds) > 5
+        assert len(kinds) > 5
         dashboard = world["kai"].get(url).text
         assert f'<a href="{url}/history">The whole history</a>' in dashboard
         seen: list[str] = []
-        for number in range(1, -(-total // 5) + 1):
-            page = world["kai"].get(f"{url}/history?page={number}").text
+        address: str | None = f"{url}/history"
+        while address:  # follow the "Older" links to the end
+            page = world["kai"].get(address).text
             seen += re.findall(r'<li data-kind="([a-z_]+)">', page)
+            older = re.search(r'href="([^"]+)" rel="next">Older', page)
+            address = older.group(1) if older else None
         assert seen == kinds  # every entry once, newest first
         assert kinds[-1] == "campaign_created"
 
