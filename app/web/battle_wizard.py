@@ -222,6 +222,10 @@ def _setup_context(
             names.get(setup.get("opponent_id"), "Opponent's force"),
         ],
         "mustered": draft.battle_id is not None,
+        "rematch": bool(setup.get("force_id") and setup.get("opponent_id"))
+        and wizard.last_battle(session, int(setup["force_id"]), int(setup["opponent_id"]))
+        is not None,
+        "opponents": wizard.opponents(every, principal.user),
     }
 
 
@@ -274,8 +278,15 @@ def save_setup(
                     "dice_missing", "Enter the D6 rolled at the table.", field="mission_roll"
                 )
             wizard.roll_mission(d, entered=entered)
+        elif action == "same_as_last" and not wizard.same_as_last(session, d):
+            raise RuleError(
+                "no_last_battle", "These two forces have not met before.", field="opponent_id"
+            )
         if action == "next":
+            if not d["setup"].get("mission") and d["setup"].get("battle_size"):
+                wizard.roll_mission(d)  # "Next" without a mission rolls one: a tap saved
             wizard.check_setup(session, draft, d, user=principal.user)
+            wizard.default_rosters(session, d)
             wizard.save(session, draft, d, step="muster" if draft.step == "setup" else None)
         else:  # an unchecked change: the muster waits until "Next" checks it again
             wizard.save(session, draft, d, step="setup")
@@ -501,18 +512,22 @@ def save_after(
     with attempt(session) as outcome:
         if spec:
             wizard.bump(session, draft, d, spec)
-        elif action == "next":
+        elif action in ("next", "review"):
             wizard.check_after(d)
-            wizard.save(session, draft, d, step="out_of_action" if draft.step == "after" else None)
+            wizard.save(session, draft, d, step=wizard.step_after(draft, _AFTER_TARGET[action]))
     if outcome.refused:
         return _wizard_page(
             request, session, principal, draft, "after", refusal=outcome, d=wizard.data(draft)
         )
     if spec:
         return redirect(_step_url(draft, "after") + f"#unit-{spec.split(':')[0]}")
-    if action != "next":
+    if action not in _AFTER_TARGET:
         return redirect(_step_url(draft, "after"))
-    return redirect(_step_url(draft, "out_of_action"))
+    return redirect(_step_url(draft, _AFTER_TARGET[action]))
+
+
+# "Next" goes to the dice entered at the table; "Review" lets the app roll them.
+_AFTER_TARGET = {"next": "out_of_action", "review": "review"}
 
 
 @router.post("/campaigns/{campaign_id}/drafts/{draft_id}/after/bump")

@@ -11,6 +11,7 @@ The slow link is Chromium's own network emulation (every request waits LATENCY m
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import httpx
@@ -60,16 +61,16 @@ def test_fast_taps_on_a_slow_link_are_all_saved(
     expect(page.locator("#queue-status")).to_contain_text("waiting to be sent")
     page.wait_for_function(QUEUE_EMPTY, timeout=20_000)
     page.reload()
-    expect(
-        page.get_by_role("group", name="Ranged kills, Captain").locator("output")
-    ).to_have_text("5")
+    expect(page.get_by_role("group", name="Ranged kills, Captain").locator("output")).to_have_text(
+        "5"
+    )
 
 
 def test_mission_and_agenda_ticks_survive_a_reload(
     new_page: Callable[..., Page], live_server: str
 ) -> None:
     name, client = player(live_server)
-    campaign, force, opponent = two_forces(client)
+    campaign, _force, _opponent = two_forces(client)
     started = client.post(f"/campaigns/{campaign}/battles/new", data=csrf_form(client))
     setup_url = started.headers["location"]
     client.close()
@@ -79,13 +80,13 @@ def test_mission_and_agenda_ticks_survive_a_reload(
     page.get_by_label("Your force").select_option(label="Ultramarines")
     page.get_by_label("Opponent's force").select_option(label="Waaagh!")
     # The mission is picked straight after the size, while the link is still busy.
-    page.get_by_label("Battle size").select_option(value="strike_force")
+    page.get_by_role("radio", name=re.compile("^Strike Force")).check()
     page.get_by_label("Mission (Strike Force)").select_option(value="supplies_from_above")
     page.get_by_role("group", name="Agendas for Ultramarines").get_by_label("Assassins").check()
     page.get_by_role("group", name="Agendas for Waaagh!").get_by_label("Reaper").check()
     page.wait_for_function(QUEUE_EMPTY, timeout=20_000)
     page.reload()
-    expect(page.get_by_label("Battle size")).to_have_value("strike_force")
+    expect(page.get_by_role("radio", name=re.compile("^Strike Force"))).to_be_checked()
     expect(page.get_by_label("Mission (Strike Force)")).to_have_value("supplies_from_above")
     ours = page.get_by_role("group", name="Agendas for Ultramarines", include_hidden=True)
     theirs = page.get_by_role("group", name="Agendas for Waaagh!", include_hidden=True)
@@ -104,7 +105,7 @@ def test_the_older_screen_is_told_and_overwrites_nothing(
     for page in (older, newer):
         log_in(page, name, next=f"{base}/after")
 
-    newer.get_by_role("button", name="One more: Melee kills, Captain").click()
+    newer.get_by_role("button", name="One more: Ranged kills, Intercessors").click()
     newer.wait_for_function(QUEUE_EMPTY)
     older.get_by_role("button", name="One more: Ranged kills, Captain").click()
     banner = older.locator("#connection-status")
@@ -112,9 +113,9 @@ def test_the_older_screen_is_told_and_overwrites_nothing(
     expect(banner).to_contain_text("1 change waiting to be sent and not saved")
     with older.expect_navigation():
         banner.get_by_role("button", name="Reload").click()
-    melee = older.get_by_role("group", name="Melee kills, Captain").locator("output")
+    theirs = older.get_by_role("group", name="Ranged kills, Intercessors").locator("output")
     ranged = older.get_by_role("group", name="Ranged kills, Captain").locator("output")
-    expect(melee).to_have_text("1")
+    expect(theirs).to_have_text("1")
     expect(ranged).to_have_text("0")
     older.get_by_role("button", name="One more: Ranged kills, Captain").click()
     older.wait_for_function(QUEUE_EMPTY)
