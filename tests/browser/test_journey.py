@@ -194,7 +194,7 @@ def test_the_whole_journey_on_a_phone(fresh_server: str, new_page: Callable[...,
     ours.get_by_label("Victory points scored").fill("55")
     foes.get_by_label("Victory points scored").fill("30")
     ours.get_by_label("Marked for Greatness: Captain").check()
-    ours.locator(f"#unit-{captain}").get_by_text("More", exact=True).click()
+    ours.get_by_label(re.compile("^More for Captain:")).click()
     foes.locator(f"#unit-{warboss}").get_by_role("checkbox", name=re.compile(r"^Destroyed")).check()
     for label, taps in (("Melee kills", 1), ("Ranged kills", 2), ("Assassins tally", 1)):
         plus = ruby.get_by_role("button", name=f"One more: {label}, Captain", exact=True)
