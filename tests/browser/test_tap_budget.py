@@ -91,7 +91,8 @@ def two_new_forces(server: str) -> dict[str, object]:
     ).json()
     orga.close()
     world: dict[str, object] = {"campaign": cid}
-    for who, force_name, faction in (("ruby", "Ultramarines", "IMPERIUM"), ("kai", "Waaagh!", "ORKS")):
+    armies = (("ruby", "Ultramarines", "IMPERIUM"), ("kai", "Waaagh!", "ORKS"))
+    for who, force_name, faction in armies:
         name = unique_name(who)
         client = api_sign_up(server, name)
         headers = _csrf(client)
@@ -134,10 +135,12 @@ def after_the_game(page: Page, taps: Taps, sides: list[dict[str, object]]) -> fl
                 )
             )
         for unit in units[:4]:  # 4 units with a kill each
-            taps.tap(section.get_by_role("button", name=f"One more: Ranged kills, {unit}", exact=True))
+            plus = section.get_by_role("button", name=f"One more: Ranged kills, {unit}", exact=True)
+            taps.tap(plus)
         tallied = units[4]  # one Assassins mark, on a unit that is not Marked
         taps.tap(section.get_by_label(re.compile(f"^More for {tallied}:")))
-        taps.tap(section.get_by_role("button", name=f"One more: Assassins tally, {tallied}", exact=True))
+        mark = f"One more: Assassins tally, {tallied}"
+        taps.tap(section.get_by_role("button", name=mark, exact=True))
         taps.tap(section.get_by_label(f"Marked for Greatness: {units[0]}", exact=True))
     # 4 kills against 3 destroyed: a warning, not a refusal
     expect(page.locator("[data-kills-check='0']")).to_contain_text("4 kills entered here")
