@@ -4,12 +4,13 @@ Until then no card changes. A result entered by an organizer applies at once."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict
 from typing import Any
 
 from sqlmodel import Session, col, select
 
-from app.db.models import Battle, BattleSide, Force, User
+from app.db.models import Battle, BattleSide, Decision, Force, User
 from app.errors import DomainError
 from app.services import battles, history
 from app.services.battles import SideResult
@@ -45,6 +46,49 @@ def submit(session: Session, *, battle_id: int, results: list[SideResult]) -> Ba
         session, campaign_id=battle.campaign_id, battle_id=battle.id, kind="result_proposed"
     )
     return battle
+
+
+def preview(session: Session, *, battle_id: int, results: list[SideResult]) -> list[dict[str, Any]]:
+    """What applying the result would do, worked out by the rules engine itself: the result
+    is recorded inside a savepoint and rolled back. Per side: its report (XP by source,
+    Out of Action tests, Devastating Blows, promotions), the Requisition points it would
+    have after, and the decisions it would owe. Dice the app rolls are seeded by the battle,
+    so a confirmation later rolls exactly these."""
+    battle, sides = battles.get_battle(session, battle_id)
+    if battle.status != "mustered":
+        raise DomainError(
+            "battle_already_recorded",
+            f"Battle {battle_id} is {battle.status}; its result cannot be entered again.",
+            status=409,
+        )
+    before = {s.force_id: _points(session, s.force_id) for s in sides}
+    with session.begin_nested() as trial:
+        battles.record_result(session, battle_id=battle_id, results=results)
+        _battle, after = battles.get_battle(session, battle_id)
+        owed = session.exec(select(Decision).where(Decision.battle_id == battle_id)).all()
+        found = [
+            {
+                "force_id": side.force_id,
+                "report": copy.deepcopy(side.report),
+                "rp_before": before[side.force_id],
+                "rp_after": _points(session, side.force_id),
+                "won": side.won,
+                "decisions": [
+                    {"kind": d.kind, "card_id": d.card_id}
+                    for d in owed
+                    if d.force_id == side.force_id
+                ],
+            }
+            for side in after
+        ]
+        trial.rollback()
+    session.expire_all()
+    return found
+
+
+def _points(session: Session, force_id: int) -> int:
+    force = session.get(Force, force_id)
+    return force.requisition_points if force is not None else 0
 
 
 def confirm(session: Session, *, battle_id: int) -> Battle:

@@ -8,6 +8,8 @@ JSON API uses (``battles.muster``, ``confirmation.submit``) when the player move
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -640,6 +642,106 @@ def results(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) ->
             )
         )
     return built
+
+
+def _entries_digest(draft_data: dict[str, Any]) -> str:
+    entries = {k: v for k, v in draft_data.items() if k != "preview"}
+    return hashlib.sha256(json.dumps(entries, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def refresh_preview(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) -> None:
+    """Work out the result's consequences (``confirmation.preview``) for the review and keep
+    them in the draft, marked with the entries they were computed from. A result the rules
+    refuse keeps the refusal instead, to show in its place."""
+    digest = _entries_digest(draft_data)
+    try:
+        with session.begin_nested():
+            sides = confirmation.preview(
+                session,
+                battle_id=draft.battle_id or 0,
+                results=results(session, draft, draft_data),
+            )
+        draft_data["preview"] = {"for": digest, "sides": sides}
+    except RuleError as error:
+        session.expire_all()
+        draft_data["preview"] = {"for": digest, "error": error.message}
+
+
+def current_preview(draft_data: dict[str, Any]) -> dict[str, Any] | None:
+    """The kept preview, if it was computed from the entries as they are now."""
+    kept = draft_data.get("preview")
+    if not kept or kept.get("for") != _entries_digest(draft_data):
+        return None
+    return dict(kept)
+
+
+DECISION_WORDS = {
+    "out_of_action": "choose Devastating Blow or a Battle Scar",
+    "battle_scar": "a Battle Scar to roll or choose",
+    "battle_honour": "a Battle Honour to choose",
+    "victor_bonus": "the victor's bonus to use",
+}
+
+
+def preview_view(
+    session: Session, draft: BattleDraft, draft_data: dict[str, Any]
+) -> list[dict[str, Any]] | None:
+    """The review's "what happens" per side, from the kept preview (None when it is out of
+    date): per unit the XP by source, the new rank, the Out of Action test; the side's RP
+    and the decisions it will owe, in words."""
+    kept = current_preview(draft_data)
+    if kept is None or "sides" not in kept:
+        return None
+    book = rulebook()
+    cards = roster_cards(
+        session,
+        [int(u["card_id"]) for side in kept["sides"] for u in side["report"].get("units", [])],
+    )
+    views = []
+    for side in kept["sides"]:
+        report = side["report"]
+        tests = {int(t["card_id"]): t for t in report.get("tests", [])}
+        blows = {int(b["card_id"]): b for b in report.get("devastating_blows", [])}
+        ranks = {int(p["card_id"]): book.rank(p["rank"]).name for p in report.get("promotions", [])}
+        rows = []
+        gains = report.get("gains") or {}
+        for unit in report.get("units", []):
+            card_id, key = int(unit["card_id"]), str(unit["card_id"])
+            gain = gains.get(key) or {}
+            sources = [
+                (label, int(gain.get(field) or 0))
+                for field, label in (
+                    ("battle_experience", "fought"),
+                    ("marked_for_greatness", "Marked for Greatness"),
+                    ("dealers_of_death", "kills"),
+                )
+            ] + [(book.agenda(a).name, int(n)) for a, n in (gain.get("agendas") or {}).items()]
+            rows.append(
+                {
+                    "card_id": card_id,
+                    "name": cards[card_id].name if card_id in cards else f"Unit {card_id}",
+                    "xp": (report.get("experience") or {}).get(key),
+                    "sources": [(label, n) for label, n in sources if n],
+                    "rank": ranks.get(card_id),
+                    "test": tests.get(card_id),
+                    "blow": blows.get(card_id),
+                }
+            )
+        owed = [
+            DECISION_WORDS.get(d["kind"], d["kind"].replace("_", " "))
+            + (f": {cards[d['card_id']].name}" if d.get("card_id") in cards else "")
+            for d in side["decisions"]
+        ]
+        views.append(
+            {
+                "force_id": side["force_id"],
+                "won": side["won"],
+                "rp": side["rp_after"] - side["rp_before"],
+                "rows": rows,
+                "decisions": owed,
+            }
+        )
+    return views
 
 
 def submit(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) -> Battle:

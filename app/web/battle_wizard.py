@@ -515,6 +515,9 @@ def save_after(
         elif action in ("next", "review"):
             wizard.check_after(d)
             wizard.save(session, draft, d, step=wizard.step_after(draft, _AFTER_TARGET[action]))
+            if action == "review":
+                wizard.refresh_preview(session, draft, d)
+                wizard.save(session, draft, d)
     if outcome.refused:
         return _wizard_page(
             request, session, principal, draft, "after", refusal=outcome, d=wizard.data(draft)
@@ -680,6 +683,8 @@ def save_out_of_action(
             if entered["dice_mode"] == "enter":
                 wizard.parse_dice(entered["dice_extra"], f"dice_extra_{index}")
         wizard.save(session, draft, d, step="review" if draft.step == "out_of_action" else None)
+        wizard.refresh_preview(session, draft, d)
+        wizard.save(session, draft, d)
     if outcome.refused:
         return _wizard_page(
             request, session, principal, draft, "out_of_action", refusal=outcome, d=d
@@ -719,6 +724,8 @@ def _review_context(
     context["organizer"] = wizard.is_organizer(
         session, campaign_id=draft.campaign_id, user=principal.user
     )
+    context["preview"] = wizard.preview_view(session, draft, d)
+    context["preview_error"] = (wizard.current_preview(d) or {}).get("error")
     return context
 
 
@@ -737,6 +744,11 @@ def submit_result(
     if (conflict := _conflict(draft, form)) is not None:
         return _wizard_page(request, session, principal, draft, "review", refusal=conflict)
     d = wizard.data(draft)
+    if field_text(form, "action", 20) == "preview":
+        with attempt(session) as outcome:
+            wizard.refresh_preview(session, draft, d)
+            wizard.save(session, draft, d)
+        return redirect(_step_url(draft, "review") + "#consequences")
     with attempt(session) as outcome:
         battle = wizard.submit(session, draft, d)
     if outcome.refused:

@@ -139,8 +139,15 @@ def test_wizard_pages_pass_the_phone_checks(
     setup |= {"battle_size": "combat_patrol", "mission": "supply_drop", "action": "next"}
     setup |= {"agendas_0": "assassins", "agendas_1": "reaper"}
     client.post(f"{fresh}/setup", data={**csrf_form(client), **setup})
+    # the mustered one on to the review (its consequences worked out), Out of Action open
+    cards = client.get(f"/api/v1/forces/{opponent}").json()["cards"]
+    result = {"form": "after", "vp_0": "30", "vp_1": "10", "action": "review"}
+    result |= {f"destroyed_{cards[0]['id']}": "1", "marked_0": ""}
+    moved = client.post(f"{mustered}/after", data={**csrf_form(client), **result})
+    assert moved.status_code == 303, moved.text
     client.close()
     pages = [f"{fresh}/setup", f"{fresh}/muster", f"{mustered}/after"]
+    pages += [f"{mustered}/out_of_action", f"{mustered}/review"]
     for scheme, width in (("light", 360), ("light", 320), ("dark", 360)):
         page = new_page("phone", color_scheme=scheme)
         page.set_viewport_size({"width": width, "height": 740})

@@ -1,0 +1,77 @@
+"""The review shows what the result will do before it is submitted (issue 12): each unit's
+XP by source, new ranks, Out of Action tests, RP and the decisions owed, worked out by the
+rules engine itself (the result recorded in a savepoint and rolled back), so what the
+opponent's confirmation applies is exactly what was shown."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from sqlalchemy import Engine
+
+from tests.api.helpers import dump
+from tests.web.conftest import Browser, campaign_with_two_players
+from tests.web.test_wizard_pages import htmx, through_muster, units
+
+
+def test_the_review_shows_the_consequences_the_confirmation_applies(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    world = campaign_with_two_players(person)
+    ruby, kai = world["ruby"], world["kai"]
+    base, _draft_id = through_muster(world)
+    mine, theirs = units(ruby, world["ruby_force"]), units(kai, world["kai_force"])
+    captain = mine["Captain"]
+    for _ in range(3):  # three kills: Dealers of Death
+        htmx(ruby, f"{base}/after/bump", {"bump": f"{captain}:destroyed_ranged:+1"})
+    htmx(ruby, f"{base}/after/bump", {"bump": f"{captain}:agenda.assassins:+1"})
+    before = dump(engine)
+    moved = ruby.post(
+        f"{base}/after",
+        {
+            "form": "after",
+            "vp_0": "40",
+            "vp_1": "20",
+            "marked_0": str(captain),
+            f"destroyed_{theirs['Hellblasters']}": "1",
+            "action": "review",
+        },
+    )
+    assert moved.status_code == 303 and moved.headers["location"] == f"{base}/review"
+    # Working it out changed nothing but the draft.
+    after = dump(engine)
+    assert {k: v for k, v in after.items() if k != "battle_draft"} == {
+        k: v for k, v in before.items() if k != "battle_draft"
+    }
+    page = ruby.get(f"{base}/review").text
+    shown = re.search(r"<strong>Captain</strong>: ([+-]\d+) XP \(([^)]*)\)", page)
+    assert shown, page
+    assert shown.group(2) == "fought +1, Marked for Greatness +3, kills +1, Assassins +2"
+    assert "now Blooded" in page.split("<strong>Captain</strong>", 1)[1].split("</li>", 1)[0]
+    assert "Requisition point" in page
+    hellblasters = page.split("consequences-1", 1)[1].split("<strong>Hellblasters</strong>")[1]
+    assert "Out of Action " in hellblasters.split("</li>", 1)[0]  # rolled by the app
+    xp_shown = int(shown.group(1))
+
+    submitted = ruby.post(f"{base}/review", {"action": "submit"})
+    assert submitted.status_code == 303
+    battle = int(submitted.headers["location"].rsplit("/", 1)[1])
+    assert kai.post(f"/battles/{battle}/confirm", {}).status_code == 303
+    card = ruby.api("GET", f"/cards/{captain}")
+    assert card["xp"] == xp_shown
+
+
+def test_a_result_the_rules_refuse_is_shown_on_the_review(
+    person: Callable[[str], Browser],
+) -> None:
+    world = campaign_with_two_players(person)
+    ruby, kai = world["ruby"], world["kai"]
+    base, _draft_id = through_muster(world)
+    theirs = units(kai, world["kai_force"])
+    # Two of Kai's units tie for Reaper and nobody said which one scores it.
+    for name in ("Captain", "Hellblasters"):
+        htmx(ruby, f"{base}/after/bump", {"bump": f"{theirs[name]}:destroyed_ranged:+1"})
+    ruby.post(f"{base}/after", {"form": "after", "vp_0": "20", "vp_1": "30", "action": "review"})
+    page = ruby.get(f"{base}/review").text
+    assert "The rules would refuse this result" in page
