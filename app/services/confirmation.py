@@ -12,7 +12,7 @@ from sqlmodel import Session, col, select
 
 from app.db.models import Battle, BattleSide, Decision, Force, User
 from app.errors import DomainError
-from app.services import battles, history
+from app.services import accounts, battles, history
 from app.services.battles import SideResult
 from app.services.membership import role_of
 
@@ -91,8 +91,45 @@ def _points(session: Session, force_id: int) -> int:
     return force.requisition_points if force is not None else 0
 
 
-def confirm(session: Session, *, battle_id: int) -> Battle:
+def table_opponent(session: Session, battle: Battle, sides: list[BattleSide]) -> User | None:
+    """Who confirms a proposed result at the table: the other force's player (the one who
+    did not enter it), when that force has a player."""
+    if battle.status != "proposed":
+        return None
+    others = _owners(session, sides) - {battle.proposed_by}
+    return session.get(User, min(others)) if len(others) == 1 else None
+
+
+def confirm_at_table(session: Session, *, battle_id: int, password: str) -> Battle:
+    """The opponent confirms on the recorder's phone, with their own password: both players
+    are at the table, so nobody has to find the result again later. Confirming is then
+    theirs, exactly as from their own account."""
     battle, sides = battles.get_battle(session, battle_id)
+    opponent = table_opponent(session, battle, sides)
+    if opponent is None:
+        raise DomainError(
+            "no_result_to_confirm",
+            f"Battle {battle_id} has no result waiting for an opponent at the table.",
+            status=409,
+        )
+    try:
+        accounts.authenticate(session, username=opponent.username, password=password)
+    except DomainError:
+        raise DomainError(
+            "password_invalid",
+            f"That is not {opponent.display_name or opponent.username}'s password.",
+            status=422,
+            field="password",
+        ) from None
+    return confirm(session, battle_id=battle_id, actor_id=opponent.id)
+
+
+def confirm(session: Session, *, battle_id: int, actor_id: int | None = None) -> Battle:
+    """Apply a waiting result. ``actor_id``: who confirms, when not the request's caller
+    (the opponent confirming at the table)."""
+    battle, sides = battles.get_battle(session, battle_id)
+    if actor_id is not None:
+        session.info["actor_id"] = actor_id
     organizer = _is_organizer(session, battle)
     if battle.status not in WAITING:
         raise DomainError(

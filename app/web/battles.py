@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from sqlmodel import Session, col, select
 
+from app.api.hardening import RateLimits
 from app.db.models import BattleSide, Card, Decision, Force, User
 from app.db.session import SessionDep
 from app.rules.data import rulebook
@@ -18,6 +19,7 @@ from app.services.access import Access
 from app.services.accounts import Principal
 from app.services.forces import get_campaign
 from app.web.decisions import decision_title
+from app.web.forms import Form
 from app.web.pages import attempt, page, redirect, render
 
 router = APIRouter()
@@ -50,6 +52,7 @@ def _battle_context(
         user and wizard.is_organizer(session, campaign_id=battle.campaign_id, user=user)
     )
     in_battle = bool(user and user.id in {f.owner_id for f in forces.values()})
+    at_table = confirmation.table_opponent(session, battle, sides)
     opponent = in_battle and user is not None and user.id != battle.proposed_by
     views = [_side_view(book, s, forces[s.force_id], owners, cards, proposal) for s in sides]
     made = session.exec(
@@ -69,6 +72,8 @@ def _battle_context(
         "can_revert": organizer and battle.status != "reverted",
         "can_call_off": battle.status == "mustered" and (organizer or in_battle),
         "proposer": session.get(User, battle.proposed_by) if battle.proposed_by else None,
+        # the recorder's phone offers the opponent sitting across the table to confirm here
+        "table_opponent": at_table if user and user.id == battle.proposed_by else None,
         "decisions": [
             (x, decision_cards.get(x.card_id or 0), forces.get(x.force_id)) for x in made
         ],
@@ -154,6 +159,30 @@ def confirm_battle(
     request: Request, session: SessionDep, principal: BattlePlayer, battle_id: int
 ) -> Response:
     return _battle_command(request, session, principal, battle_id, "confirm")
+
+
+@router.post("/battles/{battle_id}/confirm-here")
+def confirm_at_table(
+    request: Request, session: SessionDep, principal: BattlePlayer, form: Form, battle_id: int
+) -> Response:
+    """The opponent types their password on the recorder's phone (rate-limited as log-in)."""
+    limits: RateLimits = request.app.state.rate_limits
+    client = request.client.host if request.client else "?"
+    with attempt(session) as outcome:
+        limits.hit(limits.login, "table-confirm", client, str(battle_id))
+        confirmation.confirm_at_table(
+            session, battle_id=battle_id, password=str(form.get("password") or "")[:200]
+        )
+    if outcome.refused:
+        return render(
+            request,
+            "pages/battle.html",
+            principal,
+            status=outcome.status,
+            error=outcome.error,
+            **_battle_context(session, principal, battle_id),
+        )
+    return redirect(f"/battles/{battle_id}")
 
 
 @router.post("/battles/{battle_id}/dispute")

@@ -2,7 +2,8 @@
 
 Two new forces of 10 units each meet in a Strike Force battle: 3 units per side destroyed,
 4 per side with kills, one Agenda tally per side, one unit Marked for Greatness per side,
-Out of Action dice rolled by the app, the opponent confirms, every decision answered. Then
+Out of Action dice rolled by the app, the opponent confirms (on the recorder's phone, with
+their password), every decision answered. Then
 a later battle between the same forces (Agendas and armies remembered).
 
 Every click or tap counts 1, a native <select> 2 (open it, pick), a typed field 1 tap and 1
@@ -22,8 +23,9 @@ from dataclasses import dataclass, field
 import httpx
 from playwright.sync_api import Locator, Page, expect
 
+from tests.browser.checks import assert_page_ok
 from tests.browser.conftest import log_in, unique_name
-from tests.browser.live import api_sign_up, csrf_form
+from tests.browser.live import PASSWORD, api_sign_up, csrf_form
 
 SCREEN = 740  # px: the phone's height
 UNITS = 10
@@ -206,22 +208,18 @@ def test_the_tap_budget_of_a_ten_unit_battle(
     taps.go(phone, phone.get_by_role("button", name=re.compile("^Next: Review")))
     taps.phase = "1. review & submit"
     taps.go(phone, phone.get_by_role("button", name="Submit result"))
-    found = re.search(r"/battles/(\d+)$", phone.url)
-    assert found, phone.url
-    battle = int(found.group(1))
+    assert re.search(r"/battles/\d+$", phone.url), phone.url
     expect(phone.get_by_test_id("battle-status")).to_have_text("Proposed")
 
     # --- the opponent confirms; both answer every decision ----------------------------
-    taps.phase = "1. opponent confirms"
+    # ...on the same phone: the opponent types their password and confirms.
+    taps.phase = "1. opponent confirms (same phone)"
+    assert_page_ok(phone)
+    taps.type(phone.get_by_label(f"{kai['name']}'s password"), PASSWORD)
+    taps.go(phone, phone.get_by_role("button", name=f"Confirm as {kai['name']}"))
+    expect(phone.get_by_test_id("battle-status")).to_have_text("Resolved")
     kai_phone = new_page("phone")
     log_in(kai_phone, str(kai["name"]), next=f"/campaigns/{cid}")
-    taps.count(1)  # the opponent opens the campaign
-    taps.go(
-        kai_phone,
-        kai_phone.get_by_role("link", name=re.compile(rf"^Confirm this result: battle {battle}")),
-    )
-    taps.go(kai_phone, kai_phone.get_by_role("button", name="Confirm result"))
-    expect(kai_phone.get_by_test_id("battle-status")).to_have_text("Resolved")
     taps.phase = "1. decisions"
     decisions = answer_decisions(phone, taps, int(ruby["force"]))
     decisions += answer_decisions(kai_phone, taps, int(kai["force"]))

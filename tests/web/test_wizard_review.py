@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from tests.api.helpers import dump
 from tests.web.conftest import Browser, campaign_with_two_players
@@ -75,3 +75,38 @@ def test_a_result_the_rules_refuse_is_shown_on_the_review(
     ruby.post(f"{base}/after", {"form": "after", "vp_0": "20", "vp_1": "30", "action": "review"})
     page = ruby.get(f"{base}/review").text
     assert "The rules would refuse this result" in page
+
+
+def test_the_opponent_confirms_on_the_recorders_phone(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    world = campaign_with_two_players(person)
+    ruby, kai = world["ruby"], world["kai"]
+    base, _draft_id = through_muster(world)
+    ruby.post(f"{base}/after", {"form": "after", "vp_0": "40", "vp_1": "20", "action": "review"})
+    submitted = ruby.post(f"{base}/review", {"action": "submit"})
+    battle = int(submitted.headers["location"].rsplit("/", 1)[1])
+    page = ruby.get(f"/battles/{battle}").text
+    assert "kai at the table? Confirm here" in page
+    assert "at the table?" not in kai.get(f"/battles/{battle}").text  # only on the recorder's
+
+    before = dump(engine)
+    wrong = ruby.post(f"/battles/{battle}/confirm-here", {"password": "not kai's password"})
+    assert wrong.status_code == 422
+    assert 'data-code="password_invalid"' in wrong.text
+    assert "That is not kai&#39;s password." in wrong.text
+    assert dump(engine) == before
+    confirmed = ruby.post(f"/battles/{battle}/confirm-here", {"password": "a good password"})
+    assert confirmed.status_code == 303
+    assert ruby.api("GET", f"/battles/{battle}")["status"] == "resolved"
+    with engine.connect() as connection:
+        actor = connection.execute(
+            text(
+                "SELECT u.username FROM event e JOIN user_account u ON u.id = e.actor_id"
+                " WHERE e.battle_id = :b AND e.kind = 'result_confirmed'"
+            ),
+            {"b": battle},
+        ).scalar_one()
+    assert actor == "kai"  # confirmed by the opponent, on the recorder's phone
+    again = ruby.post(f"/battles/{battle}/confirm-here", {"password": "a good password"})
+    assert again.status_code == 409
