@@ -110,3 +110,47 @@ def test_the_opponent_confirms_on_the_recorders_phone(
     assert actor == "kai"  # confirmed by the opponent, on the recorder's phone
     again = ruby.post(f"/battles/{battle}/confirm-here", {"password": "a good password"})
     assert again.status_code == 409
+
+
+def test_after_roll_for_it_the_page_says_what_was_rolled(
+    person: Callable[[str], Browser],
+) -> None:
+    world = campaign_with_two_players(person)
+    ruby, kai = world["ruby"], world["kai"]
+    base, _draft_id = through_muster(world)
+    mine = units(ruby, world["ruby_force"])
+    squad, hellblasters = mine["Intercessor Squad"], mine["Hellblasters"]
+    destroyed = {f"destroyed_{squad}": "1", f"destroyed_{hellblasters}": "1"}
+    ruby.post(f"{base}/after", {"form": "after", "vp_0": "10", "vp_1": "30", **destroyed})
+    ruby.post(
+        f"{base}/after",
+        {"form": "after", "vp_0": "10", "vp_1": "30", **destroyed, "action": "next"},
+    )
+    ruby.post(f"{base}/out_of_action", {"die_0_0": "1", "die_0_1": "1"})  # both fail
+    submitted = ruby.post(f"{base}/review", {"action": "submit"})
+    battle = int(submitted.headers["location"].rsplit("/", 1)[1])
+    assert kai.post(f"/battles/{battle}/confirm", {}).status_code == 303
+    first = ruby.get(f"/forces/{world['ruby_force']}/decisions", follow_redirects=False)
+    decision = int(first.headers["location"].rsplit("/", 1)[1])
+    answered = ruby.post(
+        f"/decisions/{decision}/answer",
+        {"consequence": "devastating_blow", "dice_mode": "enter", "dice": "4"},
+    )
+    # the next decision says what the last roll was and what it meant
+    assert answered.status_code == 303
+    assert answered.headers["location"].endswith(f"?after={decision}")
+    page = ruby.get(answered.headers["location"]).text
+    assert 'data-testid="previous-outcome"' in page
+    assert "rolled 4 (D6)" in page and "So it loses 4 XP" in page
+    # the last one, a Battle Scar rolled here: the answered decision names the scar gained
+    following = int(answered.headers["location"].split("?")[0].rsplit("/", 1)[1])
+    ruby.post(f"/decisions/{following}/answer", {"consequence": "battle_scar"})
+    scar = ruby.get(f"/forces/{world['ruby_force']}/decisions", follow_redirects=False)
+    scar_id = int(scar.headers["location"].rsplit("/", 1)[1])
+    last = ruby.post(
+        f"/decisions/{scar_id}/answer", {"scar": "", "dice_mode": "enter", "dice": "2"}
+    )
+    assert last.headers["location"] == f"/decisions/{scar_id}"
+    page = ruby.get(last.headers["location"]).text
+    assert 'data-testid="decision-outcome"' in page and "rolled 2 (D6)" in page
+    assert "Gained " in page
