@@ -159,6 +159,8 @@ def answer_decisions(page: Page, taps: Taps, force: int) -> int:
     taps.go(page, link)
     while "/decisions/" in page.url or page.url.endswith("/decisions"):
         main = page.locator("main")
+        if main.get_by_role("button", name=re.compile(r"^(Answer|Next)$")).count() == 0:
+            break
         blow = main.get_by_label("Devastating Blow", exact=True)
         if blow.count() and not blow.is_checked():
             taps.tap(blow)
@@ -170,8 +172,7 @@ def answer_decisions(page: Page, taps: Taps, force: int) -> int:
             if not select.input_value():
                 options = select.locator("option:not([value=''])")
                 taps.select(select, options.first.get_attribute("value") or "")
-        button = main.get_by_role("button", name=re.compile(r"^(Answer|Next)$")).first
-        taps.go(page, button)
+        taps.go(page, main.get_by_role("button", name=re.compile(r"^(Answer|Next)$")).first)
         answered += 1
         assert answered < 30, page.url
     return answered
