@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, Response
 from sqlmodel import Session
 from starlette.datastructures import FormData
 
@@ -23,7 +23,7 @@ from app.services.access import Access
 from app.services.accounts import Principal
 from app.services.forces import get_campaign, load_force
 from app.web.forms import Form, field_int, field_ints, field_text, field_texts
-from app.web.pages import Outcome, attempt, page, redirect, render
+from app.web.pages import STATIC, Outcome, Viewer, attempt, page, redirect, render
 
 router = APIRouter()
 
@@ -59,6 +59,17 @@ def _base(draft: BattleDraft) -> str:
 
 def _step_url(draft: BattleDraft, step: str | None = None) -> str:
     return f"{_base(draft)}/{step or draft.step}"
+
+
+@router.get("/wizard-sw.js", include_in_schema=False)
+def service_worker(_viewer: Viewer) -> Response:
+    """The wizard's service worker, from the site's root so it may serve the wizard's pages
+    when the phone has no signal (see static/wizard-sw.js)."""
+    return FileResponse(
+        STATIC / "wizard-sw.js",
+        media_type="text/javascript",
+        headers={"Cache-Control": "no-cache"},
+    )
 
 
 @router.get("/campaigns/{campaign_id}/battles/new")

@@ -5,7 +5,9 @@
   through a reload;
 - two screens editing the same battle: the older one is told, with a Reload button,
   instead of overwriting the newer entries;
-- the changed wizard pages pass the phone checks at 320 and 360 px and in dark mode.
+- the changed wizard pages pass the phone checks at 320 and 360 px and in dark mode;
+- no signal: taps are kept on the phone, the step reloads from the service worker, and
+  everything is sent once the signal is back.
 
 The slow link is Chromium's own network emulation (every request waits LATENCY ms)."""
 
@@ -15,6 +17,7 @@ import re
 from collections.abc import Callable
 
 import httpx
+import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.checks import assert_page_ok
@@ -156,3 +159,40 @@ def test_wizard_pages_pass_the_phone_checks(
             response = page.goto(path)
             assert response is not None and response.status == 200, path
             assert_page_ok(page)
+
+
+# Chromium reports the requests that fail while the phone is offline (and only those)
+@pytest.mark.allow_console_errors(r"ERR_INTERNET_DISCONNECTED", r"Failed to fetch")
+def test_no_signal_at_the_table(new_page: Callable[..., Page], live_server: str) -> None:
+    name, client = player(live_server)
+    base = battle_in_progress(client, *two_forces(client))
+    client.close()
+    page = new_page("phone")
+    log_in(page, name, next=f"{base}/after")
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=20_000)
+    page.reload()  # through the service worker, which keeps the step for later
+
+    page.context.set_offline(True)
+    plus = page.get_by_role("button", name="One more: Ranged kills, Captain")
+    plus.click()
+    plus.click()
+    count = page.get_by_role("group", name="Ranged kills, Captain").locator("output")
+    expect(count).to_have_text("2")
+    expect(page.locator("#queue-status")).to_contain_text("2 changes waiting to be sent")
+    expect(page.locator("#connection-status")).to_contain_text("no connection")
+    # "Next" without signal stays on the page instead of the browser's offline page.
+    page.get_by_role("button", name=re.compile("^Next: Review")).click()
+    expect(page.locator("#connection-status")).to_contain_text("kept on this phone")
+    assert page.url.endswith(f"{base}/after"), page.url
+    page.reload()  # still no signal: the kept page, with the waiting taps on it
+    expect(page.get_by_role("heading", name="After the game")).to_be_visible()
+    expect(page.get_by_role("group", name="Ranged kills, Captain").locator("output")).to_have_text(
+        "2"
+    )
+
+    page.context.set_offline(False)
+    page.wait_for_function(QUEUE_EMPTY, timeout=30_000)
+    page.reload()
+    expect(page.get_by_role("group", name="Ranged kills, Captain").locator("output")).to_have_text(
+        "2"
+    )

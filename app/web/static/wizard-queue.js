@@ -305,6 +305,19 @@
 
   window.addEventListener("online", function () { failures = 0; pump(); });
 
+  // No signal: moving on would show the browser's offline page, so stay; every field is
+  // already queued on the phone.
+  form.addEventListener("submit", function (event) {
+    if (navigator.onLine || event.defaultPrevented) return;
+    event.preventDefault();
+    say("No connection: this step is kept on the phone. Tap again when the signal is back.");
+  });
+
+  // The service worker keeps this step's page for when the signal goes (wizard-sw.js).
+  if ("serviceWorker" in navigator) {
+    navigator.serviceWorker.register("/wizard-sw.js").catch(function () { /* pages still work */ });
+  }
+
   // Changes still waiting from before a reload: show them on the page, then send them.
   function restore() {
     var last = null;
