@@ -170,6 +170,23 @@ def dispute(session: Session, *, battle_id: int) -> Battle:
     return battle
 
 
+def players(session: Session, forces: list[Force]) -> dict[int, User]:
+    """The accounts that play these forces, by id (for the battle page)."""
+    ids = [f.owner_id for f in forces if f.owner_id is not None]
+    return {u.id: u for u in session.exec(select(User).where(col(User.id).in_(ids))).all() if u.id}
+
+
+def proposer(session: Session, battle: Battle) -> User | None:
+    """The player who entered the waiting result."""
+    return session.get(User, battle.proposed_by) if battle.proposed_by else None
+
+
+def battle_decisions(session: Session, battle_id: int) -> list[Decision]:
+    """Every decision a battle left, oldest first."""
+    query = select(Decision).where(Decision.battle_id == battle_id).order_by(col(Decision.id))
+    return list(session.exec(query).all())
+
+
 def _owners(session: Session, sides: list[BattleSide]) -> set[int]:
     ids = [s.force_id for s in sides]
     owners = session.exec(select(Force.owner_id).where(col(Force.id).in_(ids))).all()

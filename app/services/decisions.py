@@ -74,6 +74,15 @@ def get_decision(session: Session, decision_id: int) -> Decision:
     return row
 
 
+def find_decision(session: Session, decision_id: int) -> Decision | None:
+    return session.get(Decision, decision_id)
+
+
+def battle_of(session: Session, row: Decision) -> Battle | None:
+    """The battle a decision comes from, if any."""
+    return session.get(Battle, row.battle_id) if row.battle_id else None
+
+
 def list_decisions(session: Session, *, force_id: int, status: str | None) -> list[Decision]:
     query = select(Decision).where(Decision.force_id == force_id)
     if status:

@@ -13,7 +13,7 @@ from fastapi.responses import FileResponse, HTMLResponse, Response
 from sqlmodel import Session
 from starlette.datastructures import FormData
 
-from app.db.models import BattleDraft, Card
+from app.db.models import BattleDraft
 from app.db.session import SessionDep
 from app.errors import DomainError, NotFound
 from app.rules.data import ArchiveRoll, HighestTally, rulebook
@@ -606,7 +606,9 @@ def _counter(
         field=field,
         value=value,
         label=label,
-        unit_name=card.name if (card := session.get(Card, card_id)) else f"unit {card_id}",
+        unit_name=card.name
+        if (card := wizard.roster_cards(session, [card_id]).get(card_id))
+        else f"unit {card_id}",
         error=error,
         version=draft.version,
     )

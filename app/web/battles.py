@@ -8,10 +8,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from app.api.hardening import RateLimits
-from app.db.models import BattleSide, Card, Decision, Force, User
+from app.db.models import BattleSide, Card, Force, User
 from app.db.session import SessionDep
 from app.rules.data import rulebook
 from app.services import battles, confirmation, wizard
@@ -38,11 +38,8 @@ def _battle_context(
     book = rulebook()
     battle, sides = battles.get_battle(session, battle_id)
     forces = wizard.forces_by_id(session, [s.force_id for s in sides])
-    owners = {
-        u.id: u
-        for u in session.exec(
-            select(User).where(col(User.id).in_([f.owner_id for f in forces.values()]))
-        ).all()
+    owners: dict[int | None, User] = {
+        k: v for k, v in confirmation.players(session, list(forces.values())).items()
     }
     roster_ids = [i for s in sides for i in s.roster]
     cards = wizard.roster_cards(session, roster_ids)
@@ -55,9 +52,7 @@ def _battle_context(
     at_table = confirmation.table_opponent(session, battle, sides)
     opponent = in_battle and user is not None and user.id != battle.proposed_by
     views = [_side_view(book, s, forces[s.force_id], owners, cards, proposal) for s in sides]
-    made = session.exec(
-        select(Decision).where(Decision.battle_id == battle_id).order_by(col(Decision.id))
-    ).all()
+    made = confirmation.battle_decisions(session, battle_id)
     decision_cards = wizard.roster_cards(session, [x.card_id for x in made if x.card_id])
     return {
         "battle": battle,
@@ -71,7 +66,7 @@ def _battle_context(
         "can_dispute": battle.status == "proposed" and (organizer or opponent),
         "can_revert": organizer and battle.status != "reverted",
         "can_call_off": battle.status == "mustered" and (organizer or in_battle),
-        "proposer": session.get(User, battle.proposed_by) if battle.proposed_by else None,
+        "proposer": confirmation.proposer(session, battle),
         # the recorder's phone offers the opponent sitting across the table to confirm here
         "table_opponent": at_table if user and user.id == battle.proposed_by else None,
         "decisions": [

@@ -12,7 +12,7 @@ from fastapi.responses import Response
 from sqlmodel import Session
 from starlette.datastructures import FormData
 
-from app.db.models import Battle, Card, Decision
+from app.db.models import Card, Decision
 from app.db.session import SessionDep
 from app.rules.data import (
     FreeRequisitions,
@@ -110,7 +110,7 @@ def _decision_context(
     view = load_force(session, row.force_id)
     cards = {c.id: c for c in view.cards}
     card = cards.get(row.card_id) if row.card_id else None
-    battle = session.get(Battle, row.battle_id) if row.battle_id else None
+    battle = decisions.battle_of(session, row)
     waiting = decisions.list_decisions(session, force_id=row.force_id, status="pending")
     user = principal.user if principal else None
     may_answer = bool(
@@ -183,6 +183,8 @@ def _honour_context(
     target = card.id if card else card_choice
     if card is None and len(eligible) == 1:
         target = eligible[0]
+    chosen_card = next((c for c in view.cards if c.id == target), None)
+    categories = [c for c in categories if _may_gain(c, chosen_card)] or categories
     chosen = HonourCategory(category) if category in {c.value for c in categories} else None
     if chosen is None and len(categories) == 1 and target is not None:
         chosen = categories[0]
@@ -218,6 +220,19 @@ def _honour_context(
         context["picks"] = 1
         context["relics"] = True
     return context
+
+
+def _may_gain(category: HonourCategory, card: Card | None) -> bool:
+    """Offer only what the unit can take (issue 12): Psychic Fortitudes are for PSYKERs and
+    Crusade Relics for CHARACTERs; the rules refuse the others anyway."""
+    if card is None:
+        return True
+    keywords = {k.upper() for k in card.keywords or []}
+    if category == HonourCategory.PSYCHIC_FORTITUDE:
+        return "PSYKER" in keywords
+    if category == HonourCategory.CRUSADE_RELIC:
+        return "CHARACTER" in keywords
+    return True
 
 
 def _honour_reason(book: Any, reason: str) -> str:
@@ -273,7 +288,7 @@ def decision_page(
     )
     context["outcome"] = outcome_words(rulebook(), row) if row.status == "answered" else []
     if after.isdigit() and len(after) < 10:
-        answered = session.get(Decision, int(after))
+        answered = decisions.find_decision(session, int(after))
         if answered is not None and answered.force_id == row.force_id:
             context["previous"] = outcome_words(rulebook(), answered)
     return render(request, "pages/decision.html", principal, **context)

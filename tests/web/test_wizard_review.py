@@ -60,6 +60,12 @@ def test_the_review_shows_the_consequences_the_confirmation_applies(
     assert kai.post(f"/battles/{battle}/confirm", {}).status_code == 303
     card = ruby.api("GET", f"/cards/{captain}")
     assert card["xp"] == xp_shown
+    # The Captain's Battle Honour offers only what it can take: no Psychic Fortitude for a
+    # unit that is not a PSYKER; a Crusade Relic, since it is a CHARACTER.
+    honour = ruby.get(f"/forces/{world['ruby_force']}/decisions").text
+    assert "Battle Honour: Captain" in honour
+    assert 'value="psychic_fortitude"' not in honour
+    assert 'value="crusade_relic"' in honour and 'value="battle_trait"' in honour
 
 
 def test_a_result_the_rules_refuse_is_shown_on_the_review(
