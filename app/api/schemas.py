@@ -488,6 +488,14 @@ class RequisitionOrderPublic(RequisitionDetails):
     requisition: str
 
 
+class DieRolledPublic(BaseModel):
+    """A die the app rolled while applying an answer ("roll for it")."""
+
+    purpose: str
+    sides: int
+    value: int
+
+
 class DecisionAnswerPublic(BaseModel):
     consequence: str | None = None
     scar: str | None = None
@@ -496,6 +504,14 @@ class DecisionAnswerPublic(BaseModel):
     weapon: WeaponPublic | None = None
     card_id: int | None = None
     requisitions: list[RequisitionOrderPublic] = Field(default_factory=list)
+    rolled: list[DieRolledPublic] = Field(
+        default_factory=list, description="Dice the app rolled for this answer, in order"
+    )
+    gained: list[str] = Field(
+        default_factory=list,
+        description="What the answer added, as `card:kind:entry` (kind: scar or an honour "
+        "category)",
+    )
 
 
 class DecisionPublic(BaseModel):

@@ -4,14 +4,15 @@ Until then no card changes. A result entered by an organizer applies at once."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict
 from typing import Any
 
 from sqlmodel import Session, col, select
 
-from app.db.models import Battle, BattleSide, Force, User
+from app.db.models import Battle, BattleSide, Decision, Force, User
 from app.errors import DomainError
-from app.services import battles, history
+from app.services import accounts, battles, history
 from app.services.battles import SideResult
 from app.services.membership import role_of
 
@@ -47,8 +48,88 @@ def submit(session: Session, *, battle_id: int, results: list[SideResult]) -> Ba
     return battle
 
 
-def confirm(session: Session, *, battle_id: int) -> Battle:
+def preview(session: Session, *, battle_id: int, results: list[SideResult]) -> list[dict[str, Any]]:
+    """What applying the result would do, worked out by the rules engine itself: the result
+    is recorded inside a savepoint and rolled back. Per side: its report (XP by source,
+    Out of Action tests, Devastating Blows, promotions), the Requisition points it would
+    have after, and the decisions it would owe. Dice the app rolls are seeded by the battle,
+    so a confirmation later rolls exactly these."""
     battle, sides = battles.get_battle(session, battle_id)
+    if battle.status != "mustered":
+        raise DomainError(
+            "battle_already_recorded",
+            f"Battle {battle_id} is {battle.status}; its result cannot be entered again.",
+            status=409,
+        )
+    before = {s.force_id: _points(session, s.force_id) for s in sides}
+    with session.begin_nested() as trial:
+        battles.record_result(session, battle_id=battle_id, results=results)
+        _battle, after = battles.get_battle(session, battle_id)
+        owed = session.exec(select(Decision).where(Decision.battle_id == battle_id)).all()
+        found = [
+            {
+                "force_id": side.force_id,
+                "report": copy.deepcopy(side.report),
+                "rp_before": before[side.force_id],
+                "rp_after": _points(session, side.force_id),
+                "won": side.won,
+                "decisions": [
+                    {"kind": d.kind, "card_id": d.card_id}
+                    for d in owed
+                    if d.force_id == side.force_id
+                ],
+            }
+            for side in after
+        ]
+        trial.rollback()
+    session.expire_all()
+    return found
+
+
+def _points(session: Session, force_id: int) -> int:
+    force = session.get(Force, force_id)
+    return force.requisition_points if force is not None else 0
+
+
+def table_opponent(session: Session, battle: Battle, sides: list[BattleSide]) -> User | None:
+    """Who confirms a proposed result at the table: the other force's player (the one who
+    did not enter it), when that force has a player."""
+    if battle.status != "proposed":
+        return None
+    others = _owners(session, sides) - {battle.proposed_by}
+    return session.get(User, min(others)) if len(others) == 1 else None
+
+
+def confirm_at_table(session: Session, *, battle_id: int, password: str) -> Battle:
+    """The opponent confirms on the recorder's phone, with their own password: both players
+    are at the table, so nobody has to find the result again later. Confirming is then
+    theirs, exactly as from their own account."""
+    battle, sides = battles.get_battle(session, battle_id)
+    opponent = table_opponent(session, battle, sides)
+    if opponent is None:
+        raise DomainError(
+            "no_result_to_confirm",
+            f"Battle {battle_id} has no result waiting for an opponent at the table.",
+            status=409,
+        )
+    try:
+        accounts.authenticate(session, username=opponent.username, password=password)
+    except DomainError:
+        raise DomainError(
+            "password_invalid",
+            f"That is not {opponent.display_name or opponent.username}'s password.",
+            status=422,
+            field="password",
+        ) from None
+    return confirm(session, battle_id=battle_id, actor_id=opponent.id)
+
+
+def confirm(session: Session, *, battle_id: int, actor_id: int | None = None) -> Battle:
+    """Apply a waiting result. ``actor_id``: who confirms, when not the request's caller
+    (the opponent confirming at the table)."""
+    battle, sides = battles.get_battle(session, battle_id)
+    if actor_id is not None:
+        session.info["actor_id"] = actor_id
     organizer = _is_organizer(session, battle)
     if battle.status not in WAITING:
         raise DomainError(
@@ -87,6 +168,23 @@ def dispute(session: Session, *, battle_id: int) -> Battle:
         session, campaign_id=battle.campaign_id, battle_id=battle.id, kind="result_disputed"
     )
     return battle
+
+
+def players(session: Session, forces: list[Force]) -> dict[int, User]:
+    """The accounts that play these forces, by id (for the battle page)."""
+    ids = [f.owner_id for f in forces if f.owner_id is not None]
+    return {u.id: u for u in session.exec(select(User).where(col(User.id).in_(ids))).all() if u.id}
+
+
+def proposer(session: Session, battle: Battle) -> User | None:
+    """The player who entered the waiting result."""
+    return session.get(User, battle.proposed_by) if battle.proposed_by else None
+
+
+def battle_decisions(session: Session, battle_id: int) -> list[Decision]:
+    """Every decision a battle left, oldest first."""
+    query = select(Decision).where(Decision.battle_id == battle_id).order_by(col(Decision.id))
+    return list(session.exec(query).all())
 
 
 def _owners(session: Session, sides: list[BattleSide]) -> set[int]:

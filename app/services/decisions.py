@@ -20,7 +20,7 @@ from app.rules.aftermath import (
     VictorBonusDecision,
 )
 from app.rules.data import BonusTarget, HonourCategory, VictorBonus, rulebook
-from app.rules.dice import Dice
+from app.rules.dice import Dice, DieRoll
 from app.rules.experience import ExperienceGain
 from app.rules.honours import HonourRequest, WeaponChoice
 from app.rules.out_of_action import Consequence
@@ -99,6 +99,15 @@ def get_decision(session: Session, decision_id: int) -> Decision:
     return row
 
 
+def find_decision(session: Session, decision_id: int) -> Decision | None:
+    return session.get(Decision, decision_id)
+
+
+def battle_of(session: Session, row: Decision) -> Battle | None:
+    """The battle a decision comes from, if any."""
+    return session.get(Battle, row.battle_id) if row.battle_id else None
+
+
 def list_decisions(session: Session, *, force_id: int, status: str | None) -> list[Decision]:
     query = select(Decision).where(Decision.force_id == force_id)
     if status:
@@ -118,10 +127,14 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
     view = load_force(session, row.force_id)
     if row.kind == "victor_bonus":
         _check_new_character(session, row, answer)
+    recorded = _RecordedDice(dice)
+    before = _entry_ids(view.cards)
     with request_fields(_ANSWER_FIELDS.get(row.kind, {})):
-        force, follow_ups = _apply(row, view.value, answer, dice)
+        force, follow_ups = _apply(row, view.value, answer, recorded)
     write_force(view.force, view.cards, force)
-    row.status, row.answer = "answered", answer
+    # issue 12: what was rolled and what came of it, for the page to say after "roll for it"
+    outcome = {"rolled": recorded.rolls, "gained": sorted(_entry_ids(view.cards) - before)}
+    row.status, row.answer = "answered", {**answer, **outcome}
     row.answered_at = utcnow()
     session.add(row)
     history.record(
@@ -146,6 +159,31 @@ _ANSWER_FIELDS: dict[str, dict[str, str]] = {
     "battle_scar": {"choice": "scar"},
     "battle_honour": {"choice": "entries", "model": "weapon.model"},
 }
+
+
+class _RecordedDice:
+    """Dice that remember each roll (purpose and value) for the answer's record."""
+
+    def __init__(self, inner: Dice) -> None:
+        self.inner = inner
+        self.rolls: list[dict[str, Any]] = []
+
+    def roll(self, sides: int, purpose: str, key: str = "") -> DieRoll:
+        rolled = self.inner.roll(sides, purpose, key)
+        self.rolls.append({"purpose": purpose, "sides": sides, "value": rolled.value})
+        return rolled
+
+
+def _entry_ids(cards: list[Card]) -> set[str]:
+    """Every Battle Honour and Battle Scar the force's cards hold, as 'card:kind:entry'."""
+    scars = {f"{c.id}:scar:{s['entry_id']}" for c in cards for s in c.scars or []}
+    honours = {
+        f"{c.id}:{h['category']}:{e}"
+        for c in cards
+        for h in c.honours or []
+        for e in h["entry_ids"]
+    }
+    return scars | honours
 
 
 def _need(answer: dict[str, Any], key: str, kind: str) -> Any:

@@ -8,6 +8,8 @@ JSON API uses (``battles.muster``, ``confirmation.submit``) when the player move
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -78,10 +80,95 @@ def start(session: Session, *, campaign_id: int, user_id: int) -> BattleDraft:
     found = open_draft(session, campaign_id=campaign_id, user_id=user_id)
     if found is not None:
         return found
-    draft = BattleDraft(campaign_id=campaign_id, user_id=user_id, step="setup", data=_empty())
+    data = _empty()
+    _preselect(session, campaign_id, user_id, data)
+    draft = BattleDraft(campaign_id=campaign_id, user_id=user_id, step="setup", data=data)
     session.add(draft)
     session.flush()
     return draft
+
+
+def _preselect(
+    session: Session, campaign_id: int, user_id: int, draft_data: dict[str, Any]
+) -> None:
+    """The defaults that are right most of the time: your force when you have just one, the
+    opponent when only one other force is there (or the one you last played), and the
+    battle size you last played with them."""
+    every = session.exec(select(Force).where(Force.campaign_id == campaign_id)).all()
+    mine = [f.id for f in every if f.owner_id == user_id and f.id is not None]
+    setup = draft_data["setup"]
+    if len(mine) != 1:
+        return
+    setup["force_id"] = mine[0]
+    others = [f.id for f in every if f.owner_id != user_id and f.id is not None]
+    last = last_battle(session, mine[0])
+    if len(others) == 1:
+        setup["opponent_id"] = others[0]
+    elif last is not None:
+        setup["opponent_id"] = last.opponent_id
+    if last is not None and last.opponent_id == setup.get("opponent_id"):
+        setup["battle_size"] = last.battle_size
+
+
+@dataclass(frozen=True)
+class LastBattle:
+    """What a force brought to its latest battle, for "same as last battle"."""
+
+    battle_size: str
+    role: str
+    opponent_id: int
+    agendas: tuple[list[str], list[str]]  # (the force's, the opponent's)
+    rosters: tuple[list[int], list[int]]
+    warlords: tuple[int | None, int | None]
+
+
+def last_battle(
+    session: Session, force_id: int, opponent_id: int | None = None
+) -> LastBattle | None:
+    """The force's latest battle (against ``opponent_id`` when given) that was not reverted."""
+    query = (
+        select(Battle, BattleSide)
+        .join(BattleSide, col(BattleSide.battle_id) == col(Battle.id))
+        .where(BattleSide.force_id == force_id, Battle.status != "reverted")
+        .order_by(col(Battle.id).desc())
+        .limit(20)
+    )
+    for battle, side in session.exec(query).all():
+        others = session.exec(
+            select(BattleSide).where(
+                BattleSide.battle_id == battle.id, BattleSide.force_id != force_id
+            )
+        ).all()
+        if not others or (opponent_id is not None and others[0].force_id != opponent_id):
+            continue
+        other = others[0]
+        return LastBattle(
+            battle_size=battle.battle_size,
+            role=side.role,
+            opponent_id=other.force_id,
+            agendas=(list(side.agendas), list(other.agendas)),
+            rosters=(list(side.roster), list(other.roster)),
+            warlords=(side.warlord_card_id, other.warlord_card_id),
+        )
+    return None
+
+
+def same_as_last(session: Session, draft_data: dict[str, Any]) -> bool:
+    """Copy the battle size, role, Agendas and rosters of the last battle between the two
+    chosen forces (the muster still checks every unit). False when they never met."""
+    setup = draft_data["setup"]
+    if not setup.get("force_id") or not setup.get("opponent_id"):
+        return False
+    last = last_battle(session, int(setup["force_id"]), int(setup["opponent_id"]))
+    if last is None:
+        return False
+    if setup.get("battle_size") != last.battle_size:
+        setup["mission"], setup["mission_roll"] = None, None
+    setup["battle_size"], setup["role"] = last.battle_size, last.role
+    setup["agendas"] = [list(last.agendas[0]), list(last.agendas[1])]
+    draft_data["rosters"] = [list(last.rosters[0]), list(last.rosters[1])]
+    draft_data["warlords"] = list(last.warlords)
+    return True
 
 
 def _empty() -> dict[str, Any]:
@@ -168,6 +255,14 @@ def save(
     return draft
 
 
+def step_after(draft: BattleDraft, target: str) -> str | None:
+    """The step to resume at once ``target`` is open: moving on opens it, going back to an
+    earlier step closes nothing."""
+    if draft.step not in STEPS or STEPS.index(target) > STEPS.index(draft.step):
+        return target
+    return None
+
+
 def discard(session: Session, draft: BattleDraft) -> None:
     """Throw away a draft that has not mustered a battle yet."""
     if draft.battle_id is not None:
@@ -196,6 +291,13 @@ def selectable_forces(
     )
     mine = every if organizer else [f for f in every if f.owner_id == user.id]
     return mine, every
+
+
+def opponents(every: list[Force], user: User) -> list[Force]:
+    """The forces to play against: everyone else's (all of them when every force is the
+    user's own, as when one person tries the site out with two armies)."""
+    others = [f for f in every if f.owner_id != user.id]
+    return others or every
 
 
 def roll_mission(draft_data: dict[str, Any], *, entered: int | None = None) -> Mission:
@@ -254,6 +356,25 @@ def check_setup(
 
 
 # --- step 2: muster -----------------------------------------------------------------------
+
+
+def default_rosters(session: Session, draft_data: dict[str, Any]) -> None:
+    """Rosters to start the muster from: the ones given (from "same as last battle"), else
+    the whole Order of Battle when it fits the battle size's Power Level. Units removed or
+    waiting on a decision are left out either way (the muster would refuse them)."""
+    book = rulebook()
+    setup = draft_data["setup"]
+    size = battle_rules.battle_size(str(setup.get("battle_size") or ""), book)
+    for index, key in enumerate(("force_id", "opponent_id")):
+        view = load_force(session, int(setup[key]))
+        available = [c for c in view.cards if not c.removed and c.id not in view.pending_card_ids]
+        ids = {c.id for c in available}
+        chosen = [int(i) for i in draft_data["rosters"][index] if int(i) in ids]
+        if not chosen and sum(c.power_rating for c in available) <= size.max_power_level:
+            chosen = [c.id for c in available if c.id is not None]
+        draft_data["rosters"][index] = chosen
+        if draft_data["warlords"][index] not in chosen:
+            draft_data["warlords"][index] = None
 
 
 @dataclass(frozen=True)
@@ -543,6 +664,106 @@ def results(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) ->
             )
         )
     return built
+
+
+def _entries_digest(draft_data: dict[str, Any]) -> str:
+    entries = {k: v for k, v in draft_data.items() if k != "preview"}
+    return hashlib.sha256(json.dumps(entries, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def refresh_preview(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) -> None:
+    """Work out the result's consequences (``confirmation.preview``) for the review and keep
+    them in the draft, marked with the entries they were computed from. A result the rules
+    refuse keeps the refusal instead, to show in its place."""
+    digest = _entries_digest(draft_data)
+    try:
+        with session.begin_nested():
+            sides = confirmation.preview(
+                session,
+                battle_id=draft.battle_id or 0,
+                results=results(session, draft, draft_data),
+            )
+        draft_data["preview"] = {"for": digest, "sides": sides}
+    except RuleError as error:
+        session.expire_all()
+        draft_data["preview"] = {"for": digest, "error": error.message}
+
+
+def current_preview(draft_data: dict[str, Any]) -> dict[str, Any] | None:
+    """The kept preview, if it was computed from the entries as they are now."""
+    kept = draft_data.get("preview")
+    if not kept or kept.get("for") != _entries_digest(draft_data):
+        return None
+    return dict(kept)
+
+
+DECISION_WORDS = {
+    "out_of_action": "choose Devastating Blow or a Battle Scar",
+    "battle_scar": "a Battle Scar to roll or choose",
+    "battle_honour": "a Battle Honour to choose",
+    "victor_bonus": "the victor's bonus to use",
+}
+
+
+def preview_view(
+    session: Session, draft: BattleDraft, draft_data: dict[str, Any]
+) -> list[dict[str, Any]] | None:
+    """The review's "what happens" per side, from the kept preview (None when it is out of
+    date): per unit the XP by source, the new rank, the Out of Action test; the side's RP
+    and the decisions it will owe, in words."""
+    kept = current_preview(draft_data)
+    if kept is None or "sides" not in kept:
+        return None
+    book = rulebook()
+    cards = roster_cards(
+        session,
+        [int(u["card_id"]) for side in kept["sides"] for u in side["report"].get("units", [])],
+    )
+    views = []
+    for side in kept["sides"]:
+        report = side["report"]
+        tests = {int(t["card_id"]): t for t in report.get("tests", [])}
+        blows = {int(b["card_id"]): b for b in report.get("devastating_blows", [])}
+        ranks = {int(p["card_id"]): book.rank(p["rank"]).name for p in report.get("promotions", [])}
+        rows = []
+        gains = report.get("gains") or {}
+        for unit in report.get("units", []):
+            card_id, key = int(unit["card_id"]), str(unit["card_id"])
+            gain = gains.get(key) or {}
+            sources = [
+                (label, int(gain.get(field) or 0))
+                for field, label in (
+                    ("battle_experience", "fought"),
+                    ("marked_for_greatness", "Marked for Greatness"),
+                    ("dealers_of_death", "kills"),
+                )
+            ] + [(book.agenda(a).name, int(n)) for a, n in (gain.get("agendas") or {}).items()]
+            rows.append(
+                {
+                    "card_id": card_id,
+                    "name": cards[card_id].name if card_id in cards else f"Unit {card_id}",
+                    "xp": (report.get("experience") or {}).get(key),
+                    "sources": [(label, n) for label, n in sources if n],
+                    "rank": ranks.get(card_id),
+                    "test": tests.get(card_id),
+                    "blow": blows.get(card_id),
+                }
+            )
+        owed = [
+            DECISION_WORDS.get(d["kind"], d["kind"].replace("_", " "))
+            + (f": {cards[d['card_id']].name}" if d.get("card_id") in cards else "")
+            for d in side["decisions"]
+        ]
+        views.append(
+            {
+                "force_id": side["force_id"],
+                "won": side["won"],
+                "rp": side["rp_after"] - side["rp_before"],
+                "rows": rows,
+                "decisions": owed,
+            }
+        )
+    return views
 
 
 def submit(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) -> Battle:

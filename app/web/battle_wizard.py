@@ -9,11 +9,11 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, Response
 from sqlmodel import Session
 from starlette.datastructures import FormData
 
-from app.db.models import BattleDraft, Card
+from app.db.models import BattleDraft
 from app.db.session import SessionDep
 from app.errors import DomainError, NotFound
 from app.rules.data import ArchiveRoll, HighestTally, rulebook
@@ -23,7 +23,7 @@ from app.services.access import Access
 from app.services.accounts import Principal
 from app.services.forces import get_campaign, load_force
 from app.web.forms import Form, field_int, field_ints, field_text, field_texts
-from app.web.pages import Outcome, attempt, page, redirect, render
+from app.web.pages import STATIC, Outcome, Viewer, attempt, page, redirect, render
 
 router = APIRouter()
 
@@ -59,6 +59,17 @@ def _base(draft: BattleDraft) -> str:
 
 def _step_url(draft: BattleDraft, step: str | None = None) -> str:
     return f"{_base(draft)}/{step or draft.step}"
+
+
+@router.get("/wizard-sw.js", include_in_schema=False)
+def service_worker(_viewer: Viewer) -> Response:
+    """The wizard's service worker, from the site's root so it may serve the wizard's pages
+    when the phone has no signal (see static/wizard-sw.js)."""
+    return FileResponse(
+        STATIC / "wizard-sw.js",
+        media_type="text/javascript",
+        headers={"Cache-Control": "no-cache"},
+    )
 
 
 @router.get("/campaigns/{campaign_id}/battles/new")
@@ -222,6 +233,10 @@ def _setup_context(
             names.get(setup.get("opponent_id"), "Opponent's force"),
         ],
         "mustered": draft.battle_id is not None,
+        "rematch": bool(setup.get("force_id") and setup.get("opponent_id"))
+        and wizard.last_battle(session, int(setup["force_id"]), int(setup["opponent_id"]))
+        is not None,
+        "opponents": wizard.opponents(every, principal.user),
     }
 
 
@@ -274,8 +289,15 @@ def save_setup(
                     "dice_missing", "Enter the D6 rolled at the table.", field="mission_roll"
                 )
             wizard.roll_mission(d, entered=entered)
+        elif action == "same_as_last" and not wizard.same_as_last(session, d):
+            raise RuleError(
+                "no_last_battle", "These two forces have not met before.", field="opponent_id"
+            )
         if action == "next":
+            if not d["setup"].get("mission") and d["setup"].get("battle_size"):
+                wizard.roll_mission(d)  # "Next" without a mission rolls one: a tap saved
             wizard.check_setup(session, draft, d, user=principal.user)
+            wizard.default_rosters(session, d)
             wizard.save(session, draft, d, step="muster" if draft.step == "setup" else None)
         else:  # an unchecked change: the muster waits until "Next" checks it again
             wizard.save(session, draft, d, step="setup")
@@ -507,18 +529,25 @@ def save_after(
     with attempt(session) as outcome:
         if spec:
             wizard.bump(session, draft, d, spec)
-        elif action == "next":
+        elif action in ("next", "review"):
             wizard.check_after(d)
-            wizard.save(session, draft, d, step="out_of_action" if draft.step == "after" else None)
+            wizard.save(session, draft, d, step=wizard.step_after(draft, _AFTER_TARGET[action]))
+            if action == "review":
+                wizard.refresh_preview(session, draft, d)
+                wizard.save(session, draft, d)
     if outcome.refused:
         return _wizard_page(
             request, session, principal, draft, "after", refusal=outcome, d=wizard.data(draft)
         )
     if spec:
         return redirect(_step_url(draft, "after") + f"#unit-{spec.split(':')[0]}")
-    if action != "next":
+    if action not in _AFTER_TARGET:
         return redirect(_step_url(draft, "after"))
-    return redirect(_step_url(draft, "out_of_action"))
+    return redirect(_step_url(draft, _AFTER_TARGET[action]))
+
+
+# "Next" goes to the dice entered at the table; "Review" lets the app roll them.
+_AFTER_TARGET = {"next": "out_of_action", "review": "review"}
 
 
 @router.post("/campaigns/{campaign_id}/drafts/{draft_id}/after/bump")
@@ -583,7 +612,9 @@ def _counter(
         field=field,
         value=value,
         label=label,
-        unit_name=card.name if (card := session.get(Card, card_id)) else f"unit {card_id}",
+        unit_name=card.name
+        if (card := wizard.roster_cards(session, [card_id]).get(card_id))
+        else f"unit {card_id}",
         error=error,
         version=draft.version,
     )
@@ -671,6 +702,8 @@ def save_out_of_action(
             if entered["dice_mode"] == "enter":
                 wizard.parse_dice(entered["dice_extra"], f"dice_extra_{index}")
         wizard.save(session, draft, d, step="review" if draft.step == "out_of_action" else None)
+        wizard.refresh_preview(session, draft, d)
+        wizard.save(session, draft, d)
     if outcome.refused:
         return _wizard_page(
             request, session, principal, draft, "out_of_action", refusal=outcome, d=d
@@ -710,6 +743,8 @@ def _review_context(
     context["organizer"] = wizard.is_organizer(
         session, campaign_id=draft.campaign_id, user=principal.user
     )
+    context["preview"] = wizard.preview_view(session, draft, d)
+    context["preview_error"] = (wizard.current_preview(d) or {}).get("error")
     return context
 
 
@@ -728,6 +763,11 @@ def submit_result(
     if (conflict := _conflict(draft, form)) is not None:
         return _wizard_page(request, session, principal, draft, "review", refusal=conflict)
     d = wizard.data(draft)
+    if field_text(form, "action", 20) == "preview":
+        with attempt(session) as outcome:
+            wizard.refresh_preview(session, draft, d)
+            wizard.save(session, draft, d)
+        return redirect(_step_url(draft, "review") + "#consequences")
     with attempt(session) as outcome:
         battle = wizard.submit(session, draft, d)
     if outcome.refused:

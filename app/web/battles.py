@@ -8,9 +8,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
-from app.db.models import BattleSide, Card, Decision, Force, User
+from app.api.hardening import RateLimits
+from app.db.models import BattleSide, Card, Force, User
 from app.db.session import SessionDep
 from app.rules.data import rulebook
 from app.services import battles, confirmation, wizard
@@ -18,6 +19,7 @@ from app.services.access import Access
 from app.services.accounts import Principal
 from app.services.forces import get_campaign
 from app.web.decisions import decision_title
+from app.web.forms import Form
 from app.web.pages import attempt, page, redirect, render
 
 router = APIRouter()
@@ -36,11 +38,8 @@ def _battle_context(
     book = rulebook()
     battle, sides = battles.get_battle(session, battle_id)
     forces = wizard.forces_by_id(session, [s.force_id for s in sides])
-    owners = {
-        u.id: u
-        for u in session.exec(
-            select(User).where(col(User.id).in_([f.owner_id for f in forces.values()]))
-        ).all()
+    owners: dict[int | None, User] = {
+        k: v for k, v in confirmation.players(session, list(forces.values())).items()
     }
     roster_ids = [i for s in sides for i in s.roster]
     cards = wizard.roster_cards(session, roster_ids)
@@ -50,11 +49,10 @@ def _battle_context(
         user and wizard.is_organizer(session, campaign_id=battle.campaign_id, user=user)
     )
     in_battle = bool(user and user.id in {f.owner_id for f in forces.values()})
+    at_table = confirmation.table_opponent(session, battle, sides)
     opponent = in_battle and user is not None and user.id != battle.proposed_by
     views = [_side_view(book, s, forces[s.force_id], owners, cards, proposal) for s in sides]
-    made = session.exec(
-        select(Decision).where(Decision.battle_id == battle_id).order_by(col(Decision.id))
-    ).all()
+    made = confirmation.battle_decisions(session, battle_id)
     decision_cards = wizard.roster_cards(session, [x.card_id for x in made if x.card_id])
     return {
         "battle": battle,
@@ -68,7 +66,9 @@ def _battle_context(
         "can_dispute": battle.status == "proposed" and (organizer or opponent),
         "can_revert": organizer and battle.status != "reverted",
         "can_call_off": battle.status == "mustered" and (organizer or in_battle),
-        "proposer": session.get(User, battle.proposed_by) if battle.proposed_by else None,
+        "proposer": confirmation.proposer(session, battle),
+        # the recorder's phone offers the opponent sitting across the table to confirm here
+        "table_opponent": at_table if user and user.id == battle.proposed_by else None,
         "decisions": [
             (x, decision_cards.get(x.card_id or 0), forces.get(x.force_id)) for x in made
         ],
@@ -154,6 +154,30 @@ def confirm_battle(
     request: Request, session: SessionDep, principal: BattlePlayer, battle_id: int
 ) -> Response:
     return _battle_command(request, session, principal, battle_id, "confirm")
+
+
+@router.post("/battles/{battle_id}/confirm-here")
+def confirm_at_table(
+    request: Request, session: SessionDep, principal: BattlePlayer, form: Form, battle_id: int
+) -> Response:
+    """The opponent types their password on the recorder's phone (rate-limited as log-in)."""
+    limits: RateLimits = request.app.state.rate_limits
+    client = request.client.host if request.client else "?"
+    with attempt(session) as outcome:
+        limits.hit(limits.login, "table-confirm", client, str(battle_id))
+        confirmation.confirm_at_table(
+            session, battle_id=battle_id, password=str(form.get("password") or "")[:200]
+        )
+    if outcome.refused:
+        return render(
+            request,
+            "pages/battle.html",
+            principal,
+            status=outcome.status,
+            error=outcome.error,
+            **_battle_context(session, principal, battle_id),
+        )
+    return redirect(f"/battles/{battle_id}")
 
 
 @router.post("/battles/{battle_id}/dispute")

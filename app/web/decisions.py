@@ -12,7 +12,7 @@ from fastapi.responses import Response
 from sqlmodel import Session
 from starlette.datastructures import FormData
 
-from app.db.models import Battle, Card, Decision
+from app.db.models import Card, Decision
 from app.db.session import SessionDep
 from app.rules.data import (
     FreeRequisitions,
@@ -47,6 +47,40 @@ def decision_title(row: Decision) -> str:
     }.get(row.kind, row.kind.replace("_", " ").capitalize())
 
 
+def outcome_words(book: Any, row: Decision) -> list[str]:
+    """What an answered decision rolled and what it gained, in words: after "roll for it"
+    the player sees the dice and what they mean."""
+    answer = row.answer or {}
+    words = [
+        f"{str(r['purpose']).capitalize()}: rolled {r['value']} (D{r['sides']})."
+        for r in answer.get("rolled") or []
+    ]
+    if row.kind == "out_of_action" and answer.get("consequence") == "devastating_blow":
+        for r in answer.get("rolled") or []:
+            words.append(f"So it loses {r['value']} XP (never below 0); rank and honours stay.")
+    for gained in answer.get("gained") or []:
+        _card, kind, entry_id = str(gained).split(":", 2)
+        found = _table_entry(book, kind, entry_id)
+        if found is not None:
+            words.append(f"Gained {found.name}: {found.summary}")
+    return words
+
+
+def _table_entry(book: Any, kind: str, entry_id: str) -> Any:
+    """The scar or honour entry with this id, from whichever table holds it."""
+    if kind == "scar":
+        tables = list(book.scars.battle_scars.values())
+    elif kind == "battle_trait":
+        tables = list(book.honours.battle_traits.values())
+    elif kind == "weapon_enhancement":
+        tables = list(book.honours.weapon_enhancements.values())
+    elif kind == "psychic_fortitude":
+        tables = [book.honours.psychic_fortitudes]
+    else:
+        return next((r for r in book.honours.crusade_relics if r.id == entry_id), None)
+    return next((e for t in tables for e in t.entries if e.id == entry_id), None)
+
+
 def _next_pending(session: Session, force_id: int) -> Decision | None:
     waiting = decisions.list_decisions(session, force_id=force_id, status="pending")
     return waiting[0] if waiting else None
@@ -76,7 +110,7 @@ def _decision_context(
     view = load_force(session, row.force_id)
     cards = {c.id: c for c in view.cards}
     card = cards.get(row.card_id) if row.card_id else None
-    battle = session.get(Battle, row.battle_id) if row.battle_id else None
+    battle = decisions.battle_of(session, row)
     waiting = decisions.list_decisions(session, force_id=row.force_id, status="pending")
     user = principal.user if principal else None
     may_answer = bool(
@@ -149,6 +183,8 @@ def _honour_context(
     target = card.id if card else card_choice
     if card is None and len(eligible) == 1:
         target = eligible[0]
+    chosen_card = next((c for c in view.cards if c.id == target), None)
+    categories = [c for c in categories if _may_gain(c, chosen_card)] or categories
     chosen = HonourCategory(category) if category in {c.value for c in categories} else None
     if chosen is None and len(categories) == 1 and target is not None:
         chosen = categories[0]
@@ -184,6 +220,19 @@ def _honour_context(
         context["picks"] = 1
         context["relics"] = True
     return context
+
+
+def _may_gain(category: HonourCategory, card: Card | None) -> bool:
+    """Offer only what the unit can take (issue 12): Psychic Fortitudes are for PSYKERs and
+    Crusade Relics for CHARACTERs; the rules refuse the others anyway."""
+    if card is None:
+        return True
+    keywords = {k.upper() for k in card.keywords or []}
+    if category == HonourCategory.PSYCHIC_FORTITUDE:
+        return "PSYKER" in keywords
+    if category == HonourCategory.CRUSADE_RELIC:
+        return "CHARACTER" in keywords
+    return True
 
 
 def _honour_reason(book: Any, reason: str) -> str:
@@ -226,6 +275,7 @@ def decision_page(
     category: str = "",
     card_id: str = "",
     weapon_type: str = "",
+    after: str = "",
 ) -> Response:
     row = decisions.get_decision(session, decision_id)
     context = _decision_context(
@@ -236,6 +286,11 @@ def decision_page(
         card_choice=int(card_id) if card_id.isdigit() and len(card_id) < 10 else None,
         weapon_type=weapon_type[:10],
     )
+    context["outcome"] = outcome_words(rulebook(), row) if row.status == "answered" else []
+    if after.isdigit() and len(after) < 10:
+        answered = decisions.find_decision(session, int(after))
+        if answered is not None and answered.force_id == row.force_id:
+            context["previous"] = outcome_words(rulebook(), answered)
     return render(request, "pages/decision.html", principal, **context)
 
 
@@ -346,6 +401,8 @@ def answer_decision(
             **context,
         )
     following = _next_pending(session, force_id)
+    rolled = bool((row.answer or {}).get("rolled"))
     if following is not None:
-        return redirect(f"/decisions/{following.id}")
-    return redirect(f"/forces/{force_id}")
+        return redirect(f"/decisions/{following.id}" + (f"?after={row.id}" if rolled else ""))
+    # a roll is worth seeing before leaving: the answered decision says what it meant
+    return redirect(f"/decisions/{row.id}" if rolled else f"/forces/{force_id}")

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from jinja2 import Environment
+from markupsafe import Markup
 
 from app.db.models import as_utc
 
@@ -14,6 +15,17 @@ def when(moment: datetime | None) -> str:
     if moment is None:
         return ""
     return as_utc(moment).strftime("%d %b %Y, %H:%M UTC")
+
+
+def local_time(moment: datetime | None) -> Markup:
+    """A moment as UTC text in a <time> element that app.js rewrites in the viewer's own
+    time zone (issue 12); without script the UTC text stays, marked as UTC."""
+    if moment is None:
+        return Markup("")
+    utc = as_utc(moment)
+    return Markup('<time datetime="{}" data-local>{}</time>').format(
+        utc.isoformat().replace("+00:00", "Z"), when(utc)
+    )
 
 
 def day(moment: datetime | None) -> str:
@@ -43,3 +55,4 @@ def roll_range(low: int, high: int) -> str:
 def install(env: Environment) -> None:
     env.filters.update(when=when, day=day, words=words, signed=signed)
     env.filters.update(titled=titled, roll_range=roll_range)
+    env.filters["local_time"] = local_time

@@ -140,17 +140,16 @@ def test_the_whole_journey_on_a_phone(fresh_server: str, new_page: Callable[...,
     assert_page_ok(ruby)
     with ruby.expect_navigation():
         ruby.get_by_role("button", name="Record a battle").click()
-    with ruby.expect_navigation():
-        ruby.get_by_role("button", name="Start recording a battle").click()
     found = re.search(rf"/campaigns/{campaign_id}/drafts/(\d+)/setup$", ruby.url)
     assert found, ruby.url
     base = f"/campaigns/{campaign_id}/drafts/{found.group(1)}"
 
-    # Set-up: the forces, the size (its missions appear by htmx), a D6 from the table.
-    ruby.get_by_label("Your force").select_option(label=RUBY_FORCE)
-    ruby.get_by_label("Opponent's force").select_option(label=f"{KAI_FORCE} (Kai)")
+    # Set-up: both forces preselected (Ruby has one, Kai's is the only other), the size
+    # (its missions appear at once), a D6 from the table.
+    expect(ruby.get_by_label("Your force")).to_have_value(str(ruby_force))
+    expect(ruby.get_by_label("Opponent's force")).to_have_value(str(kai_force))
     ruby.get_by_label("Attacker").check()
-    ruby.get_by_label("Battle size").select_option(value="combat_patrol")
+    ruby.get_by_role("radio", name=re.compile("^Combat Patrol")).check()
     mission = ruby.get_by_label("Mission (Combat Patrol)")
     expect(mission).to_be_visible()
     ruby.get_by_label("Or the D6 rolled at the table").fill("3")
@@ -158,7 +157,7 @@ def test_the_whole_journey_on_a_phone(fresh_server: str, new_page: Callable[...,
         ruby.get_by_role("button", name="Use this roll").click()
     expect(ruby.get_by_test_id("mission-chosen")).to_contain_text("Supply Drop")
     expect(ruby.get_by_test_id("mission-chosen")).to_contain_text("rolled a 3")
-    expect(ruby.get_by_label("Battle size")).to_have_value("combat_patrol")
+    expect(ruby.get_by_role("radio", name=re.compile("^Combat Patrol"))).to_be_checked()
     ruby.get_by_role("group", name=re.compile(f"^Agendas for {RUBY_FORCE}")).get_by_label(
         "Assassins"
     ).check()
@@ -170,19 +169,17 @@ def test_the_whole_journey_on_a_phone(fresh_server: str, new_page: Callable[...,
         ruby.get_by_role("button", name="Next: Muster").click()
     assert ruby.url.endswith(f"{base}/muster"), ruby.url
 
-    # Muster: ticking a unit updates the Power Level counter live (htmx).
+    # Muster: the whole Order of Battle fits, so it starts ticked; a tick updates the
+    # Power Level counter live.
     mine = ruby.get_by_role("group", name=f"{RUBY_FORCE} (Attacker): units in the army")
     theirs = ruby.get_by_role("group", name=f"{KAI_FORCE} (Defender): units in the army")
     pl_mine, pl_theirs = ruby.get_by_test_id("pl-0"), ruby.get_by_test_id("pl-1")
-    expect(pl_mine).to_have_text("0")
-    mine.get_by_role("checkbox", name=re.compile(r"^Captain — 5 PL")).check()
+    expect(pl_mine).to_have_text("10")
+    expect(pl_theirs).to_have_text("10")
+    mine.get_by_role("checkbox", name=re.compile(r"^Intercessor Squad — 5 PL")).uncheck()
     expect(pl_mine).to_have_text("5")
     mine.get_by_role("checkbox", name=re.compile(r"^Intercessor Squad — 5 PL")).check()
     expect(pl_mine).to_have_text("10")
-    theirs.get_by_role("checkbox", name=re.compile(r"^Boyz — 5 PL")).check()
-    expect(pl_theirs).to_have_text("5")
-    theirs.get_by_role("checkbox", name=re.compile(r"^Warboss — 5 PL")).check()
-    expect(pl_theirs).to_have_text("10")
     mine.get_by_label("Warlord (optional)").select_option(label="Captain")
     theirs.get_by_label("Warlord (optional)").select_option(label="Warboss")
     expect(ruby.get_by_test_id("pl-counter")).to_contain_text("10 / 25 PL")
@@ -196,9 +193,8 @@ def test_the_whole_journey_on_a_phone(fresh_server: str, new_page: Callable[...,
     foes = ruby.locator("section", has=ruby.get_by_role("heading", name=re.compile(KAI_FORCE)))
     ours.get_by_label("Victory points scored").fill("55")
     foes.get_by_label("Victory points scored").fill("30")
-    ours.get_by_role("group", name="Marked for Greatness (one unit)").get_by_label(
-        "Captain"
-    ).check()
+    ours.get_by_label("Marked for Greatness: Captain").check()
+    ours.get_by_label(re.compile("^More for Captain:")).click()
     foes.locator(f"#unit-{warboss}").get_by_role("checkbox", name=re.compile(r"^Destroyed")).check()
     for label, taps in (("Melee kills", 1), ("Ranged kills", 2), ("Assassins tally", 1)):
         plus = ruby.get_by_role("button", name=f"One more: {label}, Captain", exact=True)
@@ -214,7 +210,7 @@ def test_the_whole_journey_on_a_phone(fresh_server: str, new_page: Callable[...,
     expect(melee).to_have_text("1")
     assert_page_ok(ruby)
     with ruby.expect_navigation():
-        ruby.get_by_role("button", name="Next: Out of Action").click()
+        ruby.get_by_role("button", name="Enter Out of Action dice rolled at the table").click()
     assert ruby.url.endswith(f"{base}/out_of_action"), ruby.url
 
     # Out of Action: Kai's Warboss rolled a 1 at the table.

@@ -5,15 +5,19 @@
   through a reload;
 - two screens editing the same battle: the older one is told, with a Reload button,
   instead of overwriting the newer entries;
-- the changed wizard pages pass the phone checks at 320 and 360 px and in dark mode.
+- the changed wizard pages pass the phone checks at 320 and 360 px and in dark mode;
+- no signal: taps are kept on the phone, the step reloads from the service worker, and
+  everything is sent once the signal is back.
 
 The slow link is Chromium's own network emulation (every request waits LATENCY ms)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import httpx
+import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.checks import assert_page_ok
@@ -60,16 +64,16 @@ def test_fast_taps_on_a_slow_link_are_all_saved(
     expect(page.locator("#queue-status")).to_contain_text("waiting to be sent")
     page.wait_for_function(QUEUE_EMPTY, timeout=20_000)
     page.reload()
-    expect(
-        page.get_by_role("group", name="Ranged kills, Captain").locator("output")
-    ).to_have_text("5")
+    expect(page.get_by_role("group", name="Ranged kills, Captain").locator("output")).to_have_text(
+        "5"
+    )
 
 
 def test_mission_and_agenda_ticks_survive_a_reload(
     new_page: Callable[..., Page], live_server: str
 ) -> None:
     name, client = player(live_server)
-    campaign, force, opponent = two_forces(client)
+    campaign, _force, _opponent = two_forces(client)
     started = client.post(f"/campaigns/{campaign}/battles/new", data=csrf_form(client))
     setup_url = started.headers["location"]
     client.close()
@@ -79,13 +83,13 @@ def test_mission_and_agenda_ticks_survive_a_reload(
     page.get_by_label("Your force").select_option(label="Ultramarines")
     page.get_by_label("Opponent's force").select_option(label="Waaagh!")
     # The mission is picked straight after the size, while the link is still busy.
-    page.get_by_label("Battle size").select_option(value="strike_force")
+    page.get_by_role("radio", name=re.compile("^Strike Force")).check()
     page.get_by_label("Mission (Strike Force)").select_option(value="supplies_from_above")
     page.get_by_role("group", name="Agendas for Ultramarines").get_by_label("Assassins").check()
     page.get_by_role("group", name="Agendas for Waaagh!").get_by_label("Reaper").check()
     page.wait_for_function(QUEUE_EMPTY, timeout=20_000)
     page.reload()
-    expect(page.get_by_label("Battle size")).to_have_value("strike_force")
+    expect(page.get_by_role("radio", name=re.compile("^Strike Force"))).to_be_checked()
     expect(page.get_by_label("Mission (Strike Force)")).to_have_value("supplies_from_above")
     ours = page.get_by_role("group", name="Agendas for Ultramarines", include_hidden=True)
     theirs = page.get_by_role("group", name="Agendas for Waaagh!", include_hidden=True)
@@ -104,7 +108,7 @@ def test_the_older_screen_is_told_and_overwrites_nothing(
     for page in (older, newer):
         log_in(page, name, next=f"{base}/after")
 
-    newer.get_by_role("button", name="One more: Melee kills, Captain").click()
+    newer.get_by_role("button", name="One more: Ranged kills, Intercessors").click()
     newer.wait_for_function(QUEUE_EMPTY)
     older.get_by_role("button", name="One more: Ranged kills, Captain").click()
     banner = older.locator("#connection-status")
@@ -112,9 +116,9 @@ def test_the_older_screen_is_told_and_overwrites_nothing(
     expect(banner).to_contain_text("1 change waiting to be sent and not saved")
     with older.expect_navigation():
         banner.get_by_role("button", name="Reload").click()
-    melee = older.get_by_role("group", name="Melee kills, Captain").locator("output")
+    theirs = older.get_by_role("group", name="Ranged kills, Intercessors").locator("output")
     ranged = older.get_by_role("group", name="Ranged kills, Captain").locator("output")
-    expect(melee).to_have_text("1")
+    expect(theirs).to_have_text("1")
     expect(ranged).to_have_text("0")
     older.get_by_role("button", name="One more: Ranged kills, Captain").click()
     older.wait_for_function(QUEUE_EMPTY)
@@ -138,8 +142,15 @@ def test_wizard_pages_pass_the_phone_checks(
     setup |= {"battle_size": "combat_patrol", "mission": "supply_drop", "action": "next"}
     setup |= {"agendas_0": "assassins", "agendas_1": "reaper"}
     client.post(f"{fresh}/setup", data={**csrf_form(client), **setup})
+    # the mustered one on to the review (its consequences worked out), Out of Action open
+    cards = client.get(f"/api/v1/forces/{opponent}").json()["cards"]
+    result = {"form": "after", "vp_0": "30", "vp_1": "10", "action": "review"}
+    result |= {f"destroyed_{cards[0]['id']}": "1", "marked_0": ""}
+    moved = client.post(f"{mustered}/after", data={**csrf_form(client), **result})
+    assert moved.status_code == 303, moved.text
     client.close()
     pages = [f"{fresh}/setup", f"{fresh}/muster", f"{mustered}/after"]
+    pages += [f"{mustered}/out_of_action", f"{mustered}/review"]
     for scheme, width in (("light", 360), ("light", 320), ("dark", 360)):
         page = new_page("phone", color_scheme=scheme)
         page.set_viewport_size({"width": width, "height": 740})
@@ -148,3 +159,40 @@ def test_wizard_pages_pass_the_phone_checks(
             response = page.goto(path)
             assert response is not None and response.status == 200, path
             assert_page_ok(page)
+
+
+# Chromium reports the requests that fail while the phone is offline (and only those)
+@pytest.mark.allow_console_errors(r"ERR_INTERNET_DISCONNECTED", r"Failed to fetch")
+def test_no_signal_at_the_table(new_page: Callable[..., Page], live_server: str) -> None:
+    name, client = player(live_server)
+    base = battle_in_progress(client, *two_forces(client))
+    client.close()
+    page = new_page("phone")
+    log_in(page, name, next=f"{base}/after")
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=20_000)
+    page.reload()  # through the service worker, which keeps the step for later
+
+    page.context.set_offline(True)
+    plus = page.get_by_role("button", name="One more: Ranged kills, Captain")
+    plus.click()
+    plus.click()
+    count = page.get_by_role("group", name="Ranged kills, Captain").locator("output")
+    expect(count).to_have_text("2")
+    expect(page.locator("#queue-status")).to_contain_text("2 changes waiting to be sent")
+    expect(page.locator("#connection-status")).to_contain_text("no connection")
+    # "Next" without signal stays on the page instead of the browser's offline page.
+    page.get_by_role("button", name=re.compile("^Next: Review")).click()
+    expect(page.locator("#connection-status")).to_contain_text("kept on this phone")
+    assert page.url.endswith(f"{base}/after"), page.url
+    page.reload()  # still no signal: the kept page, with the waiting taps on it
+    expect(page.get_by_role("heading", name="After the game")).to_be_visible()
+    expect(page.get_by_role("group", name="Ranged kills, Captain").locator("output")).to_have_text(
+        "2"
+    )
+
+    page.context.set_offline(False)
+    page.wait_for_function(QUEUE_EMPTY, timeout=30_000)
+    page.reload()
+    expect(page.get_by_role("group", name="Ranged kills, Captain").locator("output")).to_have_text(
+        "2"
+    )

@@ -222,7 +222,8 @@ def test_decisions_are_answered_one_at_a_time(
         answer, {"category": "battle_trait", "entries": "", "dice_mode": "enter", "dice": "3"}
     )
     assert done.status_code == 303
-    assert done.headers["location"] == f"/decisions/{pending[1]['id']}"
+    # ...and the next decision says what was rolled (issue 12)
+    assert done.headers["location"] == f"/decisions/{pending[1]['id']}?after={pending[0]['id']}"
 
     # The failed Out of Action test: both choices explained; a Battle Scar follows.
     page = ruby.get(done.headers["location"])
@@ -237,7 +238,9 @@ def test_decisions_are_answered_one_at_a_time(
     assert "Battle Scar: Intercessor Squad" in page.text
     assert 'name="scar" value="fatigued"' in page.text
     last = ruby.post(f"{scar_url}/answer", {"scar": "", "dice_mode": "enter", "dice": "2"})
-    assert last.status_code == 303 and last.headers["location"] == f"/forces/{force}"
+    # the last answer rolled: its page says what the roll gave, then links on (issue 12)
+    assert last.status_code == 303 and last.headers["location"] == scar_url
+    assert f'href="/forces/{force}"' in ruby.get(scar_url).text
     page = ruby.get(f"/forces/{force}/decisions")
     assert page.status_code == 200 and "Nothing waiting" in page.text
 

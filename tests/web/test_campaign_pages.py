@@ -159,7 +159,7 @@ class TestDashboard:
     def test_players_see_the_links_to_play(self, person: Person) -> None:
         world = campaign_with_two_players(person)
         page = world["kai"].get(f"/campaigns/{world['campaign_id']}").text
-        assert f'href="/campaigns/{world["campaign_id"]}/battles/new"' in page
+        assert f'"/campaigns/{world["campaign_id"]}/battles/new"' in page
         assert "Record a battle" in page and "Members &amp; invites" in page
         assert "You are a player here" in page
         assert "Nothing waits for you right now." in page

@@ -18,3 +18,18 @@
     if (el && event.detail.successful) { el.hidden = true; el.textContent = ""; }
   });
 })();
+
+// Times in the viewer's own time zone: the server writes UTC into <time data-local>.
+(function () {
+  function local() {
+    var format = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+    document.querySelectorAll("time[data-local]").forEach(function (el) {
+      var moment = new Date(el.getAttribute("datetime"));
+      if (isNaN(moment)) return;
+      el.title = el.textContent;
+      el.textContent = format.format(moment);
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", local);
+  else local();
+})();

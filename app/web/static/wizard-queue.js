@@ -101,6 +101,7 @@
       if (!(slug in confirmed)) confirmed[slug] = Number(output.textContent) || 0;
       output.textContent = String(confirmed[slug] + pendingDelta(slug));
     });
+    if (typeof checkKills === "function") checkKills();
   }
 
   // --- queueing ----------------------------------------------------------------------------
@@ -233,13 +234,37 @@
   // A battle size shows its own mission list at once (the others are hidden and not sent).
   var size = form.querySelector("[data-shows-size]");
   function showSize() {
+    var checked = size.querySelector("input:checked");
+    var value = checked ? checked.value : "";
     form.querySelectorAll("[data-size-block]").forEach(function (block) {
-      var shown = block.getAttribute("data-size-block") === size.value;
+      var shown = block.getAttribute("data-size-block") === value;
       block.hidden = !shown;
       block.querySelectorAll("select").forEach(function (select) { select.disabled = !shown; });
     });
   }
   if (size) size.addEventListener("change", showSize);
+
+  // After the game: a warning (not a refusal) when one side's kills and the other side's
+  // destroyed units do not add up; a unit can also fall to a mission rule or its own hazard.
+  function checkKills() {
+    form.querySelectorAll("[data-kills-check]").forEach(function (note) {
+      var side = note.getAttribute("data-kills-check");
+      var ours = form.querySelector("[data-side='" + side + "']");
+      var theirs = form.querySelector("[data-side='" + (side === "0" ? "1" : "0") + "']");
+      if (!ours || !theirs) return;
+      var kills = 0;
+      ours.querySelectorAll("[data-counter*='-destroyed_'] output").forEach(function (o) {
+        kills += Number(o.textContent) || 0;
+      });
+      var lost = theirs.querySelectorAll("input[data-destroyed]:checked").length;
+      var text = kills === lost ? "" : "Check: " + kills + (kills === 1 ? " kill" : " kills") +
+        " entered here, " + lost + " enemy " + (lost === 1 ? "unit" : "units") +
+        " marked destroyed. Fine if something else destroyed them; otherwise fix it before review.";
+      if (note.textContent !== text) note.textContent = text;
+      note.hidden = !text;
+    });
+  }
+  form.addEventListener("change", checkKills);
 
   // The agenda lists are named after the forces as soon as they are chosen.
   form.querySelectorAll("[data-names-side]").forEach(function (select) {
@@ -279,6 +304,19 @@
   });
 
   window.addEventListener("online", function () { failures = 0; pump(); });
+
+  // No signal: moving on would show the browser's offline page, so stay; every field is
+  // already queued on the phone.
+  form.addEventListener("submit", function (event) {
+    if (navigator.onLine || event.defaultPrevented) return;
+    event.preventDefault();
+    say("No connection: this step is kept on the phone. Tap again when the signal is back.");
+  });
+
+  // The service worker keeps this step's page for when the signal goes (wizard-sw.js).
+  if ("serviceWorker" in navigator) {
+    navigator.serviceWorker.register("/wizard-sw.js").catch(function () { /* pages still work */ });
+  }
 
   // Changes still waiting from before a reload: show them on the page, then send them.
   function restore() {

@@ -1,0 +1,255 @@
+"""The tap budget of issue 12, played on a 360x740 phone in Chromium and counted, not timed.
+
+Two new forces of 10 units each meet in a Strike Force battle: 3 units per side destroyed,
+4 per side with kills, one Agenda tally per side, one unit Marked for Greatness per side,
+Out of Action dice rolled by the app, the opponent confirms (on the recorder's phone, with
+their password), every decision answered. Then
+a later battle between the same forces (Agendas and armies remembered).
+
+Every click or tap counts 1, a native <select> 2 (open it, pick), a typed field 1 tap and 1
+keyboard entry, opening a page by its address 1 (as tapping its link would). The counts are
+printed by phase; the test fails above the issue's budgets:
+- first battle, "Record a battle" to the result submitted: at most 40;
+- a later battle between the same forces: at most 30;
+- first battle, "Record a battle" to the last decision answered: at most 55;
+and when the after-the-game step is taller than 4 screens."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import httpx
+from playwright.sync_api import Locator, Page, expect
+
+from tests.browser.checks import assert_page_ok
+from tests.browser.conftest import log_in, unique_name
+from tests.browser.live import PASSWORD, api_sign_up, csrf_form
+
+SCREEN = 740  # px: the phone's height
+UNITS = 10
+BUDGETS = {"first battle to submit": 40, "later battle to submit": 30, "to last decision": 55}
+
+
+@dataclass
+class Taps:
+    """Taps and keyboard entries, by phase."""
+
+    phase: str = ""
+    taps: dict[str, int] = field(default_factory=dict)
+    keys: dict[str, int] = field(default_factory=dict)
+
+    def count(self, taps: int, keys: int = 0) -> None:
+        self.taps[self.phase] = self.taps.get(self.phase, 0) + taps
+        self.keys[self.phase] = self.keys.get(self.phase, 0) + keys
+
+    def tap(self, target: Locator) -> None:
+        target.click()
+        self.count(1)
+
+    def go(self, page: Page, target: Locator) -> None:
+        """A tap that opens another page."""
+        with page.expect_navigation(timeout=30_000):
+            target.click()
+        self.count(1)
+
+    def open(self, page: Page, url: str) -> None:
+        page.goto(url)
+        self.count(1)
+
+    def select(self, target: Locator, value: str) -> None:
+        target.select_option(value=value)
+        self.count(2)
+
+    def type(self, target: Locator, text: str) -> None:
+        target.fill(text)
+        target.dispatch_event("change")
+        self.count(1, keys=1)
+
+    def total(self, *phases: str) -> int:
+        return sum(self.taps.get(p, 0) + self.keys.get(p, 0) for p in phases)
+
+    def report(self) -> str:
+        lines = [f"{'phase':<34} taps keys"]
+        lines += [f"{p:<34} {self.taps[p]:>4} {self.keys.get(p, 0):>4}" for p in self.taps]
+        return "\n".join(lines)
+
+
+def _csrf(client: httpx.Client) -> dict[str, str]:
+    return {"X-CSRF-Token": csrf_form(client)["csrf_token"]}
+
+
+def two_new_forces(server: str) -> dict[str, object]:
+    """An organizer's campaign; Ruby and Kai join as players, each with a force of 10 units
+    (50 PL: the supply limit, within a Strike Force's 100), made through the JSON API."""
+    orga = api_sign_up(server, unique_name("orga"))
+    campaign = orga.post("/api/v1/campaigns", json={"name": "Tap count"}, headers=_csrf(orga))
+    cid = campaign.json()["id"]
+    invite = orga.post(
+        f"/api/v1/campaigns/{cid}/invites",
+        json={"role": "player", "max_uses": 2},
+        headers=_csrf(orga),
+    ).json()
+    orga.close()
+    world: dict[str, object] = {"campaign": cid}
+    armies = (("ruby", "Ultramarines", "IMPERIUM"), ("kai", "Waaagh!", "ORKS"))
+    for who, force_name, faction in armies:
+        name = unique_name(who)
+        client = api_sign_up(server, name)
+        headers = _csrf(client)
+        client.post(f"/api/v1/invites/{invite['code']}/accept", headers=headers)
+        force = client.post(
+            f"/api/v1/campaigns/{cid}/forces",
+            json={"name": force_name, "crusade_faction": faction},
+            headers=headers,
+        ).json()
+        units = []
+        for n in range(1, UNITS + 1):
+            keywords = [faction, "INFANTRY"] + (["CHARACTER"] if n == 1 else [])
+            unit = f"{force_name[:4]} unit {n}"
+            added = client.post(
+                f"/api/v1/forces/{force['id']}/cards",
+                json={"name": unit, "power_rating": 5, "keywords": keywords},
+                headers=headers,
+            )
+            assert added.status_code == 201, added.text
+            units.append(unit)
+        client.close()
+        world[who] = {"name": name, "force": force["id"], "units": units, "force_name": force_name}
+    return world
+
+
+def after_the_game(page: Page, taps: Taps, sides: list[dict[str, object]]) -> float:
+    """The scenario's entries; returns the step's height in screens (as first shown)."""
+    screens = page.evaluate("document.documentElement.scrollHeight") / SCREEN
+    for index, side in enumerate(sides):
+        section = page.locator(f"#side-{index}")
+        enemy = sides[1 - index]["units"]
+        assert isinstance(enemy, list)
+        units = side["units"]
+        assert isinstance(units, list)
+        taps.type(section.get_by_label("Victory points scored"), "40" if index == 0 else "25")
+        for unit in enemy[-3:]:  # 3 of the other side's units destroyed (entered on theirs)
+            taps.tap(
+                page.locator(f"#side-{1 - index}").get_by_label(
+                    f"Destroyed (takes an Out of Action test): {unit}", exact=True
+                )
+            )
+        for unit in units[:4]:  # 4 units with a kill each
+            plus = section.get_by_role("button", name=f"One more: Ranged kills, {unit}", exact=True)
+            taps.tap(plus)
+        tallied = units[4]  # one Assassins mark, on a unit that is not Marked
+        taps.tap(section.get_by_label(re.compile(f"^More for {tallied}:")))
+        mark = f"One more: Assassins tally, {tallied}"
+        taps.tap(section.get_by_role("button", name=mark, exact=True))
+        taps.tap(section.get_by_label(f"Marked for Greatness: {units[0]}", exact=True))
+    # 4 kills against 3 destroyed: a warning, not a refusal
+    expect(page.locator("[data-kills-check='0']")).to_contain_text("4 kills entered here")
+    return screens
+
+
+def answer_decisions(page: Page, taps: Taps, force: int) -> int:
+    """Every decision waiting for the force, the quickest valid way; returns how many."""
+    taps.open(page, f"/forces/{force}")
+    answered = 0
+    link = page.locator("#decisions-waiting").get_by_role("link")
+    if link.count() == 0:
+        return 0
+    taps.go(page, link)
+    while "/decisions/" in page.url or page.url.endswith("/decisions"):
+        main = page.locator("main")
+        if main.get_by_role("button", name=re.compile(r"^(Answer|Next)$")).count() == 0:
+            break
+        blow = main.get_by_label("Devastating Blow", exact=True)
+        if blow.count() and not blow.is_checked():
+            taps.tap(blow)
+        for group in main.locator("fieldset").all():
+            radios = group.locator("input[type=radio]:not([disabled])")
+            if radios.count() and group.locator("input[type=radio]:checked").count() == 0:
+                taps.tap(radios.first)
+        for select in main.locator("form select").all():
+            if not select.input_value():
+                options = select.locator("option:not([value=''])")
+                taps.select(select, options.first.get_attribute("value") or "")
+        taps.go(page, main.get_by_role("button", name=re.compile(r"^(Answer|Next)$")).first)
+        answered += 1
+        assert answered < 30, page.url
+    return answered
+
+
+def test_the_tap_budget_of_a_ten_unit_battle(
+    new_page: Callable[..., Page], live_server: str
+) -> None:
+    world = two_new_forces(live_server)
+    ruby, kai, cid = world["ruby"], world["kai"], world["campaign"]
+    assert isinstance(ruby, dict) and isinstance(kai, dict)
+    sides = [ruby, kai]
+    phone = new_page("phone")
+    log_in(phone, str(ruby["name"]), next=f"/campaigns/{cid}")
+    taps = Taps()
+
+    # --- the first battle: "Record a battle" to the result submitted -------------------
+    taps.phase = "1. set-up"
+    taps.go(phone, phone.get_by_role("button", name="Record a battle"))
+    expect(phone.get_by_label("Your force")).to_have_value(str(ruby["force"]))  # preselected
+    expect(phone.get_by_label("Opponent's force")).to_have_value(str(kai["force"]))
+    taps.tap(phone.get_by_role("radio", name=re.compile("^Strike Force")))
+    taps.select(phone.get_by_label("Mission (Strike Force)"), "supplies_from_above")
+    for side in sides:
+        group = phone.get_by_role("group", name=re.compile(f"^Agendas for {side['force_name']}"))
+        for agenda in ("Assassins", "First Strike", "Sentinel"):
+            taps.tap(group.get_by_label(agenda))
+    taps.go(phone, phone.get_by_role("button", name="Next: Muster"))
+    taps.phase = "1. muster"
+    expect(phone.get_by_test_id("pl-0")).to_have_text("50")  # the whole Order of Battle
+    taps.go(phone, phone.get_by_role("button", name="Muster", exact=True))
+    taps.phase = "1. after the game"
+    screens = after_the_game(phone, taps, sides)
+    taps.go(phone, phone.get_by_role("button", name=re.compile("^Next: Review")))
+    taps.phase = "1. review & submit"
+    taps.go(phone, phone.get_by_role("button", name="Submit result"))
+    assert re.search(r"/battles/\d+$", phone.url), phone.url
+    expect(phone.get_by_test_id("battle-status")).to_have_text("Proposed")
+
+    # --- the opponent confirms; both answer every decision ----------------------------
+    # ...on the same phone: the opponent types their password and confirms.
+    taps.phase = "1. opponent confirms (same phone)"
+    assert_page_ok(phone)
+    taps.type(phone.get_by_label(f"{kai['name']}'s password"), PASSWORD)
+    taps.go(phone, phone.get_by_role("button", name=f"Confirm as {kai['name']}"))
+    expect(phone.get_by_test_id("battle-status")).to_have_text("Resolved")
+    kai_phone = new_page("phone")
+    log_in(kai_phone, str(kai["name"]), next=f"/campaigns/{cid}")
+    taps.phase = "1. decisions"
+    decisions = answer_decisions(phone, taps, int(ruby["force"]))
+    decisions += answer_decisions(kai_phone, taps, int(kai["force"]))
+
+    # --- a later battle between the same forces ---------------------------------------
+    taps.phase = "2. set-up (same as last)"
+    phone.goto(f"/campaigns/{cid}")
+    taps.go(phone, phone.get_by_role("button", name="Record a battle"))
+    taps.go(phone, phone.get_by_role("button", name=re.compile("^Same as last battle")))
+    taps.go(phone, phone.get_by_role("button", name="Next: Muster"))
+    taps.phase = "2. muster"
+    taps.go(phone, phone.get_by_role("button", name="Muster", exact=True))
+    taps.phase = "2. after the game"
+    after_the_game(phone, taps, sides)
+    taps.go(phone, phone.get_by_role("button", name=re.compile("^Next: Review")))
+    taps.phase = "2. review & submit"
+    taps.go(phone, phone.get_by_role("button", name="Submit result"))
+    assert re.search(r"/battles/\d+$", phone.url), phone.url
+
+    first = [p for p in taps.taps if p.startswith("1.")]
+    totals = {
+        "first battle to submit": taps.total(*first[:4]),
+        "later battle to submit": taps.total(*[p for p in taps.taps if p.startswith("2.")]),
+        "to last decision": taps.total(*first),
+    }
+    print(f"\n{taps.report()}")
+    print(f"decisions answered: {decisions}; after-the-game step: {screens:.1f} screens")
+    for name, total in totals.items():
+        print(f"{name}: {total} (budget {BUDGETS[name]})")
+    assert screens <= 4, f"the after-the-game step is {screens:.1f} screens tall"
+    over = {n: t for n, t in totals.items() if t > BUDGETS[n]}
+    assert not over, f"over budget: {over}\n{taps.report()}"

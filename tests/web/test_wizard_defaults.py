@@ -1,0 +1,79 @@
+"""The wizard's defaults (issue 12): your force and the only other force preselected, the
+opponent list without your own forces, "Next" rolling a mission when none is chosen, the
+muster starting from the whole Order of Battle when it fits, "Next: Review" letting the app
+roll Out of Action, and "Same as last battle" for a rematch."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from sqlalchemy import Engine
+
+from tests.web.conftest import Browser, campaign_with_two_players
+from tests.web.test_wizard_pages import draft_row, start, units
+
+
+def selected(html: str, name: str) -> str | None:
+    select = re.search(rf'<select[^>]*name="{name}"[^>]*>(.*?)</select>', html, re.S)
+    assert select, name
+    found = re.search(r'<option value="([^"]*)"[^>]*selected', select.group(1))
+    return found.group(1) if found else None
+
+
+def test_defaults_and_a_rematch_in_few_taps(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    world = campaign_with_two_players(person)
+    ruby, kai = world["ruby"], world["kai"]
+    base, draft_id = start(world)
+    page = ruby.get(f"{base}/setup").text
+    assert selected(page, "force_id") == str(world["ruby_force"])
+    assert selected(page, "opponent_id") == str(world["kai_force"])
+    opponents = re.search(r'name="opponent_id".*?</select>', page, re.S)
+    assert opponents and f'value="{world["ruby_force"]}"' not in opponents.group(0)
+    assert "Same as last battle" not in page  # they never met
+
+    setup = {"role": "attacker", "battle_size": "combat_patrol", "version": ""}
+    setup |= {"force_id": world["ruby_force"], "opponent_id": world["kai_force"]}
+    setup |= {"agendas_0": "assassins", "agendas_1": "reaper", "action": "next"}
+    moved = ruby.post(f"{base}/setup", setup)
+    assert moved.status_code == 303 and moved.headers["location"] == f"{base}/muster"
+    stored = draft_row(engine, draft_id)["data"]
+    assert stored["setup"]["mission"] and stored["setup"]["mission_roll"]  # rolled by "Next"
+    mine, theirs = units(ruby, world["ruby_force"]), units(kai, world["kai_force"])
+    # 16 PL a side fits a Combat Patrol's 25: the whole Order of Battle is ticked.
+    assert stored["rosters"] == [list(mine.values()), list(theirs.values())]
+    assert ruby.post(f"{base}/muster", {"action": "muster", **_rosters(stored)}).status_code == 303
+    reviewed = ruby.post(
+        f"{base}/after", {"form": "after", "vp_0": "20", "vp_1": "10", "action": "review"}
+    )
+    assert reviewed.headers["location"] == f"{base}/review"
+    assert draft_row(engine, draft_id)["step"] == "review"
+    assert ruby.post(f"{base}/review", {"action": "submit"}).status_code == 303
+
+    # A rematch: one tap brings back the size, role, Agendas and armies.
+    base2, draft2 = start(world)
+    page = ruby.get(f"{base2}/setup").text
+    assert 'value="combat_patrol" checked' in page  # the size they last played
+    assert "Same as last battle" in page
+    again = ruby.post(
+        f"{base2}/setup",
+        {
+            "force_id": world["ruby_force"],
+            "opponent_id": world["kai_force"],
+            "battle_size": "combat_patrol",
+            "action": "same_as_last",
+        },
+    )
+    assert again.status_code == 303
+    copied = draft_row(engine, draft2)["data"]
+    assert copied["setup"]["agendas"] == [["assassins"], ["reaper"]]
+    assert copied["setup"]["role"] == "attacker"
+    assert copied["rosters"] == stored["rosters"]
+
+
+def _rosters(stored: dict[str, object]) -> dict[str, object]:
+    rosters = stored["rosters"]
+    assert isinstance(rosters, list)
+    return {"roster_0": rosters[0], "roster_1": rosters[1]}
