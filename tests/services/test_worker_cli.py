@@ -34,13 +34,15 @@ def test_the_worker_command_sends_the_outbox(install: Path) -> None:
         runner = CliRunner()
         assert runner.invoke(cli.app, ["db", "upgrade"]).exit_code == 0
         with session_scope() as session:
-            campaign = forces.create_campaign(session, name="Vigilus")
-            assert campaign.id is not None
+            campaign_id = forces.create_campaign(session, name="Vigilus").id
+            assert campaign_id is not None
+        # Registered once the campaign exists (as through the API): it hears what follows.
+        with session_scope() as session:
             webhooks.register(
-                session, campaign_id=campaign.id, url=receiver.url, events=[], by=None
+                session, campaign_id=campaign_id, url=receiver.url, events=[], by=None
             )
             forces.create_force(
-                session, campaign_id=campaign.id, name="Blue", crusade_faction="IMPERIUM"
+                session, campaign_id=campaign_id, name="Blue", crusade_faction="IMPERIUM"
             )
         sent = runner.invoke(cli.app, ["worker", "--once"])
         assert sent.exit_code == 0, sent.output
