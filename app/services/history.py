@@ -24,6 +24,7 @@ def record(
     feed lock is held (until commit), so within a campaign ids become visible in order: a
     bot reading the feed after id N never misses an event that commits later below N."""
     serialize(session, f"feed:{campaign_id}")
+    session.info.setdefault("feed_campaigns", set()).add(campaign_id)
     event = Event(
         campaign_id=campaign_id,
         force_id=force_id,
