@@ -4,8 +4,8 @@ the answer, retry with exponential backoff for a day.
 Several workers (one per app process, or ``crusade worker`` processes) may run at once:
 a claim takes rows with FOR UPDATE SKIP LOCKED on PostgreSQL (SQLite has one writer at a
 time) and leases them (``claimed_until``, 5 minutes), so no delivery is sent twice by two
-workers; a worker that dies mid-send lets another retry once its lease ends. Receivers see each event
-at least once and can drop repeats by the X-Crusade-Event-Id header."""
+workers; a worker that dies mid-send lets another retry once its lease ends. Receivers see
+each event at least once and can drop repeats by the X-Crusade-Event-Id header."""
 
 from __future__ import annotations
 
