@@ -157,7 +157,7 @@ def main() -> None:
         reader.join()
         waits.append((seen_at[0] - committed) * 1000)
         last = client.get(feed, params={"limit": 200, "after": cursor}).json()
-    print(f"   {statistics.median(waits):.0f} ms (poll interval 250 ms)")
+    print(f"   {statistics.median(waits):.0f} ms (woken by the commit in this process)")
 
     print("4. webhook worker: deliveries per second to a local receiver")
     sink = ThreadingHTTPServer(("127.0.0.1", 0), Sink)

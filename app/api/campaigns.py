@@ -32,6 +32,7 @@ from app.api.schemas import (
 from app.db.session import SessionDep, session_scope
 from app.services import forces, requisitions, standings, transfer
 from app.services import history as events
+from app.services.fields import request_fields
 
 router = APIRouter(tags=["campaigns"])
 
@@ -148,9 +149,12 @@ def add_card(
 ) -> CardPublic:
     row = forces.add_card(session, force_id=force_id, **body.model_dump(exclude={"requisitions"}))
     located(response, f"/cards/{row.id}")
-    for wanted in body.requisitions:
+    for index, wanted in enumerate(body.requisitions):
         bought = wanted.model_copy(update={"card_id": row.id})
-        requisitions.purchase(session, force_id=force_id, order=order(bought), card_added=row.id)
+        with request_fields({}, f"requisitions[{index}]."):
+            requisitions.purchase(
+                session, force_id=force_id, order=order(bought), card_added=row.id
+            )
     session.refresh(row)
     return present.card(row)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from typing import Annotated
 
@@ -51,7 +52,7 @@ async def feed(
     ):
         if await request.is_disconnected():
             break
-        await asyncio.sleep(POLL_SECONDS)
+        await _news_or_timeout(campaign_id, POLL_SECONDS)
     items = await run_in_threadpool(_page, engine, campaign_id, after_id, limit + 1)
     page = FeedPage(
         items=items[:limit],
@@ -65,6 +66,37 @@ async def feed(
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers={"ETag": etag})
     return Response(page.model_dump_json(), media_type="application/json", headers={"ETag": etag})
+
+
+# Readers waiting in this process, by campaign: woken by a commit here at once.
+_waiters: dict[int, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
+_waiters_lock = threading.Lock()
+
+
+async def _news_or_timeout(campaign_id: int, timeout: float) -> None:
+    woken = asyncio.Event()
+    waiter = (asyncio.get_running_loop(), woken)
+    with _waiters_lock:
+        _waiters.setdefault(campaign_id, set()).add(waiter)
+    try:
+        await asyncio.wait_for(woken.wait(), timeout)
+    except TimeoutError:
+        pass
+    finally:
+        with _waiters_lock:
+            _waiters.get(campaign_id, set()).discard(waiter)
+
+
+def _wake(campaign_ids: set[int]) -> None:
+    """After a commit (in whatever thread): wake this process's readers of those feeds."""
+    with _waiters_lock:
+        found = [w for c in campaign_ids for w in _waiters.get(c, ())]
+    for loop, woken in found:
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(woken.set)
+
+
+events.on_commit(_wake)
 
 
 def _has_news(engine: Engine, campaign_id: int, after: int) -> bool:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import event as sa_event
 from sqlmodel import Session, col, select
 
 from app.db.models import Card, Event, Force, User
@@ -21,6 +24,30 @@ from app.rules.data import Rulebook, rulebook
 from app.services.forces import get_campaign
 
 _PREFIX = "ev1:"
+log = logging.getLogger(__name__)
+
+# Called with the campaign ids whose feed a commit in this process just extended (readers
+# waiting here answer at once; other processes' readers see it by polling).
+_committed: list[Callable[[set[int]], None]] = []
+
+
+def on_commit(listener: Callable[[set[int]], None]) -> None:
+    _committed.append(listener)
+
+
+@sa_event.listens_for(Session, "after_commit")
+def _tell_listeners(session: Session) -> None:
+    campaigns = session.info.pop("feed_campaigns", None)
+    for listener in _committed if campaigns else ():
+        try:
+            listener(set(campaigns))
+        except Exception:  # the change is committed; a reader not woken still polls
+            log.warning("feed listener failed", exc_info=True)
+
+
+@sa_event.listens_for(Session, "after_rollback")
+def _forget(session: Session) -> None:
+    session.info.pop("feed_campaigns", None)
 
 
 @dataclass(frozen=True)

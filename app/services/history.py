@@ -52,8 +52,11 @@ def _write_recorded(session: Session) -> None:
     if not rows:
         return
     session.flush()  # what the events name (a new battle, a card) exists before they do
-    for campaign_id in sorted({row["campaign_id"] for row in rows}):
+    campaigns = {row["campaign_id"] for row in rows}
+    for campaign_id in sorted(campaigns):
         serialize(session, f"feed:{campaign_id}")
+    # Readers waiting in this process on these feeds are woken after the commit (events.py).
+    session.info.setdefault("feed_campaigns", set()).update(campaigns)
     inserted = insert(Event).returning(col(Event.id), col(Event.campaign_id), col(Event.kind))
     webhooks.enqueue(session, [(i, c, k) for i, c, k in session.execute(inserted, rows)])
 

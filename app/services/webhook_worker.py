@@ -3,9 +3,9 @@ the answer, retry with exponential backoff for a day.
 
 Several workers (one per app process, or ``crusade worker`` processes) may run at once:
 a claim takes rows with FOR UPDATE SKIP LOCKED on PostgreSQL (SQLite has one writer at a
-time) and leases them (``claimed_until``), so no delivery is sent twice by two workers; a
-worker that dies mid-send lets another retry once its lease ends. Receivers see each event
-at least once and can drop repeats by the X-Crusade-Event-Id header."""
+time) and leases them (``claimed_until``, 5 minutes), so no delivery is sent twice by two
+workers; a worker that dies mid-send lets another retry once its lease ends. Receivers see
+each event at least once and can drop repeats by the X-Crusade-Event-Id header."""
 
 from __future__ import annotations
 
@@ -32,11 +32,13 @@ from app.services import events, webhooks
 log = logging.getLogger("crusade.webhooks")
 
 TIMEOUT_SECONDS = 5.0
-LEASE = timedelta(seconds=60)
+BATCH = 20
+# Longer than a whole batch can take (each POST up to the timeout, plus its URL check), so
+# no claimed delivery's lease runs out while its worker is still on the way to it.
+LEASE = timedelta(minutes=5)
 GIVE_UP_AFTER = timedelta(days=1)
 FIRST_RETRY = timedelta(seconds=30)
 LONGEST_WAIT = timedelta(hours=1)
-BATCH = 20
 USER_AGENT = "crusade-tracker-webhooks/1"
 
 

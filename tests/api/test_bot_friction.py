@@ -233,3 +233,22 @@ def _free_form(node: Any, components: dict[str, Any], seen: set[str]) -> list[st
     if node == {}:
         found.append("(any)")
     return found
+
+
+def test_a_refused_requisition_on_a_new_card_names_its_place(
+    client: TestClient, engine: Engine
+) -> None:
+    world = setup_two_forces(client)
+    before = dump(engine)
+    response = client.post(
+        f"/api/v1/forces/{world['blue']}/cards",
+        json={
+            "name": "Scouts",
+            "power_rating": 4,
+            "keywords": ["IMPERIUM", "INFANTRY"],
+            "requisitions": [{"requisition": "warlord_trait", "warlord_trait": "Inspiring"}],
+        },
+    )
+    assert response.status_code == 422, response.text
+    assert response.json()["field"].startswith("requisitions[0].")
+    assert dump(engine) == before
