@@ -139,7 +139,8 @@ def after_the_game(page: Page, taps: Taps, sides: list[dict[str, object]]) -> fl
         for unit in units[:4]:  # 4 units with a kill each
             plus = section.get_by_role("button", name=f"One more: Ranged kills, {unit}", exact=True)
             taps.tap(plus)
-        tallied = units[4]  # one Assassins mark, on a unit that is not Marked
+        # One Assassins mark, on a unit that is not Marked and has the kill it needs (ruling 25)
+        tallied = units[1]
         taps.tap(section.get_by_label(re.compile(f"^More for {tallied}:")))
         mark = f"One more: Assassins tally, {tallied}"
         taps.tap(section.get_by_role("button", name=mark, exact=True))
