@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, File, Form, Query, UploadFile
+from fastapi import APIRouter, File, Form, Query, Response, UploadFile, status
 
 from app.api import present
 from app.api.schemas import (
@@ -24,10 +24,17 @@ router = APIRouter(tags=["campaigns"])
     "/forces/{force_id}/roster",
     summary="Import a roster (.ros / .rosz, 9th edition): preview, or add its units",
     response_model=RosterImportPublic | RosterPreviewPublic,
+    responses={
+        201: {
+            "model": RosterImportPublic,
+            "description": "Units added as Crusade cards (200: a preview, or nothing new to add)",
+        }
+    },
 )
 def import_roster(
     force_id: int,
     session: SessionDep,
+    response: Response,
     file: Annotated[UploadFile, File(description="The roster: .ros (XML) or .rosz (zip)")],
     preview: Annotated[
         bool, Query(description="Only answer what would be added; change nothing")
@@ -45,6 +52,8 @@ def import_roster(
     if preview:
         return preview_public(roster_import.preview(session, force_id=force_id, data=data))
     added = roster_import.add(session, force_id=force_id, data=data, units=units, buy=buy)
+    if added.cards:  # like every POST that creates something (README: status codes)
+        response.status_code = status.HTTP_201_CREATED
     return RosterImportPublic(
         roster=preview_public(added.preview),
         cards=[present.card(c) for c in added.cards],

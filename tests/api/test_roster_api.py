@@ -66,7 +66,7 @@ class TestAdd:
     def test_all_new_units_become_cards_with_what_was_read(self, client: TestClient) -> None:
         force_id = necron_force(client)
         answer = post(client, force_id, NECRONS)
-        assert answer.status_code == 200, answer.text
+        assert answer.status_code == 201, answer.text
         cards = answer.json()["cards"]
         assert len(cards) == 5
         warriors = next(c for c in cards if c["name"] == "Necron Warriors")
@@ -87,7 +87,7 @@ class TestAdd:
             units=[warden, keys[1]],
             buy=[f"{warden}:warlord_trait", f"{warden}:relic"],
         )
-        assert answer.status_code == 200, answer.text
+        assert answer.status_code == 201, answer.text
         body = answer.json()
         assert [c["name"] for c in body["cards"]] == ["Royal Warden", "Necron Warriors"]
         upgrades = {u["requisition"]: u["detail"] for u in body["cards"][0]["upgrades"]}
@@ -194,6 +194,6 @@ def test_idempotent_like_every_post(client: TestClient) -> None:
     url = f"/api/v1/forces/{force_id}/roster"
     first = client.post(url, content=body, headers=headers)
     again = client.post(url, content=body, headers=headers)
-    assert first.status_code == again.status_code == 200, again.text
+    assert first.status_code == again.status_code == 201, again.text
     assert again.headers.get("Idempotent-Replayed") == "true"
     assert len(client.get(f"/api/v1/forces/{force_id}").json()["cards"]) == 5
