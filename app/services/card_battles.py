@@ -34,15 +34,22 @@ def card_battles(
         query = query.where(CardBattle.battle_id < before)
     ids = list(session.exec(query.order_by(col(CardBattle.battle_id).desc()).limit(limit + 1)))
     shown = ids[:limit]
-    rows = session.exec(
-        select(BattleSide, Battle, Force.name)
-        .join(Battle, col(Battle.id) == col(BattleSide.battle_id))
-        .join(Force, col(Force.id) == col(BattleSide.force_id))
-        .where(col(BattleSide.battle_id).in_(shown))
-        .options(defer(BattleSide.snapshot, raiseload=True))  # type: ignore[arg-type]
-    ).all()
-    mine = {b.id: (s, b) for s, b, _name in rows if s.force_id == force_id}
-    foes = {b.id: name for s, b, name in rows if s.force_id != force_id}
+    mine = {
+        b.id: (s, b)
+        for s, b in session.exec(
+            select(BattleSide, Battle)
+            .join(Battle, col(Battle.id) == col(BattleSide.battle_id))
+            .where(col(BattleSide.battle_id).in_(shown), BattleSide.force_id == force_id)
+            .options(defer(BattleSide.snapshot, raiseload=True))  # type: ignore[arg-type]
+        ).all()
+    }
+    foes = dict(  # the opponents' names only: not their sides' reports
+        session.exec(
+            select(BattleSide.battle_id, Force.name)
+            .join(Force, col(Force.id) == col(BattleSide.force_id))
+            .where(col(BattleSide.battle_id).in_(shown), BattleSide.force_id != force_id)
+        ).all()
+    )
     items = [
         Fought(battle=mine[i][1], side=mine[i][0], opponent=foes.get(i, "?"))
         for i in shown

@@ -122,7 +122,12 @@ def _now(row: Card) -> Mapping[str, Any]:
 
 
 def standing_of(session: Session, force_id: int, campaign_id: int | None = None) -> ForceStanding:
-    row = session.get(ForceStanding, force_id)
+    """The force's line, locked for the rest of a writing transaction when first read
+    (PostgreSQL: FOR UPDATE), so two commands on one force never lose each other's change;
+    later calls get the same object, with the changes not yet flushed."""
+    known = session.identity_map.get(session.identity_key(ForceStanding, force_id))
+    writes = bool(session.info.get("writes"))
+    row = known or session.get(ForceStanding, force_id, with_for_update=writes or None)
     if row is None:
         if campaign_id is None:
             from app.db.models import Force  # only here: a force without a line yet

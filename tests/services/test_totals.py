@@ -3,9 +3,13 @@ lists) always equal what a rebuild from the cards and battles gives."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sqlalchemy import Engine, update
 from sqlmodel import Session, col, select
 
+from app.db import migrate
+from app.db.engine import make_engine
 from app.db.models import Battle, Card, CardBattle, ForceStanding
 from app.db.session import session_scope
 from app.services import battles, forces, standings, totals, transfer
@@ -118,3 +122,16 @@ class TestCardBattles:
                 assert first.older == ids[0]
                 rest = card_battles(session, card_id=card_id, force_id=force_id, before=first.older)
                 assert [f.battle.id for f in rest.items] == ids[1:]
+
+
+def test_the_migration_computes_totals_for_existing_campaigns(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    migrate.upgrade(url)
+    engine = make_engine(url)
+    demo(engine)
+    migrate.downgrade(url, "0010")  # as a database made before the totals existed
+    migrate.upgrade(url)
+    with engine.connect() as connection:
+        stored = connection.execute(select(ForceStanding.force_id)).all()
+    assert len(stored) == 4 and differences(engine) == []
+    engine.dispose()
