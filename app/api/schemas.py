@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Generic, Literal, TypeVar
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -14,16 +14,6 @@ Text = Annotated[str, StringConstraints(max_length=8000)]
 Keyword = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]
 # Ids fit a 32-bit column on every engine (PostgreSQL refuses larger ones with an error).
 Id = Annotated[int, Field(ge=1, lt=2**31)]
-
-T = TypeVar("T")
-
-
-class Page(BaseModel, Generic[T]):
-    items: list[T]
-    total: int
-    offset: int
-    limit: int
-
 
 class Input(BaseModel):
     model_config = ConfigDict(extra="forbid")
