@@ -15,6 +15,7 @@ Keyword = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, 
 # Ids fit a 32-bit column on every engine (PostgreSQL refuses larger ones with an error).
 Id = Annotated[int, Field(ge=1, lt=2**31)]
 
+
 class Input(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
