@@ -451,6 +451,8 @@ def unit_state(draft_data: dict[str, Any], card_id: int) -> dict[str, Any]:
     stored = draft_data["units"].get(str(card_id), {})
     return {
         "destroyed": bool(stored.get("destroyed", False)),
+        # Survivor's second mark needs the unit at Half-strength or better (ruling 24).
+        "below_half": bool(stored.get("below_half", False)),
         **{k: int(stored.get(k, 0)) for k in KILLS},
         "agenda_tallies": dict(stored.get("agenda_tallies") or {}),
     }
@@ -643,6 +645,7 @@ def results(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) ->
                         if k in agenda_ids and int(v) > 0
                     },
                     "marked_for_greatness": entered.get("marked") == card_id,
+                    **({"below_half_strength": True} if state["below_half"] else {}),
                 }
             )
         dice: list[int] | None = None

@@ -503,6 +503,7 @@ def _read_after(session: Session, draft: BattleDraft, form: FormData, d: dict[st
         for card_id in side.roster:
             state = wizard.unit_state(d, card_id)
             state["destroyed"] = bool(field_text(form, f"destroyed_{card_id}"))
+            state["below_half"] = bool(field_text(form, f"below_half_{card_id}"))
             d["units"][str(card_id)] = state
 
 
