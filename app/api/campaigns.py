@@ -102,9 +102,7 @@ def list_forces(
     cursor: Cursor = None,
     limit: Limit = 50,
 ) -> KeysetPage[ForceSummary]:
-    views, _total = forces.list_forces(
-        session, campaign_id=campaign_id, offset=0, limit=limit + 1, after=cursor
-    )
+    views = forces.list_forces(session, campaign_id=campaign_id, limit=limit + 1, after=cursor)
     following = views[limit - 1].force.id if len(views) > limit else None
     items = [present.force_summary(v.force, v) for v in views[:limit]]
     return keyset_page(request, response, items, limit, following)

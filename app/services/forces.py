@@ -125,17 +125,16 @@ def get_force(session: Session, force_id: int) -> Force:
 
 
 def list_forces(
-    session: Session, *, campaign_id: int, offset: int, limit: int, after: int | None = None
-) -> tuple[list[ForceView], int]:
+    session: Session, *, campaign_id: int, limit: int, after: int | None = None
+) -> list[ForceView]:
     """A page of the campaign's forces with their cards, in four statements; ``after``
     starts after that force id (a keyset page)."""
     get_campaign(session, campaign_id)
     query = select(Force).where(Force.campaign_id == campaign_id)
     if after is not None:
         query = query.where(col(Force.id) > after)
-    total = session.exec(select(func.count()).select_from(query.subquery())).one()
-    rows = session.exec(query.order_by(col(Force.id)).offset(offset).limit(limit)).all()
-    return _views(session, list(rows)), total
+    rows = session.exec(query.order_by(col(Force.id)).limit(limit)).all()
+    return _views(session, list(rows))
 
 
 def force_names(session: Session, *, campaign_id: int) -> dict[int, str]:

@@ -82,11 +82,6 @@ def _inside(within: SessionTransaction | None, ended: SessionTransaction) -> boo
     return False
 
 
-def count_events(session: Session, *, campaign_id: int) -> int:
-    query = select(func.count()).select_from(Event).where(Event.campaign_id == campaign_id)
-    return int(session.exec(query).one())
-
-
 def list_events(
     session: Session, *, campaign_id: int, offset: int, limit: int
 ) -> tuple[list[Event], int]:

@@ -33,7 +33,7 @@ def differences(engine: Engine) -> list[str]:
 def recomputed_by_hand(session: Session, campaign_id: int) -> dict[int, tuple[int, int, int]]:
     """Crusade points, supply and units of each force, from its live cards."""
     table = {}
-    for view in forces.list_forces(session, campaign_id=campaign_id, offset=0, limit=200)[0]:
+    for view in forces.list_forces(session, campaign_id=campaign_id, limit=200):
         live = [c for c in view.cards if not c.removed]
         table[view.force.id or 0] = (
             sum(card_value(c).crusade_points for c in live),

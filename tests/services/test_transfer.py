@@ -35,14 +35,8 @@ def test_imported_cards_keep_their_numbers(session: Session) -> None:
     document = transfer.export_campaign(session, campaign_id=original.id or 0)
     copy = transfer.import_campaign(session, document)
     session.flush()
-    before = [
-        v.value
-        for v in forces.list_forces(session, campaign_id=original.id or 0, offset=0, limit=10)[0]
-    ]
-    after = [
-        v.value
-        for v in forces.list_forces(session, campaign_id=copy.id or 0, offset=0, limit=10)[0]
-    ]
+    before = [v.value for v in forces.list_forces(session, campaign_id=original.id or 0, limit=10)]
+    after = [v.value for v in forces.list_forces(session, campaign_id=copy.id or 0, limit=10)]
     assert [f.crusade_points for f in before] == [f.crusade_points for f in after]
     assert [[c.xp for c in f.cards] for f in before] == [[c.xp for c in f.cards] for f in after]
     assert [f.requisition_points for f in before] == [f.requisition_points for f in after]
