@@ -14,6 +14,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.orm import aliased
 from sqlmodel import Session, col, select
 
 from app.db.locks import for_change
@@ -125,32 +126,43 @@ class LastBattle:
 def last_battle(
     session: Session, force_id: int, opponent_id: int | None = None
 ) -> LastBattle | None:
-    """The force's latest battle (against ``opponent_id`` when given) that was not reverted."""
+    """The force's latest battle (against ``opponent_id`` when given) that was not reverted.
+    One query over both sides, reading only the columns shown (a side's force snapshot is
+    large and not needed here)."""
+    mine, theirs = aliased(BattleSide), aliased(BattleSide)
     query = (
-        select(Battle, BattleSide)
-        .join(BattleSide, col(BattleSide.battle_id) == col(Battle.id))
-        .where(BattleSide.force_id == force_id, Battle.status != "reverted")
-        .order_by(col(Battle.id).desc())
-        .limit(20)
-    )
-    for battle, side in session.exec(query).all():
-        others = session.exec(
-            select(BattleSide).where(
-                BattleSide.battle_id == battle.id, BattleSide.force_id != force_id
-            )
-        ).all()
-        if not others or (opponent_id is not None and others[0].force_id != opponent_id):
-            continue
-        other = others[0]
-        return LastBattle(
-            battle_size=battle.battle_size,
-            role=side.role,
-            opponent_id=other.force_id,
-            agendas=(list(side.agendas), list(other.agendas)),
-            rosters=(list(side.roster), list(other.roster)),
-            warlords=(side.warlord_card_id, other.warlord_card_id),
+        select(  # type: ignore[call-overload]
+            Battle.battle_size,
+            mine.role,
+            theirs.force_id,
+            mine.agendas,
+            theirs.agendas,
+            mine.roster,
+            theirs.roster,
+            mine.warlord_card_id,
+            theirs.warlord_card_id,
         )
-    return None
+        .join(mine, col(mine.battle_id) == col(Battle.id))
+        .join(theirs, col(theirs.battle_id) == col(Battle.id))
+        .where(mine.force_id == force_id, theirs.force_id != force_id)
+        .where(Battle.status != "reverted")
+        .order_by(col(Battle.id).desc())
+        .limit(1)
+    )
+    if opponent_id is not None:
+        query = query.where(theirs.force_id == opponent_id)
+    row = session.exec(query).first()
+    if row is None:
+        return None
+    size, role, opponent, agendas, their_agendas, roster, their_roster, warlord, theirs_w = row
+    return LastBattle(
+        battle_size=size,
+        role=role,
+        opponent_id=opponent,
+        agendas=(list(agendas), list(their_agendas)),
+        rosters=(list(roster), list(their_roster)),
+        warlords=(warlord, theirs_w),
+    )
 
 
 def same_as_last(session: Session, draft_data: dict[str, Any]) -> bool:

@@ -12,8 +12,11 @@ from sqlmodel import Session
 from app.db.models import User
 from app.db.session import session_scope
 from app.errors import DomainError, NotFound
+from app.rules.data import VictorRole
 from app.rules.errors import RuleError
-from app.services import accounts, forces, membership, wizard
+from app.services import accounts, battles, forces, membership, wizard
+from app.services.battles import SideSetup
+from tests.api.test_query_counts import statements
 
 
 def world(session: Session) -> dict[str, Any]:
@@ -229,3 +232,48 @@ def test_results_are_built_as_the_api_builds_them(session: Session) -> None:
     with pytest.raises(RuleError) as too_many:
         wizard.check_after(data)
     assert too_many.value.field == "vp_0"
+
+
+def test_same_as_last_battle_finds_a_rematch_behind_many_other_battles(engine: Engine) -> None:
+    """ "Same as last battle" looks for the latest battle against *that* opponent, however many
+    battles against others came since, in one query that does not read the force snapshots."""
+    with session_scope(engine) as session:
+        w = world(session)
+        kai: User = w["kai"]
+        third = forces.create_force(
+            session,
+            campaign_id=w["campaign"],
+            name="Necrons",
+            crusade_faction="NECRONS",
+            owner_id=kai.id,
+        )
+        warrior = forces.add_card(
+            session, force_id=third.id or 0, name="Warriors", power_rating=5, keywords=["NECRONS"]
+        )
+        captain, squad, boyz = w["cards"]
+
+        def play(opponent: int, roster: list[int], agenda: str) -> None:
+            sides = [
+                SideSetup(w["mine"].id, VictorRole.ATTACKER, [captain, squad], ["assassins"]),
+                SideSetup(opponent, VictorRole.DEFENDER, roster, [agenda]),
+            ]
+            battle, _ = battles.muster(
+                session, campaign_id=w["campaign"], battle_size="combat_patrol", sides=sides
+            )
+            battle.status = "resolved"  # played: only the sides' set-up matters here
+            session.flush()
+
+        play(w["theirs"].id, [boyz], "reaper")
+        for _ in range(21):
+            play(third.id or 0, [warrior.id or 0], "survivor")
+        session.flush()
+        found: list[wizard.LastBattle | None] = []
+        sent = statements(
+            engine, lambda: found.append(wizard.last_battle(session, w["mine"].id, w["theirs"].id))
+        )
+        last = found[0]
+        assert last is not None and last.opponent_id == w["theirs"].id
+        assert last.agendas == (["assassins"], ["reaper"]) and last.rosters[1] == [boyz]
+        assert sent == 1
+        latest = wizard.last_battle(session, w["mine"].id)
+        assert latest is not None and latest.opponent_id == third.id
