@@ -4,6 +4,7 @@ the opponent for confirmation. Pages and JSON API, on both databases."""
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable
 from typing import Any
@@ -11,8 +12,10 @@ from typing import Any
 import segno
 from sqlalchemy import Engine, text
 
+from app.rules.data import UnitType, rulebook
 from tests.api.helpers import dump
 from tests.web.conftest import Browser, campaign_with_two_players
+from tests.web.test_battle_pages import proposed_battle
 
 PASSWORD = "a good password"  # every test person's (tests/web/conftest.py)
 
@@ -310,3 +313,29 @@ def test_the_settings_page_switches_the_organizer_confirmation(
         },
     )
     assert orga.api("GET", url)["organizer_results_need_confirmation"] is True
+
+
+# --- decisions: the effect next to each choice ------------------------------------------------
+
+
+def test_each_honour_choice_shows_its_effect_beside_it(
+    person: Callable[[str], Browser],
+) -> None:
+    world = proposed_battle(person)
+    ruby, kai = world["ruby"], world["kai"]
+    kai.post(f"/battles/{world['battle_id']}/confirm")
+    honour = ruby.get(f"/forces/{world['ruby_force']}/decisions", follow_redirects=False)
+    url = honour.headers["location"]
+    page = ruby.get(f"{url}?category=battle_trait").text
+    assert "What each one does" not in page and "<details>" not in page.split("<h2>")[1]
+    entries = rulebook().honours.battle_traits[UnitType.CHARACTER].entries
+    for entry in entries:  # a radio per entry, its effect right under it, tied to it
+        choice = re.search(
+            rf'<input type="radio" name="entries" value="{entry.id}"'
+            rf' aria-describedby="entry-{entry.id}-effect"\s*>[^<]*</label>\s*'
+            rf'<small class="muted effect" id="entry-{entry.id}-effect">([^<]*)</small>',
+            page,
+        )
+        assert choice is not None, entry.id
+        assert html.unescape(choice.group(1)) == entry.summary
+    assert re.search(r'name="entries" value="" checked> Roll for it', page)
