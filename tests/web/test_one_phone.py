@@ -16,6 +16,7 @@ from app.rules.data import UnitType, rulebook
 from tests.api.helpers import dump
 from tests.web.conftest import Browser, campaign_with_two_players
 from tests.web.test_battle_pages import proposed_battle
+from tests.web.test_wizard_pages import through_muster
 
 PASSWORD = "a good password"  # every test person's (tests/web/conftest.py)
 
@@ -339,3 +340,27 @@ def test_each_honour_choice_shows_its_effect_beside_it(
         assert choice is not None, entry.id
         assert html.unescape(choice.group(1)) == entry.summary
     assert re.search(r'name="entries" value="" checked> Roll for it', page)
+
+
+def test_the_review_tells_an_organizer_who_plays_that_the_opponent_confirms(
+    person: Callable[[str], Browser],
+) -> None:
+    world = _organizer_plays(person)
+    orga = world["orga"]
+    as_orga = {**world, "ruby": orga, "ruby_force": world["orga_force"]}
+    base, _draft_id = through_muster(as_orga)
+    orga.post(f"{base}/after", {"form": "after", "vp_0": "40", "vp_1": "20", "action": "review"})
+    page = orga.get(f"{base}/review").text
+    assert "You play in this battle: your opponent confirms the result" in page
+    assert "your result applies at once" not in page
+    submitted = orga.post(f"{base}/review", {"action": "submit"})
+    battle = submitted.headers["location"]
+    assert orga.api("GET", battle)["status"] == "proposed"
+    orga.api(
+        "PATCH",
+        f"/campaigns/{world['campaign_id']}",
+        json={"organizer_results_need_confirmation": False},
+    )
+    orga.api("POST", f"{battle}/dispute")  # settled by the organizer now that they may
+    assert orga.post(f"{battle}/confirm").status_code == 303
+    assert orga.api("GET", battle)["status"] == "resolved"
