@@ -23,6 +23,7 @@ POLICIES: dict[tuple[str, str], Access] = {
     ("GET", "/api/v1/auth/me"): A.USER,
     ("GET", "/api/v1/auth/csrf"): A.USER,
     ("POST", "/api/v1/auth/password"): A.USER,
+    ("POST", "/api/v1/auth/pin"): A.USER,
     ("GET", "/api/v1/auth/tokens"): A.USER,
     ("POST", "/api/v1/auth/tokens"): A.USER,
     ("DELETE", "/api/v1/auth/tokens/{token_id}"): A.USER,

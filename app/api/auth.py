@@ -95,11 +95,24 @@ class PasswordReset(Input):
     new_password: Password
 
 
+class PinChange(Input):
+    current_password: Password
+    pin: Annotated[str, StringConstraints(max_length=20)] | None = Field(
+        default=None,
+        description="4 to 8 digits; null or absent clears the PIN",
+        examples=["4827"],
+    )
+
+
 class UserPublic(BaseModel):
     id: int
     username: str
     display_name: str
     is_admin: bool
+    has_pin: bool = Field(
+        default=False,
+        description="Whether a PIN is set for confirming results at the table (never shown)",
+    )
 
 
 class TokenCreate(Input):
@@ -126,7 +139,14 @@ class TokenCreated(TokenPublic):
 
 
 def _user(user: User) -> UserPublic:
-    return UserPublic.model_validate(user, from_attributes=True)
+    assert user.id is not None
+    return UserPublic(
+        id=user.id,
+        username=user.username,
+        display_name=user.display_name,
+        is_admin=user.is_admin,
+        has_pin=bool(user.pin_hash),
+    )
 
 
 def _token(row: ApiToken) -> TokenPublic:
@@ -204,6 +224,21 @@ def change_password(
     )
     start_session(request, response, session, user)
     return _user(user)
+
+
+@router.post(
+    "/pin",
+    summary="Set or clear the PIN that confirms a result on the recorder's phone (takes the "
+    "current password); 10 tries a minute",
+)
+def set_pin(
+    body: PinChange, principal: CurrentPrincipal, request: Request, session: SessionDep
+) -> UserPublic:
+    limits: RateLimits = request.app.state.rate_limits
+    limits.hit(limits.login, "pin", str(principal.user.id))
+    return _user(
+        accounts.set_pin(session, user=principal.user, current=body.current_password, pin=body.pin)
+    )
 
 
 @router.post(

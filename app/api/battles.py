@@ -109,7 +109,9 @@ def get_battle(battle_id: int, session: SessionDep) -> BattlePublic:
 @router.post(
     "/battles/{battle_id}/result",
     summary="Enter the result. From an organizer it applies at once (both sides' post-battle "
-    "sequence in one transaction); from a player it waits for the opponent to confirm",
+    "sequence in one transaction), except in a battle they play against another player while "
+    "the campaign's organizer_results_need_confirmation is on; otherwise it waits for the "
+    "opponent to confirm",
 )
 def record_result(battle_id: int, body: BattleResultIn, session: SessionDep) -> BattlePublic:
     results = [

@@ -27,6 +27,13 @@ class CampaignSettings(Input):
     description: Annotated[str, StringConstraints(max_length=4000)] | None = None
     public: bool | None = Field(default=None, description="Anyone may read the campaign")
     join_policy: Literal["invite", "open"] | None = None
+    organizer_results_need_confirmation: bool | None = Field(
+        default=None,
+        description=(
+            "true (the default): a battle an organizer plays in waits for the opponent's"
+            " confirmation like any player's; false: an organizer's own result applies at once"
+        ),
+    )
 
 
 class MemberPublic(BaseModel):

@@ -24,7 +24,11 @@ from app.services.forces import ForceView
 def campaign(row: Campaign) -> CampaignPublic:
     assert row.id is not None
     return CampaignPublic(
-        id=row.id, name=row.name, description=row.description, created_at=row.created_at
+        id=row.id,
+        name=row.name,
+        description=row.description,
+        created_at=row.created_at,
+        organizer_results_need_confirmation=row.organizer_results_need_confirmation,
     )
 
 

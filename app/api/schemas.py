@@ -30,6 +30,10 @@ class CampaignPublic(BaseModel):
     name: str
     description: str
     created_at: datetime
+    organizer_results_need_confirmation: bool = Field(
+        default=True,
+        description="Whether a battle an organizer plays in waits for the opponent's confirmation",
+    )
 
 
 class ForceCreate(Input):

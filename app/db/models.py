@@ -47,6 +47,14 @@ class Campaign(SQLModel, table=True):
         sa_column_kwargs={"server_default": "invite"},
         description="invite: by invite only; open: any account may join as a player",
     )
+    organizer_results_need_confirmation: bool = Field(
+        default=True,
+        sa_column_kwargs={"server_default": "1"},
+        description=(
+            "A battle an organizer plays in waits for the opponent's confirmation like any"
+            " player's; off: an organizer's own result applies at once"
+        ),
+    )
 
 
 class Force(SQLModel, table=True):
@@ -213,6 +221,11 @@ class User(SQLModel, table=True):
     password_hash: str = Field(max_length=200)
     is_admin: bool = False
     session_version: int = Field(default=0, description="Raised to end every open session")
+    pin_hash: str | None = Field(
+        default=None,
+        max_length=200,
+        description="argon2 hash of the short PIN that confirms a result on another's phone",
+    )
     created_at: datetime = Field(default_factory=utcnow)
 
 

@@ -6,6 +6,10 @@ server (a copied cookie stops working). Changing the password ends every other s
 a reset ends them all and revokes the account's API tokens. The session version moves on
 with each password change, which makes a used reset link worthless. API tokens are random
 strings shown once; only their SHA-256 is stored.
+
+A player may also set a short PIN (4 to 8 digits, argon2-hashed like a password, never
+shown back) to confirm a result on the recorder's phone at the table; setting or clearing
+it takes the current password.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from app.errors import DomainError, NotFound
 
 USERNAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{2,39}$")
 MIN_PASSWORD, MAX_PASSWORD = 8, 200
+PIN = re.compile(r"^[0-9]{4,8}$")
 TOKEN_PREFIX = "crt_"
 
 
@@ -131,6 +136,45 @@ def change_password(session: Session, *, user: User, current: str, new: str) -> 
     except (VerificationError, InvalidHashError):
         raise _unauthorized("invalid_credentials", "The current password is wrong.") from None
     return _set_password(session, user, new)
+
+
+def set_pin(session: Session, *, user: User, current: str, pin: str | None) -> User:
+    """Set (or, with ``pin`` None or empty, clear) the confirmation PIN; takes the current
+    password, so a borrowed logged-in phone cannot set one."""
+    try:
+        hasher().verify(user.password_hash, current)
+    except (VerificationError, InvalidHashError):
+        raise DomainError(
+            "password_invalid", "The current password is wrong.", status=422, field="password"
+        ) from None
+    if pin:
+        if not PIN.match(pin):
+            raise DomainError(
+                "pin_invalid", "A PIN is 4 to 8 digits (0-9).", status=422, field="pin"
+            )
+        user.pin_hash = hasher().hash(pin)
+    else:
+        user.pin_hash = None
+    session.add(user)
+    return user
+
+
+def check_pin(user: User, pin: str, *, who: str = "") -> None:
+    """Refuse unless ``pin`` is the user's PIN (``pin_not_set`` if they have none)."""
+    who = who or user.display_name or user.username
+    if not user.pin_hash:
+        raise DomainError(
+            "pin_not_set",
+            f"{who} has not set a PIN; confirm with their password instead.",
+            status=422,
+            field="pin",
+        )
+    try:
+        hasher().verify(user.pin_hash, pin)
+    except (VerificationError, InvalidHashError):
+        raise DomainError(
+            "pin_incorrect", f"That is not {who}'s PIN.", status=422, field="pin"
+        ) from None
 
 
 def _set_password(session: Session, user: User, password: str) -> User:

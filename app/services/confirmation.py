@@ -1,6 +1,11 @@
 """Result confirmation: a result entered by a player is only a proposal until the opponent
 (or an organizer) confirms it; either side may dispute it, and an organizer settles it.
-Until then no card changes. A result entered by an organizer applies at once."""
+Until then no card changes. A result an organizer enters for other players' battle applies
+at once; a battle the organizer plays in themselves waits for the opponent like any
+player's, unless the campaign's ``organizer_results_need_confirmation`` is off.
+
+At the table the opponent confirms on the recorder's phone with their password or their
+short PIN (``accounts.set_pin``); both are checked like a log-in."""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from app.db.models import Battle, BattleSide, Decision, Force, User
+from app.db.models import Battle, BattleSide, Campaign, Decision, Force, User
 from app.errors import DomainError
 from app.services import accounts, battles, history
 from app.services.battles import SideResult
@@ -23,8 +28,8 @@ def submit(session: Session, *, battle_id: int, results: list[SideResult]) -> Ba
     """Apply the result (organizer) or store it as a proposal (player), after checking it
     fully: the proposal is resolved inside a savepoint and rolled back, so a result that the
     rules would refuse is refused now, not at confirmation."""
-    battle, _sides = battles.get_battle(session, battle_id)
-    if _is_organizer(session, battle):
+    battle, sides = battles.get_battle(session, battle_id)
+    if _applies_at_once(session, battle, sides):
         battles.record_result(session, battle_id=battle_id, results=results)
         return battle
     if battle.status != "mustered":
@@ -100,10 +105,12 @@ def table_opponent(session: Session, battle: Battle, sides: list[BattleSide]) ->
     return session.get(User, min(others)) if len(others) == 1 else None
 
 
-def confirm_at_table(session: Session, *, battle_id: int, password: str) -> Battle:
-    """The opponent confirms on the recorder's phone, with their own password: both players
-    are at the table, so nobody has to find the result again later. Confirming is then
-    theirs, exactly as from their own account."""
+def confirm_at_table(
+    session: Session, *, battle_id: int, password: str | None = None, pin: str | None = None
+) -> Battle:
+    """The opponent confirms on the recorder's phone, with their own password or their PIN:
+    both players are at the table, so nobody has to find the result again later.
+    Confirming is then theirs, exactly as from their own account."""
     battle, sides = battles.get_battle(session, battle_id)
     opponent = table_opponent(session, battle, sides)
     if opponent is None:
@@ -112,16 +119,46 @@ def confirm_at_table(session: Session, *, battle_id: int, password: str) -> Batt
             f"Battle {battle_id} has no result waiting for an opponent at the table.",
             status=409,
         )
-    try:
-        accounts.authenticate(session, username=opponent.username, password=password)
-    except DomainError:
-        raise DomainError(
-            "password_invalid",
-            f"That is not {opponent.display_name or opponent.username}'s password.",
-            status=422,
-            field="password",
-        ) from None
+    who = opponent.display_name or opponent.username
+    if pin is not None:
+        accounts.check_pin(opponent, pin, who=who)
+    else:
+        try:
+            accounts.authenticate(session, username=opponent.username, password=password or "")
+        except DomainError:
+            raise DomainError(
+                "password_invalid",
+                f"That is not {who}'s password.",
+                status=422,
+                field="password",
+            ) from None
     return confirm(session, battle_id=battle_id, actor_id=opponent.id)
+
+
+def applies_at_once(session: Session, *, battle_id: int, user: User) -> bool:
+    """Whether a result ``user`` enters for this battle applies at once (for the review
+    page's wording); ``submit`` decides the same way."""
+    battle, sides = battles.get_battle(session, battle_id)
+    return _applies_at_once(session, battle, sides, actor=user.id)
+
+
+def _applies_at_once(
+    session: Session, battle: Battle, sides: list[BattleSide], actor: int | None = None
+) -> bool:
+    """An organizer's result applies at once, except in a battle they play against another
+    player while the campaign wants organizers' results confirmed."""
+    actor = actor if actor is not None else session.info.get("actor_id")
+    if not _is_organizer(session, battle, actor):
+        return False
+    if actor is None or not _organizers_confirmed(session, battle):
+        return True
+    owners = _owners(session, sides)
+    return actor not in owners or not owners - {actor}
+
+
+def _organizers_confirmed(session: Session, battle: Battle) -> bool:
+    campaign = session.get(Campaign, battle.campaign_id)
+    return campaign is None or campaign.organizer_results_need_confirmation
 
 
 def confirm(session: Session, *, battle_id: int, actor_id: int | None = None) -> Battle:
@@ -134,6 +171,19 @@ def confirm(session: Session, *, battle_id: int, actor_id: int | None = None) ->
     if battle.status not in WAITING:
         raise DomainError(
             "no_result_to_confirm", f"Battle {battle_id} has no result waiting.", status=409
+        )
+    actor = session.info.get("actor_id")
+    if (
+        organizer
+        and actor is not None
+        and actor == battle.proposed_by
+        and _organizers_confirmed(session, battle)
+    ):
+        # an organizer's own result goes to the opponent: they cannot wave it through
+        raise DomainError(
+            "cannot_confirm_own_result",
+            "Your opponent (or another organizer) confirms a result you entered.",
+            status=403,
         )
     if not organizer:
         if battle.status == "disputed":
@@ -193,14 +243,18 @@ def _owners(session: Session, sides: list[BattleSide]) -> set[int]:
     return {o for o in owners if o is not None}
 
 
-def _is_organizer(session: Session, battle: Battle) -> bool:
-    actor = session.info.get("actor_id")
+def _is_organizer(session: Session, battle: Battle, actor: int | None = None) -> bool:
+    actor = actor if actor is not None else session.info.get("actor_id")
     if actor is None:
         return True  # services called without a caller (CLI, demo) act as the organizer
-    user = session.get(User, actor)
-    if user is not None and user.is_admin:
+    if _is_admin(session, actor):
         return True
     return role_of(session, campaign_id=battle.campaign_id, user_id=actor) == "organizer"
+
+
+def _is_admin(session: Session, actor: int) -> bool:
+    user = session.get(User, actor)
+    return user is not None and user.is_admin
 
 
 def _side_result(data: dict[str, Any]) -> SideResult:

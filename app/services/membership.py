@@ -140,8 +140,11 @@ def update_settings(
     description: str | None = None,
     public: bool | None = None,
     join_policy: str | None = None,
+    organizer_results_need_confirmation: bool | None = None,
 ) -> Campaign:
     campaign = get_campaign(session, campaign_id)
+    if organizer_results_need_confirmation is not None:
+        campaign.organizer_results_need_confirmation = organizer_results_need_confirmation
     if name is not None:
         campaign.name = name.strip()
     if description is not None:

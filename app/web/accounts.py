@@ -144,9 +144,11 @@ def account_page(
     principal: Member,
     password_reset: str = "",
     password_changed: str = "",
+    pin: str = "",
 ) -> Response:
     notice = "New password saved: you are logged in." if password_reset else None
     notice = "Password changed." if password_changed else notice
+    notice = {"set": "PIN saved.", "cleared": "PIN removed."}.get(pin[:10], notice)
     return _account(request, session, principal, notice=notice)
 
 
@@ -192,6 +194,26 @@ def change_password(
     response = redirect("/account?password_changed=1")
     start_session(request, response, session, user)
     return response
+
+
+@router.post("/account/pin")
+def set_pin(
+    request: Request,
+    session: SessionDep,
+    principal: Member,
+    current_password: Text = "",
+    pin: Text = "",
+) -> Response:
+    """Set or clear the PIN the player confirms a result with on another player's phone."""
+    limits: RateLimits = request.app.state.rate_limits
+    with attempt(session) as outcome:
+        limits.hit(limits.login, "pin", str(principal.user.id))
+        accounts.set_pin(
+            session, user=principal.user, current=current_password, pin=pin.strip()[:20] or None
+        )
+    if outcome.refused:
+        return _account(request, session, principal, status=outcome.status, pin_error=outcome.error)
+    return redirect("/account?pin=" + ("set" if pin.strip() else "cleared") + "#pin")
 
 
 @router.post("/account/tokens")

@@ -18,7 +18,7 @@ from app.db.session import SessionDep
 from app.errors import DomainError, NotFound
 from app.rules.data import ArchiveRoll, HighestTally, rulebook
 from app.rules.errors import RuleError
-from app.services import battles, wizard
+from app.services import battles, confirmation, wizard
 from app.services.access import Access
 from app.services.accounts import Principal
 from app.services.forces import get_campaign, load_force
@@ -743,6 +743,9 @@ def _review_context(
     context["size"] = book.battle_size(battle.battle_size)
     context["organizer"] = wizard.is_organizer(
         session, campaign_id=draft.campaign_id, user=principal.user
+    )
+    context["applies_at_once"] = confirmation.applies_at_once(
+        session, battle_id=battle.id or 0, user=principal.user
     )
     context["preview"] = wizard.preview_view(session, draft, d)
     context["preview_error"] = (wizard.current_preview(d) or {}).get("error")

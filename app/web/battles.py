@@ -20,7 +20,8 @@ from app.services.accounts import Principal
 from app.services.forces import get_campaign
 from app.web.decisions import decision_title
 from app.web.forms import Form
-from app.web.pages import attempt, page, redirect, render
+from app.web.pages import attempt, page, redirect, render, site_url
+from app.web.qr import qr_svg
 
 router = APIRouter()
 
@@ -33,7 +34,7 @@ BattleOrganizer = Annotated[Principal, page(Access.BATTLE_ORGANIZE)]
 
 
 def _battle_context(
-    session: Session, principal: Principal | None, battle_id: int
+    session: Session, principal: Principal | None, battle_id: int, site: str = ""
 ) -> dict[str, Any]:
     book = rulebook()
     battle, sides = battles.get_battle(session, battle_id)
@@ -53,6 +54,12 @@ def _battle_context(
     opponent = in_battle and user is not None and user.id != battle.proposed_by
     views = [_side_view(book, s, forces[s.force_id], owners, cards, proposal) for s in sides]
     made = confirmation.battle_decisions(session, battle_id)
+    table_opponent = at_table if user and user.id == battle.proposed_by else None
+    confirm_link = f"{site}/battles/{battle_id}/confirm"
+    qr = None
+    if table_opponent is not None:
+        who = table_opponent.display_name or table_opponent.username
+        qr = qr_svg(confirm_link, f"QR code of the link for {who} to confirm: {confirm_link}")
     decision_cards = wizard.roster_cards(session, [x.card_id for x in made if x.card_id])
     return {
         "battle": battle,
@@ -68,7 +75,10 @@ def _battle_context(
         "can_call_off": battle.status == "mustered" and (organizer or in_battle),
         "proposer": confirmation.proposer(session, battle),
         # the recorder's phone offers the opponent sitting across the table to confirm here
-        "table_opponent": at_table if user and user.id == battle.proposed_by else None,
+        "table_opponent": table_opponent,
+        # ... or scan this with their own phone, and confirm there from their own account
+        "confirm_link": confirm_link,
+        "confirm_qr": qr,
         "decisions": [
             (x, decision_cards.get(x.card_id or 0), forces.get(x.force_id)) for x in made
         ],
@@ -121,8 +131,30 @@ def battle_page(
     request: Request, session: SessionDep, principal: Reader, battle_id: int
 ) -> Response:
     return render(
-        request, "pages/battle.html", principal, **_battle_context(session, principal, battle_id)
+        request,
+        "pages/battle.html",
+        principal,
+        **_battle_context(session, principal, battle_id, site_url(request)),
     )
+
+
+@router.get("/battles/{battle_id}/confirm")
+def confirm_page(
+    request: Request, session: SessionDep, principal: BattlePlayer, battle_id: int
+) -> Response:
+    """Where the QR code on the recorder's phone leads: the opponent's own phone, logged in
+    (the log-in page comes first and comes back here), sees the result to confirm. The link
+    grants nothing by itself: confirming still takes the opponent's own account."""
+    context = _battle_context(session, principal, battle_id, site_url(request))
+    if not context["can_confirm"]:
+        status = context["battle"].status
+        context["notice"] = (
+            "There is no result waiting for you to confirm here."
+            if status != "proposed"
+            else "Only the opponent of the player who entered this result (or an organizer)"
+            " confirms it; you are logged in as someone else."
+        )
+    return render(request, "pages/battle.html", principal, **context)
 
 
 def _battle_command(
@@ -144,7 +176,7 @@ def _battle_command(
             principal,
             status=outcome.status,
             error=outcome.error,
-            **_battle_context(session, principal, battle_id),
+            **_battle_context(session, principal, battle_id, site_url(request)),
         )
     return redirect(f"/battles/{battle_id}")
 
@@ -160,14 +192,20 @@ def confirm_battle(
 def confirm_at_table(
     request: Request, session: SessionDep, principal: BattlePlayer, form: Form, battle_id: int
 ) -> Response:
-    """The opponent types their password on the recorder's phone (rate-limited as log-in)."""
+    """The opponent types their password or their PIN on the recorder's phone (both
+    rate-limited together, as log-in)."""
     limits: RateLimits = request.app.state.rate_limits
     client = request.client.host if request.client else "?"
     with attempt(session) as outcome:
         limits.hit(limits.login, "table-confirm", client, str(battle_id))
-        confirmation.confirm_at_table(
-            session, battle_id=battle_id, password=str(form.get("password") or "")[:200]
-        )
+        if "pin" in form:
+            confirmation.confirm_at_table(
+                session, battle_id=battle_id, pin=str(form.get("pin") or "").strip()[:20]
+            )
+        else:
+            confirmation.confirm_at_table(
+                session, battle_id=battle_id, password=str(form.get("password") or "")[:200]
+            )
     if outcome.refused:
         return render(
             request,
@@ -175,7 +213,7 @@ def confirm_at_table(
             principal,
             status=outcome.status,
             error=outcome.error,
-            **_battle_context(session, principal, battle_id),
+            **_battle_context(session, principal, battle_id, site_url(request)),
         )
     return redirect(f"/battles/{battle_id}")
 

@@ -554,12 +554,14 @@ def change_settings(
     description: Text = "",
     public: Annotated[bool, Form()] = False,
     join_policy: Text = "invite",
+    organizer_results_need_confirmation: Annotated[bool, Form()] = False,
 ) -> Response:
     values = {
         "name": name,
         "description": description,
         "public": public,
         "join_policy": join_policy,
+        "organizer_results_need_confirmation": organizer_results_need_confirmation,
     }
     with attempt(session) as outcome:
         body = _checked(CampaignSettings, **values)

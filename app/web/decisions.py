@@ -392,6 +392,7 @@ def answer_decision(
         )
         context["values"] = {k: v for k, v in form.items() if isinstance(v, str)}
         context["used"] = field_texts(form, "use")
+        context["chosen"] = field_texts(form, "entries")  # kept ticked after a refusal
         return render(
             request,
             "pages/decision.html",

@@ -11,7 +11,7 @@ from markupsafe import Markup
 from app.db.models import as_utc
 
 
-def when(moment: datetime | None) -> str:
+def utc_text(moment: datetime | None) -> str:
     if moment is None:
         return ""
     return as_utc(moment).strftime("%d %b %Y, %H:%M UTC")
@@ -19,17 +19,28 @@ def when(moment: datetime | None) -> str:
 
 def local_time(moment: datetime | None) -> Markup:
     """A moment as UTC text in a <time> element that app.js rewrites in the viewer's own
-    time zone (issue 12); without script the UTC text stays, marked as UTC."""
+    time zone (issue 12); without script the UTC text stays, marked as UTC. Every page
+    shows times this way (the ``when`` filter is this one)."""
     if moment is None:
         return Markup("")
     utc = as_utc(moment)
     return Markup('<time datetime="{}" data-local>{}</time>').format(
-        utc.isoformat().replace("+00:00", "Z"), when(utc)
+        utc.isoformat().replace("+00:00", "Z"), utc_text(utc)
     )
 
 
-def day(moment: datetime | None) -> str:
-    return as_utc(moment).strftime("%d %b %Y") if moment else ""
+when = local_time
+
+
+def day(moment: datetime | None) -> Markup:
+    """A date alone, in the viewer's zone like ``local_time`` (the day can differ from
+    UTC's); without script the UTC date stays."""
+    if moment is None:
+        return Markup("")
+    utc = as_utc(moment)
+    return Markup('<time datetime="{}" data-local="day">{}</time>').format(
+        utc.isoformat().replace("+00:00", "Z"), utc.strftime("%d %b %Y")
+    )
 
 
 def words(value: Any) -> str:

@@ -4,10 +4,16 @@ Revision ID: 0013
 Revises: 0012
 Create Date: 2026-11-23 21:40:00.000000
 
-Reserved so that work on two branches can land in order; empty until that work fills it.
+A player may set a short PIN (stored as an argon2 hash) to confirm a result on the
+recorder's phone instead of typing their password. A campaign says whether the battles an
+organizer plays in wait for the opponent's confirmation (the default) or apply at once.
 """
 
 from collections.abc import Sequence
+
+import sqlalchemy as sa
+import sqlmodel
+from alembic import op
 
 
 revision: str = '0013'
@@ -17,8 +23,23 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    pass
+    with op.batch_alter_table('user_account', schema=None) as batch_op:
+        batch_op.add_column(
+            sa.Column('pin_hash', sqlmodel.sql.sqltypes.AutoString(length=200), nullable=True)
+        )
+    with op.batch_alter_table('campaign', schema=None) as batch_op:
+        batch_op.add_column(
+            sa.Column(
+                'organizer_results_need_confirmation',
+                sa.Boolean(),
+                server_default='1',
+                nullable=False,
+            )
+        )
 
 
 def downgrade() -> None:
-    pass
+    with op.batch_alter_table('campaign', schema=None) as batch_op:
+        batch_op.drop_column('organizer_results_need_confirmation')
+    with op.batch_alter_table('user_account', schema=None) as batch_op:
+        batch_op.drop_column('pin_hash')

@@ -222,6 +222,10 @@ def _seed(app: FastAPI, engine: Engine) -> World:
     api = TestClient(app, headers=world.headers())
     campaign = _ok(api.post("/api/v1/campaigns", json={"name": "Fuzz", "description": "d"}))["id"]
     world.campaign_id = campaign
+    # The organizer plays Blue against the player below: their result applies at once only
+    # with this setting off (issue 12's default sends it to the opponent).
+    off = {"organizer_results_need_confirmation": False}
+    _ok(api.patch(f"/api/v1/campaigns/{campaign}", json=off), 200)
     join, withdraw, accept = (
         _ok(api.post(f"/api/v1/campaigns/{campaign}/invites", json={"max_uses": 5}))["code"]
         for _ in range(3)

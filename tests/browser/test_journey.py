@@ -283,7 +283,7 @@ def test_the_whole_journey_on_a_phone(fresh_server: str, new_page: Callable[...,
     with ruby.expect_navigation():
         ruby.get_by_role("button", name="Next").click()
     expect(ruby.get_by_role("heading", name="Battle trait for Captain")).to_be_visible()
-    ruby.get_by_label("Choice").select_option(label="5: Inspiring Hero")
+    ruby.get_by_label("5: Inspiring Hero").check()
     assert_page_ok(ruby)
     with ruby.expect_navigation():
         ruby.get_by_role("button", name="Answer").click()

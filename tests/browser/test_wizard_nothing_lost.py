@@ -196,3 +196,36 @@ def test_no_signal_at_the_table(new_page: Callable[..., Page], live_server: str)
     expect(page.get_by_role("group", name="Ranged kills, Captain").locator("output")).to_have_text(
         "2"
     )
+
+
+# Chromium reports the requests that fail while the phone is offline (and only those)
+@pytest.mark.allow_console_errors(r"ERR_INTERNET_DISCONNECTED", r"Failed to fetch")
+def test_two_tabs_of_one_battle_keep_their_own_taps(
+    new_page: Callable[..., Page], live_server: str
+) -> None:
+    """Two tabs of the same step share the phone's storage but keep a queue each: taps
+    waiting in both (no signal) are all sent once, even when one tab is closed first."""
+    name, client = player(live_server)
+    base = battle_in_progress(client, *two_forces(client))
+    client.close()
+    first = new_page("phone")
+    log_in(first, name, next=f"{base}/after")
+    second = first.context.new_page()
+    second.goto(f"{base}/after")
+    for tab in (first, second):
+        expect(tab.get_by_role("heading", name="After the game")).to_be_visible()
+    first.context.set_offline(True)
+    for tab, taps in ((first, 3), (second, 2)):
+        plus = tab.get_by_role("button", name="One more: Ranged kills, Captain")
+        for _ in range(taps):
+            plus.click()
+        count = tab.get_by_role("group", name="Ranged kills, Captain").locator("output")
+        expect(count).to_have_text(str(taps))
+    queues = "Object.keys(localStorage).filter(k => k.startsWith('crusade-wizard-queue:'))"
+    assert len(second.evaluate(queues)) == 2  # one queue per tab, neither overwrote the other
+    first.close()  # closed with its three taps still waiting
+    second.context.set_offline(False)
+    second.wait_for_function(QUEUE_EMPTY, timeout=30_000)
+    second.reload()
+    count = second.get_by_role("group", name="Ranged kills, Captain").locator("output")
+    expect(count).to_have_text("5")  # every tap from both tabs, each counted once

@@ -7,13 +7,23 @@
 // Each request carries the draft's version; the answer gives the next one. A change made
 // elsewhere in between (another tab, the other player) is refused by the server with a
 // conflict, which is shown with a Reload button; nothing is overwritten silently.
+//
+// Each tab keeps its own queue (localStorage is shared by every tab of the site): the key
+// carries the tab's id, kept in sessionStorage so a reload finds its queue again. A tab
+// holds a Web Lock named after its id for as long as it lives; the queue of a tab that
+// was closed with taps still waiting (no signal) is adopted by the next tab of the same
+// draft, under that lock, so it is sent once, in order, and never by two tabs at once.
 (function () {
   "use strict";
   var form = document.querySelector("form[data-draft]");
   if (!form) return;
   document.documentElement.classList.add("js");
   var draft = form.getAttribute("data-draft");
-  var storeKey = "crusade-wizard-queue:" + draft;
+  var prefix = "crusade-wizard-queue:" + draft;
+  var tabId = thisTab();
+  var storeKey = prefix + ":" + tabId;
+  var locks = navigator.locks && navigator.locks.request ? navigator.locks : null;
+  var ready = !locks; // with Web Locks: only once this tab holds its own lock
   var versionInput = form.querySelector("input[name=version]");
   var csrfInput = form.querySelector("input[name=csrf_token]");
   var pageVersion = versionInput ? Number(versionInput.value) : null;
@@ -28,12 +38,82 @@
   var failures = 0;
   var confirmed = {}; // counter slug -> the value the server last confirmed
 
-  function read() {
+  function read(key) {
     try {
-      var found = JSON.parse(localStorage.getItem(storeKey) || "null");
+      var found = JSON.parse(localStorage.getItem(key || storeKey) || "null");
       if (found && Array.isArray(found.items)) return found;
     } catch (e) { /* no storage, or a broken entry: start empty */ }
     return { version: null, items: [] };
+  }
+
+  // This tab's id: kept through a reload (sessionStorage, marked on the way out), new for
+  // a new tab and for a duplicated one (which copies sessionStorage but is no reload).
+  function thisTab() {
+    var id = null;
+    try {
+      id = sessionStorage.getItem("crusade-tab-id");
+      if (!id || sessionStorage.getItem("crusade-tab-left") !== id) {
+        id = newKey();
+        sessionStorage.setItem("crusade-tab-id", id);
+      }
+      sessionStorage.removeItem("crusade-tab-left");
+    } catch (e) { id = id || newKey(); }
+    return id;
+  }
+
+  // Tabs of this draft tell each other when one goes, so its waiting taps are taken over.
+  var channel = window.BroadcastChannel ? new BroadcastChannel(prefix) : null;
+  if (channel) {
+    channel.onmessage = function () {
+      setTimeout(adoptOrphans, 300); // once the closed tab has let go of its lock
+      setTimeout(adoptOrphans, 2000);
+    };
+  }
+
+  window.addEventListener("pagehide", function () {
+    try { sessionStorage.setItem("crusade-tab-left", tabId); } catch (e) { /* fine */ }
+    if (channel && state.items.length) channel.postMessage("gone");
+  });
+  window.addEventListener("pageshow", function (event) {
+    if (!event.persisted) return; // back from the back/forward cache: still this tab
+    try { sessionStorage.removeItem("crusade-tab-left"); } catch (e) { /* fine */ }
+  });
+
+  function otherQueues() {
+    var keys = [];
+    try {
+      for (var i = 0; i < localStorage.length; i++) {
+        var key = localStorage.key(i);
+        if (key !== storeKey && (key === prefix || key.indexOf(prefix + ":") === 0)) keys.push(key);
+      }
+    } catch (e) { /* no storage */ }
+    return keys;
+  }
+
+  // Take over the queue of a tab that is gone: its items go before this tab's own (they
+  // were entered first), after the one on its way if any.
+  function adopt(key) {
+    var found = read(key);
+    try { localStorage.removeItem(key); } catch (e) { /* fine */ }
+    if (!found.items.length) return;
+    var at = busy ? 1 : 0;
+    state.items.splice.apply(state.items, [at, 0].concat(found.items));
+    if (state.version === null || state.version === undefined) state.version = found.version;
+    write();
+    restore();
+    showCounts();
+    pump();
+  }
+
+  function adoptOrphans() {
+    otherQueues().forEach(function (key) {
+      var other = key === prefix ? "legacy" : key.slice(prefix.length + 1);
+      if (!locks) { if (other === "legacy") adopt(key); return; }
+      // A live tab holds its lock: only a gone tab's queue is free to take.
+      locks.request("crusade-wizard-tab:" + draft + ":" + other, { ifAvailable: true }, function (lock) {
+        if (lock) adopt(key);
+      });
+    });
   }
 
   function write() {
@@ -146,7 +226,7 @@
 
   function pump() {
     status();
-    if (busy || stopped) return;
+    if (busy || stopped || !ready) return;
     if (!state.items.length) {
       say("");
       if (waiting) { var button = waiting; waiting = null; form.requestSubmit(button); }
@@ -303,7 +383,7 @@
     say("Saving " + waitingText().replace(" waiting to be sent", "") + " first…");
   });
 
-  window.addEventListener("online", function () { failures = 0; pump(); });
+  window.addEventListener("online", function () { failures = 0; if (ready) adoptOrphans(); pump(); });
 
   // No signal: moving on would show the browser's offline page, so stay; every field is
   // already queued on the phone.
@@ -337,5 +417,25 @@
   }
   restore();
   showCounts();
+  if (locks) {
+    // Held until the page goes: other tabs see this queue is alive. Once held, this tab's
+    // stored queue is read again (a tab may have adopted it while this one was reloading).
+    locks.request("crusade-wizard-tab:" + draft + ":" + tabId, function () {
+      var mine = read();
+      if (JSON.stringify(mine.items) !== JSON.stringify(state.items)) {
+        state.items = mine.items;
+        if (mine.items.length) state.version = mine.version;
+        restore();
+        showCounts();
+      }
+      ready = true;
+      pump();
+      adoptOrphans();
+      setTimeout(adoptOrphans, 1500); // a tab closed just now lets go of its lock late
+      return new Promise(function () { /* never: the lock lives as long as the page */ });
+    });
+  } else {
+    adoptOrphans();
+  }
   pump();
 })();
