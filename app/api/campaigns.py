@@ -22,6 +22,8 @@ from app.api.schemas import (
     CampaignPublic,
     CardCreate,
     CardPublic,
+    CardsCreate,
+    CardsPublic,
     CardUpdate,
     EventPublic,
     ForceCreate,
@@ -30,7 +32,7 @@ from app.api.schemas import (
     OrderOfBattlePublic,
 )
 from app.db.session import SessionDep, session_scope
-from app.services import forces, requisitions, standings, transfer
+from app.services import forces, requisitions, standings, transfer, unit_entry
 from app.services import history as events
 from app.services.fields import request_fields
 
@@ -155,6 +157,26 @@ def add_card(
             )
     session.refresh(row)
     return present.card(row)
+
+
+@router.post(
+    "/forces/{force_id}/cards/batch",
+    status_code=status.HTTP_201_CREATED,
+    summary="Add several units at once: all of them, or none if one is refused",
+)
+def add_cards(force_id: int, body: CardsCreate, session: SessionDep) -> CardsPublic:
+    """Each unit is checked as if added alone (Supply Limit, faction keyword, the
+    Requisitions it buys as it joins) against the Order of Battle as it grows. A refusal
+    adds none of them and names the unit: its field is the path (``units[2].power_rating``)."""
+    units = [
+        unit_entry.NewUnit(
+            details=unit.model_dump(exclude={"requisitions"}),
+            requisitions=[order(r) for r in unit.requisitions],
+        )
+        for unit in body.units
+    ]
+    rows = unit_entry.add_units(session, force_id=force_id, units=units)
+    return CardsPublic(cards=[present.card(row) for row in rows])
 
 
 @router.get("/cards/{card_id}", summary="One Crusade card")

@@ -4,12 +4,10 @@ Requisitions, and each unit's Crusade card (with a print layout and its battle h
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import Response
-from pydantic import BaseModel, StringConstraints, ValidationError
-from pydantic_core import ErrorDetails
 from sqlmodel import Session
 
 from app.api import present
@@ -30,223 +28,31 @@ from app.rules.errors import RuleError
 from app.rules.order_of_battle import OrderOfBattle
 from app.rules.ranks import next_rank
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
-from app.services import card_battles, decisions, forces, requisitions
+from app.services import card_battles, decisions, forces, requisitions, unit_entry
 from app.services.access import Access, authorize
 from app.services.accounts import Principal
 from app.services.convert import card_value
 from app.services.forces import ForceView
+from app.web.forms import Form as PostedForm
 from app.web.pages import attempt, page, redirect, render
 from app.web.reference import requisition_terms
+from app.web.schemas import (
+    MAX_LINES,
+    REQUISITION_FIELDS,
+    CardForm,
+    ForceForm,
+    RequisitionForm,
+    UnitForm,
+    checked,
+    line_count,
+    line_key,
+    unit_lines,
+    unit_of,
+)
 
 router = APIRouter()
 Reader = Annotated[Principal | None, page(Access.CAMPAIGN_READ)]
 Owner = Annotated[Principal, page(Access.FORCE_OWN)]
-Typed = Annotated[str, StringConstraints(max_length=8000)]
-M = TypeVar("M", bound=BaseModel)
-
-LABELS = {
-    "name": "Name",
-    "power_rating": "Power Rating",
-    "keywords": "Keywords",
-    "datasheet": "Datasheet",
-    "battlefield_role": "Battlefield role",
-    "champion": "Champion",
-    "wargear": "Wargear",
-    "psychic_powers": "Psychic powers",
-    "narrative": "Narrative",
-    "notes": "Notes",
-    "player_name": "Player",
-    "requisitions": "Requisitions",
-    "new_power_rating": "New Power Rating",
-    "replaced_weapons": "Weapons swapped out",
-    "scar": "Battle Scar",
-    "stratagem": "Stratagem",
-    "stratagem_cp": "The Stratagem's CP cost",
-    "warlord_trait": "Warlord Trait",
-    "relic": "Relic",
-    "model": "Model",
-    "replaces_weapon": "Weapon it replaces",
-    "card_id": "Unit",
-}
-# The details each Requisition asks for: (form field, label, input kind, required).
-REQUISITION_FIELDS: dict[str, list[tuple[str, str, str, bool]]] = {
-    "fresh_recruits": [
-        ("new_power_rating", "New Power Rating", "number", True),
-        ("wargear", "Wargear with the new models (optional)", "textarea", False),
-    ],
-    "rearm_and_resupply": [
-        ("wargear", "New wargear", "textarea", True),
-        ("replaced_weapons", "Weapons swapped out, separated by commas", "text", False),
-    ],
-    "psychic_meditations": [("psychic_powers", "Psychic powers now known", "textarea", True)],
-    "specialist_reinforcements": [
-        ("stratagem", "Stratagem", "text", True),
-        ("stratagem_cp", "Its CP cost", "number", True),
-    ],
-    "warlord_trait": [
-        ("warlord_trait", "Warlord Trait", "text", True),
-        ("model", "Model that takes it (optional)", "text", False),
-    ],
-    "relic": [
-        ("relic", "Relic", "text", True),
-        ("model", "Model that carries it (optional)", "text", False),
-        ("replaces_weapon", "Weapon it replaces (optional)", "text", False),
-        ("first_founding", "A First Founding Chapter relic", "checkbox", False),
-    ],
-}
-
-
-# --- forms --------------------------------------------------------------------------------
-
-
-class UnitForm(BaseModel):
-    """The Add a unit form, as typed (checked against the API's CardCreate limits)."""
-
-    name: Typed = ""
-    power_rating: Typed = ""
-    keywords: Typed = ""
-    datasheet: Typed = ""
-    battlefield_role: Typed = ""
-    champion: Typed = ""
-    named_character: Typed = ""
-    wargear: Typed = ""
-    psychic_powers: Typed = ""
-    narrative: Typed = ""
-    stratagem: Typed = ""
-    stratagem_cp: Typed = ""
-    warlord_trait: Typed = ""
-    relic: Typed = ""
-    first_founding: Typed = ""
-
-    def card(self) -> dict[str, Any]:
-        """The CardCreate body, with the Requisitions bought as the unit joins."""
-        wanted: list[dict[str, Any]] = []
-        if self.stratagem.strip() or self.stratagem_cp.strip():
-            wanted.append(
-                {
-                    "requisition": "specialist_reinforcements",
-                    "stratagem": self.stratagem,
-                    "stratagem_cp": self.stratagem_cp or None,
-                }
-            )
-        named = bool(self.named_character)
-        if self.warlord_trait.strip() and not named:
-            wanted.append({"requisition": "warlord_trait", "warlord_trait": self.warlord_trait})
-        if self.relic.strip():
-            wanted.append(
-                {"requisition": "relic", "relic": self.relic, "first_founding": _ticked(self)}
-            )
-        return {
-            "name": self.name,
-            "power_rating": self.power_rating,
-            "keywords": _list(self.keywords),
-            "datasheet": self.datasheet.strip(),
-            "battlefield_role": self.battlefield_role.strip(),
-            "champion": self.champion.strip() or None,
-            "named_character": named,
-            # A named character's trait is its own, not a requisition.
-            "warlord_trait": self.warlord_trait.strip() or None if named else None,
-            "wargear": self.wargear,
-            "psychic_powers": self.psychic_powers,
-            "narrative": self.narrative,
-            "requisitions": wanted,
-        }
-
-
-class RequisitionForm(BaseModel):
-    """One Requisition's buy form: the fields it uses, as typed."""
-
-    requisition: Typed = ""
-    card_id: Typed = ""
-    card_scar: Typed = ""
-    new_power_rating: Typed = ""
-    wargear: Typed = ""
-    replaced_weapons: Typed = ""
-    psychic_powers: Typed = ""
-    stratagem: Typed = ""
-    stratagem_cp: Typed = ""
-    warlord_trait: Typed = ""
-    relic: Typed = ""
-    model: Typed = ""
-    replaces_weapon: Typed = ""
-    first_founding: Typed = ""
-
-    def body(self) -> dict[str, Any]:
-        """The RequisitionIn body; empty fields are left out, as the API's callers do."""
-        card_id, scar = self.card_id, ""
-        if self.card_scar:  # Repair and Recuperate picks a unit and its scar in one go
-            card_id, _, scar = self.card_scar.partition("/")
-        data: dict[str, Any] = {
-            "requisition": self.requisition,
-            "card_id": card_id or None,
-            "scar": scar or None,
-            "replaced_weapons": _list(self.replaced_weapons),
-            "first_founding": _ticked(self),
-        }
-        for name in (
-            "new_power_rating",
-            "wargear",
-            "psychic_powers",
-            "stratagem",
-            "stratagem_cp",
-            "warlord_trait",
-            "relic",
-            "model",
-            "replaces_weapon",
-        ):
-            if getattr(self, name).strip():
-                data[name] = getattr(self, name)
-        return data
-
-
-class ForceForm(BaseModel):
-    name: Typed = ""
-    player_name: Typed = ""
-    notes: Typed = ""
-
-
-class CardForm(BaseModel):
-    name: Typed = ""
-    narrative: Typed = ""
-
-
-def _ticked(form: UnitForm | RequisitionForm) -> bool:
-    return bool(form.first_founding)
-
-
-def _list(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
-def _checked(model: type[M], data: dict[str, Any]) -> M:
-    """``data`` checked against an API schema: the same limits as the JSON API, refused in
-    words next to the field at fault."""
-    try:
-        return model.model_validate(data)
-    except ValidationError as invalid:
-        first = invalid.errors()[0]
-        names = [str(p) for p in first["loc"] if isinstance(p, str)]
-        name = names[-1] if names else None
-        raise DomainError("form_invalid", _say(first, name), status=422, field=name) from None
-
-
-def _say(error: ErrorDetails, name: str | None) -> str:
-    label = LABELS.get(name or "", (name or "This field").replace("_", " ").capitalize())
-    context: dict[str, Any] = dict(error.get("ctx") or {})
-    kind = error["type"]
-    if kind == "string_too_short":
-        return f"{label} is needed."
-    if kind == "string_too_long":
-        return f"{label} can be at most {context.get('max_length')} characters."
-    if kind == "too_long":
-        return f"{label}: at most {context.get('max_length')} entries."
-    if kind in ("greater_than_equal", "greater_than"):
-        return f"{label} must be at least {context.get('ge', context.get('gt'))}."
-    if kind in ("less_than_equal", "less_than"):
-        return f"{label} must be at most {context.get('le', context.get('lt'))}."
-    if kind.startswith("int_"):
-        return f"{label} must be a whole number."
-    return f"{label}: {error['msg']}."
 
 
 def _may_change(session: Session, principal: Principal | None, force_id: int) -> bool:
@@ -304,13 +110,16 @@ def order_of_battle(
     force_id: int,
     added: str = "",
     imported: int = 0,
+    joined: Annotated[int, Query(ge=0, le=1000)] = 0,
 ) -> Response:
     view = forces.load_force(session, force_id)
-    joined = next((c for c in view.cards if str(c.id) == added and not c.removed), None)
-    notice = f"{joined.name} joined the Order of Battle." if joined else None
+    newcomer = next((c for c in view.cards if str(c.id) == added and not c.removed), None)
+    notice = f"{newcomer.name} joined the Order of Battle." if newcomer else None
     if imported > 0:
         units = f"{imported} unit{'s' if imported != 1 else ''}"
         notice = f"{units} from the roster joined the Order of Battle."
+    if joined > 0:
+        notice = f"{joined} unit{'s' if joined != 1 else ''} joined the Order of Battle."
     waiting = decisions.list_decisions(session, force_id=force_id, status="pending")
     return _force_page(
         request, session, principal, view, "pages/force.html", notice=notice, waiting=len(waiting)
@@ -319,44 +128,115 @@ def order_of_battle(
 
 @router.get("/forces/{force_id}/cards/new")
 def add_unit_page(
-    request: Request, session: SessionDep, principal: Owner, force_id: int
-) -> Response:
-    view = forces.load_force(session, force_id)
-    values = {"keywords": view.force.crusade_faction}
-    return _force_page(
-        request, session, principal, view, "pages/force_add_unit.html", values=values
-    )
-
-
-@router.post("/forces/{force_id}/cards")
-def add_unit(
     request: Request,
     session: SessionDep,
     principal: Owner,
     force_id: int,
-    form: Annotated[UnitForm, Form()],
+    lines: Annotated[str, Query(max_length=4)] = "",
+    copy: Annotated[int | None, Query(ge=1, lt=2**31)] = None,
 ) -> Response:
+    shown = unit_entry.add_units_view(session, force_id=force_id, copy=copy)
+    values = [shown.first_line] + [{"chips": shown.chips[:1]}] * (line_count(lines) - 1)
+    return _add_units_page(request, session, principal, shown, values)
+
+
+def _add_units_page(
+    request: Request,
+    session: Session,
+    principal: Principal,
+    shown: unit_entry.AddUnitsView,
+    values: list[dict[str, Any]],
+    *,
+    status: int = 200,
+    error: Exception | None = None,
+) -> Response:
+    return _force_page(
+        request,
+        session,
+        principal,
+        shown.view,
+        "pages/force_add_unit.html",
+        status=status,
+        error=error,
+        chips=shown.chips,
+        copied=shown.copied,
+        lines=values,
+        max_lines=MAX_LINES,
+    )
+
+
+@router.post("/forces/{force_id}/cards")
+def add_units(
+    request: Request, session: SessionDep, principal: Owner, force_id: int, form: PostedForm
+) -> Response:
+    """Add every filled-in line (all or none), or, for "More lines", show the form again
+    with more lines and everything typed kept."""
+    more = line_count(form.get("more"), default=0)
+    typed: list[UnitForm] | None = None
+    cards: list[Card] = []
     with attempt(session) as outcome:
-        body = _checked(CardCreate, form.card())
-        card = forces.add_card(
-            session, force_id=force_id, **body.model_dump(exclude={"requisitions"})
-        )
-        for wanted in body.requisitions:
-            bought = requisition_order(wanted.model_copy(update={"card_id": card.id}))
-            requisitions.purchase(session, force_id=force_id, order=bought, card_added=card.id)
-    if outcome.refused:
-        view = forces.load_force(session, force_id)
-        return _force_page(
+        typed = unit_lines(form)
+        if not more:
+            cards = _add_lines(session, force_id, typed)
+    if outcome.refused or more:
+        shown = unit_entry.add_units_view(session, force_id=force_id)
+        count = line_count(form.get("lines"))
+        if typed is None:  # not even readable (a field over its length): as posted
+            values = [_typed_again(form, n) for n in range(count)]
+        else:
+            values = [line.model_dump() for line in typed]
+        values += [{"chips": shown.chips[:1]}] * more
+        return _add_units_page(
             request,
             session,
             principal,
-            view,
-            "pages/force_add_unit.html",
-            status=outcome.status,
+            shown,
+            values[:MAX_LINES],
+            status=outcome.status if outcome.refused else 200,
             error=outcome.error,
-            values=form.model_dump(),
         )
-    return redirect(f"/forces/{force_id}?added={card.id}#card-{card.id}")
+    if len(cards) == 1:
+        return redirect(f"/forces/{force_id}?added={cards[0].id}#card-{cards[0].id}")
+    return redirect(f"/forces/{force_id}?joined={len(cards)}")
+
+
+def _typed_again(form: Any, line: int) -> dict[str, Any]:
+    """A line as posted, when it could not even be read (a field over its length)."""
+    values: dict[str, Any] = {
+        n: str(form.get(line_key(n, line)) or "")[:8000] for n in UnitForm.model_fields
+    }
+    values["chips"] = [str(v)[:120] for v in form.getlist(line_key("kw", line))]
+    return values
+
+
+def _add_lines(session: Session, force_id: int, typed: list[UnitForm]) -> list[Card]:
+    """The filled-in lines, checked as the API checks a CardCreate, added in one go; a
+    refusal names the line and sits next to its field."""
+    filled = [(n, line) for n, line in enumerate(typed) if not line.blank()]
+    if not filled:
+        raise DomainError(
+            "units_missing",
+            "Fill in at least one unit: its name and Power Rating.",
+            status=422,
+            field="name",
+        )
+    units, labels = [], []
+    for n, line in filled:
+        body = checked(CardCreate, line.card(), line=n)
+        units.append(
+            unit_entry.NewUnit(
+                details=body.model_dump(exclude={"requisitions"}),
+                requisitions=[requisition_order(r) for r in body.requisitions],
+            )
+        )
+        labels.append(f"Line {n + 1} ({body.name})" if len(typed) > 1 else "")
+    try:
+        return unit_entry.add_units(session, force_id=force_id, units=units, labels=labels)
+    except RuleError as refused:
+        at = unit_of(refused.path)
+        if at is not None:
+            refused.field = line_key(at[1], filled[at[0]][0])
+        raise
 
 
 @router.get("/forces/{force_id}/edit")
@@ -381,7 +261,7 @@ def edit_force(
     form: Annotated[ForceForm, Form()],
 ) -> Response:
     with attempt(session) as outcome:
-        body = _checked(ForceUpdate, form.model_dump())
+        body = checked(ForceUpdate, form.model_dump())
         forces.update_force(session, force_id=force_id, **body.model_dump())
     if outcome.refused:
         view = forces.load_force(session, force_id)
@@ -523,7 +403,7 @@ def buy_requisition(
     form: Annotated[RequisitionForm, Form()],
 ) -> Response:
     with attempt(session) as outcome:
-        body = _checked(RequisitionIn, form.body())
+        body = checked(RequisitionIn, form.body())
         bought = requisitions.purchase(session, force_id=force_id, order=requisition_order(body))
     if outcome.refused:
         return _requisitions_page(
@@ -713,7 +593,7 @@ def edit_card(
     form: Annotated[CardForm, Form()],
 ) -> Response:
     with attempt(session) as outcome:
-        body = _checked(CardUpdate, form.model_dump())
+        body = checked(CardUpdate, form.model_dump())
         forces.update_card(session, card_id=card_id, **body.model_dump())
     if outcome.refused:
         row = forces.get_card(session, card_id)
