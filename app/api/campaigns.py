@@ -184,9 +184,12 @@ def get_card(card_id: int, session: SessionDep) -> CardPublic:
     return present.card(forces.get_card(session, card_id))
 
 
-@router.patch("/cards/{card_id}", summary="Edit a card's name or narrative (nothing else)")
+@router.patch(
+    "/cards/{card_id}",
+    summary="Edit a card's name or narrative; correct its keywords while it is as it joined",
+)
 def update_card(card_id: int, body: CardUpdate, session: SessionDep) -> CardPublic:
-    row = forces.update_card(session, card_id=card_id, **body.model_dump(exclude_unset=True))
+    row = unit_entry.edit_card(session, card_id=card_id, **body.model_dump(exclude_unset=True))
     return present.card(row)
 
 

@@ -128,6 +128,12 @@ class CardsPublic(BaseModel):
 class CardUpdate(Input):
     name: Name | None = None
     narrative: Text | None = None
+    keywords: list[Keyword] | None = Field(
+        default=None,
+        max_length=40,
+        description="A correction, only while the unit is as it joined (no battle, XP, "
+        "honours, scars or Requisitions); it keeps the force's faction keyword or UNALIGNED",
+    )
 
 
 class UpgradePublic(BaseModel):

@@ -13,9 +13,10 @@ from app.db.models import Campaign, Card
 from app.errors import DomainError
 from app.rules.data import rulebook
 from app.rules.errors import RuleError
-from app.rules.keywords import rule_keywords
+from app.rules.keywords import correct_keywords, keywords_fixed, rule_keywords
 from app.rules.requisitions import RequisitionOrder
 from app.services import forces, requisitions
+from app.services.convert import card_value, write_card
 from app.services.fields import request_fields
 from app.services.forces import ForceView
 
@@ -69,6 +70,50 @@ def add_units(
     for row in rows:
         session.refresh(row)
     return rows
+
+
+def edit_card(
+    session: Session,
+    *,
+    card_id: int,
+    name: str | None = None,
+    narrative: str | None = None,
+    keywords: list[str] | None = None,
+) -> Card:
+    """A card's name and narrative (any time), and its keywords corrected while the unit is
+    as it joined and no battle of its force is under way (docs/rulings.md, 39)."""
+    row = forces.update_card(session, card_id=card_id, name=name, narrative=narrative)
+    if keywords is not None:
+        view = forces.load_force(session, row.force_id)
+        during = requisitions.purchase_window(session, row.force_id).during_battle
+        value = next(c for c in view.value.cards if c.id == str(row.id))
+        corrected = correct_keywords(view.value, value, keywords, rulebook(), during_battle=during)
+        write_card(row, corrected)
+        session.add(row)
+    return row
+
+
+@dataclass(frozen=True)
+class KeywordEdit:
+    """The card page's keyword chips: those ticked, and the other keywords as text."""
+
+    chips: list[str]
+    ticked: list[str]
+    others: str
+
+
+def keyword_edit(session: Session, row: Card, crusade_faction: str) -> KeywordEdit | None:
+    """What the card page offers to correct the keywords, or None once they are fixed."""
+    during = requisitions.purchase_window(session, row.force_id).during_battle
+    if row.removed or keywords_fixed(card_value(row), during_battle=during) is not None:
+        return None
+    chips = keyword_chips(crusade_faction)
+    words = list(row.keywords)
+    return KeywordEdit(
+        chips=chips,
+        ticked=[w for w in words if w in chips],
+        others=", ".join(w for w in words if w not in chips),
+    )
 
 
 def _label(index: int, unit: NewUnit) -> str:

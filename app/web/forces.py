@@ -556,6 +556,7 @@ def _card_page(
     view = forces.load_force(session, row.force_id)
     force = view.force
     assert force.id is not None
+    can_change = _may_change(session, principal, force.id) and not row.removed
     return render(
         request,
         template,
@@ -564,7 +565,10 @@ def _card_page(
         sheet=card_sheet(row, force, row.id in view.pending_card_ids),
         force=force,
         campaign=forces.get_campaign(session, force.campaign_id),
-        can_change=_may_change(session, principal, force.id) and not row.removed,
+        can_change=can_change,
+        keyword_edit=unit_entry.keyword_edit(session, row, force.crusade_faction)
+        if can_change
+        else None,
         **context,
     )
 
@@ -593,8 +597,8 @@ def edit_card(
     form: Annotated[CardForm, Form()],
 ) -> Response:
     with attempt(session) as outcome:
-        body = checked(CardUpdate, form.model_dump())
-        forces.update_card(session, card_id=card_id, **body.model_dump())
+        body = checked(CardUpdate, form.body())
+        unit_entry.edit_card(session, card_id=card_id, **body.model_dump(exclude_unset=True))
     if outcome.refused:
         row = forces.get_card(session, card_id)
         return _card_page(

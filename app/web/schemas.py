@@ -257,8 +257,24 @@ class ForceForm(BaseModel):
 
 
 class CardForm(BaseModel):
+    """A card's edit form: name and narrative; the keyword chips (``kw``) and other
+    keywords only when the form offered them (``keywords_shown``)."""
+
     name: Typed = ""
     narrative: Typed = ""
+    keywords_shown: Typed = ""
+    kw: list[Annotated[str, StringConstraints(max_length=120)]] = Field(
+        default_factory=list, max_length=60
+    )
+    keywords: Typed = ""
+
+    def body(self) -> dict[str, Any]:
+        """The CardUpdate body."""
+        data: dict[str, Any] = {"name": self.name, "narrative": self.narrative}
+        if self.keywords_shown:
+            words = [*self.kw, *_list(self.keywords)]
+            data["keywords"] = list(dict.fromkeys(w.strip().upper() for w in words if w.strip()))
+        return data
 
 
 def _ticked(form: UnitForm | RequisitionForm) -> bool:

@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from tests.api.helpers import account, assert_problem, campaign, dump, force, unit
+from tests.api.test_battle_flow import muster, setup_two_forces
 
 
 def squad(name: str, power: int = 5, *keywords: str, **extra: Any) -> dict[str, Any]:
@@ -123,3 +124,42 @@ def test_only_the_owner_may_add(client: TestClient, engine: Engine) -> None:
     refused = batch(stranger, force_id, [squad("A")])
     assert refused.status_code in (403, 404), refused.text
     assert dump(engine) == before
+
+
+class TestKeywordCorrection:
+    """PATCH /cards/{id} with keywords (docs/rulings.md, 39)."""
+
+    def test_a_fresh_unit_is_corrected(self, client: TestClient) -> None:
+        force_id = force(client, campaign(client))
+        card = unit(client, force_id, "Librarian", keywords=["IMPERIUM", "INFANTRY"])
+        patched = client.patch(
+            f"/api/v1/cards/{card['id']}", json={"keywords": ["IMPERIUM", "INFANTRY", "PSYKER"]}
+        )
+        assert patched.status_code == 200, patched.text
+        assert patched.json()["keywords"] == ["IMPERIUM", "INFANTRY", "PSYKER"]
+        assert patched.json()["name"] == "Librarian"
+
+    def test_refused_once_fixed_or_without_the_faction(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        world = setup_two_forces(client)
+        captain, squad_vorn = world["blue_units"]
+        before = dump(engine)
+        orks = client.patch(f"/api/v1/cards/{squad_vorn['id']}", json={"keywords": ["ORKS"]})
+        assert assert_problem(orks, 422, "crusade_faction_mismatch")["field"] == "keywords"
+        assert dump(engine) == before
+        muster(client, world)  # a battle under way
+        before = dump(engine)
+        during = client.patch(
+            f"/api/v1/cards/{captain['id']}", json={"keywords": ["IMPERIUM", "INFANTRY"]}
+        )
+        assert_problem(during, 422, "keywords_fixed_during_battle")
+        renamed = client.patch(f"/api/v1/cards/{captain['id']}", json={"name": "Severus"})
+        assert renamed.status_code == 200  # names may change at any time
+        trait = [{"requisition": "warlord_trait", "warlord_trait": "Rites of War"}]
+        other = force(client, world["campaign"], "Crimson Fists")
+        lord = unit(client, other, "Lord", keywords=["IMPERIUM", "CHARACTER"], requisitions=trait)
+        before = dump(engine)
+        bought = client.patch(f"/api/v1/cards/{lord['id']}", json={"keywords": ["IMPERIUM"]})
+        assert_problem(bought, 422, "keywords_fixed")
+        assert dump(engine) == before

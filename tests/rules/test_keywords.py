@@ -4,10 +4,16 @@ code tests by name and every keyword the rules data names, and nothing else."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
+from app.rules.cards import CombatTallies, Upgrade, new_card
 from app.rules.data import rulebook
-from app.rules.keywords import CODE_KEYWORDS, rule_keywords
+from app.rules.errors import RuleError
+from app.rules.keywords import CODE_KEYWORDS, correct_keywords, keywords_fixed, rule_keywords
+from app.rules.order_of_battle import start_order_of_battle
 
 RULES = Path(__file__).parents[2] / "app" / "rules"
 
@@ -50,3 +56,44 @@ def test_a_keyword_added_to_the_data_becomes_a_chip() -> None:
     )
     other = book.model_copy(update={"agendas": (changed, *book.agendas[1:])})
     assert "FLY" in rule_keywords(other) and "FLY" not in rule_keywords(book)
+
+
+class TestCorrectKeywords:
+    def setup_method(self) -> None:
+        self.book = rulebook()
+        self.force = start_order_of_battle(
+            id="f", name="Ultramarines", crusade_faction="IMPERIUM", book=self.book
+        )
+        self.card = new_card(id="1", name="Squad Vorn", power_rating=5, keywords=["IMPERIUM"])
+
+    def test_a_fresh_unit_takes_the_corrected_keywords(self) -> None:
+        fixed = correct_keywords(self.force, self.card, ["imperium", "INFANTRY "], self.book)
+        assert fixed.keywords == {"IMPERIUM", "INFANTRY"}
+        unaligned = correct_keywords(self.force, self.card, ["UNALIGNED"], self.book)
+        assert unaligned.keywords == {"UNALIGNED"}
+
+    def test_the_faction_keyword_stays(self) -> None:
+        with pytest.raises(RuleError) as refused:
+            correct_keywords(self.force, self.card, ["INFANTRY"], self.book)
+        assert (refused.value.code, refused.value.field) == ("crusade_faction_mismatch", "keywords")
+
+    def test_fixed_once_the_unit_has_fought_or_gained_anything(self) -> None:
+        changed = [
+            replace(self.card, xp=1),
+            replace(self.card, tallies=CombatTallies(battles_played=1)),
+            replace(self.card, upgrades=(Upgrade("warlord_trait", "Rites of War", 1),)),
+        ]
+        for card in changed:
+            assert keywords_fixed(card) is not None
+            with pytest.raises(RuleError) as refused:
+                correct_keywords(self.force, card, ["IMPERIUM", "INFANTRY"], self.book)
+            assert refused.value.code == "keywords_fixed"
+            same = correct_keywords(self.force, card, ["IMPERIUM"], self.book)
+            assert same is card  # unchanged keywords are no change
+
+    def test_fixed_while_a_battle_is_under_way(self) -> None:
+        with pytest.raises(RuleError) as refused:
+            correct_keywords(
+                self.force, self.card, ["IMPERIUM", "INFANTRY"], self.book, during_battle=True
+            )
+        assert refused.value.code == "keywords_fixed_during_battle"

@@ -13,7 +13,7 @@ from app.rules.data import rulebook
 from app.rules.keywords import rule_keywords
 from tests.api.helpers import dump
 from tests.web.conftest import Browser, campaign_with_two_players
-from tests.web.test_card_pages import units
+from tests.web.test_card_pages import fight_a_battle, units
 
 
 def chip(page: str, name: str, word: str) -> str:
@@ -222,3 +222,46 @@ class TestDuplicate:
         assert page.status_code == 404
         bad = world["ruby"].get(f"/forces/{world['ruby_force']}/cards/new?copy=abc")
         assert bad.status_code == 422
+
+
+class TestCardKeywords:
+    def test_a_fresh_units_keywords_are_corrected_with_chips(
+        self, person: Callable[[str], Browser], engine: Engine
+    ) -> None:
+        world = campaign_with_two_players(person)
+        ruby, force = world["ruby"], world["ruby_force"]
+        squad = units(ruby, force)["Intercessor Squad"]
+        page = ruby.get(f"/cards/{squad['id']}").text
+        assert "Edit name, keywords and narrative" in page
+        assert "checked" in chip(page, "kw", "INFANTRY")
+        assert "checked" not in chip(page, "kw", "CHARACTER")
+        form = {"name": "Intercessors", "narrative": "", "keywords_shown": "1"}
+        saved = ruby.post(
+            f"/cards/{squad['id']}",
+            {**form, "kw": ["IMPERIUM", "INFANTRY"], "keywords": "Primaris"},
+        )
+        assert saved.status_code == 303
+        card = units(ruby, force)["Intercessors"]
+        assert card["keywords"] == ["IMPERIUM", "INFANTRY", "PRIMARIS"]
+        before = dump(engine)
+        refused = ruby.post(f"/cards/{squad['id']}", {**form, "kw": ["INFANTRY"]})
+        assert refused.status_code == 422
+        assert 'data-code="crusade_faction_mismatch"' in refused.text
+        assert "checked" not in chip(refused.text, "kw", "IMPERIUM")  # as the player left it
+        assert dump(engine) == before
+
+    def test_no_chips_once_the_unit_has_fought(self, person: Callable[[str], Browser]) -> None:
+        world = campaign_with_two_players(person)
+        fight_a_battle(world)
+        ruby, force = world["ruby"], world["ruby_force"]
+        captain = units(ruby, force)["Captain"]
+        page = ruby.get(f"/cards/{captain['id']}").text
+        assert "Edit name and narrative" in page and 'name="kw"' not in page
+        renamed = ruby.post(f"/cards/{captain['id']}", {"name": "Severus", "narrative": ""})
+        assert renamed.status_code == 303
+        assert units(ruby, force)["Severus"]["keywords"] == captain["keywords"]
+        sneaked = ruby.post(
+            f"/cards/{captain['id']}",
+            {"name": "Severus", "narrative": "", "keywords_shown": "1", "kw": ["IMPERIUM"]},
+        )
+        assert sneaked.status_code == 422 and 'data-code="keywords_fixed"' in sneaked.text
