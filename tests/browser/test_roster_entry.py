@@ -3,9 +3,9 @@ several unit lines in one form, one submit. Counted as tests/browser/test_tap_bu
 counts: a tap 1, a typed field 1 tap and 1 keyboard entry. Before the chips and lines it
 took 55 taps and 32 typed fields (a form per unit, keywords typed).
 
-Also: the add-unit page (one line, several lines, a refusal, a copy), the Order of Battle
-with its Duplicate buttons and a card page pass the phone checks at 320 and 360 px and in
-dark mode, with no console errors."""
+Also: the add-unit page (one line, several lines, more lines, a refusal, a copy), the
+Order of Battle with its Duplicate buttons and a card page with its keyword chips pass the
+phone checks at 320 and 360 px and in dark mode, with no console errors."""
 
 from __future__ import annotations
 
@@ -115,6 +115,18 @@ def test_the_entry_pages_pass_the_phone_checks(
             response = page.goto(path)
             assert response is not None and response.status == 200, path
             assert_page_ok(page)
+        # the card's edit form open: its keyword chips (the unit has not fought yet)
+        page.get_by_text("Edit name, keywords and narrative").click()
+        expect(page.get_by_role("checkbox", name="INFANTRY", exact=True)).to_be_checked()
+        assert_page_ok(page)
+        # "more lines" keeps the typing
+        page.goto(f"/forces/{force}/cards/new")
+        page.get_by_label("Unit name").fill("Squad Cato")
+        with page.expect_navigation():
+            page.get_by_role("button", name="One more line").click()
+        expect(page.locator("#line-0").get_by_label("Unit name")).to_have_value("Squad Cato")
+        expect(page.locator("fieldset.unit-entry-line")).to_have_count(2)
+        assert_page_ok(page)
         # a refusal in place: the second line over the Supply Limit, chips ticked
         page.goto(f"/forces/{force}/cards/new?lines=2")
         page.locator("#line-0").get_by_label("Unit name").fill("Squad Aquila")
