@@ -20,15 +20,13 @@ from app.api.schemas import (
     OrderOfBattlePublic,
     RequisitionIn,
 )
-from app.db.models import Battle, BattleSide, Card, Force
+from app.db.models import Card, Force
 from app.db.session import SessionDep
 from app.errors import DomainError
-from app.rules.data import Requisition, RequisitionTarget, RequisitionTiming, Rulebook, rulebook
+from app.rules.data import Requisition, RequisitionTiming, rulebook
 from app.rules.errors import RuleError
-from app.rules.order_of_battle import OrderOfBattle
 from app.rules.ranks import next_rank
-from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
-from app.services import card_battles, decisions, forces, requisitions, unit_entry
+from app.services import decisions, force_pages, forces, requisitions, unit_entry
 from app.services.access import Access, authorize
 from app.services.accounts import Principal
 from app.services.convert import card_value
@@ -295,67 +293,21 @@ class RequisitionChoice:
         return self.reason is None
 
 
-def _refusal(
-    force: OrderOfBattle, order: RequisitionOrder, window: PurchaseWindow, book: Rulebook
-) -> RuleError | None:
-    """The rules' answer to an order, tried on the pure value (nothing is written). A refusal
-    only for a detail not typed yet (a trait's name, a new Power Rating) means the timing,
-    target and RP all passed."""
-    try:
-        purchase_requisition(force, order, window, book)
-    except RuleError as refusal:
-        return None if refusal.code == "requisition_detail_missing" else refusal
-    return None
-
-
-def _why_no_unit(refusals: list[RuleError]) -> str:
-    """Why no unit can take it: the refusal that got furthest through the rules' checks
-    (target, then timing, then RP) speaks for all; otherwise each unit's reason."""
-    if not refusals:
-        return "There are no units in the Order of Battle."
-    for code in (
-        "requisition_during_battle",
-        "requisition_points_insufficient",
-        "requisition_timing",
-    ):
-        found = next((r for r in refusals if r.code == code), None)
-        if found:
-            return found.message
-    reasons = list(dict.fromkeys(r.message for r in refusals))
-    more = " …" if len(reasons) > 3 else ""
-    return " ".join(reasons[:3]) + more
-
-
 def requisition_choices(
     session: Session, view: ForceView, oob: OrderOfBattlePublic
 ) -> list[RequisitionChoice]:
     """Every Requisition with the units it may be bought for now, or why it may not."""
-    assert view.force.id is not None
     book = rulebook()
-    window = requisitions.purchase_window(session, view.force.id)
     cards = {c.id: c for c in oob.cards}
-    choices = []
-    for wanted in book.requisitions:
-        terms = requisition_terms(wanted, book)
-        if wanted.target == RequisitionTarget.FORCE:
-            refused = _refusal(view.value, RequisitionOrder(wanted.id), window, book)
-            choices.append(RequisitionChoice(wanted, terms, reason=_message(refused)))
-            continue
-        targets, refusals = [], []
-        for unit in view.value.cards:
-            order = RequisitionOrder(wanted.id, card_id=unit.id)
-            refused = _refusal(view.value, order, window, book)
-            if refused is None:
-                targets.append(cards[int(unit.id)])
-            else:
-                refusals.append(refused)
-        reason = None if targets else _why_no_unit(refusals)
-        choices.append(RequisitionChoice(wanted, terms, targets, reason))
-    return choices
-
-
-def _message(refusal: RuleError | None) -> str | None:
-    return refusal.message if refusal else None
+    return [
+        RequisitionChoice(
+            option.requisition,
+            requisition_terms(option.requisition, book),
+            [cards[i] for i in option.card_ids],
+            option.reason,
+        )
+        for option in force_pages.requisition_options(session, view)
+    ]
 
 
 def _requisitions_page(
@@ -472,77 +424,6 @@ def card_sheet(row: Card, force: Force, awaiting: bool = False) -> CardSheet:
     )
 
 
-@dataclass(frozen=True)
-class BattleLine:
-    """One battle the unit fought, and what it did there."""
-
-    battle: Battle
-    mission: str
-    battle_size: str
-    result: str
-    opponent: str
-    report: dict[str, Any]
-    agendas: list[tuple[str, int]]
-    xp: int | None
-    test: dict[str, Any] | None
-    blow: dict[str, Any] | None
-    promotions: list[str]
-    warlord: bool
-
-
-RESULTS = {
-    "mustered": "Being fought",
-    "proposed": "Result awaiting confirmation",
-    "disputed": "Result disputed",
-}
-
-
-def battle_history(
-    session: Session, row: Card, before: int | None = None
-) -> tuple[list[BattleLine], int | None]:
-    """A page of the battles whose roster held this unit, newest first (reverted ones are
-    gone), and the cursor of the older ones."""
-    assert row.id is not None
-    page = card_battles.card_battles(session, card_id=row.id, force_id=row.force_id, before=before)
-    lines = [_battle_line(row, f.side, f.battle, f.opponent) for f in page.items]
-    return lines, page.older
-
-
-def _battle_line(row: Card, side: BattleSide, battle: Battle, opponent: str) -> BattleLine:
-    book = rulebook()
-    report = side.report or {}
-
-    def mine(key: str) -> list[dict[str, Any]]:
-        return [e for e in report.get(key, []) if int(e.get("card_id", 0)) == row.id]
-
-    units = mine("units")
-    unit = units[0] if units else {}
-    names = {a.id: a.name for a in book.agendas}
-    tallies = unit.get("agenda_tallies") or {}
-    if battle.status != "resolved":
-        result = RESULTS.get(battle.status, battle.status)
-    elif battle.outcome == "draw":
-        result = "Draw"
-    else:
-        result = "Victory" if side.won else "Defeat"
-    tests, blows = mine("tests"), mine("devastating_blows")
-    experience = report.get("experience", {})
-    return BattleLine(
-        battle=battle,
-        mission=book.mission(battle.mission).name,
-        battle_size=book.battle_size(battle.battle_size).name,
-        result=result,
-        opponent=opponent,
-        report=unit,
-        agendas=[(names.get(k, k), int(v)) for k, v in tallies.items() if v],
-        xp=experience.get(str(row.id)),
-        test=tests[0] if tests else None,
-        blow=blows[0] if blows else None,
-        promotions=[book.rank(p["rank"]).name for p in mine("promotions")],
-        warlord=side.warlord_card_id == row.id,
-    )
-
-
 def _card_page(
     request: Request,
     session: Session,
@@ -582,7 +463,7 @@ def crusade_card(
     before: Annotated[int | None, Query(ge=1, lt=2**31)] = None,
 ) -> Response:
     row = forces.get_card(session, card_id)
-    history, older = battle_history(session, row, before)
+    history, older = force_pages.battle_history(session, row, before)
     return _card_page(
         request, session, principal, row, "pages/card.html", history=history, older=older
     )
@@ -608,7 +489,7 @@ def edit_card(
             row,
             "pages/card.html",
             status=outcome.status,
-            history=battle_history(session, row)[0],
+            history=force_pages.battle_history(session, row)[0],
             error=outcome.error,
             values=form.model_dump(),
         )
