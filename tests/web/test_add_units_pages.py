@@ -265,3 +265,31 @@ class TestCardKeywords:
             {"name": "Severus", "narrative": "", "keywords_shown": "1", "kw": ["IMPERIUM"]},
         )
         assert sneaked.status_code == 422 and 'data-code="keywords_fixed"' in sneaked.text
+
+
+class TestBadInput:
+    def test_odd_forms_are_refused_or_ignored_never_a_5xx(
+        self, person: Callable[[str], Browser], engine: Engine
+    ) -> None:
+        world = campaign_with_two_players(person)
+        ruby, force = world["ruby"], world["ruby_force"]
+        before = dump(engine)
+        odd: list[dict[str, Any]] = [
+            {"lines": "abc", "name": "", "power_rating": ""},
+            {"lines": "-3", "more": "abc", "name": ""},
+            {"lines": "99999", "name": "", "more": "99999"},
+            {"lines": "1", "name": "A", "power_rating": "5", "kw": ["X" * 500]},
+            {"lines": "1", "name": "A", "power_rating": "5", "kw": ["IMPERIUM"] * 100},
+            {"lines": "2", "name": "A", "power_rating": "5", "kw-1": ["IMPERIUM"], "name-1": "B"},
+            {"lines": "1", "name": "A", "power_rating": "1e3"},
+            {"lines": "1", "name": "A", "power_rating": "5", "keywords": "IMPERIUM, " + "Y" * 60},
+            {"lines": "1", "name": "A", "power_rating": "5", "stratagem_cp": "x"},
+        ]
+        for form in odd:
+            answer = ruby.post(f"/forces/{force}/cards", form)
+            assert answer.status_code in (200, 422), (form, answer.status_code)
+            assert 'id="form-error"' in answer.text or answer.status_code == 200, form
+        assert dump(engine) == before
+        for query in ("lines=abc", "lines=0", "copy=0", "copy=99999999999", "lines=5&copy=x"):
+            answer = ruby.get(f"/forces/{force}/cards/new?{query}")
+            assert answer.status_code in (200, 404, 422), (query, answer.status_code)
