@@ -61,6 +61,7 @@ POLICIES: dict[tuple[str, str], Access] = {
     ("GET", "/api/v1/forces/{force_id}"): A.CAMPAIGN_READ,
     ("PATCH", "/api/v1/forces/{force_id}"): A.FORCE_OWN,
     ("POST", "/api/v1/forces/{force_id}/cards"): A.FORCE_OWN,
+    ("POST", "/api/v1/forces/{force_id}/cards/batch"): A.FORCE_OWN,
     ("POST", "/api/v1/forces/{force_id}/requisitions"): A.FORCE_OWN,
     ("POST", "/api/v1/forces/{force_id}/roster"): A.FORCE_OWN,
     ("GET", "/api/v1/forces/{force_id}/decisions"): A.CAMPAIGN_READ,

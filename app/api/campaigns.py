@@ -22,6 +22,8 @@ from app.api.schemas import (
     CampaignPublic,
     CardCreate,
     CardPublic,
+    CardsCreate,
+    CardsPublic,
     CardUpdate,
     EventPublic,
     ForceCreate,
@@ -30,7 +32,7 @@ from app.api.schemas import (
     OrderOfBattlePublic,
 )
 from app.db.session import SessionDep, session_scope
-from app.services import forces, requisitions, standings, transfer
+from app.services import forces, requisitions, standings, transfer, unit_entry
 from app.services import history as events
 from app.services.fields import request_fields
 
@@ -157,14 +159,37 @@ def add_card(
     return present.card(row)
 
 
+@router.post(
+    "/forces/{force_id}/cards/batch",
+    status_code=status.HTTP_201_CREATED,
+    summary="Add several units at once: all of them, or none if one is refused",
+)
+def add_cards(force_id: int, body: CardsCreate, session: SessionDep) -> CardsPublic:
+    """Each unit is checked as if added alone (Supply Limit, faction keyword, the
+    Requisitions it buys as it joins) against the Order of Battle as it grows. A refusal
+    adds none of them and names the unit: its field is the path (``units[2].power_rating``)."""
+    units = [
+        unit_entry.NewUnit(
+            details=unit.model_dump(exclude={"requisitions"}),
+            requisitions=[order(r) for r in unit.requisitions],
+        )
+        for unit in body.units
+    ]
+    rows = unit_entry.add_units(session, force_id=force_id, units=units)
+    return CardsPublic(cards=[present.card(row) for row in rows])
+
+
 @router.get("/cards/{card_id}", summary="One Crusade card")
 def get_card(card_id: int, session: SessionDep) -> CardPublic:
     return present.card(forces.get_card(session, card_id))
 
 
-@router.patch("/cards/{card_id}", summary="Edit a card's name or narrative (nothing else)")
+@router.patch(
+    "/cards/{card_id}",
+    summary="Edit a card's name or narrative; correct its keywords while it is as it joined",
+)
 def update_card(card_id: int, body: CardUpdate, session: SessionDep) -> CardPublic:
-    row = forces.update_card(session, card_id=card_id, **body.model_dump(exclude_unset=True))
+    row = unit_entry.edit_card(session, card_id=card_id, **body.model_dump(exclude_unset=True))
     return present.card(row)
 
 

@@ -75,6 +75,7 @@ EXTRA: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {
     ("POST", "/api/v1/campaigns/{campaign_id}/forces"): {422: (RULE,)},
     ("PATCH", "/api/v1/forces/{force_id}"): {422: ("force_name_missing",)},
     ("POST", "/api/v1/forces/{force_id}/cards"): {422: (RULE,)},
+    ("POST", "/api/v1/forces/{force_id}/cards/batch"): {422: (RULE,)},
     ("PATCH", "/api/v1/cards/{card_id}"): {422: (RULE,)},
     ("DELETE", "/api/v1/cards/{card_id}"): {422: (RULE,)},
     ("POST", "/api/v1/forces/{force_id}/requisitions"): {422: (RULE,)},

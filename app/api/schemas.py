@@ -112,9 +112,32 @@ class CardCreate(Input):
     )
 
 
+class CardsCreate(Input):
+    """Several units added in one request: all of them, or (on a refusal) none."""
+
+    units: list[CardCreate] = Field(
+        min_length=1,
+        max_length=30,
+        description="The units in order; each is checked as if added alone, against the Order "
+        "of Battle as it grows (a refusal names its path, e.g. units[2].power_rating)",
+    )
+
+
+class CardsPublic(BaseModel):
+    """The cards added by one request, in the order given."""
+
+    cards: list[CardPublic]
+
+
 class CardUpdate(Input):
     name: Name | None = None
     narrative: Text | None = None
+    keywords: list[Keyword] | None = Field(
+        default=None,
+        max_length=40,
+        description="A correction, only while the unit is as it joined (no battle, XP, "
+        "honours, scars or Requisitions); it keeps the force's faction keyword or UNALIGNED",
+    )
 
 
 class UpgradePublic(BaseModel):

@@ -31,6 +31,7 @@ from app.services.accounts import Principal
 from app.services.forces import load_force
 from app.web.forms import Form, field_int, field_text, field_texts
 from app.web.pages import attempt, page, redirect, render
+from app.web.schemas import DECISION_REQUISITION_FIELDS as REQUISITION_FIELDS
 
 router = APIRouter()
 
@@ -241,29 +242,6 @@ def _honour_reason(book: Any, reason: str) -> str:
     if reason == "victor_bonus":
         return "won the battle: a victor bonus"
     return reason
-
-
-REQUISITION_FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "fresh_recruits": (
-        ("new_power_rating", "New Power Rating", "number"),
-        ("wargear", "Wargear", "text"),
-    ),
-    "rearm_and_resupply": (
-        ("wargear", "New wargear", "text"),
-        ("replaced_weapons", "Weapons replaced (separate with commas)", "text"),
-    ),
-    "psychic_meditations": (("psychic_powers", "Psychic powers", "text"),),
-    "specialist_reinforcements": (
-        ("stratagem", "Stratagem", "text"),
-        ("stratagem_cp", "Its CP cost", "number"),
-    ),
-    "warlord_trait": (("warlord_trait", "Warlord Trait", "text"),),
-    "relic": (
-        ("relic", "Relic", "text"),
-        ("model", "Model that carries it (optional)", "text"),
-        ("replaces_weapon", "Weapon it replaces (optional)", "text"),
-    ),
-}
 
 
 @router.get("/decisions/{decision_id}")

@@ -165,3 +165,25 @@ def test_reads_with_a_token_never_fail_while_others_write(
         r.text for r in answers if r.status_code >= 500
     ]
     assert statuses(answers).count(200) == 20
+
+
+def test_batches_at_once_stay_within_the_supply_limit(
+    base_url: str, orga: httpx.Client, engine: Engine
+) -> None:
+    """N rosters of two units (30 Power together) for a force with 40 free: one joins whole,
+    every other is refused whole (no unit of it added), none answers 5xx."""
+    world = setup_two_forces(orga)  # type: ignore[arg-type]
+    force_id = world["blue"]
+
+    def batch(i: int) -> Any:
+        units = [
+            {"name": f"Squad {i}a", "power_rating": 15, "keywords": ["IMPERIUM"]},
+            {"name": f"Squad {i}b", "power_rating": 15, "keywords": ["IMPERIUM"]},
+        ]
+        return lambda: orga.post(f"/api/v1/forces/{force_id}/cards/batch", json={"units": units})
+
+    answers = at_once([batch(i) for i in range(N)])
+    assert statuses(answers) == [201] + [422] * (N - 1)
+    assert {r.json()["field"] for r in answers if r.status_code == 422} == {"units[0].power_rating"}
+    added = count(engine, f"SELECT count(*) FROM crusade_card WHERE force_id={force_id}")
+    assert added == 2 + 2

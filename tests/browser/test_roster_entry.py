@@ -1,0 +1,142 @@
+"""Entering a 10-unit roster by hand on a 360 px phone, counted (issue 12): keyword chips,
+several unit lines in one form, one submit. Counted as tests/browser/test_tap_budget.py
+counts: a tap 1, a typed field 1 tap and 1 keyboard entry. Before the chips and lines it
+took 55 taps and 32 typed fields (a form per unit, keywords typed).
+
+Also: the add-unit page (one line, several lines, more lines, a refusal, a copy), the
+Order of Battle with its Duplicate buttons and a card page with its keyword chips pass the
+phone checks at 320 and 360 px and in dark mode, with no console errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx
+from playwright.sync_api import Page, expect
+
+from tests.browser.checks import assert_page_ok
+from tests.browser.conftest import log_in, unique_name
+from tests.browser.live import api_sign_up, csrf_form
+from tests.browser.test_tap_budget import Taps
+
+# A Combat Patrol-sized Space Marine roster (50 Power: the Supply Limit): name, Power,
+# the chips to tick besides the faction keyword (ticked already).
+ROSTER = [
+    ("Captain Severus", 5, ("INFANTRY", "CHARACTER")),
+    ("Librarian Tiberon", 5, ("INFANTRY", "CHARACTER", "PSYKER")),
+    ("Squad Vorn", 5, ("INFANTRY",)),
+    ("Squad Aquila", 5, ("INFANTRY",)),
+    ("Squad Cato", 5, ("INFANTRY",)),
+    ("Hellblasters", 6, ("INFANTRY",)),
+    ("Outriders", 6, ("BIKER",)),
+    ("Eliminators", 4, ("INFANTRY",)),
+    ("Invader ATV", 3, ("VEHICLE",)),
+    ("Servitors", 2, ("INFANTRY",)),
+]
+BUDGET_TAPS = 40  # taps, the typed fields' included
+BUDGET_TYPED = 20  # typed fields (a name and a Power Rating per unit)
+
+
+def new_force(server: str) -> tuple[str, int]:
+    """A player with a campaign and an empty Space Marine force (through the JSON API)."""
+    name = unique_name("roster")
+    client = api_sign_up(server, name)
+    headers = {"X-CSRF-Token": csrf_form(client)["csrf_token"]}
+    campaign = client.post("/api/v1/campaigns", json={"name": "Roster"}, headers=headers).json()
+    force = client.post(
+        f"/api/v1/campaigns/{campaign['id']}/forces",
+        json={"name": "Ultramarines 2nd", "crusade_faction": "IMPERIUM"},
+        headers=headers,
+    ).json()
+    client.close()
+    return name, int(force["id"])
+
+
+def test_a_ten_unit_roster_on_a_phone(new_page: Callable[..., Page], live_server: str) -> None:
+    name, force = new_force(live_server)
+    phone = new_page("phone")
+    log_in(phone, name, next=f"/forces/{force}")
+    taps = Taps(phase="roster")
+    taps.go(phone, phone.get_by_role("button", name="Add a unit"))
+    taps.go(phone, phone.get_by_role("button", name="Five more lines"))
+    taps.go(phone, phone.get_by_role("button", name="Five more lines"))
+    expect(phone.locator("fieldset.unit-entry-line")).to_have_count(11)
+    for index, (unit, power, chips) in enumerate(ROSTER):
+        line = phone.locator(f"#line-{index}")
+        taps.type(line.get_by_label("Unit name"), unit)
+        taps.type(line.get_by_label("Power Rating"), str(power))
+        for word in chips:
+            taps.tap(line.get_by_role("checkbox", name=word, exact=True))
+    taps.go(phone, phone.get_by_role("button", name="Add these units to the Order of Battle"))
+    expect(phone.get_by_text("10 units joined the Order of Battle.")).to_be_visible()
+    expect(phone.locator(".unit-list > li")).to_have_count(10)
+
+    with httpx.Client(base_url=live_server, timeout=30) as client:
+        client.cookies.update({c["name"]: c["value"] for c in phone.context.cookies()})
+        cards = {c["name"]: c for c in client.get(f"/api/v1/forces/{force}").json()["cards"]}
+    assert cards["Librarian Tiberon"]["keywords"] == ["CHARACTER", "IMPERIUM", "INFANTRY", "PSYKER"]
+    assert cards["Invader ATV"]["keywords"] == ["IMPERIUM", "VEHICLE"]
+    assert sum(c["power_rating"] for c in cards.values()) == 46
+
+    typed = taps.keys["roster"]
+    total = taps.taps["roster"]
+    print(f"\n10-unit roster: {total} taps (typed fields included), {typed} typed fields")
+    print(f"budget: {BUDGET_TAPS} taps, {BUDGET_TYPED} typed fields (before: 55 taps, 32 typed)")
+    assert total <= BUDGET_TAPS and typed <= BUDGET_TYPED, taps.report()
+
+
+def test_the_entry_pages_pass_the_phone_checks(
+    new_page: Callable[..., Page], live_server: str
+) -> None:
+    name, force = new_force(live_server)
+    setup = new_page("phone")
+    log_in(setup, name, next=f"/forces/{force}/cards/new?lines=2")
+    line = setup.locator("#line-0")
+    line.get_by_label("Unit name").fill("Squad Vorn")
+    line.get_by_label("Power Rating").fill("5")
+    line.get_by_role("checkbox", name="INFANTRY", exact=True).check()
+    with setup.expect_navigation():
+        setup.get_by_role("button", name="Add these units to the Order of Battle").click()
+    card = setup.locator(".unit-list a").first.get_attribute("href")
+    assert card and card.startswith("/cards/")
+    card_id = card.removeprefix("/cards/")
+    pages = [
+        f"/forces/{force}/cards/new",
+        f"/forces/{force}/cards/new?lines=3",
+        f"/forces/{force}/cards/new?copy={card_id}",
+        f"/forces/{force}",
+        card,
+    ]
+    for scheme, width in (("light", 360), ("light", 320), ("dark", 360)):
+        page = new_page("phone", color_scheme=scheme)
+        page.set_viewport_size({"width": width, "height": 740})
+        log_in(page, name, next=pages[0])
+        for path in pages:
+            response = page.goto(path)
+            assert response is not None and response.status == 200, path
+            assert_page_ok(page)
+        # the card's edit form open: its keyword chips (the unit has not fought yet)
+        page.get_by_text("Edit name, keywords and narrative").click()
+        expect(page.get_by_role("checkbox", name="INFANTRY", exact=True)).to_be_checked()
+        assert_page_ok(page)
+        # "more lines" keeps the typing
+        page.goto(f"/forces/{force}/cards/new")
+        page.get_by_label("Unit name").fill("Squad Cato")
+        with page.expect_navigation():
+            page.get_by_role("button", name="One more line").click()
+        expect(page.locator("#line-0").get_by_label("Unit name")).to_have_value("Squad Cato")
+        expect(page.locator("fieldset.unit-entry-line")).to_have_count(2)
+        assert_page_ok(page)
+        # a refusal in place: the second line over the Supply Limit, chips ticked
+        page.goto(f"/forces/{force}/cards/new?lines=2")
+        page.locator("#line-0").get_by_label("Unit name").fill("Squad Aquila")
+        page.locator("#line-0").get_by_label("Power Rating").fill("5")
+        page.locator("#line-0").get_by_role("checkbox", name="INFANTRY", exact=True).check()
+        page.locator("#line-1").get_by_label("Unit name").fill("Land Raider")
+        page.locator("#line-1").get_by_label("Power Rating").fill("60")
+        page.locator("#line-1").get_by_role("checkbox", name="VEHICLE", exact=True).check()
+        with page.expect_navigation():
+            page.get_by_role("button", name="Add these units to the Order of Battle").click()
+        expect(page.locator("#form-error")).to_contain_text("Line 2 (Land Raider)")
+        expect(page.locator("#line-1").get_by_label("Power Rating")).to_have_value("60")
+        assert_page_ok(page)

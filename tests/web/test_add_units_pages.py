@@ -1,0 +1,295 @@
+"""Entering a roster quickly through the pages: keyword chips, several unit lines added all
+or none, more lines without script, and "Duplicate this unit"."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import Engine
+
+from app.rules.data import rulebook
+from app.rules.keywords import rule_keywords
+from tests.api.helpers import dump
+from tests.web.conftest import Browser, campaign_with_two_players
+from tests.web.test_card_pages import fight_a_battle, units
+
+
+def chip(page: str, name: str, word: str) -> str:
+    """The <input> of one keyword chip (``name``: kw, kw-1, ...)."""
+    found = re.search(rf'<input type="checkbox" name="{name}" value="{word}"[^>]*>', page)
+    assert found, f"no chip {word} named {name}"
+    return found.group(0)
+
+
+def lines(**per_line: dict[str, Any]) -> dict[str, Any]:
+    """A posted add-unit form: ``line0={...}, line2={...}`` (the first line's fields keep
+    their plain names, the others are numbered)."""
+    form: dict[str, Any] = {}
+    count = 0
+    for key, values in per_line.items():
+        index = int(key.removeprefix("line"))
+        count = max(count, index + 1)
+        for name, value in values.items():
+            form[name if index == 0 else f"{name}-{index}"] = value
+    return {"lines": str(count), **form}
+
+
+class TestKeywordChips:
+    def test_every_rules_keyword_is_a_chip_and_the_faction_is_ticked(
+        self, person: Callable[[str], Browser]
+    ) -> None:
+        world = campaign_with_two_players(person)
+        page = world["ruby"].get(f"/forces/{world['ruby_force']}/cards/new").text
+        assert "checked" in chip(page, "kw", "IMPERIUM")
+        assert "checked" not in chip(page, "kw", "UNALIGNED")
+        for word in rule_keywords(rulebook()):
+            assert "checked" not in chip(page, "kw", word)
+        assert "Other keywords (optional)" in page
+
+    def test_ticked_chips_and_typed_keywords_make_the_units_keywords(
+        self, person: Callable[[str], Browser]
+    ) -> None:
+        world = campaign_with_two_players(person)
+        ruby, force = world["ruby"], world["ruby_force"]
+        form = {"name": "Librarian", "power_rating": "5", "kw": ["IMPERIUM", "CHARACTER", "PSYKER"]}
+        added = ruby.post(
+            f"/forces/{force}/cards", {**form, "keywords": "infantry, Adeptus Astartes"}
+        )
+        assert added.status_code == 303
+        card = units(ruby, force)["Librarian"]
+        assert card["keywords"] == [
+            "ADEPTUS ASTARTES",
+            "CHARACTER",
+            "IMPERIUM",
+            "INFANTRY",
+            "PSYKER",
+        ]
+
+
+class TestSeveralLines:
+    def test_a_count_in_the_address_shows_that_many_lines(
+        self, person: Callable[[str], Browser]
+    ) -> None:
+        world = campaign_with_two_players(person)
+        page = world["ruby"].get(f"/forces/{world['ruby_force']}/cards/new?lines=4").text
+        assert 'name="lines" value="4"' in page
+        assert 'id="f-name-3"' in page and 'id="f-name-4"' not in page
+        assert "checked" in chip(page, "kw-3", "IMPERIUM")
+        page = world["ruby"].get(f"/forces/{world['ruby_force']}/cards/new?lines=999").text
+        assert 'name="lines" value="30"' in page
+
+    def test_every_filled_line_joins_and_empty_ones_are_skipped(
+        self, person: Callable[[str], Browser], engine: Engine
+    ) -> None:
+        world = campaign_with_two_players(person)
+        ruby, force = world["ruby"], world["ruby_force"]
+        form = lines(
+            line0={"name": "Squad Vorn", "power_rating": "5", "kw": ["IMPERIUM", "INFANTRY"]},
+            line1={"name": "", "power_rating": "", "kw": ["IMPERIUM"]},
+            line2={"name": "Redemptor", "power_rating": "10", "kw": ["IMPERIUM", "VEHICLE"]},
+        )
+        added = ruby.post(f"/forces/{force}/cards", form)
+        assert added.status_code == 303
+        assert added.headers["location"] == f"/forces/{force}?joined=2"
+        mine = units(ruby, force)
+        assert mine["Redemptor"]["keywords"] == ["IMPERIUM", "VEHICLE"]
+        assert mine["Squad Vorn"]["power_rating"] == 5
+        page = ruby.get(added.headers["location"]).text
+        assert "2 units joined the Order of Battle." in page
+        assert "Supply: <strong>31 / 50</strong>" in page
+
+    def test_the_third_over_the_supply_limit_adds_none_and_keeps_the_typing(
+        self, person: Callable[[str], Browser], engine: Engine
+    ) -> None:
+        world = campaign_with_two_players(person)
+        ruby, force = world["ruby"], world["ruby_force"]
+        before = dump(engine)
+        form = lines(
+            line0={"name": "Squad Vorn", "power_rating": "10", "kw": ["IMPERIUM", "INFANTRY"]},
+            line1={"name": "Squad Aquila", "power_rating": "10", "kw": ["IMPERIUM"]},
+            line2={"name": "Land Raider", "power_rating": "16", "kw": ["IMPERIUM", "VEHICLE"]},
+        )
+        refused = ruby.post(f"/forces/{force}/cards", form)
+        assert refused.status_code == 422
+        assert 'data-code="supply_limit_exceeded"' in refused.text
+        assert "Line 3 (Land Raider):" in refused.text
+        assert 'id="f-power_rating-2-error"' in refused.text  # next to the line's field
+        for typed in ('value="Squad Vorn"', 'value="Squad Aquila"', 'value="Land Raider"'):
+            assert typed in refused.text
+        assert "checked" in chip(refused.text, "kw-2", "VEHICLE")
+        assert "checked" not in chip(refused.text, "kw-1", "VEHICLE")
+        assert dump(engine) == before
+
+    def test_a_bad_field_on_a_later_line_is_named_and_adds_none(
+        self, person: Callable[[str], Browser], engine: Engine
+    ) -> None:
+        world = campaign_with_two_players(person)
+        ruby, force = world["ruby"], world["ruby_force"]
+        before = dump(engine)
+        form = lines(
+            line0={"name": "Squad Vorn", "power_rating": "5", "kw": ["IMPERIUM"]},
+            line1={"name": "Squad Aquila", "power_rating": "many", "kw": ["IMPERIUM"]},
+        )
+        refused = ruby.post(f"/forces/{force}/cards", form)
+        assert refused.status_code == 422
+        assert "Line 2: Power Rating must be a whole number." in refused.text
+        assert 'id="f-power_rating-1-error"' in refused.text
+        too_long = lines(
+            line0={"name": "Squad Vorn", "power_rating": "5"},
+            line1={"name": "X" * 9000, "power_rating": "5"},
+        )
+        refused = ruby.post(f"/forces/{force}/cards", too_long)
+        assert refused.status_code == 422 and "Line 2: Name can be at most" in refused.text
+        nothing = ruby.post(f"/forces/{force}/cards", lines(line0={"kw": ["IMPERIUM"]}))
+        assert nothing.status_code == 422 and 'data-code="units_missing"' in nothing.text
+        assert dump(engine) == before
+
+    def test_more_lines_keeps_what_was_typed_and_adds_nothing(
+        self, person: Callable[[str], Browser], engine: Engine
+    ) -> None:
+        world = campaign_with_two_players(person)
+        ruby, force = world["ruby"], world["ruby_force"]
+        before = dump(engine)
+        form = lines(
+            line0={"name": "Squad Vorn", "power_rating": "5", "kw": ["IMPERIUM", "INFANTRY"]}
+        )
+        more = ruby.post(f"/forces/{force}/cards", {**form, "more": "5"})
+        assert more.status_code == 200
+        assert 'name="lines" value="6"' in more.text
+        assert 'value="Squad Vorn"' in more.text and "checked" in chip(more.text, "kw", "INFANTRY")
+        assert "checked" in chip(more.text, "kw-5", "IMPERIUM")  # new lines: the faction
+        assert "Add these units to the Order of Battle" in more.text
+        assert dump(engine) == before
+
+
+class TestDuplicate:
+    def test_a_copy_starts_from_the_datasheet_but_fresh(
+        self, person: Callable[[str], Browser]
+    ) -> None:
+        world = campaign_with_two_players(person)
+        ruby, force = world["ruby"], world["ruby_force"]
+        form = {
+            "name": "Squad Vorn",
+            "power_rating": "5",
+            "kw": ["IMPERIUM", "INFANTRY"],
+            "keywords": "Adeptus Astartes",
+            "datasheet": "Intercessor Squad",
+            "battlefield_role": "Troops",
+            "champion": "Sergeant Vorn",
+            "wargear": "Bolt rifles",
+            "narrative": "Held the line at Hesperus.",
+        }
+        assert ruby.post(f"/forces/{force}/cards", form).status_code == 303
+        source = units(ruby, force)["Squad Vorn"]
+        page = ruby.get(f"/forces/{force}/cards/new?copy={source['id']}").text
+        assert 'value="Squad Vorn 2"' in page and 'value="5"' in page
+        assert "checked" in chip(page, "kw", "INFANTRY")
+        assert "checked" not in chip(page, "kw", "CHARACTER")
+        assert 'value="ADEPTUS ASTARTES"' in page  # not a chip: typed for the player
+        assert 'value="Intercessor Squad"' in page and 'value="Troops"' in page
+        assert ">Bolt rifles</textarea>" in page
+        assert "Sergeant Vorn" not in page and "Hesperus" not in page
+        assert "it starts fresh" in page
+        added = ruby.post(
+            f"/forces/{force}/cards",
+            {**form, "name": "Squad Vorn 2", "champion": "", "narrative": ""},
+        )
+        assert added.status_code == 303
+        copy = units(ruby, force)["Squad Vorn 2"]
+        assert (copy["xp"], copy["honours"], copy["scars"]) == (0, [], [])
+        again = ruby.get(f"/forces/{force}/cards/new?copy={source['id']}").text
+        assert 'value="Squad Vorn 3"' in again
+
+    def test_duplicate_links_for_the_owner_only(self, person: Callable[[str], Browser]) -> None:
+        world = campaign_with_two_players(person)
+        ruby, kai, force = world["ruby"], world["kai"], world["ruby_force"]
+        captain = units(ruby, force)["Captain"]
+        link = f'href="/forces/{force}/cards/new?copy={captain["id"]}"'
+        assert link in ruby.get(f"/forces/{force}").text
+        assert link in ruby.get(f"/cards/{captain['id']}").text
+        assert link not in kai.get(f"/forces/{force}").text
+        assert link not in kai.get(f"/cards/{captain['id']}").text
+        assert kai.get(f"/forces/{force}/cards/new?copy={captain['id']}").status_code == 403
+
+    def test_a_unit_of_another_force_cannot_be_copied(
+        self, person: Callable[[str], Browser]
+    ) -> None:
+        world = campaign_with_two_players(person)
+        theirs = units(world["kai"], world["kai_force"])["Captain"]
+        page = world["ruby"].get(f"/forces/{world['ruby_force']}/cards/new?copy={theirs['id']}")
+        assert page.status_code == 404
+        bad = world["ruby"].get(f"/forces/{world['ruby_force']}/cards/new?copy=abc")
+        assert bad.status_code == 422
+
+
+class TestCardKeywords:
+    def test_a_fresh_units_keywords_are_corrected_with_chips(
+        self, person: Callable[[str], Browser], engine: Engine
+    ) -> None:
+        world = campaign_with_two_players(person)
+        ruby, force = world["ruby"], world["ruby_force"]
+        squad = units(ruby, force)["Intercessor Squad"]
+        page = ruby.get(f"/cards/{squad['id']}").text
+        assert "Edit name, keywords and narrative" in page
+        assert "checked" in chip(page, "kw", "INFANTRY")
+        assert "checked" not in chip(page, "kw", "CHARACTER")
+        form = {"name": "Intercessors", "narrative": "", "keywords_shown": "1"}
+        saved = ruby.post(
+            f"/cards/{squad['id']}",
+            {**form, "kw": ["IMPERIUM", "INFANTRY"], "keywords": "Primaris"},
+        )
+        assert saved.status_code == 303
+        card = units(ruby, force)["Intercessors"]
+        assert card["keywords"] == ["IMPERIUM", "INFANTRY", "PRIMARIS"]
+        before = dump(engine)
+        refused = ruby.post(f"/cards/{squad['id']}", {**form, "kw": ["INFANTRY"]})
+        assert refused.status_code == 422
+        assert 'data-code="crusade_faction_mismatch"' in refused.text
+        assert "checked" not in chip(refused.text, "kw", "IMPERIUM")  # as the player left it
+        assert dump(engine) == before
+
+    def test_no_chips_once_the_unit_has_fought(self, person: Callable[[str], Browser]) -> None:
+        world = campaign_with_two_players(person)
+        fight_a_battle(world)
+        ruby, force = world["ruby"], world["ruby_force"]
+        captain = units(ruby, force)["Captain"]
+        page = ruby.get(f"/cards/{captain['id']}").text
+        assert "Edit name and narrative" in page and 'name="kw"' not in page
+        renamed = ruby.post(f"/cards/{captain['id']}", {"name": "Severus", "narrative": ""})
+        assert renamed.status_code == 303
+        assert units(ruby, force)["Severus"]["keywords"] == captain["keywords"]
+        sneaked = ruby.post(
+            f"/cards/{captain['id']}",
+            {"name": "Severus", "narrative": "", "keywords_shown": "1", "kw": ["IMPERIUM"]},
+        )
+        assert sneaked.status_code == 422 and 'data-code="keywords_fixed"' in sneaked.text
+
+
+class TestBadInput:
+    def test_odd_forms_are_refused_or_ignored_never_a_5xx(
+        self, person: Callable[[str], Browser], engine: Engine
+    ) -> None:
+        world = campaign_with_two_players(person)
+        ruby, force = world["ruby"], world["ruby_force"]
+        before = dump(engine)
+        odd: list[dict[str, Any]] = [
+            {"lines": "abc", "name": "", "power_rating": ""},
+            {"lines": "-3", "more": "abc", "name": ""},
+            {"lines": "99999", "name": "", "more": "99999"},
+            {"lines": "1", "name": "A", "power_rating": "5", "kw": ["X" * 500]},
+            {"lines": "1", "name": "A", "power_rating": "5", "kw": ["IMPERIUM"] * 100},
+            {"lines": "2", "name": "A", "power_rating": "5", "kw-1": ["IMPERIUM"], "name-1": "B"},
+            {"lines": "1", "name": "A", "power_rating": "1e3"},
+            {"lines": "1", "name": "A", "power_rating": "5", "keywords": "IMPERIUM, " + "Y" * 60},
+            {"lines": "1", "name": "A", "power_rating": "5", "stratagem_cp": "x"},
+        ]
+        for form in odd:
+            answer = ruby.post(f"/forces/{force}/cards", form)
+            assert answer.status_code in (200, 422), (form, answer.status_code)
+            assert 'id="form-error"' in answer.text or answer.status_code == 200, form
+        assert dump(engine) == before
+        for query in ("lines=abc", "lines=0", "copy=0", "copy=99999999999", "lines=5&copy=x"):
+            answer = ruby.get(f"/forces/{force}/cards/new?{query}")
+            assert answer.status_code in (200, 404, 422), (query, answer.status_code)
