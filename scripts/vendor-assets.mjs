@@ -3,7 +3,6 @@
 import { copyFileSync, mkdirSync } from "node:fs";
 
 const copies = [
-  ["node_modules/htmx.org/dist/htmx.min.js", "app/web/static/vendor/htmx.min.js"],
   ["node_modules/@picocss/pico/css/pico.min.css", "app/web/static/vendor/pico.min.css"],
   // Swagger UI for /docs (its init script is ours: app/web/static/api-docs.js)
   ["node_modules/swagger-ui-dist/swagger-ui-bundle.js", "app/web/static/vendor/swagger-ui-bundle.js"],

@@ -420,7 +420,7 @@ def muster_total(
     campaign_id: int,
     draft_id: int,
 ) -> Response:
-    """htmx: save the roster selection and return the live Power Level counter."""
+    """Script: save the roster selection and return the live Power Level counter."""
     draft = _draft(session, principal, campaign_id, draft_id)
     if draft.battle_id is not None or draft.step == wizard.FINISHED:
         raise DomainError("draft_mustered", "This battle is already mustered.", status=409)
@@ -560,7 +560,7 @@ def bump_counter(
     campaign_id: int,
     draft_id: int,
 ) -> Response:
-    """htmx: one tap of a − or + button, saved at once; returns the updated counter. When
+    """Script: one tap of a − or + button, saved at once; returns the updated counter. When
     the tap comes from the page's form, the form's other fields are saved with it."""
     draft = _draft(session, principal, campaign_id, draft_id)
     if draft.battle_id is None or draft.step == wizard.FINISHED:
@@ -632,7 +632,7 @@ COUNTER_LABELS = {
 def autosave_after(
     session: SessionDep, principal: Player, form: Form, campaign_id: int, draft_id: int
 ) -> Response:
-    """htmx: the after-game form saved on every change (nothing to show back)."""
+    """Script: the after-game form saved on every change (nothing to show back)."""
     draft = _draft(session, principal, campaign_id, draft_id)
     if draft.battle_id is None or draft.step == wizard.FINISHED:
         raise DomainError("draft_not_open", "This battle's result is not open.", status=409)

@@ -69,7 +69,7 @@ def declares_access(route: Any) -> bool:
 
 
 async def _check_form_csrf(request: Request) -> None:
-    """Form posts carry the token in a hidden field; htmx requests in the header. Only a
+    """Form posts carry the token in a hidden field; script requests in the header. Only a
     caller the session cookie identifies has an ambient credential to protect."""
     cookie = request.cookies.get(COOKIE)
     if not cookie:

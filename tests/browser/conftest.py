@@ -16,7 +16,7 @@ Fixtures
   new context (its own cookies), e.g. `new_page("phone", java_script_enabled=False)`.
 Every page made by these fixtures records console errors and uncaught page errors and
 fails the test at teardown if there were any, except Chromium's "Failed to load resource:
-... status of 4xx" for a page or htmx answer that really was a 4xx (a refused form is
+... status of 4xx" for a page or script request that really was a 4xx (a refused form is
 re-rendered with 422 by design; see ConsoleWatch). A test that means to cause other errors
 opts out with `@pytest.mark.allow_console_errors` (optionally with regexes the messages
 must match, e.g. `@pytest.mark.allow_console_errors(r"status of 500")`).
@@ -175,7 +175,7 @@ class ConsoleWatch:
     """Console messages of type error and uncaught exceptions, per page.
 
     One kind of console error is not a fault: Chromium logs "Failed to load resource: the
-    server responded with a status of 422" whenever a page or an htmx request gets a 4xx
+    server responded with a status of 422" whenever a page or a script request gets a 4xx
     answer, and a refused form is answered exactly so (re-rendered with the error and a 4xx
     status, by design). Such messages are dropped when they name a document, xhr or fetch
     request that really was answered with that 4xx status. A 4xx for a stylesheet, script

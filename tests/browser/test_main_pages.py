@@ -207,7 +207,7 @@ def test_tab_reaches_the_nav_and_a_form_and_submits_it(desktop: Page, live_serve
 
 def test_core_pages_read_without_javascript(new_page: Callable[..., Page], demo: Demo) -> None:
     """Dashboard, Order of Battle and a Crusade card are plain HTML: all there with
-    JavaScript off (htmx only improves them)."""
+    JavaScript off (the page script only improves them)."""
     page = new_page("phone", java_script_enabled=False)
     for path, expected in (
         (f"/campaigns/{demo.campaign}", [demo.campaign_name, *demo.force_names]),

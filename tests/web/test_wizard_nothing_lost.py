@@ -12,7 +12,7 @@ from sqlalchemy import Engine
 
 from tests.api.helpers import dump
 from tests.web.conftest import Browser, campaign_with_two_players
-from tests.web.test_wizard_pages import draft_row, htmx, start, through_muster, units
+from tests.web.test_wizard_pages import draft_row, script_post, start, through_muster, units
 
 
 def version_on(html: str) -> int:
@@ -33,7 +33,7 @@ def test_a_change_from_an_older_page_is_a_conflict_not_an_overwrite(
     assert first_tab == second_tab
 
     # The second tab taps +: saved, and the answer gives the next version.
-    tap = htmx(
+    tap = script_post(
         ruby,
         f"{base}/after/bump",
         {"bump": f"{captain}:destroyed_ranged:+1", "version": second_tab},
@@ -45,11 +45,11 @@ def test_a_change_from_an_older_page_is_a_conflict_not_an_overwrite(
     # The first tab, still at the older version: its autosave, its tap and its "Next" are
     # all refused with a conflict, and nothing changes.
     before = dump(engine)
-    stale_save = htmx(
+    stale_save = script_post(
         ruby, f"{base}/after/save", {"form": "after", "vp_0": "5", "version": first_tab}
     )
     assert stale_save.status_code == 409 and 'data-code="draft_conflict"' in stale_save.text
-    stale_tap = htmx(
+    stale_tap = script_post(
         ruby, f"{base}/after/bump", {"bump": f"{captain}:destroyed_ranged:+1", "version": first_tab}
     )
     assert stale_tap.status_code == 409
@@ -67,11 +67,13 @@ def test_a_change_from_an_older_page_is_a_conflict_not_an_overwrite(
 
     # The organizer editing the same draft is another screen too.
     current = version_on(ruby.get(f"{base}/after").text)
-    saved = htmx(
+    saved = script_post(
         orga, f"{base}/after/save", {"form": "after", "vp_0": "12", "vp_1": "9", "version": current}
     )
     assert saved.status_code == 200 and saved.headers["X-Draft-Version"] == str(current + 1)
-    late = htmx(ruby, f"{base}/after/save", {"form": "after", "vp_0": "3", "version": current})
+    late = script_post(
+        ruby, f"{base}/after/save", {"form": "after", "vp_0": "3", "version": current}
+    )
     assert late.status_code == 409
     assert draft_row(engine, draft_id)["data"]["sides"][0]["vp"] == 12
 
@@ -115,7 +117,7 @@ def test_the_set_up_is_saved_on_every_change(
         "agendas_0": ["assassins", "reaper"],
         "agendas_1": "reaper",
     }
-    saved = htmx(ruby, f"{base}/setup/save", {**form, "version": version})
+    saved = script_post(ruby, f"{base}/setup/save", {**form, "version": version})
     assert saved.status_code == 200
     assert saved.headers["X-Draft-Version"] == str(version + 1)
     setup = draft_row(engine, draft_id)["data"]["setup"]
@@ -126,6 +128,6 @@ def test_the_set_up_is_saved_on_every_change(
     assert 'name="agendas_0" value="assassins" checked' in page
     assert 'name="agendas_1" value="reaper" checked' in page
     assert re.search(r'<option value="supplies_from_above"\s+selected', page)
-    stale = htmx(ruby, f"{base}/setup/save", {**form, "agendas_0": [], "version": version})
+    stale = script_post(ruby, f"{base}/setup/save", {**form, "agendas_0": [], "version": version})
     assert stale.status_code == 409
     assert draft_row(engine, draft_id)["data"]["setup"]["agendas"][0] == ["assassins", "reaper"]

@@ -1,5 +1,5 @@
 """The phone wizard that records a battle, through the pages: set-up, muster, after the
-game (counters by htmx and without script), Out of Action, review and submit; resuming
+game (counters by script and without), Out of Action, review and submit; resuming
 after the tab was closed."""
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ def form_token(browser: Browser, html: str) -> None:
     assert tokens == {browser.csrf()}, tokens
 
 
-def htmx(browser: Browser, url: str, data: dict[str, Any]) -> Any:
-    """A request as htmx sends it: the CSRF token in the header, no form field."""
+def script_post(browser: Browser, url: str, data: dict[str, Any]) -> Any:
+    """A request as the page script sends it: the CSRF token in the header, no form field."""
     return browser.client.post(
         url,
         data=data,
@@ -143,9 +143,9 @@ def test_walk_the_whole_wizard(person: Callable[[str], Browser], engine: Engine)
     moved = ruby.post(f"{base}/setup", setup_form(world, mission="assassinate", action="next"))
     assert moved.status_code == 303 and moved.headers["location"] == f"{base}/muster"
 
-    # 2. Muster: the live counter (htmx) saves the selection and adds up the Power Level.
+    # 2. Muster: the live counter (script) saves the selection and adds up the Power Level.
     everything = {"roster_0": list(mine.values()), "roster_1": list(theirs.values())}
-    counter = htmx(ruby, f"{base}/muster/total", everything)
+    counter = script_post(ruby, f"{base}/muster/total", everything)
     assert counter.status_code == 200
     assert 'id="pl-counter"' in counter.text and "<html" not in counter.text
     assert 'data-testid="pl-0">36</output> / 25 PL' in counter.text
@@ -172,16 +172,18 @@ def test_walk_the_whole_wizard(person: Callable[[str], Browser], engine: Engine)
     assert battle["mission_roll"] == 5
     assert battle["sides"][0]["roster"] == [mine["Captain"], mine["Intercessor Squad"]]
 
-    # 3. After the game: a tap through htmx returns just the counter, saved at once.
+    # 3. After the game: a tap through the script returns just the counter, saved at once.
     captain, squad = mine["Captain"], mine["Intercessor Squad"]
-    tap = htmx(ruby, f"{base}/after/bump", {"bump": f"{captain}:destroyed_melee:+1"})
+    tap = script_post(ruby, f"{base}/after/bump", {"bump": f"{captain}:destroyed_melee:+1"})
     assert tap.status_code == 200 and "<html" not in tap.text
     assert f'data-testid="count-{captain}-destroyed_melee">1</output>' in tap.text
     # An Agenda's counter keeps the names it has on the full page ("<Agenda> tally").
     page = ruby.get(f"{base}/after")
     assert 'aria-label="One more: Assassins tally, Captain"' in page.text
     for step in ("+1", "-1"):
-        agenda = htmx(ruby, f"{base}/after/bump", {"bump": f"{captain}:agenda.assassins:{step}"})
+        agenda = script_post(
+            ruby, f"{base}/after/bump", {"bump": f"{captain}:agenda.assassins:{step}"}
+        )
         assert agenda.status_code == 200
         assert 'aria-label="One more: Assassins tally, Captain"' in agenda.text
         assert ">Assassins tally, Captain</span>" in agenda.text
@@ -208,7 +210,7 @@ def test_walk_the_whole_wizard(person: Callable[[str], Browser], engine: Engine)
     assert 'value="60"' in page.text
     # A count never goes below 0: refused in the fragment, nothing saved.
     stored = draft_row(engine, draft_id)["data"]
-    below = htmx(ruby, f"{base}/after/bump", {"bump": f"{squad}:destroyed_ranged:-1"})
+    below = script_post(ruby, f"{base}/after/bump", {"bump": f"{squad}:destroyed_ranged:-1"})
     assert below.status_code == 422
     assert "between 0 and 99" in below.text
     assert f'data-testid="count-{squad}-destroyed_ranged">0</output>' in below.text
@@ -284,7 +286,7 @@ def test_a_refused_submit_is_shown_in_place_and_keeps_the_draft(
     theirs = units(kai, world["kai_force"])
     # Two of Kai's units tie on kills for Reaper, and nobody said which one scores it.
     for name in ("Captain", "Hellblasters"):
-        htmx(ruby, f"{base}/after/bump", {"bump": f"{theirs[name]}:destroyed_ranged:+1"})
+        script_post(ruby, f"{base}/after/bump", {"bump": f"{theirs[name]}:destroyed_ranged:+1"})
     ruby.post(f"{base}/after", {"form": "after", "vp_0": "20", "vp_1": "30", "action": "next"})
     ruby.post(f"{base}/out_of_action", {})
     before = dump(engine)
@@ -349,7 +351,7 @@ def test_resume_after_closing_the_tab(person: Callable[[str], Browser], engine: 
     base, draft_id = through_muster(world)
     captain = units(ruby, world["ruby_force"])["Captain"]
     for _ in range(3):
-        htmx(ruby, f"{base}/after/bump", {"bump": f"{captain}:destroyed_ranged:+1"})
+        script_post(ruby, f"{base}/after/bump", {"bump": f"{captain}:destroyed_ranged:+1"})
     ruby.post(f"{base}/after", {"form": "after", "vp_0": "35", "vp_1": "15", "action": "save"})
 
     # Another browser (the tab was closed, the phone changed): log in again as Ruby.

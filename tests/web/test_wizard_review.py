@@ -12,7 +12,7 @@ from sqlalchemy import Engine, text
 
 from tests.api.helpers import dump
 from tests.web.conftest import Browser, campaign_with_two_players
-from tests.web.test_wizard_pages import htmx, through_muster, units
+from tests.web.test_wizard_pages import script_post, through_muster, units
 
 
 def test_the_review_shows_the_consequences_the_confirmation_applies(
@@ -24,8 +24,8 @@ def test_the_review_shows_the_consequences_the_confirmation_applies(
     mine, theirs = units(ruby, world["ruby_force"]), units(kai, world["kai_force"])
     captain = mine["Captain"]
     for _ in range(3):  # three kills: Dealers of Death
-        htmx(ruby, f"{base}/after/bump", {"bump": f"{captain}:destroyed_ranged:+1"})
-    htmx(ruby, f"{base}/after/bump", {"bump": f"{captain}:agenda.assassins:+1"})
+        script_post(ruby, f"{base}/after/bump", {"bump": f"{captain}:destroyed_ranged:+1"})
+    script_post(ruby, f"{base}/after/bump", {"bump": f"{captain}:agenda.assassins:+1"})
     before = dump(engine)
     moved = ruby.post(
         f"{base}/after",
@@ -77,7 +77,7 @@ def test_a_result_the_rules_refuse_is_shown_on_the_review(
     theirs = units(kai, world["kai_force"])
     # Two of Kai's units tie for Reaper and nobody said which one scores it.
     for name in ("Captain", "Hellblasters"):
-        htmx(ruby, f"{base}/after/bump", {"bump": f"{theirs[name]}:destroyed_ranged:+1"})
+        script_post(ruby, f"{base}/after/bump", {"bump": f"{theirs[name]}:destroyed_ranged:+1"})
     ruby.post(f"{base}/after", {"form": "after", "vp_0": "20", "vp_1": "30", "action": "review"})
     page = ruby.get(f"{base}/review").text
     assert "The rules would refuse this result" in page

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tests.web.conftest import Browser, campaign_with_two_players
-from tests.web.test_wizard_pages import htmx, setup_form, start, units
+from tests.web.test_wizard_pages import script_post, setup_form, start, units
 
 
 def survivor_battle(world: dict[str, Any]) -> tuple[str, dict[str, int], dict[str, int]]:
@@ -53,7 +53,7 @@ def test_a_unit_below_half_strength_is_refused_a_second_survivor_mark(
     base, mine, _theirs = survivor_battle(world)
     captain = mine["Captain"]
     for _ in range(2):
-        htmx(ruby, f"{base}/after/bump", {"bump": f"{captain}:agenda.survivor:+1"})
+        script_post(ruby, f"{base}/after/bump", {"bump": f"{captain}:agenda.survivor:+1"})
     ruby.post(f"{base}/after", after_form(**{f"below_half_{captain}": "1"}))
     review = ruby.get(f"{base}/review").text
     assert "second mark needs a unit that is not below Half-strength" in review

@@ -11,7 +11,6 @@ var ASSETS = [
   "/static/app.js",
   "/static/wizard-queue.js",
   "/static/vendor/pico.min.css",
-  "/static/vendor/htmx.min.js",
   "/static/favicon.svg",
 ];
 var STEP = /^\/campaigns\/\d+\/drafts\/\d+\/(setup|muster|after|out_of_action|review)$/;
