@@ -39,7 +39,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('campaign', schema=None) as batch_op:
-        batch_op.drop_column('organizer_results_need_confirmation')
-    with op.batch_alter_table('user_account', schema=None) as batch_op:
-        batch_op.drop_column('pin_hash')
+    # A plain DROP COLUMN (SQLite 3.35+), not a batch copy: copying `campaign` would drop a
+    # table that forces and battles still reference, which foreign keys refuse.
+    op.drop_column('campaign', 'organizer_results_need_confirmation')
+    op.drop_column('user_account', 'pin_hash')
