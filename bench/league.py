@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from app.db import migrate
 from app.db.engine import make_engine
@@ -132,7 +132,7 @@ def play(engine: Engine, league: League, roster_size: int | None = None) -> int:
                 role=role,
                 roster=roster,
                 agendas=[rng.choice(c) for c in rng.sample(AGENDA_CATEGORIES, agendas)],
-                warlord_card_id=roster[0],
+                warlord_card_id=_warlord(session, roster),
             )
             for force_id, role, roster in zip(
                 pair, (VictorRole.ATTACKER, VictorRole.DEFENDER), rosters, strict=True
@@ -182,6 +182,13 @@ def _roster(
             roster.append(card_id)
             power += rating
     return sorted(roster)
+
+
+def _warlord(session: Session, roster: list[int]) -> int:
+    """A CHARACTER when the roster has one (the rules want it), else the first unit."""
+    rows = session.exec(select(Card.id, Card.keywords).where(col(Card.id).in_(roster))).all()
+    characters = sorted(i for i, keywords in rows if i is not None and "CHARACTER" in keywords)
+    return characters[0] if characters else roster[0]
 
 
 def _result(rng: random.Random, side: battles.SideSetup) -> battles.SideResult:

@@ -106,16 +106,7 @@ def resolution(http: Any, engine: Engine, world: dict[str, Any], units: int) -> 
             {
                 "force_id": forces[i],
                 "victory_points": 70 - 30 * i,
-                "units": [
-                    {
-                        "card_id": c,
-                        "destroyed": rng.random() < 0.3,
-                        "destroyed_ranged": rng.choice((0, 1, 2)),
-                        "destroyed_melee": rng.choice((0, 0, 1)),
-                        "agenda_tallies": {"assassins": rng.choice((0, 1))},
-                    }
-                    for c in rosters[i]
-                ],
+                "units": [_unit_result(rng, c) for c in rosters[i]],
             }
             for i in range(2)
         ]
@@ -127,6 +118,18 @@ def resolution(http: Any, engine: Engine, world: dict[str, Any], units: int) -> 
         return battle
 
     return post
+
+
+def _unit_result(rng: Any, card_id: int) -> dict[str, Any]:
+    ranged, melee = rng.choice((0, 1, 2)), rng.choice((0, 0, 1))
+    return {
+        "card_id": card_id,
+        "destroyed": rng.random() < 0.3,
+        "destroyed_ranged": ranged,
+        "destroyed_melee": melee,
+        # Assassins counts enemy units destroyed: a tally needs a kill behind it.
+        "agenda_tallies": {"assassins": rng.choice((0, 1)) if ranged + melee else 0},
+    }
 
 
 def revert(http: Any, battle: int) -> None:
