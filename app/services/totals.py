@@ -125,7 +125,10 @@ def standing_of(session: Session, force_id: int, campaign_id: int | None = None)
     """The force's line, locked for the rest of a writing transaction when first read
     (PostgreSQL: FOR UPDATE), so two commands on one force never lose each other's change;
     later calls get the same object, with the changes not yet flushed."""
-    known = session.identity_map.get(session.identity_key(ForceStanding, force_id))
+    held = _lines_held(session)
+    known = held.get(force_id) or session.identity_map.get(
+        session.identity_key(ForceStanding, force_id)
+    )
     writes = bool(session.info.get("writes"))
     row = known or session.get(ForceStanding, force_id, with_for_update=writes or None)
     if row is None:
@@ -137,7 +140,23 @@ def standing_of(session: Session, force_id: int, campaign_id: int | None = None)
             campaign_id = force.campaign_id
         row = ForceStanding(force_id=force_id, campaign_id=campaign_id)
         session.add(row)
+    held[force_id] = row
     return row
+
+
+_HELD = "totals.lines_held"
+
+
+def _lines_held(session: Session) -> dict[int, ForceStanding]:
+    """The lines read in the current transaction, held so the identity map (which keeps
+    objects only while something refers to them) does not drop one after a flush and make
+    the next call read and lock it again."""
+    transaction = session.get_transaction()
+    kept = session.info.get(_HELD)
+    if kept is None or kept[0] is not transaction:
+        kept = (transaction, {})
+        session.info[_HELD] = kept
+    return cast(dict[int, ForceStanding], kept[1])
 
 
 @event.listens_for(Session, "before_flush")
@@ -304,7 +323,10 @@ def _snapshots(
 
 
 def _snapshot_totals(force_id: int, snapshot: Mapping[str, Any]) -> tuple[int, int]:
-    points = xp = 0
+    kept = snapshot.get("totals")
+    if kept is not None:  # a snapshot of the roster's units only names the force's totals
+        return int(kept["crusade_points"]), int(kept["xp"])
+    points = xp = 0  # an older snapshot held every unit of the force
     for card_id, state in (snapshot.get("cards") or {}).items():
         known = {k: v for k, v in state.items() if k in CARD_DEFAULTS or k in CARD_COLUMNS}
         card = {**CARD_DEFAULTS, **known, "id": int(card_id), "force_id": force_id}

@@ -12,6 +12,7 @@ from app.db import migrate
 from app.db.engine import make_engine
 from app.db.models import Battle, Card, CardBattle, ForceStanding
 from app.db.session import session_scope
+from app.rules.data import VictorRole
 from app.services import battles, forces, standings, totals, transfer
 from app.services.card_battles import card_battles
 from app.services.convert import card_value
@@ -135,3 +136,69 @@ def test_the_migration_computes_totals_for_existing_campaigns(tmp_path: Path) ->
         stored = connection.execute(select(ForceStanding.force_id)).all()
     assert len(stored) == 4 and differences(engine) == []
     engine.dispose()
+
+
+ROLES = (VictorRole.ATTACKER, VictorRole.DEFENDER)
+
+
+class TestRosterSnapshot:
+    """A side's snapshot (what a revert restores) holds its roster's units and the force's
+    totals before the battle, not every unit of the force: a battle changes only the units
+    it fought with, and the cost of resolving it follows the roster."""
+
+    def test_a_revert_restores_the_force_from_the_roster_snapshot(self, engine: Engine) -> None:
+        campaign_id = demo(engine)
+        with session_scope(engine) as session:
+            views = forces.list_forces(session, campaign_id=campaign_id, limit=2)
+            rosters, before = [], {}
+            for view in views:
+                free = [
+                    c for c in view.cards if not c.removed and c.id not in view.pending_card_ids
+                ]
+                rosters.append(sorted(c.id or 0 for c in free[:2]))
+                for card in view.cards:
+                    before[card.id] = card.model_dump()
+            kept = {
+                v.force.id: (v.value.crusade_points, sum(c.xp for c in v.value.cards))
+                for v in views
+            }
+            assert all(len(v.cards) > 2 for v in views)  # units left at home
+            sides = [
+                battles.SideSetup(
+                    force_id=v.force.id or 0, role=role, roster=r, agendas=["sentinel"]
+                )
+                for v, role, r in zip(views, ROLES, rosters, strict=True)
+            ]
+            battle, _ = battles.muster(
+                session, campaign_id=campaign_id, battle_size="combat_patrol", sides=sides, seed=3
+            )
+            assert battle.id is not None
+            battle_id = battle.id
+            results = [
+                battles.SideResult(
+                    force_id=s.force_id,
+                    victory_points=10 + 5 * i,
+                    painted=True,
+                    units=[
+                        {"card_id": c, "destroyed": True, "destroyed_ranged": 1} for c in s.roster
+                    ],
+                )
+                for i, s in enumerate(sides)
+            ]
+            battles.record_result(session, battle_id=battle_id, results=results)
+        with session_scope(engine, writes=False) as session:
+            _battle, stored = battles.get_battle(session, battle_id)
+            for side, roster in zip(stored, rosters, strict=True):
+                assert sorted(int(i) for i in side.snapshot["cards"]) == roster
+                points, xp = kept[side.force_id]
+                assert side.snapshot["totals"] == {"crusade_points": points, "xp": xp}
+        assert differences(engine) == []
+        with session_scope(engine) as session:
+            battles.revert(session, battle_id=battle_id)
+        with session_scope(engine, writes=False) as session:
+            after = {
+                c.id: c.model_dump()
+                for c in session.exec(select(Card).where(col(Card.id).in_(list(before)))).all()
+            }
+        assert after == before
+        assert differences(engine) == []
