@@ -303,6 +303,7 @@ def record_result(
     battle.status, battle.outcome, battle.resolved_at = "resolved", outcome.value, utcnow()
     for side, before in zip(sides, totals_before, strict=True):
         totals.record(session, battle, side, before, side.won)
+    totals.lines(session, battle, sides)
     session.add(battle)
     history.record(
         session,

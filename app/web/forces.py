@@ -22,7 +22,7 @@ from app.api.schemas import (
     OrderOfBattlePublic,
     RequisitionIn,
 )
-from app.db.models import Battle, BattleSide, Card, Force
+from app.db.models import Battle, Card, Force
 from app.db.session import SessionDep
 from app.errors import DomainError
 from app.rules.data import Requisition, RequisitionTarget, RequisitionTiming, Rulebook, rulebook
@@ -624,19 +624,15 @@ def battle_history(
     gone), and the cursor of the older ones."""
     assert row.id is not None
     page = card_battles.card_battles(session, card_id=row.id, force_id=row.force_id, before=before)
-    lines = [_battle_line(row, f.side, f.battle, f.opponent) for f in page.items]
+    lines = [_battle_line(row, f) for f in page.items]
     return lines, page.older
 
 
-def _battle_line(row: Card, side: BattleSide, battle: Battle, opponent: str) -> BattleLine:
+def _battle_line(row: Card, fought: card_battles.Fought) -> BattleLine:
+    """The unit's line kept for the battle (card_battles.card_line): no report is read."""
     book = rulebook()
-    report = side.report or {}
-
-    def mine(key: str) -> list[dict[str, Any]]:
-        return [e for e in report.get(key, []) if int(e.get("card_id", 0)) == row.id]
-
-    units = mine("units")
-    unit = units[0] if units else {}
+    battle, side, line = fought.battle, fought.side, fought.line
+    unit = line.get("unit") or {}
     names = {a.id: a.name for a in book.agendas}
     tallies = unit.get("agenda_tallies") or {}
     if battle.status != "resolved":
@@ -645,20 +641,18 @@ def _battle_line(row: Card, side: BattleSide, battle: Battle, opponent: str) -> 
         result = "Draw"
     else:
         result = "Victory" if side.won else "Defeat"
-    tests, blows = mine("tests"), mine("devastating_blows")
-    experience = report.get("experience", {})
     return BattleLine(
         battle=battle,
         mission=book.mission(battle.mission).name,
         battle_size=book.battle_size(battle.battle_size).name,
         result=result,
-        opponent=opponent,
+        opponent=fought.opponent,
         report=unit,
         agendas=[(names.get(k, k), int(v)) for k, v in tallies.items() if v],
-        xp=experience.get(str(row.id)),
-        test=tests[0] if tests else None,
-        blow=blows[0] if blows else None,
-        promotions=[book.rank(p["rank"]).name for p in mine("promotions")],
+        xp=line.get("xp"),
+        test=line.get("test"),
+        blow=line.get("blow"),
+        promotions=[book.rank(rank).name for rank in line.get("promotions") or []],
         warlord=side.warlord_card_id == row.id,
     )
 
@@ -673,15 +667,14 @@ def _card_page(
     status: int = 200,
     **context: Any,
 ) -> Response:
-    view = forces.load_force(session, row.force_id)
-    force = view.force
-    assert force.id is not None
+    force = forces.get_force(session, row.force_id)  # not its other units: one row
+    assert force.id is not None and row.id is not None
     return render(
         request,
         template,
         principal,
         status=status,
-        sheet=card_sheet(row, force, row.id in view.pending_card_ids),
+        sheet=card_sheet(row, force, card_battles.awaits_decision(session, card_id=row.id)),
         force=force,
         campaign=forces.get_campaign(session, force.campaign_id),
         can_change=_may_change(session, principal, force.id) and not row.removed,

@@ -4,17 +4,18 @@ lists) always equal what a rebuild from the cards and battles gives."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Engine, update
 from sqlmodel import Session, col, select
 
 from app.db import migrate
 from app.db.engine import make_engine
-from app.db.models import Battle, Card, CardBattle, ForceStanding
+from app.db.models import Battle, BattleSide, Card, CardBattle, ForceStanding
 from app.db.session import session_scope
 from app.rules.data import VictorRole
 from app.services import battles, forces, standings, totals, transfer
-from app.services.card_battles import card_battles
+from app.services.card_battles import card_battles, card_line
 from app.services.convert import card_value
 from app.services.demo import load_demo
 
@@ -124,6 +125,29 @@ class TestCardBattles:
                 rest = card_battles(session, card_id=card_id, force_id=force_id, before=first.older)
                 assert [f.battle.id for f in rest.items] == ids[1:]
 
+    def test_a_card_line_is_kept_and_read_without_the_report(self, engine: Engine) -> None:
+        demo(engine)
+        with session_scope(engine, writes=False) as session:
+            card_id, force_id = session.exec(
+                select(CardBattle.card_id, CardBattle.force_id).order_by(col(CardBattle.card_id))
+            ).all()[0]
+            shown = card_battles(session, card_id=card_id, force_id=force_id).items
+            expected = [card_line(_report(session, f.side.id), card_id) for f in shown]
+        assert shown and [f.line for f in shown] == expected
+        assert all("unit" in f.line and f.line["unit"]["card_id"] == card_id for f in shown)
+        with session_scope(engine) as session:  # the page no longer needs the reports
+            session.execute(update(BattleSide).values(report={}))
+        with session_scope(engine, writes=False) as session:
+            again = card_battles(session, card_id=card_id, force_id=force_id).items
+        assert [f.line for f in again] == expected
+
+
+def _report(session: Session, side_id: int | None) -> dict[str, Any]:
+    report: dict[str, Any] = session.exec(
+        select(BattleSide.report).where(BattleSide.id == side_id)
+    ).one()
+    return report
+
 
 def test_the_migration_computes_totals_for_existing_campaigns(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'old.db'}"
@@ -202,3 +226,30 @@ class TestRosterSnapshot:
             }
         assert after == before
         assert differences(engine) == []
+
+
+def test_migration_0014_keeps_each_units_line_of_existing_battles(engine: Engine) -> None:
+    """Battles recorded before the lines existed get them from their sides' reports; the
+    card page then shows the same lines (both engines: the migration is plain SQL)."""
+    demo(engine)
+    url = engine.url.render_as_string(hide_password=False)
+    with engine.connect() as connection:
+        kept = {
+            (row.card_id, row.battle_id): row.line
+            for row in connection.execute(
+                select(CardBattle.card_id, CardBattle.battle_id, CardBattle.line)
+            )
+        }
+    assert kept and all(line is not None and "unit" in line for line in kept.values())
+    engine.dispose()
+    migrate.downgrade(url, "0013")
+    migrate.upgrade(url)
+    with engine.connect() as connection:
+        filled = {
+            (row.card_id, row.battle_id): row.line
+            for row in connection.execute(
+                select(CardBattle.card_id, CardBattle.battle_id, CardBattle.line)
+            )
+        }
+    assert filled == kept
+    assert differences(engine) == []
