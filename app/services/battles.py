@@ -33,7 +33,7 @@ from app.rules.out_of_action import Consequence
 from app.services import decisions, gains, history, totals
 from app.services.convert import force_value, write_force
 from app.services.fields import request_fields
-from app.services.forces import ForceView, get_campaign, get_force, load_force, lock_forces
+from app.services.forces import ForceView, get_campaign, get_force, lock_forces
 from app.services.membership import is_organizer
 
 
@@ -215,7 +215,7 @@ def _check_in_campaign(session: Session, campaign_id: int, sides: list[SideSetup
 
 
 def _ready_force(session: Session, side: SideSetup) -> ForceView:
-    view = load_force(session, side.force_id)
+    view = _roster_force(session, side.force_id, side.roster)
     # A choice about one unit (its scar, its honour) only keeps that unit home: muster()
     # refuses it by name. A choice about the whole force (a victor bonus) holds the force.
     if session.exec(
@@ -331,7 +331,7 @@ def _resolve(
 ) -> tuple[int, int]:
     """Run one side's post-battle sequence; return its force's Crusade points and XP from
     just before (the progress chart's point)."""
-    view = _roster_force(session, side)
+    view = _roster_force(session, side.force_id, side.roster)
     before = _force_totals(session, side.force_id)
     side.snapshot = _snapshot(view, before)
     report = SideReport(
@@ -375,20 +375,28 @@ def _resolve(
     return before
 
 
-def _roster_force(session: Session, side: BattleSide) -> ForceView:
-    """The force with only the units on this side's roster: a battle's post-battle sequence
-    reads and changes no other unit (a victor bonus that could reach another one waits as
-    a decision), so the cost follows the roster, not the size of the Order of Battle or
-    what its other units have gathered over the campaign."""
-    force = get_force(session, side.force_id)
+def _roster_force(session: Session, force_id: int, roster: list[int]) -> ForceView:
+    """The force with only the units on a roster (and which of them await a decision):
+    mustering and the post-battle sequence read and change no other unit (a victor bonus
+    that could reach another one waits as a decision), so their cost follows the roster,
+    not the size of the Order of Battle or what its other units gathered over the
+    campaign. A unit of another force is not in the value, as in the whole force's."""
+    force = get_force(session, force_id)
     cards = list(
         session.exec(
             select(Card)
-            .where(col(Card.id).in_(side.roster), Card.force_id == side.force_id)
+            .where(col(Card.id).in_(roster), Card.force_id == force_id)
             .order_by(col(Card.id))
         ).all()
     )
-    return ForceView(force, cards, force_value(force, cards), set())
+    waiting = session.exec(
+        select(Decision.card_id).where(
+            Decision.force_id == force_id,
+            Decision.status == "pending",
+            col(Decision.card_id).in_(roster),
+        )
+    ).all()
+    return ForceView(force, cards, force_value(force, cards), {c for c in waiting if c})
 
 
 def _force_totals(session: Session, force_id: int) -> tuple[int, int]:
