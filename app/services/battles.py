@@ -331,7 +331,7 @@ def _resolve(
 ) -> tuple[int, int]:
     """Run one side's post-battle sequence; return its force's Crusade points and XP from
     just before (the progress chart's point)."""
-    view = _roster_force(session, side.force_id, side.roster)
+    view = _roster_force(session, side.force_id, side.roster, waiting=False)
     before = _force_totals(session, side.force_id)
     side.snapshot = _snapshot(view, before)
     report = SideReport(
@@ -375,7 +375,9 @@ def _resolve(
     return before
 
 
-def _roster_force(session: Session, force_id: int, roster: list[int]) -> ForceView:
+def _roster_force(
+    session: Session, force_id: int, roster: list[int], *, waiting: bool = True
+) -> ForceView:
     """The force with only the units on a roster (and which of them await a decision):
     mustering and the post-battle sequence read and change no other unit (a victor bonus
     that could reach another one waits as a decision), so their cost follows the roster,
@@ -389,14 +391,20 @@ def _roster_force(session: Session, force_id: int, roster: list[int]) -> ForceVi
             .order_by(col(Card.id))
         ).all()
     )
-    waiting = session.exec(
-        select(Decision.card_id).where(
-            Decision.force_id == force_id,
-            Decision.status == "pending",
-            col(Decision.card_id).in_(roster),
-        )
-    ).all()
-    return ForceView(force, cards, force_value(force, cards), {c for c in waiting if c})
+    pending: set[int] = set()
+    if waiting:  # only mustering asks: a recorded battle's units were checked then
+        pending = {
+            c
+            for c in session.exec(
+                select(Decision.card_id).where(
+                    Decision.force_id == force_id,
+                    Decision.status == "pending",
+                    col(Decision.card_id).in_(roster),
+                )
+            ).all()
+            if c
+        }
+    return ForceView(force, cards, force_value(force, cards), pending)
 
 
 def _force_totals(session: Session, force_id: int) -> tuple[int, int]:
