@@ -47,7 +47,7 @@ def test_every_kind_of_change_shows_at_once(client: TestClient) -> None:
     after_battle = client.get(f"/api/v1/forces/{blue}").json()
     assert after_battle["battle_tally"] == 1
     assert after_battle["cards"][1]["awaiting_decision"] is True
-    decision = client.get(f"/api/v1/forces/{blue}/decisions").json()[0]
+    decision = client.get(f"/api/v1/forces/{blue}/decisions").json()["items"][0]
     client.post(
         f"/api/v1/decisions/{decision['id']}/answer",
         json={"consequence": "devastating_blow", "dice": [2]},
