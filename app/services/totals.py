@@ -138,9 +138,9 @@ def standing_of(session: Session, force_id: int, campaign_id: int | None = None)
     (PostgreSQL: FOR UPDATE), so two commands on one force never lose each other's change;
     later calls get the same object, with the changes not yet flushed."""
     held = _lines_held(session)
-    known = held.get(force_id) or session.identity_map.get(
-        session.identity_key(ForceStanding, force_id)
-    )
+    known = held.get(force_id)
+    if known is None or known not in session:  # (a line added in a savepoint rolled back)
+        known = session.identity_map.get(session.identity_key(ForceStanding, force_id))
     writes = bool(session.info.get("writes"))
     row = known or session.get(ForceStanding, force_id, with_for_update=writes or None)
     if row is None:
