@@ -387,7 +387,7 @@ class SavedLeagues:
         return self.folder / f"league-{self.key}-b{size}.{suffix}"
 
     def has(self, size: int) -> bool:
-        return self.path(size).exists() and self.path(size).with_suffix(".state").exists()
+        return self.path(size).exists() and self._state(size).exists()
 
     def save(self, size: int, league: league_module.League) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -399,7 +399,7 @@ class SavedLeagues:
                 ["pg_dump", "--format=custom", "--no-owner", f"--file={target}", self._libpq()],
                 check=True,
             )
-        target.with_suffix(".state").write_bytes(pickle.dumps(league))
+        self._state(size).write_bytes(pickle.dumps(league))
 
     def load(self, size: int) -> league_module.League:
         source = self.path(size)
@@ -425,8 +425,11 @@ class SavedLeagues:
                 ["pg_restore", "--no-owner", f"--dbname={self._libpq()}", str(source)],
                 check=True,
             )
-        league: league_module.League = pickle.loads(source.with_suffix(".state").read_bytes())
+        league: league_module.League = pickle.loads(self._state(size).read_bytes())
         return league
+
+    def _state(self, size: int) -> Path:
+        return self.path(size).with_name(self.path(size).name + ".state")
 
     def _sqlite_file(self) -> Path:
         return Path(self.url.removeprefix("sqlite:///"))
