@@ -217,6 +217,11 @@ class TestRosterSnapshot:
                 points, xp = kept[side.force_id]
                 assert side.snapshot["totals"] == {"crusade_points": points, "xp": xp}
         assert differences(engine) == []
+        home = next(  # a unit left at home, removed after the battle (ruling 39)
+            i for i, c in before.items() if i not in rosters[0] + rosters[1] and not c["removed"]
+        )
+        with session_scope(engine) as session:
+            forces.remove_card(session, card_id=home)
         with session_scope(engine) as session:
             battles.revert(session, battle_id=battle_id)
         with session_scope(engine, writes=False) as session:
@@ -224,7 +229,10 @@ class TestRosterSnapshot:
                 c.id: c.model_dump()
                 for c in session.exec(select(Card).where(col(Card.id).in_(list(before)))).all()
             }
-        assert after == before
+        assert after[home]["removed"] and {**after[home], "removed": False} == before[home]
+        assert {i: c for i, c in after.items() if i != home} == {
+            i: c for i, c in before.items() if i != home
+        }
         assert differences(engine) == []
 
 
