@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from app.db import migrate
 from app.db.engine import make_engine
@@ -57,6 +57,7 @@ AGENDA_CATEGORIES = (
     ("witch_hunter",),
 )
 TALLIED = ("assassins", "priority_target", "first_strike")
+SEED = 14  # the league's dice: change it and saved leagues (league_bench --reuse) differ
 REVERT_EVERY = 37  # about one battle in 37 is reverted straight after being recorded
 
 
@@ -66,13 +67,13 @@ class League:
     force_ids: list[int]
     battles: int = 0
     reverted: int = 0
-    rng: random.Random = field(default_factory=lambda: random.Random(14))
+    rng: random.Random = field(default_factory=lambda: random.Random(SEED))
 
 
 def create(
     engine: Engine, *, forces_count: int, units: int, organizer_id: int | None = None
 ) -> League:
-    rng = random.Random(14)
+    rng = random.Random(SEED)
     with session_scope(engine) as session:
         campaign = forces.create_campaign(
             session, name="League of the Long War", organizer_id=organizer_id
@@ -132,7 +133,7 @@ def play(engine: Engine, league: League, roster_size: int | None = None) -> int:
                 role=role,
                 roster=roster,
                 agendas=[rng.choice(c) for c in rng.sample(AGENDA_CATEGORIES, agendas)],
-                warlord_card_id=roster[0],
+                warlord_card_id=_warlord(session, roster),
             )
             for force_id, role, roster in zip(
                 pair, (VictorRole.ATTACKER, VictorRole.DEFENDER), rosters, strict=True
@@ -182,6 +183,13 @@ def _roster(
             roster.append(card_id)
             power += rating
     return sorted(roster)
+
+
+def _warlord(session: Session, roster: list[int]) -> int:
+    """A CHARACTER when the roster has one (the rules want it), else the first unit."""
+    rows = session.exec(select(Card.id, Card.keywords).where(col(Card.id).in_(roster))).all()
+    characters = sorted(i for i, keywords in rows if i is not None and "CHARACTER" in keywords)
+    return characters[0] if characters else roster[0]
 
 
 def _result(rng: random.Random, side: battles.SideSetup) -> battles.SideResult:

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import pickle
+import shutil
 import socket
 import statistics
 import subprocess
@@ -106,16 +108,7 @@ def resolution(http: Any, engine: Engine, world: dict[str, Any], units: int) -> 
             {
                 "force_id": forces[i],
                 "victory_points": 70 - 30 * i,
-                "units": [
-                    {
-                        "card_id": c,
-                        "destroyed": rng.random() < 0.3,
-                        "destroyed_ranged": rng.choice((0, 1, 2)),
-                        "destroyed_melee": rng.choice((0, 0, 1)),
-                        "agenda_tallies": {"assassins": rng.choice((0, 1))},
-                    }
-                    for c in rosters[i]
-                ],
+                "units": [_unit_result(rng, c) for c in rosters[i]],
             }
             for i in range(2)
         ]
@@ -127,6 +120,18 @@ def resolution(http: Any, engine: Engine, world: dict[str, Any], units: int) -> 
         return battle
 
     return post
+
+
+def _unit_result(rng: Any, card_id: int) -> dict[str, Any]:
+    ranged, melee = rng.choice((0, 1, 2)), rng.choice((0, 0, 1))
+    return {
+        "card_id": card_id,
+        "destroyed": rng.random() < 0.3,
+        "destroyed_ranged": ranged,
+        "destroyed_melee": melee,
+        # Assassins counts enemy units destroyed: a tally needs a kill behind it.
+        "agenda_tallies": {"assassins": rng.choice((0, 1)) if ranged + melee else 0},
+    }
 
 
 def revert(http: Any, battle: int) -> None:
@@ -281,6 +286,12 @@ def main() -> None:
     parser.add_argument("--battles", default="10,200,2000")
     parser.add_argument("--requests", type=int, default=40)
     parser.add_argument("--throughput-workers", default="")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="load each size's league from --cache if it is there (else generate and save it)",
+    )
+    parser.add_argument("--cache", type=Path, default=CACHE)
     args = parser.parse_args()
     sizes = [int(n) for n in args.battles.split(",")]
     with tempfile.TemporaryDirectory() as folder:
@@ -289,30 +300,35 @@ def main() -> None:
 
 
 def run(url: str, args: argparse.Namespace, sizes: list[int]) -> None:
-    migrate.upgrade(url)
-    engine = make_engine(url)
-    counter = StatementCounter(engine)
-    print(f"database: {engine.url.get_backend_name()}; {args.forces} forces x {args.units} units")
-    with session_scope(engine) as session:
-        user = accounts.create_user(session, username=USER["username"], password=USER["password"])
-        organizer = user.id
-    start = time.perf_counter()
-    league = league_module.create(
-        engine, forces_count=args.forces, units=args.units, organizer_id=organizer
-    )
-    print(f"forces and units: {time.perf_counter() - start:.0f} s")
-    world: dict[str, Any] = {
-        "campaign": league.campaign_id,
-        "force": league.force_ids[0],
-        "pair": league.force_ids[-2:],
-        "rng": league_module.random.Random(99),
-    }
+    saved = SavedLeagues(args.cache, url, args.forces, args.units) if args.reuse else None
+    engine: Engine | None = None
+    league: league_module.League | None = None
+    world: dict[str, Any] = {"rng": league_module.random.Random(99)}
     table: dict[int, tuple[dict[str, int], dict[str, list[float]], dict[str, float]]] = {}
     for size in sizes:
         start = time.perf_counter()
-        league_module.grow(engine, league, size)
-        print(f"grown to {size} battles: {time.perf_counter() - start:.0f} s")
+        if saved is not None and saved.has(size):
+            if engine is not None:
+                engine.dispose()
+            league = saved.load(size)
+            migrate.upgrade(url)  # a league saved by older code gets the newer migrations
+            engine = make_engine(url)
+            took = time.perf_counter() - start
+            print(f"loaded {size} battles from {saved.path(size)}: {took:.0f} s")
+        else:
+            if engine is None or league is None:
+                engine, league = _new_league(url, args)
+            league_module.grow(engine, league, size)
+            print(f"grown to {size} battles: {time.perf_counter() - start:.0f} s")
+            if saved is not None:
+                engine.dispose()
+                saved.save(size, league)
+                print(f"saved as {saved.path(size)}")
+        world.update(
+            campaign=league.campaign_id, force=league.force_ids[0], pair=league.force_ids[-2:]
+        )
         world["card"] = busiest_card(engine, league.force_ids[0])
+        counter = StatementCounter(engine)
         with TestClient(create_app(engine)) as client:
             client.post("/api/v1/auth/login", json=USER)
             client.headers["X-CSRF-Token"] = client.get("/api/v1/auth/csrf").json()["csrf_token"]
@@ -326,10 +342,100 @@ def run(url: str, args: argparse.Namespace, sizes: list[int]) -> None:
         print(f"\nthroughput with {workers} worker(s), 4 client threads:")
         for name, rate in rates.items():
             print(f"  {name:<28}{rate:8.0f} req/s")
+    assert engine is not None and league is not None
     with Session(engine) as session:
         cards = session.exec(select(func.count()).select_from(Card)).one()
     print(f"\n{cards} cards; {league.battles} battles played ({league.reverted} reverted)")
     engine.dispose()
+
+
+def _new_league(url: str, args: argparse.Namespace) -> tuple[Engine, league_module.League]:
+    migrate.upgrade(url)
+    engine = make_engine(url)
+    print(f"database: {engine.url.get_backend_name()}; {args.forces} forces x {args.units} units")
+    with session_scope(engine) as session:
+        user = accounts.create_user(session, username=USER["username"], password=USER["password"])
+        organizer = user.id
+    start = time.perf_counter()
+    league = league_module.create(
+        engine, forces_count=args.forces, units=args.units, organizer_id=organizer
+    )
+    print(f"forces and units: {time.perf_counter() - start:.0f} s")
+    return engine, league
+
+
+# --- leagues saved for the next run ------------------------------------------------------
+
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "crusade-league"
+
+
+class SavedLeagues:
+    """Generated leagues kept between runs, one per size, keyed by the parameters and the
+    seed (bench/league.py's, fixed): an SQLite file copied whole, or a PostgreSQL custom-
+    format dump (pg_dump / pg_restore, which must match the server's major version). The
+    league's state (ids, battles played, its dice) is kept beside it, so the next size
+    can grow on from a loaded one. Loading replaces the whole database at ``url``: give
+    the benchmark a database of its own."""
+
+    def __init__(self, folder: Path, url: str, forces: int, units: int) -> None:
+        self.folder, self.url = folder, url
+        self.sqlite = url.startswith("sqlite")
+        self.key = f"f{forces}-u{units}-seed{league_module.SEED}"
+
+    def path(self, size: int) -> Path:
+        suffix = "db" if self.sqlite else "pgdump"
+        return self.folder / f"league-{self.key}-b{size}.{suffix}"
+
+    def has(self, size: int) -> bool:
+        return self.path(size).exists() and self._state(size).exists()
+
+    def save(self, size: int, league: league_module.League) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        target = self.path(size)
+        if self.sqlite:  # the engine is disposed: the WAL is checkpointed into the file
+            shutil.copyfile(self._sqlite_file(), target)
+        else:
+            subprocess.run(
+                ["pg_dump", "--format=custom", "--no-owner", f"--file={target}", self._libpq()],
+                check=True,
+            )
+        self._state(size).write_bytes(pickle.dumps(league))
+
+    def load(self, size: int) -> league_module.League:
+        source = self.path(size)
+        if self.sqlite:
+            database = self._sqlite_file()
+            for extra in ("-wal", "-shm"):
+                Path(f"{database}{extra}").unlink(missing_ok=True)
+            shutil.copyfile(source, database)
+        else:
+            subprocess.run(
+                [
+                    "psql",
+                    "--quiet",
+                    self._libpq(),
+                    "-c",
+                    "DROP SCHEMA public CASCADE",
+                    "-c",
+                    "CREATE SCHEMA public",
+                ],
+                check=True,
+            )
+            subprocess.run(
+                ["pg_restore", "--no-owner", f"--dbname={self._libpq()}", str(source)],
+                check=True,
+            )
+        league: league_module.League = pickle.loads(self._state(size).read_bytes())
+        return league
+
+    def _state(self, size: int) -> Path:
+        return self.path(size).with_name(self.path(size).name + ".state")
+
+    def _sqlite_file(self) -> Path:
+        return Path(self.url.removeprefix("sqlite:///"))
+
+    def _libpq(self) -> str:
+        return self.url.replace("postgresql+psycopg://", "postgresql://")
 
 
 def report_size(

@@ -50,7 +50,7 @@ def main_pages(base_url: str) -> dict[str, str]:
         card = client.get(f"/api/v1/forces/{force}").json()["cards"][0]["id"]
         battle = client.get("/api/v1/campaigns/1/battles").json()["items"][-1]["id"]
         answered = client.get(f"/api/v1/forces/{force}/decisions", params={"status": "answered"})
-        decision = answered.json()[0]["id"]
+        decision = answered.json()["items"][0]["id"]
         wizard = battle_in_progress(client, 1, forces[0]["id"], forces[1]["id"])
     return {
         "home": "/",

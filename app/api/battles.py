@@ -198,15 +198,25 @@ def _decision(row: Decision) -> DecisionPublic:
     return reports.decision(row)
 
 
-@router.get("/forces/{force_id}/decisions", summary="A force's decisions (pending by default)")
+@router.get(
+    "/forces/{force_id}/decisions",
+    summary="A force's decisions, oldest first (pending by default; a page by key: limit, cursor)",
+)
 def list_decisions(
     force_id: int,
+    request: Request,
+    response: Response,
     session: SessionDep,
     status: Annotated[str | None, Query(pattern="^(pending|answered|cancelled)$")] = "pending",
-) -> list[DecisionPublic]:
-    return [
-        _decision(d) for d in decisions.list_decisions(session, force_id=force_id, status=status)
-    ]
+    cursor: Cursor = None,
+    limit: Limit = 50,
+) -> KeysetPage[DecisionPublic]:
+    rows = decisions.list_decisions(
+        session, force_id=force_id, status=status, after=cursor, limit=limit + 1
+    )
+    following = rows[limit - 1].id if len(rows) > limit else None
+    items = [_decision(d) for d in rows[:limit]]
+    return keyset_page(request, response, items, limit, following)
 
 
 @router.get("/decisions/{decision_id}", summary="One decision")

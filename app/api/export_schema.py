@@ -103,11 +103,20 @@ class StoredCardState(BaseModel):
     removed: bool
 
 
+class StoredSideTotals(BaseModel):
+    crusade_points: int
+    xp: int
+
+
 class StoredSnapshot(BaseModel):
-    """Both forces as they were before the battle was applied (what a revert restores)."""
+    """The side's force as it was before the battle was applied (what a revert restores):
+    its numbers and the units on its roster (older documents hold every unit)."""
 
     force: StoredForceState | None = None
     cards: dict[str, StoredCardState] = Field(default_factory=dict, description="By card id")
+    totals: StoredSideTotals | None = Field(
+        default=None, description="The whole force's Crusade points and XP before the battle"
+    )
 
 
 class StoredDecisionPayload(BaseModel):

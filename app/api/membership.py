@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Request, status
+from fastapi import APIRouter, Path, Request, Response, status
 from pydantic import BaseModel, Field, StringConstraints
 
 from app.api import present
 from app.api.auth import CurrentPrincipal
+from app.api.paging import Cursor, KeysetPage, Limit, keyset_page
 from app.api.schemas import CampaignPublic, Input
 from app.config import get_settings, secret_key, site_address
 from app.db.models import User
@@ -73,11 +74,22 @@ def update_campaign(
     return present.campaign(membership.update_settings(session, campaign_id=campaign_id, **changes))
 
 
-@router.get("/campaigns/{campaign_id}/members", summary="The campaign's members and roles")
-def list_members(campaign_id: int, session: SessionDep) -> list[MemberPublic]:
-    return [
-        _member(u, m.role) for m, u in membership.list_members(session, campaign_id=campaign_id)
-    ]
+@router.get(
+    "/campaigns/{campaign_id}/members",
+    summary="The campaign's members and roles, in the order they joined (a page by key)",
+)
+def list_members(
+    campaign_id: int,
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    cursor: Cursor = None,
+    limit: Limit = 50,
+) -> KeysetPage[MemberPublic]:
+    rows = membership.list_members(session, campaign_id=campaign_id, after=cursor, limit=limit + 1)
+    following = rows[limit - 1][0].id if len(rows) > limit else None
+    items = [_member(u, m.role) for m, u in rows[:limit]]
+    return keyset_page(request, response, items, limit, following)
 
 
 @router.delete(

@@ -168,7 +168,8 @@ class Decision(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     force_id: int = Field(foreign_key="force.id", index=True)
     battle_id: int | None = Field(default=None, foreign_key="battle.id", index=True)
-    card_id: int | None = Field(default=None, foreign_key="crusade_card.id")
+    # Indexed: a Crusade card's page asks whether a choice about it is waiting.
+    card_id: int | None = Field(default=None, foreign_key="crusade_card.id", index=True)
     kind: str = Field(max_length=40)
     payload: dict[str, Any] = _json({})
     status: str = Field(default="pending", max_length=20)  # pending | answered | cancelled
@@ -370,6 +371,10 @@ class CardBattle(SQLModel, table=True):
     card_id: int = Field(foreign_key="crusade_card.id", primary_key=True)
     battle_id: int = Field(foreign_key="battle.id", primary_key=True, index=True)
     force_id: int = Field(foreign_key="force.id")
+    # What the unit did there (its part of its side's report), kept when the result is
+    # recorded so its battle list reads this small value, not the report: see
+    # app.services.card_battles.card_line. None until then.
+    line: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
 
 # --- issue 15: webhooks and their outbox -----------------------------------------------

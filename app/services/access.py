@@ -153,13 +153,17 @@ def _campaign(session: Session, campaign_id: int) -> Campaign:
 
 
 def _force_target(session: Session, force_id: int) -> Target:
+    # One query for the force's owner and its campaign: every force, card and decision
+    # request passes here (a cached Order of Battle costs little more than this check).
     row = session.exec(
-        select(Force.campaign_id, Force.owner_id).where(Force.id == force_id)
+        select(Campaign, Force.owner_id)
+        .join(Force, col(Force.campaign_id) == col(Campaign.id))
+        .where(Force.id == force_id)
     ).first()
     if row is None:
         raise NotFound("force_not_found", f"There is no Crusade force {force_id}.")
-    campaign_id, owner = row
-    return Target(_campaign(session, campaign_id), frozenset({owner} if owner else set()))
+    campaign, owner = row
+    return Target(campaign, frozenset({owner} if owner else set()))
 
 
 def _battle_target(session: Session, battle_id: int) -> Target:

@@ -31,9 +31,9 @@ from app.rules.dice import Dice, EnteredDice, KeyedDice, SeededDice
 from app.rules.errors import RuleError
 from app.rules.out_of_action import Consequence
 from app.services import decisions, gains, history, totals
-from app.services.convert import write_force
+from app.services.convert import force_value, write_force
 from app.services.fields import request_fields
-from app.services.forces import ForceView, get_campaign, load_force, lock_forces
+from app.services.forces import ForceView, get_campaign, get_force, lock_forces
 from app.services.membership import is_organizer
 
 
@@ -215,7 +215,7 @@ def _check_in_campaign(session: Session, campaign_id: int, sides: list[SideSetup
 
 
 def _ready_force(session: Session, side: SideSetup) -> ForceView:
-    view = load_force(session, side.force_id)
+    view = _roster_force(session, side.force_id, side.roster)
     # A choice about one unit (its scar, its honour) only keeps that unit home: muster()
     # refuses it by name. A choice about the whole force (a victor bonus) holds the force.
     if session.exec(
@@ -303,6 +303,7 @@ def record_result(
     battle.status, battle.outcome, battle.resolved_at = "resolved", outcome.value, utcnow()
     for side, before in zip(sides, totals_before, strict=True):
         totals.record(session, battle, side, before, side.won)
+    totals.lines(session, battle, sides)
     session.add(battle)
     history.record(
         session,
@@ -330,12 +331,9 @@ def _resolve(
 ) -> tuple[int, int]:
     """Run one side's post-battle sequence; return its force's Crusade points and XP from
     just before (the progress chart's point)."""
-    view = load_force(session, side.force_id)
-    side.snapshot = _snapshot(view)
-    before = (
-        sum(c.crusade_points for c in view.value.cards),
-        sum(c.xp for c in view.value.cards),
-    )
+    view = _roster_force(session, side.force_id, side.roster, waiting=False)
+    before = _force_totals(session, side.force_id)
+    side.snapshot = _snapshot(view, before)
     report = SideReport(
         roster=tuple(str(i) for i in side.roster),
         agendas=tuple(side.agendas),
@@ -352,7 +350,7 @@ def _resolve(
     dice = side_dice(result, (battle.seed or 0) + index)
     after = resolve_side(view.value, report, rulebook(), dice)
     check_dice_used(dice)
-    write_force(view.force, view.cards, after.force)
+    write_force(view.force, view.cards, after.force, before=view.value)
     gains.record_gains(session, view, after=after.force, battle_id=battle.id)
     decisions.store(session, force_id=side.force_id, battle_id=battle.id, pending=after.pending)
     side.report = {
@@ -375,6 +373,46 @@ def _resolve(
         "dice": [[d.sides, d.value] for d in after.dice],
     }
     return before
+
+
+def _roster_force(
+    session: Session, force_id: int, roster: list[int], *, waiting: bool = True
+) -> ForceView:
+    """The force with only the units on a roster (and which of them await a decision):
+    mustering and the post-battle sequence read and change no other unit (a victor bonus
+    that could reach another one waits as a decision), so their cost follows the roster,
+    not the size of the Order of Battle or what its other units gathered over the
+    campaign. A unit of another force is not in the value, as in the whole force's."""
+    force = get_force(session, force_id)
+    cards = list(
+        session.exec(
+            select(Card)
+            .where(col(Card.id).in_(roster), Card.force_id == force_id)
+            .order_by(col(Card.id))
+        ).all()
+    )
+    pending: set[int] = set()
+    if waiting:  # only mustering asks: a recorded battle's units were checked then
+        pending = {
+            c
+            for c in session.exec(
+                select(Decision.card_id).where(
+                    Decision.force_id == force_id,
+                    Decision.status == "pending",
+                    col(Decision.card_id).in_(roster),
+                )
+            ).all()
+            if c
+        }
+    return ForceView(force, cards, force_value(force, cards), pending)
+
+
+def _force_totals(session: Session, force_id: int) -> tuple[int, int]:
+    """The whole force's Crusade points and XP as they stand, from its kept standings line
+    (app.services.totals; `crusade totals check` proves it equal to the cards' sum)."""
+    session.flush()  # a line moves at flush: let it count every change made so far
+    line = totals.standing_of(session, force_id)
+    return line.crusade_points, line.xp
 
 
 def side_dice(result: SideResult, seed: int) -> Dice:
@@ -434,10 +472,15 @@ _CARD_STATE = (
 _FORCE_STATE = ("requisition_points", "supply_limit", "battle_tally", "victories")
 
 
-def _snapshot(view: ForceView) -> dict[str, Any]:
+def _snapshot(view: ForceView, before: tuple[int, int]) -> dict[str, Any]:
+    """What a revert restores: the force's numbers and the roster's units (the only ones the
+    battle changes; any later change that a revert could not undo blocks it), and the
+    force's Crusade points and XP before the battle (the progress chart's point, which
+    `crusade totals rebuild` reads back from here)."""
     return {
         "force": {k: getattr(view.force, k) for k in _FORCE_STATE},
         "cards": {str(c.id): {k: getattr(c, k) for k in _CARD_STATE} for c in view.cards},
+        "totals": {"crusade_points": before[0], "xp": before[1]},
     }
 
 

@@ -132,12 +132,18 @@ def force_value(force: Force, cards: list[Card]) -> OrderOfBattle:
     )
 
 
-def write_force(force: Force, cards: list[Card], value: OrderOfBattle) -> None:
-    """Copy the force's numbers and every card still in the Order of Battle back."""
+def write_force(
+    force: Force, cards: list[Card], value: OrderOfBattle, before: OrderOfBattle | None = None
+) -> None:
+    """Copy the force's numbers and every card still in the Order of Battle back. With
+    ``before`` (the value the rules started from), a card the rules handed back untouched
+    (the very same object: rule values are immutable) is not compared field by field."""
     force.requisition_points = value.requisition_points
     force.supply_limit = value.supply_limit
     force.battle_tally = value.battle_tally
     force.victories = value.victories
     by_id = {str(c.id): c for c in cards}
+    unchanged = {id(c) for c in before.cards} if before is not None else set()
     for card in value.cards:
-        write_card(by_id[card.id], card)
+        if id(card) not in unchanged:
+            write_card(by_id[card.id], card)

@@ -108,11 +108,24 @@ def battle_of(session: Session, row: Decision) -> Battle | None:
     return session.get(Battle, row.battle_id) if row.battle_id else None
 
 
-def list_decisions(session: Session, *, force_id: int, status: str | None) -> list[Decision]:
+def list_decisions(
+    session: Session,
+    *,
+    force_id: int,
+    status: str | None,
+    after: int | None = None,
+    limit: int | None = None,
+) -> list[Decision]:
+    """Oldest first; ``after`` (a decision id) and ``limit`` give a page by key."""
     query = select(Decision).where(Decision.force_id == force_id)
     if status:
         query = query.where(Decision.status == status)
-    return list(session.exec(query.order_by(col(Decision.id))).all())
+    if after is not None:
+        query = query.where(col(Decision.id) > after)
+    query = query.order_by(col(Decision.id))
+    if limit is not None:
+        query = query.limit(limit)
+    return list(session.exec(query).all())
 
 
 def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: Dice) -> Decision:

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlmodel import Session
 
-from app.db.models import Battle, BattleSide, Card
+from app.db.models import Battle, Card
 from app.rules.data import Requisition, RequisitionTarget, Rulebook, rulebook
 from app.rules.errors import RuleError
 from app.rules.order_of_battle import OrderOfBattle
@@ -123,19 +123,15 @@ def battle_history(
     gone), and the cursor of the older ones."""
     assert row.id is not None
     page = card_battles.card_battles(session, card_id=row.id, force_id=row.force_id, before=before)
-    lines = [_battle_line(row, f.side, f.battle, f.opponent) for f in page.items]
+    lines = [_battle_line(row, f) for f in page.items]
     return lines, page.older
 
 
-def _battle_line(row: Card, side: BattleSide, battle: Battle, opponent: str) -> BattleLine:
+def _battle_line(row: Card, fought: card_battles.Fought) -> BattleLine:
+    """The unit's line kept for the battle (card_battles.card_line): no report is read."""
     book = rulebook()
-    report = side.report or {}
-
-    def mine(key: str) -> list[dict[str, Any]]:
-        return [e for e in report.get(key, []) if int(e.get("card_id", 0)) == row.id]
-
-    units = mine("units")
-    unit = units[0] if units else {}
+    battle, side, line = fought.battle, fought.side, fought.line
+    unit = line.get("unit") or {}
     names = {a.id: a.name for a in book.agendas}
     tallies = unit.get("agenda_tallies") or {}
     if battle.status != "resolved":
@@ -144,19 +140,17 @@ def _battle_line(row: Card, side: BattleSide, battle: Battle, opponent: str) -> 
         result = "Draw"
     else:
         result = "Victory" if side.won else "Defeat"
-    tests, blows = mine("tests"), mine("devastating_blows")
-    experience = report.get("experience", {})
     return BattleLine(
         battle=battle,
         mission=book.mission(battle.mission).name,
         battle_size=book.battle_size(battle.battle_size).name,
         result=result,
-        opponent=opponent,
+        opponent=fought.opponent,
         report=unit,
         agendas=[(names.get(k, k), int(v)) for k, v in tallies.items() if v],
-        xp=experience.get(str(row.id)),
-        test=tests[0] if tests else None,
-        blow=blows[0] if blows else None,
-        promotions=[book.rank(p["rank"]).name for p in mine("promotions")],
+        xp=line.get("xp"),
+        test=line.get("test"),
+        blow=line.get("blow"),
+        promotions=[book.rank(rank).name for rank in line.get("promotions") or []],
         warlord=side.warlord_card_id == row.id,
     )

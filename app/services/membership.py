@@ -48,7 +48,10 @@ def add_member(session: Session, *, campaign_id: int, user: User, role: str) -> 
     return member
 
 
-def list_members(session: Session, *, campaign_id: int) -> list[tuple[CampaignMember, User]]:
+def list_members(
+    session: Session, *, campaign_id: int, after: int | None = None, limit: int | None = None
+) -> list[tuple[CampaignMember, User]]:
+    """In the order they joined; ``after`` (a membership id) and ``limit`` give a page."""
     get_campaign(session, campaign_id)
     query = (
         select(CampaignMember, User)
@@ -56,6 +59,10 @@ def list_members(session: Session, *, campaign_id: int) -> list[tuple[CampaignMe
         .where(CampaignMember.campaign_id == campaign_id)
         .order_by(col(CampaignMember.id))
     )
+    if after is not None:
+        query = query.where(col(CampaignMember.id) > after)
+    if limit is not None:
+        query = query.limit(limit)
     return [(m, u) for m, u in session.exec(query).all()]
 
 

@@ -22,10 +22,22 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, cast
 
-from sqlalchemy import Connection, Select, Table, delete, event, insert, inspect, select
+from sqlalchemy import (
+    Connection,
+    Select,
+    Table,
+    bindparam,
+    delete,
+    event,
+    insert,
+    inspect,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from app.db.models import Battle, BattleSide, Card, CardBattle, ForceStanding, SideTotals
+from app.services.card_battles import card_line
 from app.services.convert import card_value
 
 # The card columns a Crusade card's value is built from (named, so the rebuild reads
@@ -125,7 +137,10 @@ def standing_of(session: Session, force_id: int, campaign_id: int | None = None)
     """The force's line, locked for the rest of a writing transaction when first read
     (PostgreSQL: FOR UPDATE), so two commands on one force never lose each other's change;
     later calls get the same object, with the changes not yet flushed."""
-    known = session.identity_map.get(session.identity_key(ForceStanding, force_id))
+    held = _lines_held(session)
+    known = held.get(force_id)
+    if known is None or known not in session:  # (a line added in a savepoint rolled back)
+        known = session.identity_map.get(session.identity_key(ForceStanding, force_id))
     writes = bool(session.info.get("writes"))
     row = known or session.get(ForceStanding, force_id, with_for_update=writes or None)
     if row is None:
@@ -137,7 +152,23 @@ def standing_of(session: Session, force_id: int, campaign_id: int | None = None)
             campaign_id = force.campaign_id
         row = ForceStanding(force_id=force_id, campaign_id=campaign_id)
         session.add(row)
+    held[force_id] = row
     return row
+
+
+_HELD = "totals.lines_held"
+
+
+def _lines_held(session: Session) -> dict[int, ForceStanding]:
+    """The lines read in the current transaction, held so the identity map (which keeps
+    objects only while something refers to them) does not drop one after a flush and make
+    the next call read and lock it again."""
+    transaction = session.get_transaction()
+    kept = session.info.get(_HELD)
+    if kept is None or kept[0] is not transaction:
+        kept = (transaction, {})
+        session.info[_HELD] = kept
+    return cast(dict[int, ForceStanding], kept[1])
 
 
 @event.listens_for(Session, "before_flush")
@@ -207,6 +238,24 @@ def record(
     )
 
 
+def lines(session: Session, battle: Battle, sides: Iterable[BattleSide]) -> None:
+    """Each rostered unit's line of a recorded battle (card_battles.card_line) goes on its
+    battle-list row: one executemany UPDATE for both sides."""
+    table = _table(CardBattle)
+    values = [
+        {"b": battle.id, "c": int(card_id), "l": card_line(side.report, int(card_id))}
+        for side in sides
+        for card_id in side.roster
+    ]
+    if values:
+        session.execute(
+            update(table)
+            .where(table.c.battle_id == bindparam("b"), table.c.card_id == bindparam("c"))
+            .values(line=bindparam("l", type_=table.c.line.type)),
+            values,
+        )
+
+
 def unrecord(session: Session, battle: Battle, sides: Iterable[BattleSide]) -> None:
     """A resolved battle reverted: its sides' results come off their forces' records."""
     for side in sides:
@@ -232,7 +281,8 @@ def undone(session: Session, battle: Battle) -> None:
 class Recomputed:
     standings: dict[int, dict[str, int]] = field(default_factory=dict)
     sides: dict[tuple[int, int], dict[str, int]] = field(default_factory=dict)
-    card_battles: set[tuple[int, int, int]] = field(default_factory=set)
+    # (card, battle, force) -> the unit's line (card_battles.card_line), None before a result
+    card_battles: dict[tuple[int, int, int], dict[str, Any] | None] = field(default_factory=dict)
 
 
 def _table(model: Any) -> Table:
@@ -277,14 +327,45 @@ def recompute(connection: Connection, campaign_id: int | None = None) -> Recompu
             "crusade_points": points,
             "xp": xp,
         }
-    rosters = (
-        select(side.c.battle_id, side.c.force_id, side.c.roster)
+    for battle_id, force_id, card_id, unit_line in _rosters(connection, battles):
+        result.card_battles[(card_id, battle_id, force_id)] = unit_line
+    return result
+
+
+def _rosters(
+    connection: Connection, battles: Select[Any]
+) -> Iterator[tuple[int, int, int, dict[str, Any] | None]]:
+    """Each unit on the roster of a battle not reverted, with its line (from its side's
+    report once the result is recorded)."""
+    battle, side = _table(Battle), _table(BattleSide)
+    query = (
+        select(side.c.battle_id, side.c.force_id, side.c.roster, battle.c.status, side.c.report)
         .join(battle, battle.c.id == side.c.battle_id)
         .where(battle.c.status != "reverted", battle.c.id.in_(battles))
+        .execution_options(yield_per=200)
     )
-    for battle_id, force_id, roster in connection.execute(rosters):
-        result.card_battles.update((int(c), battle_id, force_id) for c in roster or [])
-    return result
+    for battle_id, force_id, roster, status, report in connection.execute(query):
+        for card in roster or []:
+            line = card_line(report, int(card)) if status == "resolved" else None
+            yield battle_id, force_id, int(card), line
+
+
+def fill_lines(connection: Connection) -> None:
+    """Give every kept battle-list row its unit's line (migration 0014)."""
+    table = _table(CardBattle)
+    battles = select(_table(Battle).c.id)
+    values = [
+        {"b": b, "c": c, "l": line}
+        for b, _force, c, line in _rosters(connection, battles)
+        if line is not None
+    ]
+    for start in range(0, len(values), 1000):
+        connection.execute(
+            update(table)
+            .where(table.c.battle_id == bindparam("b"), table.c.card_id == bindparam("c"))
+            .values(line=bindparam("l", type_=table.c.line.type)),
+            values[start : start + 1000],
+        )
 
 
 def _snapshots(
@@ -304,7 +385,10 @@ def _snapshots(
 
 
 def _snapshot_totals(force_id: int, snapshot: Mapping[str, Any]) -> tuple[int, int]:
-    points = xp = 0
+    kept = snapshot.get("totals")
+    if kept is not None:  # a snapshot of the roster's units only names the force's totals
+        return int(kept["crusade_points"]), int(kept["xp"])
+    points = xp = 0  # an older snapshot held every unit of the force
     for card_id, state in (snapshot.get("cards") or {}).items():
         known = {k: v for k, v in state.items() if k in CARD_DEFAULTS or k in CARD_COLUMNS}
         card = {**CARD_DEFAULTS, **known, "id": int(card_id), "force_id": force_id}
@@ -342,9 +426,14 @@ def rebuild(connection: Connection, campaign_id: int | None = None) -> Recompute
             [{"battle_id": b, "force_id": f, **line} for (b, f), line in fresh.sides.items()],
         )
     if fresh.card_battles:
+        # Migration 0011 runs this before 0014 added the lines.
+        lined = "line" in {c["name"] for c in inspect(connection).get_columns("card_battle")}
         connection.execute(
             insert(_table(CardBattle)),
-            [{"card_id": c, "battle_id": b, "force_id": f} for c, b, f in fresh.card_battles],
+            [
+                {"card_id": c, "battle_id": b, "force_id": f, **({"line": line} if lined else {})}
+                for (c, b, f), line in fresh.card_battles.items()
+            ],
         )
     return fresh
 
@@ -379,16 +468,18 @@ def differences(connection: Connection) -> list[str]:
                 f"recomputed {fresh.sides.get(key)}"
             )
     stored_cards = {
-        (row.card_id, row.battle_id, row.force_id)
+        (row.card_id, row.battle_id, row.force_id): row.line
         for row in connection.execute(select(_table(CardBattle)))
     }
-    for card_id, battle_id, _force in sorted(stored_cards ^ fresh.card_battles):
-        listed = (
-            "listed but not on its roster"
-            if (card_id, battle_id, _force) in stored_cards
-            else "missing"
-        )
-        found.append(f"card {card_id} in battle {battle_id}: {listed}")
+    for entry in sorted(set(stored_cards) ^ set(fresh.card_battles)):
+        listed = "listed but not on its roster" if entry in stored_cards else "missing"
+        found.append(f"card {entry[0]} in battle {entry[1]}: {listed}")
+    for entry in sorted(set(stored_cards) & set(fresh.card_battles)):
+        if stored_cards[entry] != fresh.card_battles[entry]:
+            found.append(
+                f"card {entry[0]} in battle {entry[1]}: line stored {stored_cards[entry]}, "
+                f"recomputed {fresh.card_battles[entry]}"
+            )
     return found
 
 

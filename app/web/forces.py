@@ -26,7 +26,7 @@ from app.errors import DomainError
 from app.rules.data import Requisition, RequisitionTiming, rulebook
 from app.rules.errors import RuleError
 from app.rules.ranks import next_rank
-from app.services import decisions, force_pages, forces, requisitions, unit_entry
+from app.services import card_battles, decisions, force_pages, forces, requisitions, unit_entry
 from app.services.access import Access, authorize
 from app.services.accounts import Principal
 from app.services.convert import card_value
@@ -434,16 +434,15 @@ def _card_page(
     status: int = 200,
     **context: Any,
 ) -> Response:
-    view = forces.load_force(session, row.force_id)
-    force = view.force
-    assert force.id is not None
+    force = forces.get_force(session, row.force_id)  # not its other units: one row
+    assert force.id is not None and row.id is not None
     can_change = _may_change(session, principal, force.id) and not row.removed
     return render(
         request,
         template,
         principal,
         status=status,
-        sheet=card_sheet(row, force, row.id in view.pending_card_ids),
+        sheet=card_sheet(row, force, card_battles.awaits_decision(session, card_id=row.id)),
         force=force,
         campaign=forces.get_campaign(session, force.campaign_id),
         can_change=can_change,

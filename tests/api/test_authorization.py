@@ -189,7 +189,9 @@ class TestOwnership:
             },
         )
         assert joel["client"].post(f"/api/v1/battles/{battle}/confirm").status_code == 200
-        decision = joel["client"].get(f"/api/v1/forces/{joel['force']}/decisions").json()[0]["id"]
+        decision = (
+            joel["client"].get(f"/api/v1/forces/{joel['force']}/decisions").json()["items"][0]["id"]
+        )
         assert_problem(
             ruby["client"].post(
                 f"/api/v1/decisions/{decision}/answer", json={"consequence": "battle_scar"}
@@ -396,7 +398,9 @@ class TestResultConfirmation:
 
 
 def test_an_organizer_hands_a_member_a_reset_link(table: dict[str, Any]) -> None:
-    members = table["organizer"].get(f"/api/v1/campaigns/{table['campaign']}/members").json()
+    members = (
+        table["organizer"].get(f"/api/v1/campaigns/{table['campaign']}/members").json()["items"]
+    )
     ruby_id = next(m["user_id"] for m in members if m["username"] == "ruby")
     url = f"/api/v1/campaigns/{table['campaign']}/members/{ruby_id}/reset-link"
     assert_problem(table["joel"]["client"].post(url), 403, "forbidden")
@@ -476,3 +480,20 @@ class TestCallingOff:
         assert_problem(refused, 409, "battle_not_mustered")
         assert "only an organizer can revert it" in refused.json()["detail"]
         assert dump(engine) == before
+
+
+def test_a_campaigns_members_are_paged_by_key(table: dict[str, Any]) -> None:
+    url = f"/api/v1/campaigns/{table['campaign']}/members"
+    organizer = table["organizer"]
+    every = organizer.get(url).json()
+    assert len(every["items"]) >= 2 and every["next"] is None
+    seen, address = [], f"{url}?limit=1"
+    while address:
+        response = organizer.get(address)
+        page = response.json()
+        assert len(page["items"]) == 1
+        if page["next"]:
+            assert response.headers["Link"] == f'<{page["next"]}>; rel="next"'
+        seen += page["items"]
+        address = page["next"]
+    assert seen == every["items"]

@@ -91,12 +91,14 @@ def world(client: TestClient) -> dict[str, Any]:
             ]
         },
     )
-    decision = ruby["client"].get(f"/api/v1/forces/{ruby['force']}/decisions").json()[0]["id"]
+    decision = (
+        ruby["client"].get(f"/api/v1/forces/{ruby['force']}/decisions").json()["items"][0]["id"]
+    )
     token = ruby["client"].post("/api/v1/auth/tokens", json={"name": "bot"}).json()["id"]
     invite = organizer.post(f"/api/v1/campaigns/{campaign}/invites", json={}).json()["code"]
     kim_id = next(
         m["user_id"]
-        for m in organizer.get(f"/api/v1/campaigns/{campaign}/members").json()
+        for m in organizer.get(f"/api/v1/campaigns/{campaign}/members").json()["items"]
         if m["username"] == "kim"
     )
     delivery = organizer.get(f"/api/v1/campaigns/{campaign}/webhooks/{webhook}/deliveries")

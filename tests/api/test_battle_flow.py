@@ -156,7 +156,7 @@ class TestRecordResult:
         assert (red["battle_tally"], red["victories"]) == (1, 0)
         xp = {c["name"]: c["xp"] for c in blue["cards"]}
         assert xp == {"Captain Severus": 1 + 3 + 2, "Squad Vorn": 1}
-        pending = client.get(f"/api/v1/forces/{world['red']}/decisions").json()
+        pending = client.get(f"/api/v1/forces/{world['red']}/decisions").json()["items"]
         assert [d["kind"] for d in pending] == ["out_of_action"]
         assert {c["name"]: c["xp"] for c in red["cards"]}["Chaos Lord"] == 0
 
@@ -185,12 +185,12 @@ class TestRecordResult:
         )
         assert bystanders.status_code == 201, bystanders.text
         client.post(f"/api/v1/battles/{bystanders.json()['id']}/call-off")
-        decision = client.get(f"/api/v1/forces/{world['red']}/decisions").json()[0]
+        decision = client.get(f"/api/v1/forces/{world['red']}/decisions").json()["items"][0]
         answered = client.post(
             f"/api/v1/decisions/{decision['id']}/answer", json={"consequence": "battle_scar"}
         )
         assert answered.status_code == 200, answered.text
-        scar = client.get(f"/api/v1/forces/{world['red']}/decisions").json()[0]
+        scar = client.get(f"/api/v1/forces/{world['red']}/decisions").json()["items"][0]
         assert scar["kind"] == "battle_scar"
         client.post(f"/api/v1/decisions/{scar['id']}/answer", json={"scar": "deep_scars"})
         card = client.get(f"/api/v1/cards/{lord}").json()
@@ -297,7 +297,7 @@ def test_retrieval_defender_bonus_is_for_a_new_character(client: TestClient) -> 
             ]
         },
     )
-    bonus = client.get(f"/api/v1/forces/{world['red']}/decisions").json()[0]
+    bonus = client.get(f"/api/v1/forces/{world['red']}/decisions").json()["items"][0]
     assert bonus["kind"] == "victor_bonus"
     old_lord = world["red_units"][0]["id"]
     refused = client.post(
@@ -351,7 +351,7 @@ def test_raze_and_ruin_grants_two_free_supply_increases(client: TestClient) -> N
             ]
         },
     )
-    bonus = client.get(f"/api/v1/forces/{world['blue']}/decisions").json()[0]
+    bonus = client.get(f"/api/v1/forces/{world['blue']}/decisions").json()["items"][0]
     supply = {"requisition": "increase_supply_limit"}
     too_many = client.post(
         f"/api/v1/decisions/{bonus['id']}/answer", json={"requisitions": [supply] * 3}
@@ -380,3 +380,25 @@ def test_battles_are_paged_by_key_with_a_link_to_the_next_page(client: TestClien
     rest = client.get(body["next"]).json()
     assert [b["id"] for b in rest["items"]] == ids[:1] and rest["next"] is None
     assert_problem(client.get(url, params={"cursor": -1}), 422, "request_invalid")
+
+
+def test_a_forces_decisions_are_paged_by_key(client: TestClient) -> None:
+    """A force's decisions pile up over a campaign: the list is paged like the others."""
+    world = setup_two_forces(client)
+    battle = muster(client, world)
+    client.post(f"/api/v1/battles/{battle['id']}/result", json=lord_falls(world))
+    url = f"/api/v1/forces/{world['red']}/decisions"
+    test = client.get(url).json()["items"][0]
+    client.post(f"/api/v1/decisions/{test['id']}/answer", json={"consequence": "battle_scar"})
+    scar = client.get(url).json()["items"][0]
+    client.post(f"/api/v1/decisions/{scar['id']}/answer", json={"scar": "deep_scars"})
+    first = client.get(url, params={"status": "answered", "limit": 1})
+    page = first.json()
+    assert [d["id"] for d in page["items"]] == [test["id"]]
+    assert (
+        page["next_cursor"] == test["id"]
+        and first.headers["Link"] == f'<{page["next"]}>; rel="next"'
+    )
+    rest = client.get(page["next"]).json()
+    assert [d["id"] for d in rest["items"]] == [scar["id"]] and rest["next"] is None
+    assert client.get(url, params={"limit": 0}).status_code == 422

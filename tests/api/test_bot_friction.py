@@ -71,7 +71,7 @@ class TestProblemFields:
             str(world["red_units"][0]["id"]): "battle_scar"
         }
         assert result(client, battle["id"], body).status_code == 200
-        scar = client.get(f"/api/v1/forces/{world['red']}/decisions").json()[0]
+        scar = client.get(f"/api/v1/forces/{world['red']}/decisions").json()["items"][0]
         assert scar["kind"] == "battle_scar"
         before = dump(engine)
         refused = client.post(
@@ -175,7 +175,7 @@ class TestTypedBodies:
         gained = {e["card_id"]: e for e in report["experience"]}
         assert gained[captain]["xp_gained"] == 6
         assert gained[captain]["gain"]["agendas"] == {"assassins": 2}
-        honour = client.get(f"/api/v1/forces/{world['blue']}/decisions").json()[0]
+        honour = client.get(f"/api/v1/forces/{world['blue']}/decisions").json()["items"][0]
         assert honour["kind"] == "battle_honour"
         assert (honour["payload"]["reason"], honour["payload"]["rank"]) == ("rank", "blooded")
         assert honour["answer"] is None

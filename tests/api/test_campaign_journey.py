@@ -19,7 +19,7 @@ def post(
 
 
 def pending(client: TestClient, force_id: int) -> list[dict[str, Any]]:
-    return list(client.get(f"/api/v1/forces/{force_id}/decisions").json())
+    return list(client.get(f"/api/v1/forces/{force_id}/decisions").json()["items"])
 
 
 def card(client: TestClient, card_id: int) -> dict[str, Any]:

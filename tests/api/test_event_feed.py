@@ -63,11 +63,11 @@ class TestFeed:
         battle = muster(client, world)
         client.post(f"/api/v1/battles/{battle['id']}/result", json=lord_falls(world))
         start = feed(client, world["campaign"], limit=200)["next"]
-        decision = client.get(f"/api/v1/forces/{world['red']}/decisions").json()[0]
+        decision = client.get(f"/api/v1/forces/{world['red']}/decisions").json()["items"][0]
         client.post(
             f"/api/v1/decisions/{decision['id']}/answer", json={"consequence": "battle_scar"}
         )
-        scar = client.get(f"/api/v1/forces/{world['red']}/decisions").json()[0]
+        scar = client.get(f"/api/v1/forces/{world['red']}/decisions").json()["items"][0]
         client.post(f"/api/v1/decisions/{scar['id']}/answer", json={"scar": "deep_scars"})
         kinds = [
             (e["kind"], e["summary"]) for e in feed(client, world["campaign"], after=start)["items"]

@@ -285,7 +285,7 @@ def _seed(app: FastAPI, engine: Engine) -> World:
     }
     _ok(api.post(f"/api/v1/battles/{fought}/result", json=result), 200)
     mustered = muster((blue, blue_cards), (green, green_cards))
-    decisions = [d["id"] for d in _ok(api.get(f"/api/v1/forces/{red}/decisions"), 200)]
+    decisions = [d["id"] for d in _ok(api.get(f"/api/v1/forces/{red}/decisions"), 200)["items"]]
     assert decisions, "the seeded battle left no decision"
     world.ids = {
         "campaign_id": [campaign],

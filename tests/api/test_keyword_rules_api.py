@@ -189,7 +189,7 @@ class TestRankUpWindow:
         buy = f"/api/v1/forces/{world['blue']}/requisitions"
         trait = {"requisition": "warlord_trait", "card_id": captain, "warlord_trait": "Rites"}
         assert client.post(buy, json=trait).status_code == 201
-        for decision in client.get(f"/api/v1/forces/{world['blue']}/decisions").json():
+        for decision in client.get(f"/api/v1/forces/{world['blue']}/decisions").json()["items"]:
             answer = {"category": "battle_trait", "entries": ["inspiring_hero"]}
             client.post(f"/api/v1/decisions/{decision['id']}/answer", json=answer)
         relic = {"requisition": "relic", "card_id": captain, "relic": "Sword of Ages"}

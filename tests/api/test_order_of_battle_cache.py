@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi.testclient import TestClient
+from sqlalchemy import Engine, event
 
 from tests.api.helpers import campaign, force, unit
 from tests.api.test_battle_flow import muster, setup_two_forces
@@ -46,7 +47,7 @@ def test_every_kind_of_change_shows_at_once(client: TestClient) -> None:
     after_battle = client.get(f"/api/v1/forces/{blue}").json()
     assert after_battle["battle_tally"] == 1
     assert after_battle["cards"][1]["awaiting_decision"] is True
-    decision = client.get(f"/api/v1/forces/{blue}/decisions").json()[0]
+    decision = client.get(f"/api/v1/forces/{blue}/decisions").json()["items"][0]
     client.post(
         f"/api/v1/decisions/{decision['id']}/answer",
         json={"consequence": "devastating_blow", "dice": [2]},
@@ -61,3 +62,23 @@ def test_missing_force_is_still_a_404_problem(client: TestClient) -> None:
     response = client.get("/api/v1/forces/999")
     assert response.status_code == 404
     assert response.json()["code"] == "force_not_found"
+
+
+def test_a_cached_order_of_battle_costs_the_access_check_and_a_version(
+    client: TestClient, engine: Engine
+) -> None:
+    """A cache hit reads the login, the force with its campaign (one joined query, for the
+    access check) and the force's version: nothing that grows with the force."""
+    force_id = force(client, campaign(client))
+    client.get(f"/api/v1/forces/{force_id}")  # fills the cache
+    seen: list[str] = []
+
+    def count(*args: object) -> None:
+        seen.append(str(args[2]).split()[0])
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        assert client.get(f"/api/v1/forces/{force_id}").status_code == 200
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    assert [s for s in seen if s != "BEGIN"] == ["SELECT"] * 3

@@ -118,7 +118,7 @@ def test_a_decision_is_answered_once(orga: httpx.Client, engine: Engine) -> None
     world = setup_two_forces(orga)  # type: ignore[arg-type]
     battle = orga.post(f"/api/v1/campaigns/{world['campaign']}/battles", json=battle_body(world))
     orga.post(f"/api/v1/battles/{battle.json()['id']}/result", json=lord_falls(world))
-    decision = orga.get(f"/api/v1/forces/{world['red']}/decisions").json()[0]
+    decision = orga.get(f"/api/v1/forces/{world['red']}/decisions").json()["items"][0]
     url = f"/api/v1/decisions/{decision['id']}/answer"
     answers = at_once([lambda: orga.post(url, json={"consequence": "battle_scar"})] * N)
     assert statuses(answers)[0] == 200

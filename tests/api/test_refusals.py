@@ -37,7 +37,7 @@ def recorded(client: TestClient, world: World, *, red_dice: list[int] | None = N
 
 def red_decision(client: TestClient, world: World) -> int:
     recorded(client, world, red_dice=[1])
-    return int(client.get(f"/api/v1/forces/{world['red']}/decisions").json()[0]["id"])
+    return int(client.get(f"/api/v1/forces/{world['red']}/decisions").json()["items"][0]["id"])
 
 
 Case = Callable[[TestClient, World], Any]

@@ -132,7 +132,7 @@ def demo(live_server: str) -> Demo:
         battles = client.get("/api/v1/campaigns/1/battles").json()["items"]
         decisions = client.get(
             f"/api/v1/forces/{forces[0]['id']}/decisions", params={"status": "answered"}
-        ).json()
+        ).json()["items"]
     return Demo(
         campaign=1,
         campaign_name=campaign["name"],

@@ -178,7 +178,7 @@ def test_an_organizer_reverts_after_a_confirm_step(
     assert orga.api("GET", url)["status"] == "reverted"
     captain = orga.api("GET", f"/cards/{world['mine']['Captain']}")
     assert (captain["xp"], captain["rank"]) == (0, "battle_ready")
-    waiting = orga.api("GET", f"/forces/{world['ruby_force']}/decisions")
+    waiting = orga.api("GET", f"/forces/{world['ruby_force']}/decisions")["items"]
     assert waiting == []
 
 
@@ -190,7 +190,7 @@ def test_decisions_are_answered_one_at_a_time(
     kai.post(f"/battles/{world['battle_id']}/confirm")
     force = world["ruby_force"]
     captain, squad = world["mine"]["Captain"], world["mine"]["Intercessor Squad"]
-    pending = ruby.api("GET", f"/forces/{force}/decisions")
+    pending = ruby.api("GET", f"/forces/{force}/decisions")["items"]
     assert [d["kind"] for d in pending] == ["battle_honour", "out_of_action"]
 
     # The next one waiting: the Captain's Battle Honour for reaching Blooded.
@@ -265,7 +265,7 @@ def test_a_victor_bonus_honour_goes_to_the_unit_chosen(person: Callable[[str], B
     orga.post(f"/battles/{world['battle_id']}/confirm")
     bonus = next(
         d
-        for d in ruby.api("GET", f"/forces/{world['ruby_force']}/decisions")
+        for d in ruby.api("GET", f"/forces/{world['ruby_force']}/decisions")["items"]
         if d["payload"].get("reason") == "victor_bonus"
     )
     url = f"/decisions/{bonus['id']}"
@@ -299,7 +299,9 @@ def test_free_requisitions_from_a_victor_bonus(person: Callable[[str], Browser])
     force = world["ruby_force"]
     before = ruby.api("GET", f"/forces/{force}")["supply_limit"]
     bonus = next(
-        d for d in ruby.api("GET", f"/forces/{force}/decisions") if d["kind"] == "victor_bonus"
+        d
+        for d in ruby.api("GET", f"/forces/{force}/decisions")["items"]
+        if d["kind"] == "victor_bonus"
     )
     page = ruby.get(f"/decisions/{bonus['id']}")
     assert page.text.count("Use Increase Supply Limit for free") == 2
@@ -323,7 +325,9 @@ def test_a_refused_victor_bonus_answer_keeps_what_was_typed(
     kai.post(f"/battles/{world['battle_id']}/confirm")
     force = world["ruby_force"]
     bonus = next(
-        d for d in ruby.api("GET", f"/forces/{force}/decisions") if d["kind"] == "victor_bonus"
+        d
+        for d in ruby.api("GET", f"/forces/{force}/decisions")["items"]
+        if d["kind"] == "victor_bonus"
     )
     url = f"/decisions/{bonus['id']}"
     assert "Use Warlord Trait for free" in ruby.get(url).text

@@ -326,7 +326,7 @@ class TestWaitingForYou:
         world = campaign_with_two_players(person)
         battle = muster(world, world["orga"])
         enter_result(world, battle["id"], world["orga"], kai_captain_falls=True)
-        pending = world["kai"].api("GET", f"/forces/{world['kai_force']}/decisions")
+        pending = world["kai"].api("GET", f"/forces/{world['kai_force']}/decisions")["items"]
         assert [d["kind"] for d in pending] == ["out_of_action"]
         url = f"/campaigns/{world['campaign_id']}"
         kai = section(world["kai"].get(url).text, "waiting-h")
@@ -436,7 +436,7 @@ class TestJoin:
         after = newcomer.get(joined.headers["location"]).text
         assert "Welcome to the campaign!" in after and "You are a player here" in after
         assert "Join this campaign" not in after and "Create your force" in after
-        members = newcomer.api("GET", f"{url}/members")
+        members = newcomer.api("GET", f"{url}/members")["items"]
         assert ("newcomer", "player") in [(m["username"], m["role"]) for m in members]
 
     def test_an_invite_only_campaign_has_no_join_button_and_refuses(
@@ -592,7 +592,7 @@ class TestMembersPage:
     def test_a_player_cannot_remove_a_member(self, person: Person, engine: Engine) -> None:
         world = campaign_with_two_players(person)
         url = f"/campaigns/{world['campaign_id']}"
-        members = world["ruby"].api("GET", f"{url}/members")
+        members = world["ruby"].api("GET", f"{url}/members")["items"]
         kai_id = next(m["user_id"] for m in members if m["username"] == "kai")
         before = dump(engine)
         assert world["ruby"].post(f"{url}/members/{kai_id}/remove").status_code == 403

@@ -78,13 +78,13 @@ def fight_a_battle(world: dict[str, Any], settle: bool = True) -> dict[str, Any]
     )
     if not settle:
         return {"battle": battle}
-    for decision in orga.api("GET", f"/forces/{world['ruby_force']}/decisions"):
+    for decision in orga.api("GET", f"/forces/{world['ruby_force']}/decisions")["items"]:
         if decision["kind"] == "battle_honour":
             answer = {"category": "battle_trait", "entries": ["inspiring_hero"]}
             orga.api("POST", f"/decisions/{decision['id']}/answer", json=answer)
-    blow = orga.api("GET", f"/forces/{world['kai_force']}/decisions")[0]
+    blow = orga.api("GET", f"/forces/{world['kai_force']}/decisions")["items"][0]
     orga.api("POST", f"/decisions/{blow['id']}/answer", json={"consequence": "battle_scar"})
-    scar = orga.api("GET", f"/forces/{world['kai_force']}/decisions")[0]
+    scar = orga.api("GET", f"/forces/{world['kai_force']}/decisions")["items"][0]
     orga.api("POST", f"/decisions/{scar['id']}/answer", json={"scar": "deep_scars"})
     return {
         "battle": battle,

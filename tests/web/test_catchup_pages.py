@@ -32,7 +32,7 @@ class TestWaitingCount:
             assert header_count(page.text) == "1", path
         assert f'href="{campaign}#waiting" class="waiting-count"' in kai.get("/rules").text
         assert header_count(ruby.get("/rules").text) is None  # nothing waits for Ruby
-        decision = kai.api("GET", f"/forces/{world['kai_force']}/decisions")[0]
+        decision = kai.api("GET", f"/forces/{world['kai_force']}/decisions")["items"][0]
         kai.api(
             "POST", f"/decisions/{decision['id']}/answer", json={"consequence": "devastating_blow"}
         )
