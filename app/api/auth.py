@@ -10,6 +10,7 @@ from fastapi import APIRouter, BackgroundTasks, Depends, Path, Request, Response
 from pydantic import BaseModel, Field, StringConstraints
 
 from app.api.hardening import RateLimits, csrf_token
+from app.api.paging import Cursor, KeysetPage, Limit, keyset_page
 from app.api.schemas import Input
 from app.config import get_settings, secret_key
 from app.db.models import ApiToken, User, utcnow
@@ -253,9 +254,18 @@ def reset_password(body: PasswordReset, request: Request, session: SessionDep) -
     return _user(accounts.reset_password(session, token=body.token, new=body.new_password, key=key))
 
 
-@router.get("/tokens", summary="Your API tokens")
-def list_tokens(principal: CurrentPrincipal, session: SessionDep) -> list[TokenPublic]:
-    return [_token(t) for t in accounts.list_tokens(session, user=principal.user)]
+@router.get("/tokens", summary="Your API tokens, oldest first (a page by key)")
+def list_tokens(
+    principal: CurrentPrincipal,
+    session: SessionDep,
+    request: Request,
+    response: Response,
+    cursor: Cursor = None,
+    limit: Limit = 50,
+) -> KeysetPage[TokenPublic]:
+    rows = accounts.list_tokens(session, user=principal.user, after=cursor, limit=limit + 1)
+    following = rows[limit - 1].id if len(rows) > limit else None
+    return keyset_page(request, response, [_token(t) for t in rows[:limit]], limit, following)
 
 
 @router.post("/tokens", status_code=status.HTTP_201_CREATED, summary="Create an API token")

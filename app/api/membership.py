@@ -113,11 +113,20 @@ def create_invite(campaign_id: int, body: InviteCreate, session: SessionDep) -> 
 
 @router.get(
     "/campaigns/{campaign_id}/invites",
-    summary="Invites that can still be used, newest first (organizers)",
+    summary="Invites that can still be used, newest first (organizers; a page by key)",
 )
-def list_invites(campaign_id: int, session: SessionDep) -> list[InvitePublic]:
-    invites = membership.open_invites(session, campaign_id=campaign_id)
-    return [InvitePublic.model_validate(i, from_attributes=True) for i in invites]
+def list_invites(
+    campaign_id: int,
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    cursor: Cursor = None,
+    limit: Limit = 50,
+) -> KeysetPage[InvitePublic]:
+    rows = membership.open_invites(session, campaign_id=campaign_id, before=cursor, limit=limit + 1)
+    following = rows[limit - 1].id if len(rows) > limit else None
+    items = [InvitePublic.model_validate(i, from_attributes=True) for i in rows[:limit]]
+    return keyset_page(request, response, items, limit, following)
 
 
 @router.delete(

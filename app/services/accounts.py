@@ -358,8 +358,15 @@ def record_token_use(session: Session, token_id: int, now: datetime) -> None:
     )
 
 
-def list_tokens(session: Session, *, user: User) -> list[ApiToken]:
+def list_tokens(
+    session: Session, *, user: User, after: int | None = None, limit: int | None = None
+) -> list[ApiToken]:
+    """The account's API tokens, oldest first; ``after`` (a token id) and ``limit`` page."""
     query = select(ApiToken).where(ApiToken.user_id == user.id).order_by(col(ApiToken.id))
+    if after is not None:
+        query = query.where(col(ApiToken.id) > after)
+    if limit is not None:
+        query = query.limit(limit)
     return list(session.exec(query).all())
 
 

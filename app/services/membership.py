@@ -183,8 +183,12 @@ def create_invite(
     return invite
 
 
-def open_invites(session: Session, *, campaign_id: int) -> list[Invite]:
-    """Invites someone could still use: not withdrawn, not expired, not used up."""
+def open_invites(
+    session: Session, *, campaign_id: int, before: int | None = None, limit: int | None = None
+) -> list[Invite]:
+    """Invites someone could still use: not withdrawn, not expired, not used up; newest
+    first. ``before`` (an invite id) and ``limit`` give a page: every condition is in the
+    query, so a page is never cut short by expired invites dropped after it."""
     get_campaign(session, campaign_id)
     query = (
         select(Invite)
@@ -192,11 +196,15 @@ def open_invites(session: Session, *, campaign_id: int) -> list[Invite]:
             Invite.campaign_id == campaign_id,
             col(Invite.revoked_at).is_(None),
             col(Invite.uses) < col(Invite.max_uses),
+            col(Invite.expires_at) > utcnow(),
         )
         .order_by(col(Invite.id).desc())
     )
-    now = datetime.now(UTC)
-    return [i for i in session.exec(query).all() if as_utc(i.expires_at) > now]
+    if before is not None:
+        query = query.where(col(Invite.id) < before)
+    if limit is not None:
+        query = query.limit(limit)
+    return list(session.exec(query).all())
 
 
 def withdraw_invite(session: Session, *, campaign_id: int, code: str) -> Invite:

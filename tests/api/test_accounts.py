@@ -120,14 +120,14 @@ def test_api_tokens_shown_once_stored_hashed_and_revocable(
     ).json()
     plain = created["token"]
     assert plain.startswith("crt_") and created["prefix"] == plain[:12]
-    assert "token" not in anonymous.get("/api/v1/auth/tokens").json()[0]
+    assert "token" not in anonymous.get("/api/v1/auth/tokens").json()["items"][0]
     assert plain not in str(dump(engine))
     anonymous.cookies.clear()
     bot = {"Authorization": f"Bearer {plain}"}
     assert anonymous.get("/api/v1/auth/me", headers=bot).json()["username"] == "alice"
     anonymous.post("/api/v1/auth/login", json={"username": "alice", "password": ALICE["password"]})
     with_csrf(anonymous)
-    listed = anonymous.get("/api/v1/auth/tokens").json()[0]
+    listed = anonymous.get("/api/v1/auth/tokens").json()["items"][0]
     assert listed["last_used_at"] is not None
     anonymous.delete(f"/api/v1/auth/tokens/{created['id']}")
     anonymous.cookies.clear()
@@ -137,3 +137,22 @@ def test_api_tokens_shown_once_stored_hashed_and_revocable(
         401,
         "token_invalid",
     )
+
+
+def test_api_tokens_are_paged_by_key(anonymous: TestClient) -> None:
+    sign_up(anonymous)
+    ids = [
+        anonymous.post("/api/v1/auth/tokens", json={"name": f"bot {n}"}).json()["id"]
+        for n in range(5)
+    ]
+    seen, address = [], "/api/v1/auth/tokens?limit=2"
+    while address:
+        response = anonymous.get(address)
+        page = response.json()
+        assert response.status_code == 200 and len(page["items"]) in (1, 2)
+        if page["next"]:
+            assert response.headers["Link"] == f'<{page["next"]}>; rel="next"'
+        seen += [t["id"] for t in page["items"]]
+        address = page["next"]
+    assert seen == ids  # oldest first, each once
+    assert_problem(anonymous.get("/api/v1/auth/tokens?limit=0"), 422, "request_invalid")

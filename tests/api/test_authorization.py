@@ -283,6 +283,32 @@ class TestInvites:
         assert_problem(late.post(f"/api/v1/invites/{expiring}/accept"), 410, "invite_expired")
         assert_problem(late.post("/api/v1/invites/nonsense/accept"), 404, "invite_not_found")
 
+    def test_open_invites_are_paged_by_key_and_skip_expired_ones(
+        self, table: dict[str, Any], engine: Engine
+    ) -> None:
+        """Expired invites are left out by the query itself, so a page is never short."""
+        organizer, campaign = table["organizer"], table["campaign"]
+        url = f"/api/v1/campaigns/{campaign}/invites"
+        codes = [organizer.post(url, json={"hours": 2}).json()["code"] for _ in range(5)]
+        with Session(engine) as session:  # the second and fourth newest have run out
+            for code in (codes[1], codes[3]):
+                invite = session.exec(select(Invite).where(Invite.code == code)).one()
+                invite.expires_at = utcnow() - timedelta(minutes=1)
+                session.add(invite)
+            session.commit()
+        seen, address = [], f"{url}?limit=2"
+        while address:
+            response = organizer.get(address)
+            page = response.json()
+            assert response.status_code == 200 and len(page["items"]) <= 2
+            if page["next"]:
+                assert len(page["items"]) == 2
+                assert response.headers["Link"] == f'<{page["next"]}>; rel="next"'
+            seen += [i["code"] for i in page["items"]]
+            address = page["next"]
+        assert seen == [codes[4], codes[2], codes[0]]  # newest first, only the usable ones
+        assert_problem(table["ruby"]["client"].get(url), 403, "organizer_only")
+
     def test_open_campaigns_can_be_joined_without_an_invite(self, table: dict[str, Any]) -> None:
         url = f"/api/v1/campaigns/{table['campaign']}/join"
         assert_problem(table["stranger"].post(url), 403, "campaign_invite_only")
