@@ -10,7 +10,7 @@ from fastapi import APIRouter, BackgroundTasks, Depends, Path, Request, Response
 from pydantic import BaseModel, Field, StringConstraints
 
 from app.api.hardening import RateLimits, csrf_token
-from app.api.paging import Cursor, KeysetPage, Limit, keyset_page
+from app.api.paging import Cursor, KeysetPage, Limit, page_of
 from app.api.schemas import Input
 from app.config import get_settings, secret_key
 from app.db.models import ApiToken, User, utcnow
@@ -264,8 +264,7 @@ def list_tokens(
     limit: Limit = 50,
 ) -> KeysetPage[TokenPublic]:
     rows = accounts.list_tokens(session, user=principal.user, after=cursor, limit=limit + 1)
-    following = rows[limit - 1].id if len(rows) > limit else None
-    return keyset_page(request, response, [_token(t) for t in rows[:limit]], limit, following)
+    return page_of(request, response, rows, limit, lambda t: t.id, _token)
 
 
 @router.post("/tokens", status_code=status.HTTP_201_CREATED, summary="Create an API token")

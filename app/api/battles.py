@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request, Response, status
 
 from app.api import reports
 from app.api.auth import CurrentPrincipal
-from app.api.paging import Cursor, KeysetPage, Limit, keyset_page
+from app.api.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
 from app.api.responses import located
 from app.api.schemas import (
     BattleCreate,
@@ -214,9 +214,7 @@ def list_decisions(
     rows = decisions.list_decisions(
         session, force_id=force_id, status=status, after=cursor, limit=limit + 1
     )
-    following = rows[limit - 1].id if len(rows) > limit else None
-    items = [_decision(d) for d in rows[:limit]]
-    return keyset_page(request, response, items, limit, following)
+    return page_of(request, response, rows, limit, lambda d: d.id, _decision)
 
 
 @router.get("/decisions/{decision_id}", summary="One decision")

@@ -15,7 +15,7 @@ from app.api.auth import CurrentPrincipal, OptionalPrincipal
 from app.api.battles import order
 from app.api.cache import VersionedBodies
 from app.api.export_schema import ExportDocument
-from app.api.paging import Cursor, KeysetPage, Limit, keyset_page
+from app.api.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
 from app.api.responses import located
 from app.api.schemas import (
     CampaignCreate,
@@ -63,9 +63,7 @@ def list_campaigns(
     rows, _total = forces.list_campaigns(
         session, offset=0, limit=limit + 1, viewer=viewer, only=only, after=cursor
     )
-    following = rows[limit - 1].id if len(rows) > limit else None
-    items = [present.campaign(r) for r in rows[:limit]]
-    return keyset_page(request, response, items, limit, following)
+    return page_of(request, response, rows, limit, lambda c: c.id, present.campaign)
 
 
 @router.get("/campaigns/{campaign_id}", summary="One campaign")
@@ -105,9 +103,14 @@ def list_forces(
     limit: Limit = 50,
 ) -> KeysetPage[ForceSummary]:
     views = forces.list_forces(session, campaign_id=campaign_id, limit=limit + 1, after=cursor)
-    following = views[limit - 1].force.id if len(views) > limit else None
-    items = [present.force_summary(v.force, v) for v in views[:limit]]
-    return keyset_page(request, response, items, limit, following)
+    return page_of(
+        request,
+        response,
+        views,
+        limit,
+        lambda v: v.force.id,
+        lambda v: present.force_summary(v.force, v),
+    )
 
 
 @router.get(

@@ -10,10 +10,10 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from app.api import present
 from app.api.auth import CurrentPrincipal
-from app.api.paging import Cursor, KeysetPage, Limit, keyset_page
+from app.api.paging import Cursor, KeysetPage, Limit, page_of
 from app.api.schemas import CampaignPublic, Input
 from app.config import get_settings, secret_key, site_address
-from app.db.models import User
+from app.db.models import Invite, User
 from app.db.session import SessionDep
 from app.services import membership
 
@@ -87,9 +87,9 @@ def list_members(
     limit: Limit = 50,
 ) -> KeysetPage[MemberPublic]:
     rows = membership.list_members(session, campaign_id=campaign_id, after=cursor, limit=limit + 1)
-    following = rows[limit - 1][0].id if len(rows) > limit else None
-    items = [_member(u, m.role) for m, u in rows[:limit]]
-    return keyset_page(request, response, items, limit, following)
+    return page_of(
+        request, response, rows, limit, lambda r: r[0].id, lambda r: _member(r[1], r[0].role)
+    )
 
 
 @router.delete(
@@ -108,7 +108,7 @@ def remove_member(campaign_id: int, user_id: int, session: SessionDep) -> None:
 )
 def create_invite(campaign_id: int, body: InviteCreate, session: SessionDep) -> InvitePublic:
     invite = membership.create_invite(session, campaign_id=campaign_id, **body.model_dump())
-    return InvitePublic.model_validate(invite, from_attributes=True)
+    return _invite(invite)
 
 
 @router.get(
@@ -124,9 +124,7 @@ def list_invites(
     limit: Limit = 50,
 ) -> KeysetPage[InvitePublic]:
     rows = membership.open_invites(session, campaign_id=campaign_id, before=cursor, limit=limit + 1)
-    following = rows[limit - 1].id if len(rows) > limit else None
-    items = [InvitePublic.model_validate(i, from_attributes=True) for i in rows[:limit]]
-    return keyset_page(request, response, items, limit, following)
+    return page_of(request, response, rows, limit, lambda i: i.id, _invite)
 
 
 @router.delete(
@@ -137,7 +135,7 @@ def withdraw_invite(
     campaign_id: int, code: Annotated[str, Path(max_length=64)], session: SessionDep
 ) -> InvitePublic:
     invite = membership.withdraw_invite(session, campaign_id=campaign_id, code=code)
-    return InvitePublic.model_validate(invite, from_attributes=True)
+    return _invite(invite)
 
 
 @router.post(
@@ -188,3 +186,7 @@ def reset_link(
     )
     site = site_address(str(request.base_url))
     return ResetLink(link=f"{site}/reset-password?token={token}")
+
+
+def _invite(invite: Invite) -> InvitePublic:
+    return InvitePublic.model_validate(invite, from_attributes=True)

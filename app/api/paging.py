@@ -5,12 +5,14 @@ twice. The next page's address is in the body (``next``) and in a ``Link`` heade
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Annotated, Generic, TypeVar
 
 from fastapi import Query, Request, Response
 from pydantic import BaseModel, Field
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 Cursor = Annotated[
     int | None,
@@ -42,3 +44,17 @@ def keyset_page(
         following = f"{request.url.path}?{query}"
         response.headers["Link"] = f'<{following}>; rel="next"'
     return KeysetPage(items=items, limit=limit, next_cursor=next_cursor, next=following)
+
+
+def page_of(
+    request: Request,
+    response: Response,
+    rows: Sequence[R],
+    limit: int,
+    key: Callable[[R], int | None],
+    show: Callable[[R], T],
+) -> KeysetPage[T]:
+    """The page from ``limit + 1`` rows read: the extra row only tells that more follow, and
+    the last row shown (its ``key``) is where the next page starts."""
+    following = key(rows[limit - 1]) if len(rows) > limit else None
+    return keyset_page(request, response, [show(r) for r in rows[:limit]], limit, following)
