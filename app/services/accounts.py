@@ -145,7 +145,10 @@ def set_pin(session: Session, *, user: User, current: str, pin: str | None) -> U
         hasher().verify(user.password_hash, current)
     except (VerificationError, InvalidHashError):
         raise DomainError(
-            "password_invalid", "The current password is wrong.", status=422, field="password"
+            "password_invalid",
+            "The current password is wrong.",
+            status=422,
+            field="current_password",
         ) from None
     if pin:
         if not PIN.match(pin):

@@ -108,6 +108,7 @@ def test_a_pin_is_set_with_the_current_password_and_never_shown(
     before = dump(engine)
     wrong = _raw(kai, "POST", "/auth/pin", json={"current_password": "nope", "pin": "4827"})
     assert wrong.status_code == 422 and wrong.json()["code"] == "password_invalid"
+    assert wrong.json()["field"] == "current_password"  # the field the request named
     bad = _raw(kai, "POST", "/auth/pin", json={"current_password": PASSWORD, "pin": "12ab"})
     assert bad.status_code == 422 and bad.json()["code"] == "pin_invalid"
     short = _raw(kai, "POST", "/auth/pin", json={"current_password": PASSWORD, "pin": "123"})
