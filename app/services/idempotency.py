@@ -138,8 +138,12 @@ def mark_committed(session: Session, held: Claim) -> None:
 
 
 def settle(engine: Engine, held: Claim, status: int, answer: dict[str, Any]) -> None:
-    """Keep the answer for replay; a transient failure (5xx, 429) that committed nothing
-    releases the key so a retry runs. Never raises: the caller still gets its answer."""
+    """Keep the answer for replay; a failure that committed nothing and may not happen again
+    (5xx, 429, and a 409 conflict with the state of the moment) releases the key so a retry
+    runs. A conflict is released because its retry is sent after the client caught up (the
+    wizard's queue re-sends a tap with the draft's new version and the same key): replaying
+    the old conflict, or refusing the new body as a reused key, would lose that tap. Never
+    raises: the caller still gets its answer."""
     for attempt in range(3):
         try:
             with session_scope(engine) as session:
@@ -155,7 +159,7 @@ def _settle(session: Session, held: Claim, status: int, answer: dict[str, Any]) 
         col(IdempotencyRecord.key) == held.key,
         col(IdempotencyRecord.claim) == held.token,
     )
-    if status >= 500 or status == 429:
+    if status >= 500 or status in (409, 429):
         session.execute(
             delete(IdempotencyRecord).where(
                 *ours, col(IdempotencyRecord.status_code) == IN_PROGRESS

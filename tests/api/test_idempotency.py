@@ -6,7 +6,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from tests.api.helpers import assert_problem, campaign, dump, force
-from tests.api.test_battle_flow import muster, setup_two_forces
+from tests.api.test_battle_flow import battle_body, muster, setup_two_forces
 
 
 def test_retried_campaign_creation_is_replayed(client: TestClient, engine: Engine) -> None:
@@ -56,3 +56,23 @@ def test_refusals_are_replayed_too(client: TestClient) -> None:
     second = client.post(f"/api/v1/forces/{force_id}/cards", json=body, headers=headers)
     assert_problem(first, 422, "supply_limit_exceeded")
     assert_problem(second, 422, "supply_limit_exceeded")
+
+
+def test_a_conflict_frees_its_key_for_the_retry(client: TestClient, engine: Engine) -> None:
+    """A 409 changed nothing and says "not now": once the caller has sorted the conflict out,
+    the same request with the same key runs instead of replaying the old refusal (the
+    wizard's queue re-sends a tap that way after it caught up with the draft)."""
+    world = setup_two_forces(client)
+    first = muster(client, world)
+    url = f"/api/v1/campaigns/{world['campaign']}/battles"
+    headers = {"Idempotency-Key": "second-battle"}
+    before = dump(engine)
+    busy = client.post(url, json=battle_body(world), headers=headers)
+    assert_problem(busy, 409, "battle_in_progress")
+    assert dump(engine) == before
+    client.post(f"/api/v1/battles/{first['id']}/call-off")
+    retried = client.post(url, json=battle_body(world), headers=headers)
+    assert retried.status_code == 201 and "Idempotent-Replayed" not in retried.headers
+    replayed = client.post(url, json=battle_body(world), headers=headers)
+    assert replayed.headers["Idempotent-Replayed"] == "true"
+    assert replayed.json()["id"] == retried.json()["id"]

@@ -224,8 +224,14 @@ def test_two_tabs_of_one_battle_keep_their_own_taps(
     queues = "Object.keys(localStorage).filter(k => k.startsWith('crusade-wizard-queue:'))"
     assert len(second.evaluate(queues)) == 2  # one queue per tab, neither overwrote the other
     first.close()  # closed with its three taps still waiting
+    # Still offline, the open tab takes the closed tab's queue over (its lock is free now):
+    # one queue of five, the closed tab's three first.
+    one_queue = f"() => {{ const keys = {queues}; return keys.length === 1 && "
+    one_queue += "JSON.parse(localStorage[keys[0]]).items.length === 5; }"
+    second.wait_for_function(one_queue, timeout=10_000, polling=100)
     second.context.set_offline(False)
-    second.wait_for_function(QUEUE_EMPTY, timeout=30_000)
+    # polled by time: a tab left alone after the other closed gets no animation frames
+    second.wait_for_function(QUEUE_EMPTY, timeout=30_000, polling=250)
     second.reload()
     count = second.get_by_role("group", name="Ranged kills, Captain").locator("output")
     expect(count).to_have_text("5")  # every tap from both tabs, each counted once

@@ -275,6 +275,16 @@
       var output = doc.querySelector("output");
       if (output) confirmed[item.slug] = Number(output.textContent) || 0;
     }
+    // The same key with another body: an earlier send of this very change reached the
+    // server and was kept (applied, or refused for good), e.g. from a tab closed while it
+    // was on its way. It must not be applied twice: drop it quietly.
+    if (response.status === 422 && /idempotency_key_reused/.test(text)) {
+      state.items.shift();
+      write();
+      showCounts();
+      pump();
+      return;
+    }
     if (response.ok || response.status === 422) {
       state.items.shift();
       write();
