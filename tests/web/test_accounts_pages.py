@@ -65,7 +65,7 @@ def test_a_form_without_its_csrf_field_is_refused(person: Callable[[str], Browse
     response = ruby.client.post("/account/tokens", data={"name": "bot"})
     assert response.status_code == 403
     assert "reload the page" in response.text
-    assert ruby.api("GET", "/auth/tokens") == []
+    assert ruby.api("GET", "/auth/tokens")["items"] == []
 
 
 def test_an_api_token_is_shown_once_and_works_then_is_revoked(
@@ -79,7 +79,7 @@ def test_an_api_token_is_shown_once_and_works_then_is_revoked(
     me = ruby.client.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {token}"})
     assert me.json()["username"] == "ruby"
     assert token not in ruby.get("/account").text  # shown once
-    token_id = ruby.api("GET", "/auth/tokens")[0]["id"]
+    token_id = ruby.api("GET", "/auth/tokens")["items"][0]["id"]
     revoked = ruby.post(f"/account/tokens/{token_id}/revoke")
     assert "revoked" in revoked.text
     again = ruby.client.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {token}"})
