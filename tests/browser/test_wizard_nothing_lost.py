@@ -163,6 +163,35 @@ def test_wizard_pages_pass_the_phone_checks(
 
 # Chromium reports the requests that fail while the phone is offline (and only those)
 @pytest.mark.allow_console_errors(r"ERR_INTERNET_DISCONNECTED", r"Failed to fetch")
+def test_a_size_and_its_mission_picked_offline_survive_a_reload(
+    new_page: Callable[..., Page], live_server: str
+) -> None:
+    """Set-up changes still waiting to be sent are put back after a reload, the mission of
+    a battle size switched to included (its list is hidden until the size is shown)."""
+    name, client = player(live_server)
+    campaign, _force, _opponent = two_forces(client)
+    started = client.post(f"/campaigns/{campaign}/battles/new", data=csrf_form(client))
+    setup_url = started.headers["location"]
+    client.close()
+    page = new_page("phone")
+    log_in(page, name, next=setup_url)
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=20_000)
+    page.reload()  # through the service worker, which keeps the step for later
+    page.context.set_offline(True)
+    page.get_by_role("radio", name=re.compile("^Strike Force")).check()
+    page.get_by_label("Mission (Strike Force)").select_option(value="supplies_from_above")
+    expect(page.locator("#queue-status")).to_contain_text("waiting to be sent")
+    page.reload()  # no signal: the kept page, with the waiting change put back on it
+    expect(page.get_by_role("radio", name=re.compile("^Strike Force"))).to_be_checked()
+    expect(page.get_by_label("Mission (Strike Force)")).to_have_value("supplies_from_above")
+    page.context.set_offline(False)
+    page.wait_for_function(QUEUE_EMPTY, timeout=30_000, polling=250)
+    page.reload()
+    expect(page.get_by_label("Mission (Strike Force)")).to_have_value("supplies_from_above")
+
+
+# Chromium reports the requests that fail while the phone is offline (and only those)
+@pytest.mark.allow_console_errors(r"ERR_INTERNET_DISCONNECTED", r"Failed to fetch")
 def test_no_signal_at_the_table(new_page: Callable[..., Page], live_server: str) -> None:
     name, client = player(live_server)
     base = battle_in_progress(client, *two_forces(client))

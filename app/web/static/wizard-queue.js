@@ -415,15 +415,20 @@
     if (!last) return;
     var names = {};
     last.fields.forEach(function (pair) { (names[pair[0]] = names[pair[0]] || []).push(pair[1]); });
-    Array.prototype.forEach.call(form.elements, function (el) {
-      if (!el.name || el.name === "csrf_token" || el.name === "version" || el.disabled) return;
-      var values = names[el.name] || [];
-      if (el.type === "checkbox") el.checked = values.indexOf(el.value) >= 0;
-      else if (!values.length || el.tagName === "BUTTON") return;
-      else if (el.type === "radio") el.checked = values.indexOf(el.value) >= 0;
-      else el.value = values[0];
-    });
-    if (size) showSize();
+    function put() {
+      Array.prototype.forEach.call(form.elements, function (el) {
+        if (!el.name || el.name === "csrf_token" || el.name === "version" || el.disabled) return;
+        var values = names[el.name] || [];
+        if (el.type === "checkbox") el.checked = values.indexOf(el.value) >= 0;
+        else if (!values.length || el.tagName === "BUTTON") return;
+        else if (el.type === "radio") el.checked = values.indexOf(el.value) >= 0;
+        else el.value = values[0];
+      });
+    }
+    put();
+    // A battle size switched to shows its mission list only now (hidden lists are disabled
+    // and skipped): put the waiting values in once more, into the list just shown.
+    if (size) { showSize(); put(); }
   }
   restore();
   showCounts();

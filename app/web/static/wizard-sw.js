@@ -5,7 +5,7 @@
 // the taps and changes on the phone and sends them, in order, when the link is back.
 // Only the wizard's step pages are kept: no other page of a logged-in user is stored.
 "use strict";
-var CACHE = "crusade-wizard-v2";
+var CACHE = "crusade-wizard-v3";
 var ASSETS = [
   "/static/app.css",
   "/static/app.js",
