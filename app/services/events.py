@@ -70,6 +70,9 @@ def cursor_for(event_id: int) -> str:
     return base64.urlsafe_b64encode(f"{_PREFIX}{event_id}".encode()).decode().rstrip("=")
 
 
+_MAX_EVENT_ID = 2**31
+
+
 def read_cursor(cursor: str | None) -> int:
     """The event id a cursor stands for; no cursor means 'from the beginning'."""
     if not cursor:
@@ -77,7 +80,10 @@ def read_cursor(cursor: str | None) -> int:
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         if text.startswith(_PREFIX) and text[len(_PREFIX) :].isdigit():
-            return int(text[len(_PREFIX) :])
+            event_id = int(text[len(_PREFIX) :])
+            # Ids are 32-bit integers on PostgreSQL: a forged larger one must not reach a query.
+            if event_id < _MAX_EVENT_ID:
+                return event_id
     except (binascii.Error, UnicodeDecodeError, ValueError):
         pass
     raise DomainError(

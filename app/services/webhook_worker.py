@@ -9,10 +9,13 @@ each event at least once and can drop repeats by the X-Crusade-Event-Id header."
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
+import http.client
 import json
 import logging
+import socket
 import threading
 import urllib.error
 import urllib.request
@@ -165,13 +168,63 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None
 
 
+class _PinnedHTTP(http.client.HTTPConnection):
+    """Connects to the address the URL check approved, not to what DNS says a moment
+    later (DNS rebinding); the Host header still names the URL's host."""
+
+    def __init__(self, *args: Any, address: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.address = address
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection((self.address, self.port), self.timeout)
+
+
+class _PinnedHTTPS(http.client.HTTPSConnection):
+    """As _PinnedHTTP, over TLS: the certificate is still checked against the URL's host."""
+
+    def __init__(self, *args: Any, address: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.address = address
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self.address, self.port), self.timeout)
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
+
+
+class _PinnedHandler(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
+    def __init__(self, address: str) -> None:
+        urllib.request.HTTPHandler.__init__(self)
+        urllib.request.HTTPSHandler.__init__(self)
+        self.address = address
+
+    def http_open(self, req: urllib.request.Request) -> Any:
+        return self.do_open(functools.partial(_PinnedHTTP, address=self.address), req)
+
+    def https_open(self, req: urllib.request.Request) -> Any:
+        return self.do_open(
+            functools.partial(_PinnedHTTPS, address=self.address),
+            req,
+            context=self._context,  # type: ignore[attr-defined]
+        )
+
+
 _OPENER = urllib.request.build_opener(_NoRedirects)
+
+
+def _opener(address: str | None) -> urllib.request.OpenerDirector:
+    """The plain opener when private addresses are allowed, else one pinned to ``address``."""
+    if address is None:
+        return _OPENER
+    return urllib.request.build_opener(_NoRedirects, _PinnedHandler(address))
 
 
 def post(job: Claimed) -> Outcome:
     """POST one delivery, bounded by TIMEOUT_SECONDS; never raises."""
     try:
-        webhooks.check_url(job.url)  # again at sending time: DNS may have changed since
+        # Again at sending time (DNS may have changed since), and the connection goes to the
+        # address checked here, so a rebinding between the check and the send cannot happen.
+        address = webhooks.check_url(job.url)
     except DomainError as refused:
         return Outcome(None, refused.message)
     request = urllib.request.Request(
@@ -188,7 +241,7 @@ def post(job: Claimed) -> Outcome:
         },
     )
     try:
-        with _OPENER.open(request, timeout=TIMEOUT_SECONDS) as answer:
+        with _opener(address).open(request, timeout=TIMEOUT_SECONDS) as answer:
             return Outcome(answer.status, "")
     except urllib.error.HTTPError as refused:
         return Outcome(refused.code, f"HTTP {refused.code}")

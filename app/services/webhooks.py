@@ -15,6 +15,7 @@ from sqlalchemy import insert
 from sqlmodel import Session, col, delete, select
 
 from app.config import get_settings
+from app.db import locks
 from app.db.models import Campaign, User, Webhook, WebhookDelivery
 from app.errors import DomainError, NotFound
 
@@ -60,6 +61,9 @@ def register(
                 status=422,
                 field=f"events[{index}]",
             )
+    # Registrations of one campaign take turns, so parallel ones cannot all count 9 and each
+    # add a tenth (PostgreSQL let 15 through before; SQLite writers already take turns).
+    locks.serialize(session, f"webhooks:{campaign_id}")
     if len(list_webhooks(session, campaign_id=campaign_id)) >= MAX_PER_CAMPAIGN:
         raise DomainError(
             "webhook_limit",
@@ -149,29 +153,66 @@ def get_campaign(session: Session, campaign_id: int) -> Campaign:
     return campaign
 
 
-def check_url(url: str) -> None:
+def check_url(url: str) -> str | None:
     """Refuse a URL that is not http(s), or whose host resolves to a private, loopback,
-    link-local or otherwise internal address (a webhook must not reach into the server's
-    own network) unless WEBHOOK_ALLOW_PRIVATE is set."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise DomainError(
-            "webhook_url_invalid",
-            "url: give an http:// or https:// address.",
-            status=422,
-            field="url",
-        )
+    link-local, multicast or otherwise internal address (a webhook must not reach into the
+    server's own network) unless WEBHOOK_ALLOW_PRIVATE is set. Returns the address that was
+    checked, for the sender to connect to (None when private addresses are allowed)."""
+    host, port = _host_and_port(url)
     if get_settings().webhook_allow_private:
-        return
-    for address in resolve(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)):
-        if not address.is_global:
+        return None
+    addresses = resolve(host, port)
+    for address in addresses:
+        if not is_public(address):
             raise DomainError(
                 "webhook_url_private",
-                f"url: {parts.hostname} is a private, loopback or link-local address "
+                f"url: {host} is a private, loopback, link-local or multicast address "
                 f"({address}); webhooks only go to public addresses.",
                 status=422,
                 field="url",
             )
+    return str(addresses[0])
+
+
+def _host_and_port(url: str) -> tuple[str, int]:
+    """The URL's host and port, or a 422: a bracket left open, a port that is not a number
+    or beyond 65535 made urllib raise, which used to surface as a 500."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+        if "[" in parts.netloc:  # a bracketed host must be an IPv6 address (not IPvFuture)
+            ipaddress.IPv6Address(parts.hostname or "")
+    except ValueError:
+        parts, port = None, None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise DomainError(
+            "webhook_url_invalid",
+            "url: give an http:// or https:// address with a valid host and port (1-65535).",
+            status=422,
+            field="url",
+        )
+    return parts.hostname, port or (443 if parts.scheme == "https" else 80)
+
+
+# IPv6 forms that carry an IPv4 address inside: NAT64 (64:ff9b::/96, RFC 6052) and
+# IPv4-compatible (::/96). 6to4, Teredo and IPv4-mapped are unwrapped by ipaddress itself.
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+
+
+def is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether a webhook may connect to this address: global, not multicast, and, for IPv6
+    forms that embed an IPv4 address, that embedded address public too."""
+    if not address.is_global or address.is_multicast:
+        return False
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = [address.ipv4_mapped, address.sixtofour]
+        if address.teredo:
+            embedded.append(address.teredo[1])
+        if address in _NAT64 or address in _IPV4_COMPATIBLE:
+            embedded.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+        return all(is_public(v4) for v4 in embedded if v4 is not None)
+    return True
 
 
 def resolve(host: str, port: int) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:

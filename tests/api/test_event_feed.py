@@ -3,6 +3,7 @@ ETag on the first page and long polling."""
 
 from __future__ import annotations
 
+import base64
 import threading
 from typing import Any
 
@@ -105,6 +106,19 @@ class TestCursor:
         response = client.get(f"/api/v1/campaigns/{world['campaign']}/events?after=12")
         problem = assert_problem(response, 422, "cursor_invalid")
         assert problem["field"] == "after"
+
+    @pytest.mark.parametrize("event_id", [2**31 - 1 + 1, 2**31 + 5, 2**63, 10**40])
+    def test_a_forged_cursor_with_a_huge_id_is_refused(
+        self, client: TestClient, event_id: int
+    ) -> None:
+        """Issue 19: an id past PostgreSQL's integer range answered 500; now 422."""
+        world = setup_two_forces(client)
+        forged = base64.urlsafe_b64encode(f"ev1:{event_id}".encode()).decode().rstrip("=")
+        url = f"/api/v1/campaigns/{world['campaign']}/events"
+        problem = assert_problem(client.get(url, params={"after": forged}), 422, "cursor_invalid")
+        assert problem["field"] == "after"
+        largest = base64.urlsafe_b64encode(f"ev1:{2**31 - 1}".encode()).decode().rstrip("=")
+        assert feed(client, world["campaign"], after=largest)["items"] == []
 
     def test_the_first_page_has_an_etag(self, client: TestClient) -> None:
         world = setup_two_forces(client)

@@ -10,6 +10,8 @@ import httpx
 import pytest
 from sqlalchemy import Engine, text
 
+from app.config import get_settings
+from app.services import webhooks
 from tests.api.live import PASSWORD, account, at_once, serve, statuses
 from tests.api.test_battle_flow import battle_body, lord_falls, setup_two_forces
 
@@ -187,3 +189,22 @@ def test_batches_at_once_stay_within_the_supply_limit(
     assert {r.json()["field"] for r in answers if r.status_code == 422} == {"units[0].power_rating"}
     added = count(engine, f"SELECT count(*) FROM crusade_card WHERE force_id={force_id}")
     assert added == 2 + 2
+
+
+def test_parallel_webhook_registrations_stay_within_the_limit(
+    orga: httpx.Client, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 19: on PostgreSQL, 15 parallel registrations all counted 9 and all got in."""
+    monkeypatch.setenv("WEBHOOK_ALLOW_PRIVATE", "true")  # the targets are on loopback
+    get_settings.cache_clear()
+    try:
+        campaign = orga.post("/api/v1/campaigns", json={"name": "Hooked"}).json()["id"]
+        url = f"/api/v1/campaigns/{campaign}/webhooks"
+        for i in range(webhooks.MAX_PER_CAMPAIGN - 1):
+            orga.post(url, json={"url": f"http://127.0.0.1:9/{i}"}).raise_for_status()
+        answers = at_once([lambda: orga.post(url, json={"url": "http://127.0.0.1:9/x"})] * N)
+    finally:
+        get_settings.cache_clear()
+    assert statuses(answers) == [201] + [409] * (N - 1)
+    sql = f"SELECT count(*) FROM webhook WHERE campaign_id={campaign}"
+    assert count(engine, sql) == webhooks.MAX_PER_CAMPAIGN

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
 from collections.abc import Iterator
 from datetime import timedelta
@@ -18,7 +19,7 @@ from sqlmodel import Session, select
 
 from app.config import get_settings
 from app.db.models import WebhookDelivery, utcnow
-from app.services import events, webhook_worker
+from app.services import events, webhook_worker, webhooks
 from tests.api.helpers import assert_problem, dump
 from tests.api.receiver import Receiver
 from tests.api.test_battle_flow import battle_body, muster, setup_two_forces
@@ -232,6 +233,19 @@ class TestRefusals:
             ("http://10.1.2.3/hook", "webhook_url_private"),
             ("http://[::1]/hook", "webhook_url_private"),
             ("ftp://example.org/hook", "webhook_url_invalid"),
+            # Issue 19: each of these answered 500 (urllib raised) or was accepted.
+            ("http://example.org:99999/hook", "webhook_url_invalid"),
+            ("http://example.org:abc/hook", "webhook_url_invalid"),
+            ("http://[::1/hook", "webhook_url_invalid"),
+            ("http://[v1.x]/hook", "webhook_url_invalid"),
+            ("http://[::127.0.0.1]/hook", "webhook_url_private"),
+            ("http://[64:ff9b::7f00:1]/hook", "webhook_url_private"),
+            ("http://[64:ff9b::a00:1]/hook", "webhook_url_private"),
+            ("http://[2002:7f00:1::]/hook", "webhook_url_private"),
+            ("http://[2002:c0a8:101::]/hook", "webhook_url_private"),
+            ("http://[ff0e::1]/hook", "webhook_url_private"),
+            ("http://224.0.0.1/hook", "webhook_url_private"),
+            ("http://[::ffff:10.0.0.1]/hook", "webhook_url_private"),
         ],
     )
     def test_private_and_odd_urls_are_refused(
@@ -243,6 +257,48 @@ class TestRefusals:
         problem = assert_problem(response, 422, code)
         assert problem["field"] == "url"
         assert dump(engine) == before
+
+
+@pytest.mark.parametrize(
+    ("address", "public"),
+    [
+        ("8.8.8.8", True),
+        ("2606:4700::1111", True),
+        ("64:ff9b::808:808", True),  # NAT64 of a public address
+        ("2002:808:808::", True),  # 6to4 of a public address
+        ("::127.0.0.1", False),
+        ("64:ff9b::7f00:1", False),
+        ("2002:7f00:1::", False),
+        ("ff02::1", False),
+        ("239.1.2.3", False),
+    ],
+)
+def test_only_public_addresses_embedded_ones_included_may_receive(
+    address: str, public: bool
+) -> None:
+    assert webhooks.is_public(ipaddress.ip_address(address)) is public
+
+
+def test_a_delivery_connects_to_the_address_that_was_checked(
+    monkeypatch: pytest.MonkeyPatch, receiver: Receiver
+) -> None:
+    """DNS rebinding: the host is resolved once, checked, and the connection goes to that
+    address. Here the host does not resolve at all through DNS, so the delivery can only
+    arrive if the worker connected to the pinned address (127.0.0.1, let through by a
+    patched check) with the URL's host in the Host header."""
+    monkeypatch.setattr(webhooks, "resolve", lambda host, port: [ipaddress.ip_address("127.0.0.1")])
+    monkeypatch.setattr(webhooks, "is_public", lambda address: True)
+    job = webhook_worker.Claimed(
+        delivery_id=1,
+        event_id=1,
+        url=f"http://rebound.invalid:{receiver.port}/hooks/crusade",
+        secret="s",
+        body=b"{}",
+    )
+    outcome = webhook_worker.post(job)
+    assert outcome.status_code is not None and outcome.status_code < 300, outcome.error
+    [received] = receiver.received
+    assert received.headers["host"] == f"rebound.invalid:{receiver.port}"
 
 
 def test_discord_urls_get_discords_message_format() -> None:
