@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from app.rules.errors import RuleError
 
@@ -82,7 +83,26 @@ def field_path(location: list[Any]) -> str:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-    return respond(request, exc.status_code, code, str(exc.detail))
+    response = respond(request, exc.status_code, code, str(exc.detail))
+    response.headers.update(exc.headers or {})
+    if exc.status_code == 405:
+        response.headers["Allow"] = ", ".join(allowed_methods(request))
+    return response
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route answers at this path. Starlette's own `Allow` names only the
+    first route it matched, and GET and POST on one path are two routes here (RFC 9110:
+    a 405 lists all of them). Each method is tried against the routes as the router would."""
+    routes = request.app.router.routes
+    return [
+        method
+        for method in _METHODS
+        if any(r.matches({**request.scope, "method": method})[0] == Match.FULL for r in routes)
+    ]
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 
 
 def unexpected(request: Request) -> Response:

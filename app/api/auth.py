@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, BackgroundTasks, Depends, Path, Request, Response, status
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import BaseModel, Field, StrictBool, StringConstraints
 
 from app.api.hardening import RateLimits, csrf_token
 from app.api.paging import Cursor, KeysetPage, Limit, page_of
@@ -118,7 +118,7 @@ class UserPublic(BaseModel):
 
 class TokenCreate(Input):
     name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)]
-    can_write: bool = False
+    can_write: StrictBool = False
     campaign_id: Annotated[int, Field(ge=1, lt=2**31)] | None = Field(
         default=None, description="Limit the token to one campaign"
     )

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Request, Response, status
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import BaseModel, Field, StrictBool, StringConstraints
 
 from app.api import present
 from app.api.auth import CurrentPrincipal
@@ -26,9 +26,9 @@ class CampaignSettings(Input):
         | None
     ) = None
     description: Annotated[str, StringConstraints(max_length=4000)] | None = None
-    public: bool | None = Field(default=None, description="Anyone may read the campaign")
+    public: StrictBool | None = Field(default=None, description="Anyone may read the campaign")
     join_policy: Literal["invite", "open"] | None = None
-    organizer_results_need_confirmation: bool | None = Field(
+    organizer_results_need_confirmation: StrictBool | None = Field(
         default=None,
         description=(
             "true (the default): a battle an organizer plays in waits for the opponent's"

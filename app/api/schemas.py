@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
 from app.rules.data import VictorBonus
 
@@ -95,7 +95,7 @@ class CardCreate(Input):
     datasheet: Annotated[str, StringConstraints(max_length=120)] = ""
     battlefield_role: Annotated[str, StringConstraints(max_length=40)] = ""
     champion: Annotated[str, StringConstraints(max_length=120)] | None = None
-    named_character: bool = False
+    named_character: StrictBool = False
     warlord_trait: Annotated[str, StringConstraints(max_length=120)] | None = Field(
         default=None,
         description="A named character's own Warlord Trait (free, no Crusade points); other "
@@ -252,7 +252,7 @@ class RequisitionIn(Input):
     warlord_trait: Annotated[str, StringConstraints(max_length=120)] | None = None
     relic: Annotated[str, StringConstraints(max_length=120)] | None = None
     model: Annotated[str, StringConstraints(max_length=120)] | None = None
-    first_founding: bool = False
+    first_founding: StrictBool = False
     replaces_weapon: Annotated[str, StringConstraints(max_length=120)] | None = None
 
 
@@ -305,15 +305,15 @@ class BattleCreate(Input):
 
 class UnitReportIn(Input):
     card_id: Id
-    destroyed: bool = False
+    destroyed: StrictBool = False
     destroyed_psychic: Count = 0
     destroyed_ranged: Count = 0
     destroyed_melee: Count = 0
     agenda_tallies: dict[Annotated[str, StringConstraints(max_length=60)], Count] = Field(
         default_factory=dict, max_length=4
     )
-    marked_for_greatness: bool = False
-    below_half_strength: bool | None = Field(
+    marked_for_greatness: StrictBool = False
+    below_half_strength: StrictBool | None = Field(
         default=None,
         description="Survivor: the unit ended the battle below Half-strength (a single model: "
         "with fewer than half its wounds left). Leave out to let the Survivor tally stand.",
@@ -342,7 +342,7 @@ class NamedDice(Input):
 class SideResultIn(Input):
     force_id: Id
     victory_points: int = Field(ge=0, le=200)
-    painted: bool = False
+    painted: StrictBool = False
     units: list[UnitReportIn] = Field(default_factory=list, max_length=200)
     dice: Annotated[list[Die], Field(max_length=400)] | NamedDice | None = Field(
         default=None,
@@ -455,7 +455,7 @@ class WeaponIn(Input):
     model: Annotated[str, StringConstraints(max_length=120)]
     weapon: Annotated[str, StringConstraints(max_length=120)]
     weapon_type: Literal["ranged", "melee", "both"] = "ranged"
-    is_relic: bool = False
+    is_relic: StrictBool = False
 
 
 class DecisionAnswer(Input):

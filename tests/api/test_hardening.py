@@ -3,6 +3,7 @@ bodies, rate limits, and errors that never leak internals."""
 
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
@@ -73,6 +74,43 @@ class TestHeadersAndBodies:
             "/api/v1/campaigns", content="{not json", headers={"content-type": "application/json"}
         )
         assert_problem(response, 422, "request_invalid")
+
+    @pytest.mark.parametrize("value", [0, 1, "true", "no", None])
+    def test_a_boolean_setting_takes_only_true_or_false(
+        self, client: TestClient, engine: Engine, value: object
+    ) -> None:
+        """Issue 19: `0` was read as false; a boolean is refused unless it is one."""
+        campaign = client.post("/api/v1/campaigns", json={"name": "Strict"}).json()["id"]
+        before = dump(engine)
+        body = {"organizer_results_need_confirmation": value}
+        response = client.patch(f"/api/v1/campaigns/{campaign}", json=body)
+        if value is None:  # null means "leave as it is", as for every setting
+            assert response.status_code == 200, response.text
+            assert response.json()["organizer_results_need_confirmation"] is True
+        else:
+            problem = assert_problem(response, 422, "request_invalid")
+            assert problem["field"] == "organizer_results_need_confirmation"
+            assert dump(engine) == before
+        answered = client.patch(
+            f"/api/v1/campaigns/{campaign}", json={"organizer_results_need_confirmation": False}
+        )
+        assert answered.json()["organizer_results_need_confirmation"] is False
+
+    @pytest.mark.parametrize(
+        ("method", "path", "allow"),
+        [
+            ("DELETE", "/api/v1/rules", "GET"),
+            ("DELETE", "/api/v1/campaigns", "GET, POST"),
+            ("PUT", "/api/v1/battles/1/result", "POST"),
+            ("POST", "/health", "GET"),
+        ],
+    )
+    def test_a_405_names_every_allowed_method(
+        self, client: TestClient, method: str, path: str, allow: str
+    ) -> None:
+        response = client.request(method, path)
+        assert_problem(response, 405, "method_not_allowed")
+        assert response.headers["allow"] == allow
 
     def test_over_long_fields_are_refused(self, client: TestClient) -> None:
         assert_problem(
