@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl
 
 from fastapi import Request
 from fastapi.dependencies.models import Dependant
-from limits import RateLimitItemPerMinute, storage, strategies
+from limits import RateLimitItemPerHour, RateLimitItemPerMinute, storage, strategies
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.errors import DomainError, respond, unexpected
@@ -272,6 +272,9 @@ def check_csrf(request: Request, session_cookie: str | None, key: str) -> None:
 # --- rate limits ------------------------------------------------------------------------
 
 
+PIN_FAILURES_PER_HOUR = 5
+
+
 class RateLimits:
     """Moving-window limits (the `limits` package; memory by default, Redis via a URI)."""
 
@@ -279,6 +282,27 @@ class RateLimits:
         self._limiter = strategies.MovingWindowRateLimiter(storage.storage_from_string(uri))
         self.login = RateLimitItemPerMinute(10)
         self.token = RateLimitItemPerMinute(10)
+        # Wrong PINs per account, whatever the address or battle: a 4-digit PIN would fall
+        # in hours to 10 tries a minute; at 5 an hour it takes months, and the password
+        # still works meanwhile.
+        self.pin_failures = RateLimitItemPerHour(PIN_FAILURES_PER_HOUR)
+
+    def refuse_if_pin_locked(self, user_id: int, who: str) -> None:
+        """A 429 while the account has used up its wrong PINs for the hour."""
+        if self._limiter.test(self.pin_failures, "pin-failures", str(user_id)):
+            return
+        reset = self._limiter.get_window_stats(self.pin_failures, "pin-failures", str(user_id))
+        wait = max(1, math.ceil((reset.reset_time - time.time()) / 60))
+        raise DomainError(
+            "pin_locked",
+            f"{who}'s PIN is locked after {PIN_FAILURES_PER_HOUR} wrong tries; confirm with "
+            f"the password, or try the PIN again in {wait} min.",
+            status=429,
+            field="pin",
+        )
+
+    def count_pin_failure(self, user_id: int) -> None:
+        self._limiter.hit(self.pin_failures, "pin-failures", str(user_id))
 
     def hit(self, item: RateLimitItemPerMinute, *keys: str) -> None:
         if self._limiter.hit(item, *keys):

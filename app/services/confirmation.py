@@ -105,6 +105,12 @@ def table_opponent(session: Session, battle: Battle, sides: list[BattleSide]) ->
     return session.get(User, min(others)) if len(others) == 1 else None
 
 
+def table_opponent_of(session: Session, *, battle_id: int) -> User | None:
+    """The player who would confirm this battle at the table, if one is awaited."""
+    battle, sides = battles.get_battle(session, battle_id)
+    return table_opponent(session, battle, sides)
+
+
 def confirm_at_table(
     session: Session, *, battle_id: int, password: str | None = None, pin: str | None = None
 ) -> Battle:

@@ -13,6 +13,7 @@ from sqlmodel import Session
 from app.api.hardening import RateLimits
 from app.db.models import BattleSide, Card, Force, User
 from app.db.session import SessionDep
+from app.errors import DomainError
 from app.rules.data import rulebook
 from app.services import battles, confirmation, wizard
 from app.services.access import Access
@@ -199,9 +200,7 @@ def confirm_at_table(
     with attempt(session) as outcome:
         limits.hit(limits.login, "table-confirm", client, str(battle_id))
         if "pin" in form:
-            confirmation.confirm_at_table(
-                session, battle_id=battle_id, pin=str(form.get("pin") or "").strip()[:20]
-            )
+            _confirm_with_pin(session, limits, battle_id, str(form.get("pin") or "").strip()[:20])
         else:
             confirmation.confirm_at_table(
                 session, battle_id=battle_id, password=str(form.get("password") or "")[:200]
@@ -216,6 +215,21 @@ def confirm_at_table(
             **_battle_context(session, principal, battle_id, site_url(request)),
         )
     return redirect(f"/battles/{battle_id}")
+
+
+def _confirm_with_pin(session: SessionDep, limits: RateLimits, battle_id: int, pin: str) -> None:
+    """Confirm with the opponent's PIN, under their account's own limit of wrong PINs."""
+    opponent = confirmation.table_opponent_of(session, battle_id=battle_id)
+    if opponent is None or opponent.id is None:
+        confirmation.confirm_at_table(session, battle_id=battle_id, pin=pin)  # its refusal
+        return
+    limits.refuse_if_pin_locked(opponent.id, opponent.display_name or opponent.username)
+    try:
+        confirmation.confirm_at_table(session, battle_id=battle_id, pin=pin)
+    except DomainError as refused:
+        if refused.code == "pin_incorrect":
+            limits.count_pin_failure(opponent.id)
+        raise
 
 
 @router.post("/battles/{battle_id}/dispute")

@@ -12,6 +12,7 @@ from typing import Any
 import segno
 from sqlalchemy import Engine, text
 
+from app.api.hardening import PIN_FAILURES_PER_HOUR
 from app.rules.data import UnitType, rulebook
 from tests.api.helpers import dump
 from tests.web.conftest import Browser, campaign_with_two_players
@@ -174,20 +175,40 @@ def test_the_opponent_confirms_with_their_pin_on_the_recorders_phone(
     assert actor == "kai"
 
 
-def test_wrong_pins_are_rate_limited_like_log_in(
+def test_wrong_pins_lock_the_account_pin_but_not_the_password(
     person: Callable[[str], Browser], engine: Engine
 ) -> None:
+    """Issue 19: the PIN has its own per-account limit (5 wrong an hour), far below the
+    log-in's 10 a minute, so a 4-digit PIN cannot be guessed in hours."""
     world = _proposed(person)
     ruby, kai, battle = world["ruby"], world["kai"], world["battle_id"]
     kai.api("POST", "/auth/pin", json={"current_password": PASSWORD, "pin": "4827"})
     url = f"/battles/{battle}/confirm-here"
-    for guess in range(10):  # log-in allows 10 tries a minute
+    for guess in range(PIN_FAILURES_PER_HOUR):
         assert ruby.post(url, {"pin": f"{guess:04d}"}).status_code == 422
     before = dump(engine)
     locked = ruby.post(url, {"pin": "4827"})  # even the right PIN waits now
-    assert locked.status_code == 429 and 'data-code="rate_limited"' in locked.text
+    assert locked.status_code == 429 and 'data-code="pin_locked"' in locked.text
+    assert "confirm with the password" in locked.text
     assert dump(engine) == before
     assert ruby.api("GET", f"/battles/{battle}")["status"] == "proposed"
+    confirmed = ruby.post(url, {"password": PASSWORD})
+    assert confirmed.status_code == 303
+    assert ruby.api("GET", f"/battles/{battle}")["status"] == "resolved"
+
+
+def test_wrong_passwords_at_the_table_are_rate_limited_like_log_in(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    world = _proposed(person)
+    ruby, battle = world["ruby"], world["battle_id"]
+    url = f"/battles/{battle}/confirm-here"
+    for _ in range(10):  # log-in allows 10 tries a minute
+        assert ruby.post(url, {"password": "not-it-at-all"}).status_code == 422
+    before = dump(engine)
+    limited = ruby.post(url, {"password": PASSWORD})
+    assert limited.status_code == 429 and 'data-code="rate_limited"' in limited.text
+    assert dump(engine) == before
 
 
 # --- the QR code ------------------------------------------------------------------------------
