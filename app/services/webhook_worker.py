@@ -168,28 +168,27 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None
 
 
-class _PinnedHTTP(http.client.HTTPConnection):
+class _Pinned:
     """Connects to the address the URL check approved, not to what DNS says a moment
-    later (DNS rebinding); the Host header still names the URL's host."""
+    later (DNS rebinding); the Host header (and the TLS certificate check) still name the
+    URL's host."""
 
     def __init__(self, *args: Any, address: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.address = address
 
+    def _socket(self) -> socket.socket:
+        return socket.create_connection((self.address, self.port), self.timeout)  # type: ignore[attr-defined]
+
+
+class _PinnedHTTP(_Pinned, http.client.HTTPConnection):
     def connect(self) -> None:
-        self.sock = socket.create_connection((self.address, self.port), self.timeout)
+        self.sock = self._socket()
 
 
-class _PinnedHTTPS(http.client.HTTPSConnection):
-    """As _PinnedHTTP, over TLS: the certificate is still checked against the URL's host."""
-
-    def __init__(self, *args: Any, address: str, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.address = address
-
+class _PinnedHTTPS(_Pinned, http.client.HTTPSConnection):
     def connect(self) -> None:
-        sock = socket.create_connection((self.address, self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
+        self.sock = self._context.wrap_socket(self._socket(), server_hostname=self.host)  # type: ignore[attr-defined]
 
 
 class _PinnedHandler(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
