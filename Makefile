@@ -44,7 +44,7 @@ PYTEST_WORKERS ?= auto
 test: install-dev lint typecheck
 	scripts/ensure-chromium.sh
 	TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh || true)}" \
-	  $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --cov=app --cov-report=term-missing:skip-covered
+	  $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=25 --cov=app --cov-report=term-missing:skip-covered
 	$(BIN)/coverage report --include='app/rules/*' --fail-under=95
 
 # PNGs of the main pages (demo campaign) at phone and desktop width into docs/screenshots/.

@@ -41,6 +41,26 @@ class Settings(BaseSettings):
         description="Where rate-limit counters live: memory:// (one process) or redis://...",
     )
 
+    # Chosen together (docs/deploy.md): requests at work < pooled connections < threads (40).
+    max_requests_at_work: int = Field(
+        default=8,
+        ge=1,
+        le=32,
+        description="Requests of one app process working on the database at once; the rest "
+        "wait their turn holding nothing (docs/deploy.md)",
+    )
+    request_queue_limit: int = Field(
+        default=1000,
+        ge=0,
+        description="Requests one process lets wait for their turn; beyond it: 503 + Retry-After",
+    )
+    request_queue_seconds: float = Field(
+        default=20.0,
+        gt=0,
+        le=300,
+        description="How long a request may wait for its turn before it is answered 503",
+    )
+
     webhook_allow_private: bool = Field(
         default=False,
         description="Let webhooks point at private, loopback or link-local addresses (tests, "

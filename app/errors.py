@@ -18,9 +18,18 @@ from app.rules.errors import RuleError
 class DomainError(RuleError):
     """An application error with its HTTP status (rule errors default to 422)."""
 
-    def __init__(self, code: str, message: str, *, status: int, field: str | None = None):
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        status: int,
+        field: str | None = None,
+        retry_after: int | None = None,
+    ):
         super().__init__(code, message, field=field)
         self.status = status
+        self.retry_after = retry_after  # seconds, sent as Retry-After (429, 503)
 
 
 class NotFound(DomainError):
@@ -59,7 +68,10 @@ def respond(
 async def _rule_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RuleError)
     status = exc.status if isinstance(exc, DomainError) else 422
-    return respond(request, status, exc.code, exc.message, exc.path or exc.field)
+    response = respond(request, status, exc.code, exc.message, exc.path or exc.field)
+    if isinstance(exc, DomainError) and exc.retry_after is not None:
+        response.headers["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 async def _validation_error(request: Request, exc: Exception) -> Response:
@@ -95,11 +107,14 @@ def allowed_methods(request: Request) -> list[str]:
     first route it matched, and GET and POST on one path are two routes here (RFC 9110:
     a 405 lists all of them). Each method is tried against the routes as the router would."""
     routes = request.app.router.routes
-    return [
+    allowed = [
         method
         for method in _METHODS
         if any(r.matches({**request.scope, "method": method})[0] == Match.FULL for r in routes)
     ]
+    if "GET" in allowed and "HEAD" not in allowed:  # answered as a GET (app/api/hardening.py)
+        allowed.insert(allowed.index("GET") + 1, "HEAD")
+    return allowed
 
 
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")

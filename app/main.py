@@ -7,6 +7,7 @@ from sqlalchemy import Engine
 
 from app.api import auth, battles, campaigns, events, membership, rosters, rules, webhooks
 from app.api.access import check_every_route_has_a_rule, enforce
+from app.api.admission import AdmissionMiddleware, Gate
 from app.api.cache import VersionedBodies
 from app.api.conflicts import install_conflict_handlers
 from app.api.hardening import HardeningMiddleware, RateLimits, check_path_ids
@@ -38,10 +39,17 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     )
     app.state.engine = engine or get_engine()
     app.state.order_of_battle_cache = VersionedBodies()
-    app.state.rate_limits = RateLimits(get_settings().rate_limit_storage)
+    settings = get_settings()
+    app.state.rate_limits = RateLimits(settings.rate_limit_storage)
+    app.state.gate = Gate(
+        settings.max_requests_at_work,
+        settings.request_queue_limit,
+        settings.request_queue_seconds,
+    )
     install_error_handlers(app)
     install_conflict_handlers(app)
     app.add_middleware(IdempotencyMiddleware)
+    app.add_middleware(AdmissionMiddleware)  # before any database work
     app.add_middleware(HardeningMiddleware)  # outermost: headers on every response
     api = APIRouter(prefix="/api/v1", dependencies=[Depends(enforce)])
     api.include_router(auth.router)
@@ -61,7 +69,7 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     install_site(app)
 
     @app.get("/health", tags=["service"], summary="Liveness check")
-    def health() -> dict[str, str]:
+    async def health() -> dict[str, str]:  # on the event loop: no thread, no connection
         return {"status": "ok"}
 
     return app

@@ -104,9 +104,9 @@ def result_body(world: dict[str, Any], size: int) -> dict[str, Any]:
             {
                 "force_id": world["forces"][i],
                 "victory_points": 60 - 20 * i,
+                # no Assassins marks: no enemy CHARACTER falls here (the rules would refuse)
                 "units": [
-                    {"card_id": c, "destroyed_ranged": 1, "agenda_tallies": {"assassins": 1}}
-                    for c in world["rosters"][i][:size]
+                    {"card_id": c, "destroyed_ranged": 1} for c in world["rosters"][i][:size]
                 ],
                 "agenda_choices": {"reaper": world["rosters"][i][0]},
             }

@@ -29,7 +29,8 @@ from app.db import migrate
 from app.db.engine import make_engine
 from app.db.models import Card, Decision
 from app.db.session import session_scope
-from app.rules.data import VictorRole
+from app.rules.agendas import EnemyLoss, kill_marks_allowed
+from app.rules.data import VictorRole, rulebook
 from app.rules.dice import SeededDice
 from app.rules.errors import RuleError
 from app.services import battles, decisions, forces
@@ -147,7 +148,7 @@ def play(engine: Engine, league: League, roster_size: int | None = None) -> int:
             seed=rng.randrange(2**31),
         )
         assert battle.id is not None
-        results = [_result(rng, s) for s in sides]
+        results = _results(session, rng, sides)
         battles.record_result(session, battle_id=battle.id, results=results)
         session.flush()
         if rng.randrange(REVERT_EVERY) == 0:
@@ -192,6 +193,52 @@ def _warlord(session: Session, roster: list[int]) -> int:
     return characters[0] if characters else roster[0]
 
 
+def _results(
+    session: Session, rng: random.Random, sides: list[battles.SideSetup]
+) -> list[battles.SideResult]:
+    """Both sides' reports: who fell and who killed what, then the Agenda marks (``bound``)."""
+    drafts = [_result(rng, s) for s in sides]
+    bound(
+        session,
+        [d.units for d in drafts],
+        [[a for a in s.agendas if a in TALLIED] for s in sides],
+        [s.warlord_card_id for s in sides],
+    )
+    return drafts
+
+
+def bound(
+    session: Session,
+    units: list[list[dict[str, Any]]],
+    agendas: list[list[str]],
+    warlords: list[int | None],
+) -> None:
+    """A mark of each of a side's per-mark ``agendas`` for its units with two kills or more,
+    while the other side's losses leave marks to give (the rules refuse more: an Assassins
+    mark needs an enemy CHARACTER destroyed)."""
+    ids = [u["card_id"] for side in units for u in side]
+    rows = session.exec(select(Card.id, Card.keywords).where(col(Card.id).in_(ids))).all()
+    keywords = {card_id: words for card_id, words in rows}
+    book = rulebook()
+    for index, side in enumerate(units):
+        losses = [
+            EnemyLoss(
+                str(u["card_id"]),
+                frozenset(keywords[u["card_id"]]),
+                warlord=u["card_id"] == warlords[1 - index],
+            )
+            for u in units[1 - index]
+            if u.get("destroyed")
+        ]
+        left = {a: kill_marks_allowed(book.agenda(a), losses) for a in agendas[index]}
+        for unit in side:
+            kills = unit.get("destroyed_ranged", 0) + unit.get("destroyed_melee", 0)
+            unit["agenda_tallies"] = {a: 1 for a, n in left.items() if kills >= 2 and n != 0}
+            for a in unit["agenda_tallies"]:
+                remaining = left[a]
+                left[a] = None if remaining is None else remaining - 1
+
+
 def _result(rng: random.Random, side: battles.SideSetup) -> battles.SideResult:
     units = []
     for card_id in side.roster:
@@ -203,7 +250,6 @@ def _result(rng: random.Random, side: battles.SideSetup) -> battles.SideResult:
                 "destroyed_ranged": kills // 2 + kills % 2,
                 "destroyed_melee": kills // 2,
                 "destroyed_psychic": 1 if rng.random() < 0.05 else 0,
-                "agenda_tallies": {a: 1 for a in side.agendas if kills >= 2 and a in TALLIED},
             }
         )
     rng.choice(units)["marked_for_greatness"] = True

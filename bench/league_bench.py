@@ -103,13 +103,12 @@ def resolution(http: Any, engine: Engine, world: dict[str, Any], units: int) -> 
     assert response.status_code == 201, response.text
     battle = response.json()["id"]
     rng = world["rng"]
+    units = [[_unit_result(rng, c) for c in rosters[i]] for i in range(2)]
+    with Session(engine) as session:
+        league_module.bound(session, units, [["assassins", "first_strike"]] * 2, [None, None])
     result = {
         "sides": [
-            {
-                "force_id": forces[i],
-                "victory_points": 70 - 30 * i,
-                "units": [_unit_result(rng, c) for c in rosters[i]],
-            }
+            {"force_id": forces[i], "victory_points": 70 - 30 * i, "units": units[i]}
             for i in range(2)
         ]
     }
@@ -129,8 +128,6 @@ def _unit_result(rng: Any, card_id: int) -> dict[str, Any]:
         "destroyed": rng.random() < 0.3,
         "destroyed_ranged": ranged,
         "destroyed_melee": melee,
-        # Assassins counts enemy units destroyed: a tally needs a kill behind it.
-        "agenda_tallies": {"assassins": rng.choice((0, 1)) if ranged + melee else 0},
     }
 
 

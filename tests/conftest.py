@@ -49,6 +49,7 @@ GROUPS = {
     "api/test_races.py": "live-servers",
     "api/test_crash.py": "live-servers",
     "api/test_example_bot.py": "live-servers",
+    "api/test_burst.py": "live-servers",
     # A module-scoped seeded world: made once, on one worker.
     "api/test_fuzz.py": "fuzz",
     # A webhook receiver (an HTTP server in the test process) stopped and started again.
@@ -394,3 +395,25 @@ def anonymous(engine: Engine) -> Iterator[TestClient]:
     """A client with no account, on an install with no accounts yet."""
     with TestClient(create_app(engine)) as test_client:
         yield test_client
+
+
+# --- where the time goes (issue 24) --------------------------------------------------------
+
+_group_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Each test's set-up, call and tear-down, added to its group's time (on the controller
+    too, under xdist: the workers' reports arrive there)."""
+    group = xdist_group(report.nodeid) or "any worker"
+    _group_seconds[group] = _group_seconds.get(group, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Each group's time: a group runs on one worker, one test after another, so its time is
+    the wall time that worker spends on it; the longest group bounds the whole run."""
+    if not _group_seconds:
+        return
+    terminalreporter.section("time by group (seconds, set-up and tear-down included)")
+    for group, seconds in sorted(_group_seconds.items(), key=lambda g: -g[1]):
+        terminalreporter.write_line(f"{seconds:9.1f}  {group}")

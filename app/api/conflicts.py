@@ -1,14 +1,17 @@
-"""The last line against races: a uniqueness the database enforced, or a PostgreSQL
+"""The last line against races and overload: a uniqueness the database enforced, or a PostgreSQL
 deadlock between two commands, is a clash with another request, answered 409 (try again)
-and never a 500. Commands that can race check first (409 with their own words); this
-handler is for the moment between that check and the insert."""
+and never a 500; a request that found no room in time is 503 with Retry-After. Commands
+that can race check first (409 with their own words); this handler is for the moment
+between that check and the insert."""
 
 from __future__ import annotations
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
+from app.api.admission import Overloaded, busy_problem
 from app.errors import respond
 
 # PostgreSQL's serialization_failure and deadlock_detected: the command may simply be retried.
@@ -28,9 +31,19 @@ async def _operational(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, OperationalError)
     if getattr(exc.orig, "sqlstate", None) in RETRYABLE_SQLSTATES:
         return await _clash(request, exc)
+    if "database is locked" in str(exc.orig):  # SQLite's busy timeout ran out: nothing done
+        return await _busy(request, exc)
     raise exc
+
+
+async def _busy(request: Request, exc: Exception) -> Response:
+    """The process or the database had no room in time (admission's wait, the connection
+    pool's timeout): the transaction was rolled back, so the client may simply retry."""
+    return busy_problem()
 
 
 def install_conflict_handlers(app: FastAPI) -> None:
     app.add_exception_handler(IntegrityError, _clash)
     app.add_exception_handler(OperationalError, _operational)
+    app.add_exception_handler(PoolTimeout, _busy)
+    app.add_exception_handler(Overloaded, _busy)

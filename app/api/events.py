@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from concurrent.futures import Future
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import Engine
 
+from app.api.admission import Gate, Ticket
 from app.api.reports import event_details
 from app.api.schemas import FeedEventPublic, FeedPage
 from app.db.session import SessionDep, session_scope
@@ -18,9 +20,9 @@ from app.services import events
 
 router = APIRouter(tags=["events"])
 
-# A waiting request looks for a new event this often: one indexed query on a pooled
-# connection it gives back at once, so a waiter holds neither a connection nor a thread, and
-# an event committed by any app process is seen within this time.
+# Waiting requests look for a new event this often: one indexed query per campaign for all of
+# this process's waiters (NewestIds), so an event committed by any app process is seen within
+# this time; a commit in this process wakes its waiters at once.
 POLL_SECONDS = 0.25
 MAX_WAIT = 60
 
@@ -43,17 +45,17 @@ async def feed(
     ] = 0,
 ) -> FeedPage | Response:
     after_id = events.read_cursor(after)
-    # The access check's transaction ends here: nothing is held while this request waits.
+    # The access check's transaction ends here, and the request leaves the admission gate:
+    # while it waits it holds no connection, no thread and no place (app/api/admission.py).
     session.commit()
+    gate: Gate = request.app.state.gate
+    ticket: Ticket | None = getattr(request.state, "admission", None)
+    if ticket is not None:
+        ticket.give_back()
     engine: Engine = request.app.state.engine
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline and not await run_in_threadpool(
-        _has_news, engine, campaign_id, after_id
-    ):
-        if await request.is_disconnected():
-            break
-        await _news_or_timeout(campaign_id, POLL_SECONDS)
-    items = await run_in_threadpool(_page, engine, campaign_id, after_id, limit + 1)
+    if wait:
+        await _wait_for_news(request, gate, engine, campaign_id, after_id, wait)
+    items = await _shared_page(gate, engine, campaign_id, after_id, limit + 1, shared=bool(wait))
     page = FeedPage(
         items=items[:limit],
         next=items[:limit][-1].cursor if items else events.cursor_for(after_id),
@@ -67,6 +69,67 @@ async def feed(
         return Response(status_code=304, headers={"ETag": etag})
     return Response(page.model_dump_json(), media_type="application/json", headers={"ETag": etag})
 
+
+async def _wait_for_news(
+    request: Request, gate: Gate, engine: Engine, campaign_id: int, after: int, wait: int
+) -> None:
+    """Until the campaign has an event after ``after``, the time is up or the client left.
+    However many wait, one of them reads the newest id per interval for all (``_newest``)."""
+    deadline = time.monotonic() + wait
+    while True:
+        newest = _newest.known(campaign_id)
+        if newest is None and _newest.claim(campaign_id):
+            try:
+                async with gate.place():
+                    newest = await run_in_threadpool(_read_newest, engine, campaign_id)
+            finally:
+                _newest.settle(campaign_id, newest)
+                _notify({campaign_id})  # the others waiting for this reading
+        remaining = deadline - time.monotonic()
+        if (newest is not None and newest > after) or remaining <= 0:
+            return
+        if await request.is_disconnected():
+            return
+        await _news_or_timeout(campaign_id, min(POLL_SECONDS, remaining))
+
+
+class NewestIds:
+    """Each waited-on campaign's newest event id as last read, shared by this process's
+    waiters, so 300 of them cost one query per interval, not 300."""
+
+    def __init__(self) -> None:
+        self._read: dict[int, tuple[float, int]] = {}
+        self._reading: set[int] = set()
+        self._lock = threading.Lock()
+
+    def known(self, campaign_id: int) -> int | None:
+        with self._lock:
+            read = self._read.get(campaign_id)
+        if read is None or time.monotonic() - read[0] >= POLL_SECONDS:
+            return None
+        return read[1]
+
+    def claim(self, campaign_id: int) -> bool:
+        """True for the one waiter that reads it now; the others wait for its reading."""
+        with self._lock:
+            if campaign_id in self._reading:
+                return False
+            self._reading.add(campaign_id)
+            return True
+
+    def settle(self, campaign_id: int, newest: int | None) -> None:
+        with self._lock:
+            self._reading.discard(campaign_id)
+            if newest is not None:
+                self._read[campaign_id] = (time.monotonic(), newest)
+
+    def forget(self, campaign_ids: set[int]) -> None:
+        with self._lock:
+            for campaign_id in campaign_ids:
+                self._read.pop(campaign_id, None)
+
+
+_newest = NewestIds()
 
 # Readers waiting in this process, by campaign: woken by a commit here at once.
 _waiters: dict[int, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
@@ -88,7 +151,13 @@ async def _news_or_timeout(campaign_id: int, timeout: float) -> None:
 
 
 def _wake(campaign_ids: set[int]) -> None:
-    """After a commit (in whatever thread): wake this process's readers of those feeds."""
+    """After a commit (in whatever thread): the newest ids read so far are stale; wake this
+    process's readers of those feeds (one of them reads the new id for all)."""
+    _newest.forget(campaign_ids)
+    _notify(campaign_ids)
+
+
+def _notify(campaign_ids: set[int]) -> None:
     with _waiters_lock:
         found = [w for c in campaign_ids for w in _waiters.get(c, ())]
     for loop, woken in found:
@@ -98,10 +167,43 @@ def _wake(campaign_ids: set[int]) -> None:
 
 events.on_commit(_wake)
 
+# Pages being read, by (campaign, after, limit): readers woken together by one event mostly
+# ask for the same page, and share one read of it.
+_pages: dict[tuple[int, int, int], Future[list[FeedEventPublic]]] = {}
+_pages_lock = threading.Lock()
 
-def _has_news(engine: Engine, campaign_id: int, after: int) -> bool:
+
+async def _shared_page(
+    gate: Gate, engine: Engine, campaign_id: int, after: int, limit: int, *, shared: bool
+) -> list[FeedEventPublic]:
+    key = (campaign_id, after, limit)
+    with _pages_lock:
+        reading = _pages.get(key) if shared else None
+        if reading is not None:
+            mine = False
+        else:
+            mine, reading = True, Future()
+            if shared:
+                _pages[key] = reading
+    if not mine:
+        return await asyncio.wrap_future(reading)
+    try:
+        async with gate.place():
+            items = await run_in_threadpool(_page, engine, campaign_id, after, limit)
+        reading.set_result(items)
+        return items
+    except BaseException as error:
+        reading.set_exception(error)
+        raise
+    finally:
+        with _pages_lock:
+            if _pages.get(key) is reading:
+                del _pages[key]
+
+
+def _read_newest(engine: Engine, campaign_id: int) -> int:
     with session_scope(engine, writes=False) as session:
-        return events.latest_id(session, campaign_id=campaign_id, after=after) is not None
+        return events.newest_id(session, campaign_id=campaign_id)
 
 
 def _page(engine: Engine, campaign_id: int, after: int, limit: int) -> list[FeedEventPublic]:

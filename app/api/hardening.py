@@ -53,6 +53,9 @@ class HardeningMiddleware:
             await self.app(scope, receive, send)
             return
         send = _with_headers(send)
+        if scope["method"] == "HEAD":  # RFC 9110: a GET's headers without its body
+            scope = {**scope, "method": "GET"}
+            send = _without_body(send)
         try:
             body = await _read_body(scope, receive)
             if body is None:  # the client left before sending its body
@@ -65,6 +68,15 @@ class HardeningMiddleware:
             await answer(scope, receive, send)
             return
         await _run(self.app, scope, _replay(body, receive), send)
+
+
+def _without_body(send: Send) -> Send:
+    async def headers_only(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            message = {**message, "body": b""}
+        await send(message)
+
+    return headers_only
 
 
 async def _read_body(scope: Scope, receive: Receive) -> bytes | None:
@@ -227,10 +239,10 @@ def check_path_ids(request: Request) -> None:
         return
     for name in _int_path_params(dependant):
         raw = str(request.path_params.get(name, ""))
-        if not (raw.isascii() and raw.isdigit() and int(raw) < ID_LIMIT):
+        if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) < ID_LIMIT):
             raise DomainError(
                 "request_invalid",
-                f"path.{name}: must be a whole number below {ID_LIMIT:,}.",
+                f"path.{name}: must be a whole number from 1 to {ID_LIMIT - 1:,}.",
                 status=422,
                 field=f"path.{name}",
             )
@@ -299,10 +311,13 @@ class RateLimits:
             f"the password, or try the PIN again in {wait} min.",
             status=429,
             field="pin",
+            retry_after=max(1, math.ceil(reset.reset_time - time.time())),
         )
 
-    def count_pin_failure(self, user_id: int) -> None:
+    def count_pin_failure(self, user_id: int) -> bool:
+        """Count a wrong PIN; True when this one used up the hour's tries (the lock starts)."""
         self._limiter.hit(self.pin_failures, "pin-failures", str(user_id))
+        return not self._limiter.test(self.pin_failures, "pin-failures", str(user_id))
 
     def hit(self, item: RateLimitItemPerMinute, *keys: str) -> None:
         if self._limiter.hit(item, *keys):
@@ -313,4 +328,5 @@ class RateLimits:
             "rate_limited",
             f"Too many attempts; try again in {wait} s.",
             status=429,
+            retry_after=wait,
         )

@@ -29,6 +29,7 @@ from fastapi import FastAPI, Response
 from pydantic import BaseModel, Field
 
 from app.api.access import API, policy_for
+from app.api.hardening import ID_LIMIT
 from app.services.access import Access
 
 PROBLEM_JSON = "application/problem+json"
@@ -164,6 +165,7 @@ REASONS = {
     413: "Request body too large",
     422: "Invalid request",
     429: "Too many requests",
+    503: "Busy: nothing was done, retry after the seconds Retry-After gives",
 }
 
 IDEMPOTENCY_KEY = {
@@ -175,6 +177,7 @@ IDEMPOTENCY_KEY = {
     "schema": {"type": "string"},
 }
 ETAG = {"description": "The force's version", "schema": {"type": "string"}}
+RETRY_AFTER = {"description": "Seconds to wait before retrying", "schema": {"type": "integer"}}
 LOCATION = {"description": "Where a GET reads the new resource", "schema": {"type": "string"}}
 # Operations whose 201 carries a Location (see ``located``).
 LOCATED = {
@@ -236,15 +239,20 @@ def _codes(method: str, path: str, operation: dict[str, Any]) -> dict[int, list[
         codes[422] += ["idempotency_key_reused", "idempotency_key_invalid"]
     for status, extra in EXTRA.get((method, path), {}).items():
         codes[status] += [c for c in extra if c not in codes[status]]
+    # More requests than the process takes at once (app/api/admission.py).
+    codes[503].append("server_busy")
     return codes
 
 
 def _response(status: int, codes: list[str]) -> dict[str, Any]:
     named = ", ".join(c if c == RULE else f"`{c}`" for c in codes)
-    return {
+    response: dict[str, Any] = {
         "description": f"{REASONS[status]}: {named}",
         "content": {PROBLEM_JSON: {"schema": {"$ref": PROBLEM_REF}}},
     }
+    if status in (429, 503):
+        response["headers"] = {"Retry-After": dict(RETRY_AFTER)}
+    return response
 
 
 def _links(schema: dict[str, Any]) -> None:
@@ -281,6 +289,7 @@ def contract(schema: dict[str, Any]) -> dict[str, Any]:
         if not path.startswith(API + "/"):
             continue
         for method, operation in operations.items():
+            _path_id_bounds(operation)
             responses: dict[str, Any] = operation["responses"]
             responses.pop("422", None)  # FastAPI's own: a body this API never sends
             if method == "post":
@@ -300,6 +309,15 @@ def contract(schema: dict[str, Any]) -> dict[str, Any]:
         if f'"#/components/schemas/{unused}"' not in json.dumps(schema):
             components.pop(unused, None)
     return schema
+
+
+def _path_id_bounds(operation: dict[str, Any]) -> None:
+    """Integer path ids are 1 to 2^31 - 1 (app/api/hardening.py check_path_ids): say so."""
+    for parameter in operation.get("parameters", []):
+        schema = parameter.get("schema", {})
+        if parameter.get("in") == "path" and schema.get("type") == "integer":
+            schema.setdefault("minimum", 1)
+            schema.setdefault("maximum", ID_LIMIT - 1)
 
 
 def located(response: Response, path: str) -> None:

@@ -90,9 +90,15 @@ def preview_public(shown: RosterPreview) -> RosterPreviewPublic:
             for line in shown.lines
         ],
         unreadable=[
-            RosterSkippedPublic(key=u.key, name=u.name, reason=u.reason) for u in roster.unreadable
+            RosterSkippedPublic(
+                key=u.key, name=u.name, reason=u.reason, power_rating=u.power_rating
+            )
+            for u in roster.unreadable
         ],
         new_power=shown.new_power,
+        read_power=roster.read_power,
+        roster_power_level=roster.total_power,
+        roster_points=roster.total_points,
         supply_used=shown.supply_used,
         supply_limit=shown.supply_limit,
         requisition_points=shown.requisition_points,

@@ -220,6 +220,9 @@ class EventDetails(BaseModel):
     category: str | None = None
     entries: list[str] = Field(default_factory=list)
     scar: str | None = None
+    fields: list[str] = Field(
+        default_factory=list, description="campaign_settings_changed: the settings changed"
+    )
 
 
 class EventPublic(BaseModel):
@@ -577,6 +580,7 @@ class RosterSkippedPublic(BaseModel):
     key: str
     name: str
     reason: str
+    power_rating: int = Field(default=0, description="The Power it carries in the roster")
 
 
 class RosterPreviewPublic(BaseModel):
@@ -587,6 +591,13 @@ class RosterPreviewPublic(BaseModel):
     units: list[RosterUnitPublic]
     unreadable: list[RosterSkippedPublic]
     new_power: int = Field(description="Power of the units not yet in the Order of Battle")
+    read_power: int = Field(default=0, description="Power of every unit read from the file")
+    roster_power_level: int | None = Field(
+        default=None, description="The roster's own PL total, as the file gives it"
+    )
+    roster_points: int | None = Field(
+        default=None, description="The roster's own points total, as the file gives it"
+    )
     supply_used: int
     supply_limit: int
     requisition_points: int

@@ -5,19 +5,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine, event, make_url
 from sqlmodel import create_engine
+
+# Each app process admits at most MAX_REQUESTS_AT_WORK (8 by default) requests at a time
+# (app/api/admission.py), each using one connection at a time; the pool leaves room beyond
+# them for the long polls' shared check and the webhook worker. See docs/deploy.md.
+POOL = {"pool_size": 12, "max_overflow": 8, "pool_timeout": 10}
 
 
 def make_engine(url: str, **options: Any) -> Engine:
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
     if not url.startswith("sqlite"):
-        return create_engine(url, pool_pre_ping=True, **options)
-    path = url.removeprefix("sqlite:///")
-    if path and path != ":memory:":
+        return create_engine(url, pool_pre_ping=True, **{**POOL, **options})
+    path = make_url(url).database
+    in_memory = path in (None, "", ":memory:")
+    if path and not in_memory:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 15})
+    pool = {} if in_memory else POOL  # an in-memory database is one connection's own
+    engine = create_engine(
+        url, connect_args={"check_same_thread": False, "timeout": 15}, **{**pool, **options}
+    )
     event.listen(engine, "connect", _sqlite_pragmas)
     event.listen(engine, "begin", _sqlite_begin)
     return engine

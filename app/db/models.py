@@ -227,6 +227,10 @@ class User(SQLModel, table=True):
         max_length=200,
         description="argon2 hash of the short PIN that confirms a result on another's phone",
     )
+    # Wrong PINs locked the PIN (app/api/hardening.py): shown to the owner until they change
+    # the PIN or dismiss the notice.
+    pin_locked_at: datetime | None = None
+    pin_locked_battle_id: int | None = None  # where it was tried (no foreign key: a notice)
     created_at: datetime = Field(default_factory=utcnow)
 
 

@@ -147,7 +147,7 @@ def resolve_side(force: OrderOfBattle, report: SideReport, book: Rulebook, dice:
     input force is untouched and a RuleError explains why."""
     _check_report(force, report, book)
     agendas = tuple(book.agenda(a) for a in report.agendas)
-    destroyed = {u.card_id: u.units_destroyed for u in report.units}
+    destroyed = {c: report.report_for(c).units_destroyed for c in report.roster}
     tallies = {u.card_id: u.agenda_tallies for u in report.units if u.agenda_tallies}
     check_scoring(agendas, tallies, _scoring_units(force, report), book)
     scored = agenda_experience(
@@ -157,6 +157,7 @@ def resolve_side(force: OrderOfBattle, report: SideReport, book: Rulebook, dice:
         dice,
         choices=report.agenda_choices,
         objective_markers=report.objective_markers,
+        names={c: force.card(c).name for c in report.roster},
     )
     result = Aftermath(force=force, dice=scored.dice)
     for card_id in report.roster:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from app.rules.cards import CrusadeCard
+from app.rules.cards import CrusadeCard, spellings
 from app.rules.data import (
     Achieved,
     Agenda,
@@ -14,6 +14,7 @@ from app.rules.data import (
     BattleSize,
     HighestTally,
     HonourCategory,
+    KillBound,
     PerMark,
     Rulebook,
     TallySource,
@@ -77,6 +78,7 @@ def agenda_experience(
     *,
     choices: Mapping[str, str] | None = None,
     objective_markers: int | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> AgendaResult:
     """Score every chosen Agenda for one army. ``choices`` maps an agenda id to the card
     the player picks where the rules let them (ties, the archive recipient)."""
@@ -86,7 +88,8 @@ def agenda_experience(
     thrown: list[DieRoll] = []
     for agenda in agendas:
         marks = _marks(agenda, tallies, units_destroyed)
-        for card_id, gained in _score(agenda, marks, choices, dice, objective_markers, thrown):
+        scored = _score(agenda, marks, choices, dice, objective_markers, thrown, names or {})
+        for card_id, gained in scored:
             if gained:
                 xp.setdefault(card_id, {})[agenda.id] = gained
     return AgendaResult(xp, tuple(thrown))
@@ -125,6 +128,8 @@ def _check_tallies(agendas: Sequence[Agenda], tallies: Tallies) -> None:
 
 def _marks(agenda: Agenda, tallies: Tallies, units_destroyed: Mapping[str, int]) -> dict[str, int]:
     if agenda.tally_source == TallySource.UNITS_DESTROYED:
+        if isinstance(agenda.xp, HighestTally) and agenda.xp.zero_counts:
+            return dict(units_destroyed)  # every unit of the army, 0 included
         return {c: n for c, n in units_destroyed.items() if n > 0}
     return {c: t[agenda.id] for c, t in tallies.items() if t.get(agenda.id, 0) > 0}
 
@@ -136,6 +141,7 @@ def _score(
     dice: Dice,
     objective_markers: int | None,
     thrown: list[DieRoll],
+    names: Mapping[str, str],
 ) -> list[tuple[str, int]]:
     rule = agenda.xp
     if isinstance(rule, PerMark):
@@ -145,30 +151,41 @@ def _score(
     if isinstance(rule, Achieved):
         return [(c, rule.xp) for c in marks]
     if isinstance(rule, HighestTally):
-        return _highest(agenda, rule, marks, choices)
-    return _archive(agenda, rule, marks, choices, dice, objective_markers, thrown)
+        return _highest(agenda, rule, marks, choices, names)
+    return _archive(agenda, rule, marks, choices, dice, objective_markers, thrown, names)
 
 
-def _pick(agenda: Agenda, candidates: list[str], choices: Mapping[str, str]) -> str:
+def _pick(
+    agenda: Agenda,
+    candidates: list[str],
+    choices: Mapping[str, str],
+    names: Mapping[str, str],
+) -> str:
     if len(candidates) == 1:
         return candidates[0]
     chosen = choices.get(agenda.id)
     if chosen not in candidates:
+        named = sorted(names.get(c, c) for c in candidates)
         raise RuleError(
             "agenda_choice_required",
-            f"{agenda.name}: choose which of {', '.join(sorted(candidates))} gains the XP.",
+            f"{agenda.name}: choose which of {', '.join(named)} gains the XP.",
             field="agenda_choices",
         )
     return chosen
 
 
 def _highest(
-    agenda: Agenda, rule: HighestTally, marks: dict[str, int], choices: Mapping[str, str]
+    agenda: Agenda,
+    rule: HighestTally,
+    marks: dict[str, int],
+    choices: Mapping[str, str],
+    names: Mapping[str, str],
 ) -> list[tuple[str, int]]:
     if not marks:
         return []
     best = max(marks.values())
-    return [(_pick(agenda, [c for c, n in marks.items() if n == best], choices), rule.xp)]
+    tied = [c for c, n in marks.items() if n == best]
+    return [(_pick(agenda, tied, choices, names), rule.xp)]
 
 
 def _archive(
@@ -179,6 +196,7 @@ def _archive(
     dice: Dice,
     objective_markers: int | None,
     thrown: list[DieRoll],
+    names: Mapping[str, str],
 ) -> list[tuple[str, int]]:
     """Roll a D6: equal to or under the combined tally succeeds, and so does a combined tally
     equal to the number of objective markers (then no roll is needed)."""
@@ -196,7 +214,7 @@ def _archive(
         thrown.append(roll)
         if roll.value > combined:
             return []
-    return [(_pick(agenda, list(marks), choices), rule.xp)]
+    return [(_pick(agenda, list(marks), choices, names), rule.xp)]
 
 
 # --- which units can score an Agenda ------------------------------------------------------
@@ -295,3 +313,72 @@ def _outcome_blocker(agenda: Agenda, unit: ScoringUnit, tally: int) -> str | Non
     if rule.half_strength_mark and unit.below_half_strength and tally > 1:
         return f"{agenda.name}'s second mark needs a unit that is not below Half-strength"
     return None
+
+
+# --- what the other side lost ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EnemyLoss:
+    """One enemy unit the other side reported destroyed at the end of the battle."""
+
+    name: str
+    keywords: frozenset[str]
+    warlord: bool = False
+
+    def __post_init__(self) -> None:  # any case, as rosters and players type them
+        object.__setattr__(
+            self, "keywords", frozenset(" ".join(k.split()).upper() for k in self.keywords)
+        )
+
+
+def check_kill_bounds(
+    agendas: Sequence[Agenda], tallies: Tallies, losses: Sequence[EnemyLoss]
+) -> None:
+    """Refuse kill-counting Agenda marks that the other side's report cannot account for:
+    across the whole side, an Agenda's marks never exceed what the matching enemy units
+    reported destroyed are worth (docs/rulings.md, 43)."""
+    for agenda in agendas:
+        bound = agenda.kill_bound
+        if bound is None:
+            continue
+        marks = sum(per_agenda.get(agenda.id, 0) for per_agenda in tallies.values())
+        allowed = kill_marks_allowed(agenda, losses) or 0
+        if marks > allowed:
+            raise RuleError(
+                "agenda_tally_over_enemy_losses",
+                f"{agenda.name}: this side's units have {marks} mark(s), but the other side "
+                f"reported {_losses_in_words(bound, losses)} destroyed, worth {allowed}.",
+                field="agenda_tallies",
+            )
+
+
+def kill_marks_allowed(agenda: Agenda, losses: Sequence[EnemyLoss]) -> int | None:
+    """How many marks a side may have for ``agenda`` given the other side's losses (None:
+    the Agenda does not count kills of a kind)."""
+    bound = agenda.kill_bound
+    return None if bound is None else sum(_marks_for(bound, loss) for loss in losses)
+
+
+def _marks_for(bound: KillBound, loss: EnemyLoss) -> int:
+    if bound.warlord:
+        return bound.marks if loss.warlord else 0
+    if bound.keywords_any and all(
+        spellings(k).isdisjoint(loss.keywords) for k in bound.keywords_any
+    ):
+        return 0
+    rich = bound.more_marks_keywords_all
+    if rich and all(not spellings(k).isdisjoint(loss.keywords) for k in rich):
+        return bound.more_marks
+    return bound.marks
+
+
+def _has(loss: EnemyLoss, keyword: str) -> bool:
+    return not spellings(keyword).isdisjoint(loss.keywords)
+
+
+def _losses_in_words(bound: KillBound, losses: Sequence[EnemyLoss]) -> str:
+    matching = [loss.name for loss in losses if _marks_for(bound, loss)]
+    if not matching:
+        return f"no {bound.what}"
+    return f"{len(matching)} of {bound.what} ({', '.join(matching)})"

@@ -141,7 +141,7 @@ def roster_crusade_points(force: OrderOfBattle, card_ids: Sequence[str]) -> int:
 def check_warlord(roster: Sequence[CrusadeCard], warlord: CrusadeCard) -> None:
     """The Warlord is a CHARACTER when the roster has one (the rules then want the one with
     the best Leadership, which the tracker does not hold), and never a Fortification."""
-    if warlord.battlefield_role.casefold() == "fortifications":
+    if warlord.has_role("Fortification"):
         raise RuleError(
             "warlord_fortification",
             f"{warlord.name} is a Fortification; a Warlord cannot have that Battlefield Role.",

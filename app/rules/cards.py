@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cache
 
 from app.rules.data import HonourCategory, Rulebook, UnitType
 from app.rules.dice import DieRoll
@@ -83,7 +84,13 @@ class CrusadeCard:
     agenda_tallies: Mapping[str, int] = field(default_factory=dict)
 
     def has(self, keyword: str) -> bool:
-        return keyword.upper() in self.keywords
+        """Whatever spelling the rule or the roster used: SWARM or SWARMS, IMPERIAL KNIGHT or
+        IMPERIAL KNIGHTS, any case (``spellings``)."""
+        return not spellings(keyword).isdisjoint(self.keywords)
+
+    def has_role(self, role: str) -> bool:
+        """Its Battlefield Role, singular or plural, any case (Fortification/Fortifications)."""
+        return not spellings(role).isdisjoint(spellings(self.battlefield_role))
 
     @property
     def crusade_points(self) -> int:
@@ -118,6 +125,17 @@ class CrusadeCard:
     @property
     def scar_ids(self) -> set[str]:
         return {s.entry_id for s in self.scars}
+
+
+@cache
+def spellings(word: str) -> frozenset[str]:
+    """The spellings of one keyword or Battlefield Role the rule texts and real rosters use
+    for the same thing: the singular and the plural of its last word, upper case, spaces
+    collapsed. The rules write SWARMS, DRONES, IMPERIAL KNIGHTS, Fortification; rosters write
+    SWARM, Drone, Imperial Knight, Fortifications. Every keyword test goes through here."""
+    upper = " ".join(word.split()).upper()
+    singular = upper[:-1] if upper.endswith("S") and not upper.endswith("SS") else upper
+    return frozenset({upper, singular, singular + "S"})
 
 
 def normalise_keywords(keywords: object) -> frozenset[str]:
@@ -171,7 +189,7 @@ def never_gains_xp(card: CrusadeCard, book: Rulebook) -> bool:
         card.named_character
         or card.summoned
         or any(card.has(k) for k in numbers.never_gain_xp_keywords)
-        or card.battlefield_role.casefold() in {r.casefold() for r in numbers.never_gain_xp_roles}
+        or any(card.has_role(r) for r in numbers.never_gain_xp_roles)
     )
 
 

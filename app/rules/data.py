@@ -201,6 +201,15 @@ class RequisitionTarget(StrEnum):
     UNIT = "unit"
 
 
+class CharacterStratagem(Frozen):
+    """A Stratagem that, bought with Specialist Reinforcements, makes a knight a CHARACTER."""
+
+    stratagem: str
+    keyword: str = Field(description="The faction keyword the unit must have")
+    excludes_named_characters: bool
+    cp: int | None = Field(default=None, gt=0, description="Its CP cost, where the rules give it")
+
+
 class Requisition(Frozen):
     id: str
     name: str
@@ -218,6 +227,17 @@ class Requisition(Frozen):
     character_stratagem_keywords: tuple[str, ...] = Field(
         default=(), description="The unit needs one of these keywords for that to apply"
     )
+    character_stratagem_factions: tuple[CharacterStratagem, ...] = Field(
+        default=(), description="Which faction's unit each of those Stratagems is for"
+    )
+
+    @model_validator(mode="after")
+    def _each_character_stratagem_has_its_faction(self) -> Requisition:
+        named = {s.stratagem.casefold() for s in self.character_stratagem_factions}
+        if named != {s.casefold() for s in self.character_stratagems}:
+            raise ValueError("character_stratagem_factions must name each character Stratagem")
+        return self
+
     summary: str = Field(min_length=1)
 
 
@@ -247,10 +267,12 @@ class Achieved(Frozen):
 
 
 class HighestTally(Frozen):
-    """The one unit with the highest (non-zero) tally gains ``xp``; ties are the player's pick."""
+    """The one unit with the highest tally gains ``xp``; ties are the player's pick. A tally
+    of 0 gains nothing unless ``zero_counts`` (Reaper's text has no such exception)."""
 
     kind: Literal["highest_tally"]
     xp: int = Field(gt=0)
+    zero_counts: bool = False
 
 
 class ArchiveRoll(Frozen):
@@ -298,6 +320,20 @@ class AgendaEligibility(Frozen):
     )
 
 
+class KillBound(Frozen):
+    """A kill-counting Agenda's marks are kills of enemy units of one kind: across a side they
+    can never be more than the matching enemy units the other side reported destroyed."""
+
+    keywords_any: tuple[str, ...] = Field(default=(), description="Empty: any enemy unit")
+    warlord: bool = Field(default=False, description="Only the enemy WARLORD counts")
+    marks: int = Field(default=1, gt=0, description="Marks one such unit is worth")
+    more_marks_keywords_all: tuple[str, ...] = Field(
+        default=(), description="A unit with all of these is worth ``more_marks`` instead"
+    )
+    more_marks: int = Field(default=0, ge=0)
+    what: str = Field(min_length=1, description="The kind of unit, in words, for refusals")
+
+
 class Agenda(Frozen):
     id: str
     name: str
@@ -308,6 +344,7 @@ class Agenda(Frozen):
     )
     max_tally: int | None = Field(default=None, gt=0, description="Highest tally one unit can have")
     eligibility: AgendaEligibility = AgendaEligibility()
+    kill_bound: KillBound | None = None
     xp: AgendaXp
     summary: str = Field(min_length=1)
 

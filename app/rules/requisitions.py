@@ -243,24 +243,66 @@ def _specialist_reinforcements(
             "The Stratagem's Command point cost must be at least 1.",
             field="stratagem_cp",
         )
+    _check_stratagem(stratagem, cost, book)
     upgrade = Upgrade("specialist_reinforcements", stratagem.strip(), cost)
     keywords = card.keywords | _stratagem_keywords(card, stratagem, book)
     return force.with_card(replace(card, upgrades=(*card.upgrades, upgrade), keywords=keywords))
 
 
-def _stratagem_keywords(card: CrusadeCard, stratagem: str, book: Rulebook) -> frozenset[str]:
-    """Knight Characters: a Knight Baron, Exalted Court or Tyrannical Court Stratagem
-    bought this way is how a Knight gains CHARACTER (it brings no Warlord Trait)."""
+# Stratagems that hand out a Relic or a Warlord Trait, by the words their names use: the
+# Requisition cannot be used for those (others are taken on the player's word: ruling 46).
+_RELIC_OR_TRAIT = ("relic", "warlord trait", "heirloom")
+
+
+def _check_stratagem(stratagem: str, cost: int, book: Rulebook) -> None:
+    """The Stratagem's own CP cost where the rules give it (it becomes Crusade points), and
+    never one that gives a Relic or a Warlord Trait."""
+    name = " ".join(stratagem.split()).casefold()
+    if any(word in name for word in _RELIC_OR_TRAIT):
+        raise RuleError(
+            "stratagem_gives_relic_or_trait",
+            f"Specialist Reinforcements cannot give a Relic or a Warlord Trait ({stratagem.strip()}"
+            "); buy the Relic or Warlord Trait Requisition instead.",
+            field="stratagem",
+        )
     requisition = book.requisition("specialist_reinforcements")
-    names = {s.casefold() for s in requisition.character_stratagems}
-    if stratagem.strip().casefold() not in names:
+    known = next(
+        (r for r in requisition.character_stratagem_factions if r.stratagem.casefold() == name),
+        None,
+    )
+    if known is not None and known.cp is not None and cost != known.cp:
+        raise RuleError(
+            "stratagem_cp_invalid",
+            f"{known.stratagem} costs {known.cp} CP, so it adds {known.cp} Crusade point(s); "
+            f"{cost} was entered.",
+            field="stratagem_cp",
+        )
+
+
+def _stratagem_keywords(card: CrusadeCard, stratagem: str, book: Rulebook) -> frozenset[str]:
+    """Knight Characters: a Knight Baron or Exalted Court Stratagem on an IMPERIAL KNIGHTS
+    unit, or a Tyrannical Court on a CHAOS KNIGHTS unit, bought this way, is how a knight
+    gains CHARACTER (it brings no Warlord Trait). Knight Baron and Exalted Court exclude
+    named characters (docs/rulings.md, 31)."""
+    requisition = book.requisition("specialist_reinforcements")
+    chosen = stratagem.strip().casefold()
+    rule = next(
+        (r for r in requisition.character_stratagem_factions if r.stratagem.casefold() == chosen),
+        None,
+    )
+    if rule is None:
         return frozenset()
-    allowed = requisition.character_stratagem_keywords
-    if not any(card.has(k) for k in allowed):
+    if not card.has(rule.keyword):
         raise RuleError(
             "stratagem_not_for_unit",
-            f"{stratagem.strip()} gives the CHARACTER keyword only to a "
-            f"{' or '.join(allowed)} unit; {card.name} is neither.",
+            f"{rule.stratagem} gives the CHARACTER keyword only to a {rule.keyword} unit; "
+            f"{card.name} is not one.",
+            field="stratagem",
+        )
+    if rule.excludes_named_characters and card.named_character:
+        raise RuleError(
+            "stratagem_not_for_unit",
+            f"{rule.stratagem} cannot be used on a named character such as {card.name}.",
             field="stratagem",
         )
     return frozenset({"CHARACTER"})

@@ -158,6 +158,23 @@ def set_pin(session: Session, *, user: User, current: str, pin: str | None) -> U
         user.pin_hash = hasher().hash(pin)
     else:
         user.pin_hash = None
+    user.pin_locked_at = user.pin_locked_battle_id = None  # a new PIN answers the notice
+    session.add(user)
+    return user
+
+
+def note_pin_locked(session: Session, *, user_id: int, battle_id: int) -> None:
+    """Wrong PINs just locked this account's PIN: keep a notice for its owner (someone at a
+    table may have been guessing it)."""
+    user = session.get(User, user_id)
+    if user is not None:
+        user.pin_locked_at = utcnow()
+        user.pin_locked_battle_id = battle_id
+        session.add(user)
+
+
+def dismiss_pin_notice(session: Session, *, user: User) -> User:
+    user.pin_locked_at = user.pin_locked_battle_id = None
     session.add(user)
     return user
 

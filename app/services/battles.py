@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy.orm import defer
 from sqlalchemy.orm.attributes import flag_modified
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from app.db.locks import for_change
 from app.db.models import (
@@ -25,7 +25,8 @@ from app.db.models import (
 from app.errors import DomainError, NotFound
 from app.rules import battle as battle_rules
 from app.rules.aftermath import SideReport, UnitReport, resolve_side
-from app.rules.agendas import check_agenda_selection
+from app.rules.agendas import EnemyLoss, check_agenda_selection, check_kill_bounds
+from app.rules.cards import normalise_keywords
 from app.rules.data import VictorRole, rulebook
 from app.rules.dice import Dice, EnteredDice, KeyedDice, SeededDice
 from app.rules.errors import RuleError
@@ -214,24 +215,54 @@ def _check_in_campaign(session: Session, campaign_id: int, sides: list[SideSetup
             )
 
 
+DECISION_WORDS = {
+    "out_of_action": "an Out of Action choice (Devastating Blow or Battle Scar)",
+    "battle_scar": "a Battle Scar",
+    "battle_honour": "a Battle Honour",
+    "victor_bonus": "a victor bonus",
+}
+
+
+def _refuse_while_undecided(session: Session, force: Force) -> None:
+    """Battle Scars and Battle Honours must be determined before the player's next battle
+    (ruling 37): while any force of this force's player has a decision waiting, none of them
+    musters. The refusal names the first one and where to answer it. The player is the
+    force's account and player name together: an organizer who keeps several players' forces
+    on one account does not hold them all up for one of them."""
+    mine = [force.id] if force.owner_id is None else None
+    query = (
+        select(Decision.id, Decision.kind, Card.name, Force.name)
+        .join(Force, col(Force.id) == col(Decision.force_id))
+        .outerjoin(Card, col(Card.id) == col(Decision.card_id))
+        .where(Decision.status == "pending")
+        .order_by(col(Decision.id))
+    )
+    if mine is not None:
+        query = query.where(col(Decision.force_id).in_(mine))
+    else:
+        query = query.where(
+            Force.owner_id == force.owner_id,
+            func.lower(Force.player_name) == force.player_name.lower(),
+        )
+    waiting = session.exec(query.limit(1)).first()
+    if waiting is None:
+        return
+    decision_id, kind, unit, force_name = waiting
+    what = DECISION_WORDS.get(kind, "a decision")
+    about = f"{unit} ({force_name})" if unit else force_name
+    raise DomainError(
+        "decisions_pending",
+        f"{about} still has {what} to make from its last battle (decision {decision_id}); "
+        f"the rules want it settled before this player's next battle. Answer it first: "
+        f"/decisions/{decision_id}.",
+        status=409,
+        field="sides",
+    )
+
+
 def _ready_force(session: Session, side: SideSetup) -> ForceView:
     view = _roster_force(session, side.force_id, side.roster)
-    # A choice about one unit (its scar, its honour) only keeps that unit home: muster()
-    # refuses it by name. A choice about the whole force (a victor bonus) holds the force.
-    if session.exec(
-        select(Decision.id).where(
-            Decision.force_id == side.force_id,
-            Decision.status == "pending",
-            col(Decision.card_id).is_(None),
-        )
-    ).first():
-        raise DomainError(
-            "decisions_pending",
-            f"{view.force.name} has a force-wide decision waiting from its last battle; "
-            "answer it first.",
-            status=409,
-            field="sides",
-        )
+    _refuse_while_undecided(session, view.force)
     open_battle = session.exec(
         select(Battle.id)
         .join(BattleSide, col(BattleSide.battle_id) == col(Battle.id))
@@ -290,6 +321,7 @@ def record_result(
     ]
     outcome = battle_rules.decide_victor(scores[0], scores[1])
     mission = book.mission(battle.mission)
+    _check_kill_marks(session, sides, by_force, results)
     totals_before = []
     for index, side in enumerate(sides):
         result = by_force[side.force_id]
@@ -314,6 +346,48 @@ def record_result(
         victory_points={str(s.force_id): s.victory_points for s in sides},
     )
     return battle, sides
+
+
+def _check_kill_marks(
+    session: Session,
+    sides: list[BattleSide],
+    by_force: dict[int, SideResult],
+    results: list[SideResult],
+) -> None:
+    """Each side's kill-counting Agenda marks against the units the other side reported
+    destroyed (one query for both sides' losses)."""
+    destroyed = {
+        s.force_id: [
+            int(u["card_id"])
+            for u in by_force[s.force_id].units
+            if u.get("destroyed") and int(u["card_id"]) in s.roster
+        ]
+        for s in sides
+    }
+    ids = [i for found in destroyed.values() for i in found]
+    cards = (
+        {c.id: c for c in session.exec(select(Card).where(col(Card.id).in_(ids)))} if ids else {}
+    )
+    book = rulebook()
+    for index, side in enumerate(sides):
+        enemy = sides[1 - index]
+        losses = [
+            EnemyLoss(
+                cards[i].name,
+                normalise_keywords(cards[i].keywords),
+                warlord=i == enemy.warlord_card_id,
+            )
+            for i in destroyed[enemy.force_id]
+            if i in cards
+        ]
+        result = by_force[side.force_id]
+        tallies = {
+            str(u["card_id"]): dict(u.get("agenda_tallies") or {})
+            for u in result.units
+            if int(u["card_id"]) in side.roster
+        }
+        with request_fields(_SIDE_FIELDS, f"sides[{results.index(result)}]."):
+            check_kill_bounds([book.agenda(a) for a in side.agendas], tallies, losses)
 
 
 # The rules' names for what a side's result carries, as SideResultIn names them.

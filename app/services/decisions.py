@@ -9,7 +9,7 @@ from sqlalchemy import insert
 from sqlmodel import Session, col, select
 
 from app.db.locks import for_change
-from app.db.models import Battle, Card, Decision, Force, as_utc, utcnow
+from app.db.models import Battle, BattleSide, Card, Decision, Force, as_utc, utcnow
 from app.errors import DomainError, NotFound
 from app.rules import aftermath as after_rules
 from app.rules.aftermath import (
@@ -19,6 +19,7 @@ from app.rules.aftermath import (
     OutOfActionDecision,
     VictorBonusDecision,
 )
+from app.rules.cards import normalise_keywords, spellings
 from app.rules.data import BonusTarget, HonourCategory, VictorBonus, rulebook
 from app.rules.dice import Dice, DieRoll
 from app.rules.experience import ExperienceGain
@@ -140,6 +141,7 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
     view = load_force(session, row.force_id)
     if row.kind == "victor_bonus":
         _check_new_character(session, row, answer)
+        _check_took_part(session, row, answer)
     recorded = _RecordedDice(dice)
     before = _entry_ids(view.cards)
     with request_fields(_ANSWER_FIELDS.get(row.kind, {})):
@@ -281,6 +283,37 @@ def _check_new_character(session: Session, row: Decision, answer: dict[str, Any]
                 status=422,
                 field="requisitions",
             )
+
+
+def _check_took_part(session: Session, row: Decision, answer: dict[str, Any]) -> None:
+    """A free requisition for a CHARACTER of the battle (Cut Off the Head: one "that had
+    Intel points allocated to it") goes only to a CHARACTER on this force's roster for that
+    battle: the Intel points were shared among the CHARACTERs that took part (ruling 44)."""
+    bonus = VictorBonus.model_validate(row.payload["bonus"])
+    if getattr(bonus.effect, "target", None) != BonusTarget.CHARACTER or row.battle_id is None:
+        return
+    side = session.exec(
+        select(BattleSide).where(
+            BattleSide.battle_id == row.battle_id, BattleSide.force_id == row.force_id
+        )
+    ).first()
+    roster = set(side.roster) if side is not None else set()
+    for index, order in enumerate(answer.get("requisitions", [])):
+        card_id = int(order.get("card_id") or 0)
+        card = session.get(Card, card_id)
+        if card is None or card_id not in roster or not _is_character(card):
+            name = card.name if card is not None else f"Unit {card_id}"
+            raise DomainError(
+                "victor_bonus_needs_character_that_fought",
+                f"{name} did not take part in this battle as a CHARACTER, so it had no Intel "
+                "points; this victor bonus is for a CHARACTER on the battle's roster.",
+                status=422,
+                field=f"requisitions[{index}].card_id",
+            )
+
+
+def _is_character(card: Card) -> bool:
+    return not spellings("CHARACTER").isdisjoint(normalise_keywords(card.keywords))
 
 
 def _order(data: dict[str, Any]) -> RequisitionOrder:

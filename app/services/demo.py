@@ -10,7 +10,8 @@ import yaml
 from sqlmodel import Session, func, select
 
 from app.db.models import Campaign, Decision
-from app.rules.data import SEED_DATA, VictorRole
+from app.rules.agendas import EnemyLoss, kill_marks_allowed
+from app.rules.data import SEED_DATA, VictorRole, rulebook
 from app.rules.dice import SeededDice
 from app.services import battles, decisions, forces
 
@@ -26,16 +27,17 @@ def load_demo(session: Session, path: Path = SEED_DATA / "demo.yaml") -> Campaig
     campaign = forces.create_campaign(session, **spec["campaign"])
     campaign.public = bool(spec.get("public", False))
     assert campaign.id is not None
-    force_ids, unit_ids = [], []
+    force_ids, unit_ids, unit_specs = [], [], []
     for force_spec in spec["forces"]:
         units = force_spec.pop("units")
+        unit_specs.append(units)
         force = forces.create_force(session, campaign_id=campaign.id, **force_spec)
         assert force.id is not None
         force_ids.append(force.id)
         added = [forces.add_card(session, force_id=force.id, **u) for u in units]
         unit_ids.append([card.id for card in added if card.id is not None])
     for number, battle in enumerate(spec["battles"]):
-        _play(session, campaign.id, battle, force_ids, unit_ids, spec["seed"] + number)
+        _play(session, campaign.id, battle, force_ids, unit_ids, unit_specs, spec["seed"] + number)
     return campaign
 
 
@@ -45,9 +47,23 @@ def _play(
     spec: dict[str, Any],
     force_ids: list[int],
     unit_ids: list[list[int]],
+    unit_specs: list[list[dict[str, Any]]],
     seed: int,
 ) -> None:
     order = [spec["attacker"], spec["defender"]]
+    # what each side lost, for the Agendas that count kills of a kind (the other side's)
+    losses = [
+        [
+            EnemyLoss(
+                unit_specs[f][i]["name"],
+                frozenset(unit_specs[f][i]["keywords"]),
+                warlord=i == spec["rosters"][n][0],
+            )
+            for i in spec["destroyed"][n]
+            if i in spec["rosters"][n]
+        ]
+        for n, f in enumerate(order)
+    ]
     rosters = [[unit_ids[f][i] for i in spec["rosters"][n]] for n, f in enumerate(order)]
     sides = [
         battles.SideSetup(
@@ -75,7 +91,7 @@ def _play(
             force_id=force_ids[f],
             victory_points=spec["vp"][n],
             painted=n == 0,
-            units=_units(spec, n, rosters[n]),
+            units=_units(spec, n, rosters[n], losses[1 - n]),
             agenda_choices=_choices(spec, n, rosters[n]),
         )
         for n, f in enumerate(order)
@@ -86,12 +102,21 @@ def _play(
         _answer_all(session, force_id, seed)
 
 
-def _units(spec: dict[str, Any], side: int, roster: list[int]) -> list[dict[str, Any]]:
+def _units(
+    spec: dict[str, Any], side: int, roster: list[int], enemy_losses: list[EnemyLoss]
+) -> list[dict[str, Any]]:
+    """A mark of each per-mark Agenda for each unit with two kills or more, while the
+    enemy's losses leave marks to give (the rules refuse more)."""
     kills = spec["kills"][side]
+    book = rulebook()
     agendas = [a for a in spec["agendas"][side] if a in PER_MARK_DEMO]
+    left = {a: kill_marks_allowed(book.agenda(a), enemy_losses) for a in agendas}
     units = []
     for index, card_id in enumerate(roster):
-        tallies = {a: 1 for a in agendas if kills[index] >= 2}
+        tallies = {a: 1 for a in agendas if kills[index] >= 2 and left[a] != 0}
+        for a in tallies:
+            remaining = left[a]
+            left[a] = None if remaining is None else remaining - 1
         units.append(
             {
                 "card_id": card_id,

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import event as sa_event
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from app.db.models import Card, Event, Force, User
 from app.errors import DomainError
@@ -95,15 +95,10 @@ def read_cursor(cursor: str | None) -> int:
     )
 
 
-def latest_id(session: Session, *, campaign_id: int, after: int) -> int | None:
-    """The id of the first event after ``after``, if any: one indexed lookup, for waiting."""
-    query = (
-        select(Event.id)
-        .where(Event.campaign_id == campaign_id, col(Event.id) > after)
-        .order_by(col(Event.id))
-        .limit(1)
-    )
-    return session.exec(query).first()
+def newest_id(session: Session, *, campaign_id: int) -> int:
+    """The campaign's newest event id (0 before the first): one indexed lookup."""
+    query = select(func.max(Event.id)).where(Event.campaign_id == campaign_id)
+    return session.exec(query).one() or 0
 
 
 def read_feed(session: Session, *, campaign_id: int, after: int, limit: int) -> list[FeedEvent]:
@@ -130,6 +125,7 @@ def one_event(session: Session, event_id: int) -> FeedEvent:
 # What an event's stored payload may tell a client (a decision's free-form answer is left in
 # the decision it belongs to).
 DETAIL_FIELDS = (
+    "fields",
     "name",
     "user",
     "user_id",

@@ -150,18 +150,25 @@ def update_settings(
     organizer_results_need_confirmation: bool | None = None,
 ) -> Campaign:
     campaign = get_campaign(session, campaign_id)
-    if organizer_results_need_confirmation is not None:
-        campaign.organizer_results_need_confirmation = organizer_results_need_confirmation
-    if name is not None:
-        campaign.name = name.strip()
-    if description is not None:
-        campaign.description = description
-    if public is not None:
-        campaign.public = public
-    if join_policy is not None:
-        campaign.join_policy = join_policy
-    session.add(campaign)
-    history.record(session, campaign_id=campaign_id, kind="campaign_settings_changed")
+    wanted = {
+        "name": name.strip() if name is not None else None,
+        "description": description,
+        "public": public,
+        "join_policy": join_policy,
+        "organizer_results_need_confirmation": organizer_results_need_confirmation,
+    }
+    changed = sorted(
+        field
+        for field, value in wanted.items()
+        if value is not None and getattr(campaign, field) != value
+    )
+    for field in changed:
+        setattr(campaign, field, wanted[field])
+    if changed:  # nothing new, nothing in the history (a bot re-sending its settings)
+        session.add(campaign)
+        history.record(
+            session, campaign_id=campaign_id, kind="campaign_settings_changed", fields=changed
+        )
     return campaign
 
 

@@ -10,6 +10,7 @@ hard cap on what it may inflate to, whatever its headers claim.
 from __future__ import annotations
 
 import io
+import math
 import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -30,6 +31,18 @@ MAX_UNITS = 200
 PL = "PL"
 # Primary categories that are not a unit's Battlefield Role: the roster's own settings.
 NOT_A_ROLE = {"configuration", "no force org slot"}
+BATTLEFIELD_ROLES = {
+    "hq",
+    "troops",
+    "elites",
+    "fast attack",
+    "heavy support",
+    "flyer",
+    "dedicated transport",
+    "lord of war",
+    "fortification",
+    "fortifications",
+}
 ROLE_NAMES = {"fortification": "Fortifications"}
 SKIPPED_PREFIX = "warlord"  # chosen per battle, not a keyword of the unit
 # What a card can hold (the JSON API's CardCreate limits).
@@ -39,6 +52,9 @@ MAX_KEYWORD = 40
 MAX_WARGEAR = 4000
 MAX_POWERS = 2000
 MAX_POWER_RATING = 200
+# Selections inside selections: real rosters nest a handful deep (unit, model, wargear,
+# option); a file nested past this is refused rather than walked.
+MAX_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -66,6 +82,7 @@ class UnreadableUnit:
     key: str
     name: str
     reason: str
+    power_rating: int = 0  # the Power it carries, to explain the roster's total
 
 
 @dataclass(frozen=True)
@@ -76,6 +93,13 @@ class ParsedRoster:
     detachments: tuple[str, ...]
     units: tuple[RosterUnit, ...] = ()
     unreadable: tuple[UnreadableUnit, ...] = field(default_factory=tuple)
+    # The roster's own totals, as BattleScribe wrote them (None: the file gives none)
+    total_power: int | None = None
+    total_points: int | None = None
+
+    @property
+    def read_power(self) -> int:
+        return sum(u.power_rating for u in self.units)
 
 
 def _problem(code: str, message: str, status: int = 422) -> DomainError:
@@ -112,11 +136,15 @@ def roster_xml(data: bytes) -> bytes:
 
 def _inflate(archive: zipfile.ZipFile, entry: zipfile.ZipInfo) -> bytes:
     """Read at most MAX_ROSTER_BYTES, whatever size the entry's header declares."""
+    if entry.flag_bits & 0x1:  # BattleScribe never encrypts; zipfile would ask a password
+        raise _unreadable("its .ros entry is encrypted (password-protected)")
     try:
         with archive.open(entry) as stream:
             data = stream.read(MAX_ROSTER_BYTES + 1)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError):
         raise _unreadable("the zip is damaged or cut short") from None
+    except RuntimeError:  # zipfile's word for "encrypted" found late
+        raise _unreadable("its .ros entry is encrypted (password-protected)") from None
     if len(data) > MAX_ROSTER_BYTES:
         raise _problem(
             "roster_too_large",
@@ -135,6 +163,8 @@ def _root(xml: bytes) -> Element:
         raise _unreadable("it declares a DTD or entities, which rosters never need") from None
     except (ParseError, ValueError):
         raise _unreadable("it is not well-formed XML (perhaps cut short)") from None
+    except LookupError:  # the XML declaration names an encoding Python does not know
+        raise _unreadable("its XML declaration names an unknown text encoding") from None
     if root.tag != f"{NS}roster":
         raise _unreadable("it is XML but not a BattleScribe roster")
     return root
@@ -180,6 +210,8 @@ def parse_roster(data: bytes) -> ParsedRoster:
             "roster_too_large", f"A roster may hold {MAX_UNITS} units at most.", status=413
         )
     return ParsedRoster(
+        total_power=_total(root, PL),
+        total_points=_total(root, "pts"),
         name=root.get("name", "").strip()[:MAX_NAME],
         game_system=system,
         factions=tuple(factions),
@@ -189,15 +221,36 @@ def parse_roster(data: bytes) -> ParsedRoster:
     )
 
 
+def _total(root: Element, name: str) -> int | None:
+    """One of the roster's own totals (its ``costs``), if the file gives it."""
+    for cost in root.findall(f"{NS}costs/{NS}cost"):
+        if cost.get("name", "").strip() == name.strip():
+            try:
+                value = float(cost.get("value", ""))
+            except ValueError:
+                return None
+            return round(value) if math.isfinite(value) and abs(value) < 1e6 else None
+    return None
+
+
 def _children(element: Element) -> list[Element]:
     return element.findall(f"{NS}selections/{NS}selection")
 
 
 def _descendants(selection: Element) -> list[Element]:
-    found = []
-    for child in _children(selection):
+    """Every selection inside ``selection``, depth first, walked without recursion (a
+    hostile file may nest thousands deep) and refused past MAX_DEPTH."""
+    found: list[Element] = []
+    stack = [(child, 1) for child in reversed(_children(selection))]
+    while stack:
+        child, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _problem(
+                "roster_too_deep",
+                f"Selections are nested more than {MAX_DEPTH} deep; no roster needs that.",
+            )
         found.append(child)
-        found.extend(_descendants(child))
+        stack.extend((grandchild, depth + 1) for grandchild in reversed(_children(child)))
     return found
 
 
@@ -217,9 +270,12 @@ def _power(selection: Element) -> float:
     for cost in selection.findall(f"{NS}costs/{NS}cost"):
         if cost.get("name", "").strip() == PL:
             try:
-                total += float(cost.get("value", "0"))
+                value = float(cost.get("value", "0"))
             except ValueError:
                 continue
+            if not math.isfinite(value):  # nan, inf: no cost a roster can have
+                raise _unreadable(f"a {PL} cost is '{cost.get('value', '')[:20]}', not a number")
+            total += max(min(value, 1e6), -1e6)  # far past any cap, and never an overflow
     return total
 
 
@@ -232,12 +288,15 @@ def _unit(selection: Element, key: str, detachment: str) -> RosterUnit | Unreada
     power = _power(selection) + sum(_power(d) for d in _descendants(selection))
     if primary.casefold() == "configuration" or (kind not in ("unit", "model") and not power):
         return None
-    if kind not in ("unit", "model"):
-        return UnreadableUnit(key, name, f"it is a '{kind}' selection, not a unit")
+    carried = round(power) if 0 < power <= MAX_POWER_RATING else 0
+    if kind not in ("unit", "model") and not _written_as_upgrade(selection, primary):
+        return UnreadableUnit(key, name, f"it is a '{kind}' selection, not a unit", carried)
     if not name:
-        return UnreadableUnit(key, "(no name)", "the unit has no name")
+        return UnreadableUnit(key, "(no name)", "the unit has no name", carried)
     if len(name) > MAX_NAME:
-        return UnreadableUnit(key, name[:MAX_NAME], f"its name is over {MAX_NAME} characters")
+        return UnreadableUnit(
+            key, name[:MAX_NAME], f"its name is over {MAX_NAME} characters", carried
+        )
     if round(power) < 1:
         return UnreadableUnit(key, name, "the roster gives it no Power Rating (PL)")
     if round(power) > MAX_POWER_RATING:
@@ -247,7 +306,7 @@ def _unit(selection: Element, key: str, detachment: str) -> RosterUnit | Unreada
     descendants = _descendants(selection)
     keywords, factions = _keywords(selection, descendants)
     if len(keywords) > MAX_KEYWORDS:
-        return UnreadableUnit(key, name, f"it has more than {MAX_KEYWORDS} keywords")
+        return UnreadableUnit(key, name, f"it has more than {MAX_KEYWORDS} keywords", carried)
     return RosterUnit(
         key=key,
         name=name,
@@ -270,6 +329,19 @@ def _unit(selection: Element, key: str, detachment: str) -> RosterUnit | Unreada
     )
 
 
+def _written_as_upgrade(selection: Element, primary: str) -> bool:
+    """A unit BattleScribe's data writes as a force-level 'upgrade' (a Death Guard Daemon
+    Prince, Plagueburst Crawlers, Necron Bound Creations): it has a Battlefield Role as its
+    primary category and a Unit profile, as every unit's datasheet does."""
+    if primary.casefold() not in BATTLEFIELD_ROLES:
+        return False
+    return any(
+        _profile_type(profile).casefold() == "unit"
+        for part in (selection, *_descendants(selection))
+        for profile in _profiles(part)
+    )
+
+
 def _role(primary: str) -> str:
     if primary.casefold() in NOT_A_ROLE:
         return ""
@@ -277,17 +349,41 @@ def _role(primary: str) -> str:
 
 
 def _keyword_categories(selection: Element, descendants: list[Element]) -> list[Element]:
-    """The unit's categories and its models' (some rosters put keywords on the models);
-    from an upgrade only a ``Faction:`` one (e.g. a Knight household): an upgrade's other
-    categories are options such as a Knight Lance's CHARACTER, which Crusade forbids."""
+    """The unit's own categories. Only a unit that carries no keyword of its own (some
+    rosters put them on the models) takes its models' - and then those of its main kind of
+    model, the most numerous: attached models of another kind (a Commander's Gun Drones) add
+    models and wargear, not keywords (ruling 45). From an upgrade only a ``Faction:`` one
+    (e.g. a Knight household): an upgrade's other categories are options such as a Knight
+    Lance's CHARACTER, which Crusade forbids."""
     found = list(_categories(selection))
     for child in descendants:
-        own = _categories(child)
+        if child.get("type") != "model":
+            found.extend(c for c in _categories(child) if _name(c).startswith("faction:"))
+    if any(_is_keyword(c) for c in _categories(selection)):
+        return found
+    kinds: dict[tuple[str, ...], int] = {}
+    for child in descendants:
         if child.get("type") == "model":
+            kind = tuple(sorted(_name(c) for c in _categories(child) if _is_keyword(c)))
+            kinds[kind] = kinds.get(kind, 0) + _count(child)
+    main = max(kinds.items(), key=lambda k: k[1], default=((), 0))[0]
+    for child in descendants:
+        own = _categories(child)
+        if (
+            child.get("type") == "model"
+            and tuple(sorted(_name(c) for c in own if _is_keyword(c))) == main
+        ):
             found.extend(own)
-        else:
-            found.extend(c for c in own if c.get("name", "").casefold().startswith("faction:"))
     return found
+
+
+def _name(category: Element) -> str:
+    return " ".join(category.get("name", "").split()).casefold()
+
+
+def _is_keyword(category: Element) -> bool:
+    """A category that is a keyword of the unit's own (not its role or faction)."""
+    return category.get("primary") != "true" and not _name(category).startswith("faction:")
 
 
 def _keywords(

@@ -196,6 +196,12 @@ def change_password(
     return response
 
 
+@router.post("/account/pin-notice/dismiss")
+def dismiss_pin_notice(session: SessionDep, principal: Member) -> Response:
+    accounts.dismiss_pin_notice(session, user=principal.user)
+    return redirect("/account#pin")
+
+
 @router.post("/account/pin")
 def set_pin(
     request: Request,

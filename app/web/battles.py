@@ -15,7 +15,7 @@ from app.db.models import BattleSide, Card, Force, User
 from app.db.session import SessionDep
 from app.errors import DomainError
 from app.rules.data import rulebook
-from app.services import battles, confirmation, wizard
+from app.services import accounts, battles, confirmation, wizard
 from app.services.access import Access
 from app.services.accounts import Principal
 from app.services.forces import get_campaign
@@ -197,14 +197,18 @@ def confirm_at_table(
     rate-limited together, as log-in)."""
     limits: RateLimits = request.app.state.rate_limits
     client = request.client.host if request.client else "?"
+    locked: list[int] = []  # the account whose PIN this try locked, if it did
     with attempt(session) as outcome:
         limits.hit(limits.login, "table-confirm", client, str(battle_id))
         if "pin" in form:
-            _confirm_with_pin(session, limits, battle_id, str(form.get("pin") or "").strip()[:20])
+            pin = str(form.get("pin") or "").strip()[:20]
+            _confirm_with_pin(session, limits, battle_id, pin, locked)
         else:
             confirmation.confirm_at_table(
                 session, battle_id=battle_id, password=str(form.get("password") or "")[:200]
             )
+    for user_id in locked:  # outside the refused command's savepoint: the notice is kept
+        accounts.note_pin_locked(session, user_id=user_id, battle_id=battle_id)
     if outcome.refused:
         return render(
             request,
@@ -217,7 +221,9 @@ def confirm_at_table(
     return redirect(f"/battles/{battle_id}")
 
 
-def _confirm_with_pin(session: SessionDep, limits: RateLimits, battle_id: int, pin: str) -> None:
+def _confirm_with_pin(
+    session: SessionDep, limits: RateLimits, battle_id: int, pin: str, locked: list[int]
+) -> None:
     """Confirm with the opponent's PIN, under their account's own limit of wrong PINs."""
     opponent = confirmation.table_opponent_of(session, battle_id=battle_id)
     if opponent is None or opponent.id is None:
@@ -227,8 +233,8 @@ def _confirm_with_pin(session: SessionDep, limits: RateLimits, battle_id: int, p
     try:
         confirmation.confirm_at_table(session, battle_id=battle_id, pin=pin)
     except DomainError as refused:
-        if refused.code == "pin_incorrect":
-            limits.count_pin_failure(opponent.id)
+        if refused.code == "pin_incorrect" and limits.count_pin_failure(opponent.id):
+            locked.append(opponent.id)
         raise
 
 

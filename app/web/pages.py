@@ -103,6 +103,9 @@ def render(
         **context,
     }
     response = templates.TemplateResponse(request, template, context, status_code=status)
+    refusal = context.get("error")
+    if isinstance(refusal, DomainError) and refusal.retry_after is not None:
+        response.headers["Retry-After"] = str(refusal.retry_after)  # a refusal for a while
     if principal is not None:
         # A logged-in page may hold a new API token, an invite or a reset link: no copy of it
         # is kept by the browser or anything in between (the back button fetches it afresh).

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import httpx
 import uvicorn
+from fastapi import FastAPI
 from sqlalchemy import Engine
 
 from app.main import create_app
@@ -21,10 +22,11 @@ PASSWORD = "a good password"
 
 
 @contextmanager
-def serve(engine: Engine) -> Iterator[str]:
-    """The app on ``engine`` at a free loopback port; yields its base URL."""
+def serve(engine: Engine, app: FastAPI | None = None) -> Iterator[str]:
+    """The app on ``engine`` (or ``app`` as given) at a free loopback port; yields its base
+    URL."""
     server = uvicorn.Server(
-        uvicorn.Config(create_app(engine), host="127.0.0.1", port=0, log_level="critical")
+        uvicorn.Config(app or create_app(engine), host="127.0.0.1", port=0, log_level="critical")
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -72,7 +72,7 @@ def battle_between(table: dict[str, Any], mustered_by: TestClient) -> int:
                     "force_id": joel["force"],
                     "role": "defender",
                     "roster": [joel["card"]],
-                    "agendas": ["reaper"],
+                    "agendas": ["cull_the_hordes"],
                 },
             ],
         },
@@ -462,12 +462,17 @@ class TestMustering:
             "battle_size": "combat_patrol",
             "mission": "sweep_and_clear",
             "sides": [
-                {"force_id": force, "role": "attacker", "roster": [card], "agendas": ["reaper"]},
+                {
+                    "force_id": force,
+                    "role": "attacker",
+                    "roster": [card],
+                    "agendas": ["cull_the_hordes"],
+                },
                 {
                     "force_id": joel["force"],
                     "role": "defender",
                     "roster": [joel["card"]],
-                    "agendas": ["reaper"],
+                    "agendas": ["cull_the_hordes"],
                 },
             ],
         }

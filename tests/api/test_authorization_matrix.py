@@ -72,7 +72,7 @@ def world(client: TestClient) -> dict[str, Any]:
                     "force_id": joel["force"],
                     "role": "defender",
                     "roster": [joel["card"]],
-                    "agendas": ["reaper"],
+                    "agendas": ["cull_the_hordes"],
                 },
             ],
         },

@@ -25,7 +25,9 @@ def assert_page(response: Any, status: int, words: str) -> None:
 
 
 class TestPathIds:
-    @pytest.mark.parametrize("raw", [SUPERSCRIPT_ONE, ARABIC_ONE, f"1{SUPERSCRIPT_ONE}", "-1"])
+    @pytest.mark.parametrize(
+        "raw", [SUPERSCRIPT_ONE, ARABIC_ONE, f"1{SUPERSCRIPT_ONE}", "-1", "0", "00"]
+    )
     def test_unicode_digits_in_api_ids_are_refused(self, client: TestClient, raw: str) -> None:
         for path, name in (
             (f"/api/v1/forces/{raw}", "force_id"),
@@ -40,6 +42,17 @@ class TestPathIds:
     def test_unicode_digits_in_page_ids_are_refused(self, client: TestClient) -> None:
         for path in (f"/forces/{SUPERSCRIPT_ONE}", f"/campaigns/{ARABIC_ONE}", "/cards/1%C2%B2"):
             assert_page(client.get(path), 422, "must be a whole number")
+
+    def test_the_bounds_are_in_the_openapi_document(self, client: TestClient) -> None:
+        schema = client.get("/openapi.json").json()
+        ids = [
+            p["schema"]
+            for operations in schema["paths"].values()
+            for operation in operations.values()
+            for p in operation.get("parameters", [])
+            if p["in"] == "path" and p["schema"].get("type") == "integer"
+        ]
+        assert ids and all((s["minimum"], s["maximum"]) == (1, 2**31 - 1) for s in ids)
 
     def test_anonymous_callers_get_the_same_answer(self, anonymous: TestClient) -> None:
         assert_problem(anonymous.get(f"/api/v1/forces/{SUPERSCRIPT_ONE}"), 422, "request_invalid")

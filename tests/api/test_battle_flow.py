@@ -52,11 +52,16 @@ def battle_body(
                 "force_id": world["red"],
                 "role": "defender",
                 "roster": red or [u["id"] for u in world["red_units"]],
-                "agendas": ["reaper"],
+                "agendas": ["cull_the_hordes"],
             },
         ],
         **changes,
     }
+
+
+def reapers(world: dict[str, Any], side: str) -> dict[str, int]:
+    """Reaper's pick when no unit destroyed anything: every unit is tied at 0 (ruling 8)."""
+    return {"reaper": world[f"{side}_units"][0]["id"]}
 
 
 def lord_falls(world: dict[str, Any]) -> dict[str, Any]:
@@ -160,31 +165,28 @@ class TestRecordResult:
         assert [d["kind"] for d in pending] == ["out_of_action"]
         assert {c["name"]: c["xp"] for c in red["cards"]}["Chaos Lord"] == 0
 
-    def test_a_pending_decision_keeps_only_its_unit_home(
+    def test_a_pending_decision_holds_the_players_next_muster(
         self, client: TestClient, engine: Engine
     ) -> None:
-        """A scar or honour owed by one unit must be settled before *that unit* fights again
-        (docs/rulings.md); the rest of the force may muster meanwhile."""
+        """Ruling 37: a scar or honour owed by one unit must be settled before its player's
+        next battle: no force of that player musters meanwhile, with or without the unit,
+        and the refusal names the unit and the decision."""
         world = setup_two_forces(client)
         battle = muster(client, world)
         lord, legion = (u["id"] for u in world["red_units"])
         client.post(f"/api/v1/battles/{battle['id']}/result", json=lord_falls(world))
         before = dump(engine)
-        blocked = client.post(
-            f"/api/v1/campaigns/{world['campaign']}/battles",
-            json=battle_body(world, [world["blue_units"][1]["id"]], [lord], mission="supply_drop"),
-        )
-        problem = assert_problem(blocked, 422, "unit_unavailable")
-        assert problem["field"] == "sides[1].roster" and "Chaos Lord" in problem["detail"]
+        for red_roster in ([lord], [legion]):
+            blocked = client.post(
+                f"/api/v1/campaigns/{world['campaign']}/battles",
+                json=battle_body(
+                    world, [world["blue_units"][1]["id"]], red_roster, mission="supply_drop"
+                ),
+            )
+            problem = assert_problem(blocked, 409, "decisions_pending")
+            assert "Chaos Lord" in problem["detail"] and "Out of Action" in problem["detail"]
+            assert "/decisions/" in problem["detail"]
         assert dump(engine) == before
-        bystanders = client.post(
-            f"/api/v1/campaigns/{world['campaign']}/battles",
-            json=battle_body(
-                world, [world["blue_units"][1]["id"]], [legion], mission="supply_drop"
-            ),
-        )
-        assert bystanders.status_code == 201, bystanders.text
-        client.post(f"/api/v1/battles/{bystanders.json()['id']}/call-off")
         decision = client.get(f"/api/v1/forces/{world['red']}/decisions").json()["items"][0]
         answered = client.post(
             f"/api/v1/decisions/{decision['id']}/answer", json={"consequence": "battle_scar"}
@@ -199,6 +201,11 @@ class TestRecordResult:
             -1,
             1,
         )
+        settled = client.post(
+            f"/api/v1/campaigns/{world['campaign']}/battles",
+            json=battle_body(world, [world["blue_units"][1]["id"]], [lord], mission="supply_drop"),
+        )
+        assert settled.status_code == 201, settled.text
 
     def test_revert_restores_everything(self, client: TestClient, engine: Engine) -> None:
         world = setup_two_forces(client)
@@ -292,8 +299,17 @@ def test_retrieval_defender_bonus_is_for_a_new_character(client: TestClient) -> 
         f"/api/v1/battles/{battle['id']}/result",
         json={
             "sides": [
-                {"force_id": world["blue"], "victory_points": 10},
-                {"force_id": world["red"], "victory_points": 60},
+                # nobody destroyed anything: Reaper goes to the unit each player picks
+                {
+                    "force_id": world["blue"],
+                    "victory_points": 10,
+                    "agenda_choices": reapers(world, "blue"),
+                },
+                {
+                    "force_id": world["red"],
+                    "victory_points": 60,
+                    "agenda_choices": reapers(world, "red"),
+                },
             ]
         },
     )
@@ -346,8 +362,16 @@ def test_raze_and_ruin_grants_two_free_supply_increases(client: TestClient) -> N
         f"/api/v1/battles/{battle['id']}/result",
         json={
             "sides": [
-                {"force_id": world["blue"], "victory_points": 50},
-                {"force_id": world["red"], "victory_points": 5},
+                {
+                    "force_id": world["blue"],
+                    "victory_points": 50,
+                    "agenda_choices": reapers(world, "blue"),
+                },
+                {
+                    "force_id": world["red"],
+                    "victory_points": 5,
+                    "agenda_choices": reapers(world, "red"),
+                },
             ]
         },
     )

@@ -17,8 +17,11 @@ def result(client: TestClient, battle_id: int, body: dict[str, Any]) -> Any:
 
 
 def captain_ranks_up(world: dict[str, Any]) -> dict[str, Any]:
-    """Blue wins; Captain Severus reaches 6 XP (Blooded) and owes a Battle Honour."""
+    """Blue wins; Captain Severus kills the Chaos Lord (an Assassins mark: Red reports the
+    Lord destroyed, and it passes its Out of Action test), reaches 6 XP (Blooded) and owes a
+    Battle Honour."""
     captain = world["blue_units"][0]["id"]
+    lord = world["red_units"][0]["id"]
     return {
         "sides": [
             {
@@ -33,7 +36,12 @@ def captain_ranks_up(world: dict[str, Any]) -> dict[str, Any]:
                     }
                 ],
             },
-            {"force_id": world["red"], "victory_points": 40},
+            {
+                "force_id": world["red"],
+                "victory_points": 40,
+                "units": [{"card_id": lord, "destroyed": True}],
+                "dice": [6],
+            },
         ]
     }
 
@@ -180,6 +188,10 @@ class TestTypedBodies:
         assert (honour["payload"]["reason"], honour["payload"]["rank"]) == ("rank", "blooded")
         assert honour["answer"] is None
         assert recorded.json()["sides"][0]["report"] is not None
+        # the honour is settled before the player's next battle (ruling 37)
+        answer = {"category": "battle_trait", "entries": ["inspiring_hero"]}
+        settled = client.post(f"/api/v1/decisions/{honour['id']}/answer", json=answer)
+        assert settled.status_code == 200, settled.text
         assert muster_report_is_empty(client, world)
 
     def test_every_success_body_has_a_closed_schema(self, client: TestClient) -> None:

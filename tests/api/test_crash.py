@@ -53,7 +53,9 @@ def muster_battles(bot: httpx.Client, campaign: int) -> list[dict[str, Any]]:
                 f"/api/v1/forces/{force}/cards",
                 json={"name": "Squad", "power_rating": 5, "keywords": ["IMPERIUM", "INFANTRY"]},
             ).json()["id"]
-            sides.append({"force_id": force, "role": role, "roster": [card], "agendas": ["reaper"]})
+            sides.append(
+                {"force_id": force, "role": role, "roster": [card], "agendas": ["cull_the_hordes"]}
+            )
         body = {"battle_size": "combat_patrol", "mission": "supply_drop", "sides": sides}
         mustered = bot.post(f"/api/v1/campaigns/{campaign}/battles", json=body)
         assert mustered.status_code == 201, mustered.text

@@ -143,15 +143,15 @@ class TestLongPolling:
         world = setup_two_forces(client)
         cursor = feed(client, world["campaign"], limit=200)["next"]
         waiting = threading.Event()
-        look = events.latest_id
+        look = events.newest_id
 
-        def looked(*args: Any, **kwargs: Any) -> int | None:
+        def looked(*args: Any, **kwargs: Any) -> int:
             found = look(*args, **kwargs)
-            if found is None:
+            if found <= events.read_cursor(cursor):
                 waiting.set()  # the reader found nothing and is now waiting
             return found
 
-        monkeypatch.setattr(events, "latest_id", looked)
+        monkeypatch.setattr(events, "newest_id", looked)
 
         def muster_meanwhile() -> None:
             waiting.wait()
@@ -163,3 +163,20 @@ class TestLongPolling:
         writer.join()
         assert waiting.is_set()
         assert [e["kind"] for e in page["items"]] == ["battle_mustered"]
+
+
+def test_a_settings_change_names_its_fields_and_no_change_records_nothing(
+    client: TestClient,
+) -> None:
+    world = setup_two_forces(client)
+    url = f"/api/v1/campaigns/{world['campaign']}"
+    cursor = feed(client, world["campaign"], limit=200)["next"]
+    for body in ({}, {"name": None, "public": None}):
+        assert client.patch(url, json=body).status_code == 200
+    current = client.get(url).json()
+    assert client.patch(url, json={"name": current["name"]}).status_code == 200  # the same
+    assert feed(client, world["campaign"], after=cursor)["items"] == []
+    assert client.patch(url, json={"description": "Vigilus burns", "public": False}).is_success
+    (changed,) = feed(client, world["campaign"], after=cursor)["items"]
+    assert changed["kind"] == "campaign_settings_changed"
+    assert changed["details"]["fields"] == ["description"]  # it was not public before either

@@ -151,10 +151,11 @@ def resolution_count(client: TestClient, engine: Engine, world: dict[str, Any], 
                 "units": [
                     {
                         "card_id": c,
-                        "destroyed": k % 3 == 0,
+                        "destroyed": k % 3 == 0 or k == 1,
                         "destroyed_ranged": k % 4,
                         "destroyed_melee": k % 2,
-                        "agenda_tallies": {"assassins": k % 2},
+                        # one Assassins mark, for the enemy CHARACTER destroyed (k 1)
+                        "agenda_tallies": {"assassins": int(k == 1)},
                         "marked_for_greatness": k == 1,
                     }
                     for k, c in enumerate(side["roster"])

@@ -106,9 +106,10 @@ class World:
         self.restore()
         self.token = self.seeded_token
         kept = set(self.app.state._state)
-        assert kept == {"engine", "error_page", "rate_limits", "order_of_battle_cache"}, (
+        assert kept == {"engine", "error_page", "rate_limits", "order_of_battle_cache", "gate"}, (
             f"the app keeps {kept} in app.state: start each scenario with a new one here too"
         )
+        assert self.app.state.gate.holders == 0  # between requests the gate is empty
         self.app.state.rate_limits = RateLimits(get_settings().rate_limit_storage)
         self.app.state.order_of_battle_cache = VersionedBodies()
 
@@ -266,7 +267,7 @@ def _seed(app: FastAPI, engine: Engine) -> World:
     def muster(a: tuple[int, list[int]], b: tuple[int, list[int]]) -> int:
         sides = [
             {"force_id": a[0], "role": "attacker", "roster": a[1], "agendas": ["assassins"]},
-            {"force_id": b[0], "role": "defender", "roster": b[1], "agendas": ["reaper"]},
+            {"force_id": b[0], "role": "defender", "roster": b[1], "agendas": ["cull_the_hordes"]},
         ]
         body = {"battle_size": "combat_patrol", "mission": "sweep_and_clear", "sides": sides}
         return int(_ok(api.post(f"/api/v1/campaigns/{campaign}/battles", json=body))["id"])

@@ -99,10 +99,10 @@ class TestHeadersAndBodies:
     @pytest.mark.parametrize(
         ("method", "path", "allow"),
         [
-            ("DELETE", "/api/v1/rules", "GET"),
-            ("DELETE", "/api/v1/campaigns", "GET, POST"),
+            ("DELETE", "/api/v1/rules", "GET, HEAD"),
+            ("DELETE", "/api/v1/campaigns", "GET, HEAD, POST"),
             ("PUT", "/api/v1/battles/1/result", "POST"),
-            ("POST", "/health", "GET"),
+            ("POST", "/health", "GET, HEAD"),
         ],
     )
     def test_a_405_names_every_allowed_method(
@@ -111,6 +111,15 @@ class TestHeadersAndBodies:
         response = client.request(method, path)
         assert_problem(response, 405, "method_not_allowed")
         assert response.headers["allow"] == allow
+
+    @pytest.mark.parametrize("path", ["/health", "/api/v1/rules", "/api/v1/campaigns", "/"])
+    def test_head_answers_a_gets_headers_without_its_body(
+        self, client: TestClient, path: str
+    ) -> None:
+        got, head = client.get(path), client.head(path)
+        assert head.status_code == got.status_code == 200
+        assert head.content == b""
+        assert head.headers["content-type"] == got.headers["content-type"]
 
     def test_over_long_fields_are_refused(self, client: TestClient) -> None:
         assert_problem(
@@ -146,6 +155,7 @@ class TestRateLimits:
         limited = anonymous.post("/api/v1/auth/login", json=attempt)
         body = assert_problem(limited, 429, "rate_limited")
         assert "try again in" in body["detail"]
+        assert 1 <= int(limited.headers["Retry-After"]) <= 60
 
     def test_token_creation_is_limited(self, client: TestClient) -> None:
         codes = [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
@@ -13,11 +14,19 @@ from tests.api.test_battle_flow import battle_body, muster, setup_two_forces
 HERO = ["IMPERIUM", "INFANTRY", "CHARACTER"]
 
 
-def result(world: dict[str, Any], *blue_units: dict[str, Any]) -> dict[str, Any]:
+def result(
+    world: dict[str, Any], *blue_units: dict[str, Any], lord_falls: bool = False
+) -> dict[str, Any]:
+    """Blue wins with ``blue_units``' report; with ``lord_falls`` Red's Chaos Lord (a
+    CHARACTER) is destroyed and passes its Out of Action test."""
+    red: dict[str, Any] = {"force_id": world["red"], "victory_points": 10}
+    if lord_falls:
+        red |= {"units": [{"card_id": world["red_units"][0]["id"], "destroyed": True}]}
+        red["dice"] = [6]
     return {
         "sides": [
             {"force_id": world["blue"], "victory_points": 50, "units": list(blue_units)},
-            {"force_id": world["red"], "victory_points": 10},
+            red,
         ]
     }
 
@@ -170,6 +179,83 @@ class TestKnightCharacters:
         assert "CHARACTER" in knight["keywords"]
         assert knight["crusade_points"] == 1 + 2
 
+    @pytest.mark.parametrize(
+        ("side", "roster_keywords", "stratagem", "named", "status"),
+        [
+            # keywords as the roster importer reads the Chaos Knights fixture
+            # (tests/fixtures/rosters/chaos_knights.rosz) and an Imperial Knights roster
+            (
+                "red",
+                ["CHAOS", "CHAOS KNIGHTS", "VEHICLE", "WAR DOG-CLASS"],
+                "Tyrannical Court",
+                False,
+                201,
+            ),
+            (
+                "red",
+                ["CHAOS", "CHAOS KNIGHTS", "VEHICLE", "WAR DOG-CLASS"],
+                "Knight Baron",
+                False,
+                422,
+            ),
+            (
+                "blue",
+                ["IMPERIUM", "IMPERIAL KNIGHTS", "VEHICLE", "TITANIC"],
+                "Knight Baron",
+                False,
+                201,
+            ),
+            (
+                "blue",
+                ["IMPERIUM", "IMPERIAL KNIGHTS", "VEHICLE", "TITANIC"],
+                "Tyrannical Court",
+                False,
+                422,
+            ),
+            (
+                "blue",
+                ["IMPERIUM", "IMPERIAL KNIGHTS", "VEHICLE", "TITANIC"],
+                "Knight Baron",
+                True,
+                422,
+            ),
+        ],
+    )
+    def test_each_stratagem_for_its_own_faction_with_the_importers_keywords(
+        self,
+        client: TestClient,
+        engine: Engine,
+        side: str,
+        roster_keywords: list[str],
+        stratagem: str,
+        named: bool,
+        status: int,
+    ) -> None:
+        world = setup_two_forces(client)
+        before = dump(engine)
+        answer = client.post(
+            f"/api/v1/forces/{world[side]}/cards",
+            json={
+                "name": "Sir Hekhtur" if named else "Knight Errant",
+                "power_rating": 9,
+                "keywords": roster_keywords,
+                "named_character": named,
+                "requisitions": [
+                    {
+                        "requisition": "specialist_reinforcements",
+                        "stratagem": stratagem,
+                        "stratagem_cp": 1,
+                    }
+                ],
+            },
+        )
+        if status == 201:
+            assert answer.status_code == 201, answer.text
+            assert "CHARACTER" in answer.json()["keywords"]
+        else:
+            assert_problem(answer, 422, "stratagem_not_for_unit")
+            assert dump(engine) == before
+
 
 class TestRankUpWindow:
     def test_open_after_the_battle_until_the_next_muster(self, client: TestClient) -> None:
@@ -184,7 +270,8 @@ class TestRankUpWindow:
             "agenda_tallies": {"assassins": 1},
             "marked_for_greatness": True,
         }
-        client.post(f"/api/v1/battles/{battle['id']}/result", json=result(world, promoted))
+        body = result(world, promoted, lord_falls=True)
+        client.post(f"/api/v1/battles/{battle['id']}/result", json=body)
         assert client.get(f"/api/v1/cards/{captain}").json()["rank"] == "blooded"
         buy = f"/api/v1/forces/{world['blue']}/requisitions"
         trait = {"requisition": "warlord_trait", "card_id": captain, "warlord_trait": "Rites"}
@@ -197,3 +284,44 @@ class TestRankUpWindow:
         assert_problem(client.post(buy, json=relic), 422, "requisition_during_battle")
         client.post(f"/api/v1/battles/{second['id']}/result", json=result(world))
         assert_problem(client.post(buy, json=relic), 422, "requisition_timing")
+
+
+class TestKillBounds:
+    """Ruling 43 through HTTP: King Slayer needs the enemy WARLORD reported destroyed."""
+
+    def test_king_slayer_needs_the_enemy_warlord_destroyed(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        world = setup_two_forces(client)
+        body = blue_agenda(world, "king_slayer")
+        body["sides"][1]["warlord_card_id"] = red_warlord = world["red_units"][0]["id"]
+        battle = muster_with(client, body, world).json()
+        captain = world["blue_units"][0]["id"]
+        slayer = {"card_id": captain, "destroyed_melee": 1, "agenda_tallies": {"king_slayer": 1}}
+        before = dump(engine)
+        alive = client.post(f"/api/v1/battles/{battle['id']}/result", json=result(world, slayer))
+        problem = assert_problem(alive, 422, "agenda_tally_over_enemy_losses")
+        assert "King Slayer" in problem["detail"] and "WARLORD" in problem["detail"]
+        assert dump(engine) == before
+        fallen = result(world, slayer)
+        fallen["sides"][1] |= {"units": [{"card_id": red_warlord, "destroyed": True}], "dice": [6]}
+        recorded = client.post(f"/api/v1/battles/{battle['id']}/result", json=fallen)
+        assert recorded.status_code == 200, recorded.text
+        gained = {e["card_id"]: e for e in recorded.json()["sides"][0]["report"]["experience"]}
+        assert gained[captain]["gain"]["agendas"] == {"king_slayer": 3}
+
+    def test_titan_hunter_against_an_army_with_no_titanic_unit(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        world = setup_two_forces(client)
+        battle = muster_with(client, blue_agenda(world, "titan_hunter"), world).json()
+        hunter = {
+            "card_id": world["blue_units"][1]["id"],
+            "destroyed_ranged": 1,
+            "agenda_tallies": {"titan_hunter": 1},
+        }
+        body = result(world, hunter, lord_falls=True)  # a CHARACTER fell, not a TITANIC unit
+        before = dump(engine)
+        refused = client.post(f"/api/v1/battles/{battle['id']}/result", json=body)
+        assert_problem(refused, 422, "agenda_tally_over_enemy_losses")
+        assert dump(engine) == before

@@ -10,7 +10,17 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from tests.api.helpers import assert_problem, campaign, dump, force
-from tests.services.test_roster_parse import BILLION_LAUGHS, EXTERNAL_ENTITY, TINY, ros_of, zipped
+from tests.services.test_roster_parse import (
+    BILLION_LAUGHS,
+    COMMANDER,
+    EXTERNAL_ENTITY,
+    TINY,
+    encrypted,
+    nested,
+    ros_of,
+    roster_with,
+    zipped,
+)
 
 ROSTERS = Path(__file__).parents[1] / "fixtures" / "rosters"
 NECRONS = ros_of("necrons_patrol.rosz")  # the plain .ros XML
@@ -150,6 +160,12 @@ class TestHostileUploads:
             ((ROSTERS / "imperial_knights_8th.ros").read_bytes(), 422, "roster_wrong_game_system"),
             (zipped(("a.ros", TINY), ("b.ros", TINY)), 422, "roster_unreadable"),
             (zipped(("bomb.ros", TINY + b" " * (5 * 1024 * 1024))), 413, "roster_too_large"),
+            # each of these was a 500 (issue 19)
+            (encrypted(zipped(("a.ros", TINY))), 422, "roster_unreadable"),
+            (TINY.replace(b"UTF-8", b"x-bogus", 1), 422, "roster_unreadable"),
+            (TINY.replace(b'value="6.0"', b'value="nan"'), 422, "roster_unreadable"),
+            (TINY.replace(b'value="6.0"', b'value="inf"'), 422, "roster_unreadable"),
+            (nested(3000), 422, "roster_too_deep"),
         ]
         for data, status, code in cases:
             for preview in (True, False):
@@ -197,3 +213,27 @@ def test_idempotent_like_every_post(client: TestClient) -> None:
     assert first.status_code == again.status_code == 201, again.text
     assert again.headers.get("Idempotent-Replayed") == "true"
     assert len(client.get(f"/api/v1/forces/{force_id}").json()["cards"]) == 5
+
+
+def test_a_commander_with_drones_imports_without_the_drone_keyword(
+    client: TestClient,
+) -> None:
+    """Ruling 45 through HTTP: the card gets the Commander's own keywords, so it gains XP."""
+    campaign_id = campaign(client)
+    tau = force(client, campaign_id, "Vior'la Hunters", "T'AU EMPIRE")
+    answer = post(client, tau, roster_with(COMMANDER))
+    assert answer.status_code == 201, answer.text
+    (card,) = answer.json()["cards"]
+    assert "CHARACTER" in card["keywords"]
+    assert not {"DRONE", "TACTICAL DRONES"} & set(card["keywords"])
+
+
+def test_the_preview_shows_the_rosters_own_totals(client: TestClient, engine: Engine) -> None:
+    campaign_id = campaign(client)
+    knights = force(client, campaign_id, "House Herpetrax", "CHAOS")
+    before = dump(engine)
+    shown = post(client, knights, (ROSTERS / "chaos_knights.rosz").read_bytes(), preview=True)
+    assert shown.status_code == 200, shown.text
+    body = shown.json()
+    assert (body["roster_power_level"], body["roster_points"], body["read_power"]) == (28, 530, 28)
+    assert dump(engine) == before

@@ -146,7 +146,7 @@ def battle_in_progress(client: httpx.Client, campaign: int, force: int, opponent
     base = started.headers["location"].rsplit("/", 1)[0]
     setup = {"force_id": force, "opponent_id": opponent, "role": "attacker"}
     setup |= {"battle_size": "combat_patrol", "mission": "supply_drop"}
-    setup |= {"agendas_0": "assassins", "agendas_1": "reaper", "action": "next"}
+    setup |= {"agendas_0": "assassins", "agendas_1": "cull_the_hordes", "action": "next"}
     assert client.post(f"{base}/setup", data={**csrf, **setup}).status_code == 303
     rosters = {}
     for side, force_id in enumerate((force, opponent)):

@@ -79,7 +79,7 @@ def _proposed(world: dict[str, Any], honour: bool = True) -> int:
                     "force_id": kai["force"],
                     "role": "defender",
                     "roster": kai["cards"],
-                    "agendas": ["reaper"],
+                    "agendas": ["cull_the_hordes"],
                 },
             ],
         },
@@ -105,7 +105,15 @@ def _proposed(world: dict[str, Any], honour: bool = True) -> int:
                     if honour
                     else [],
                 },
-                {"force_id": kai["force"], "victory_points": 30, "units": []},
+                # the Assassins mark is for Kai's Captain, who fell and passes its test
+                {
+                    "force_id": kai["force"],
+                    "victory_points": 30,
+                    "units": [{"card_id": kai["cards"][0], "destroyed": True}],
+                    "dice": [6],
+                }
+                if honour
+                else {"force_id": kai["force"], "victory_points": 30, "units": []},
             ]
         },
         headers=_headers(client),
@@ -191,7 +199,17 @@ def test_the_opponent_confirms_at_the_table_or_from_their_own_phone(
             assert screens <= 3.5, f"{screens:.1f} screens tall"
         page.context.close()
 
-    # A second battle: Kai confirms on Ruby's phone with the PIN.
+    # Ruby settles the Captain's honour before her next battle (ruling 37)...
+    client = ruby["client"]
+    honour = client.get(
+        f"/api/v1/forces/{ruby['force']}/decisions", headers=_headers(client)
+    ).json()["items"][0]
+    answer = {"category": "battle_trait", "entries": ["inspiring_hero"]}
+    settled = client.post(
+        f"/api/v1/decisions/{honour['id']}/answer", json=answer, headers=_headers(client)
+    )
+    assert settled.status_code == 200, settled.text
+    # ...then a second battle: Kai confirms on Ruby's phone with the PIN.
     second = _proposed(world, honour=False)
     phone.goto(f"/battles/{second}")
     phone.get_by_label(f"{kai['name']}'s PIN").fill("1111")

@@ -37,7 +37,7 @@ def test_import_a_roster_on_a_phone(live_server: str, new_page: Callable[..., Pa
     expect(boxes).to_have_count(5)
     for index in range(5):
         expect(boxes.nth(index)).to_be_checked()
-    expect(page.get_by_text("Bound Creation: it is a 'upgrade' selection")).to_be_visible()
+    expect(page.get_by_text("Bound Creation (2 PL): it is a 'upgrade' selection")).to_be_visible()
     assert_page_ok(page)
     page.get_by_role("checkbox", name="Chronomancer").uncheck()
     page.get_by_role("checkbox", name="Buy the Warlord Trait: Enduring Will (1 RP)").check()

@@ -130,7 +130,9 @@ def after_the_game(page: Page, taps: Taps, sides: list[dict[str, object]]) -> fl
         units = side["units"]
         assert isinstance(units, list)
         taps.type(section.get_by_label("Victory points scored"), "40" if index == 0 else "25")
-        for unit in enemy[-3:]:  # 3 of the other side's units destroyed (entered on theirs)
+        # 3 of the other side's units destroyed (entered on theirs), its CHARACTER among them:
+        # the Assassins mark below is for it
+        for unit in [enemy[0], *enemy[-2:]]:
             taps.tap(
                 page.locator(f"#side-{1 - index}").get_by_label(
                     f"Destroyed (takes an Out of Action test): {unit}", exact=True

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from app.rules.agendas import agenda_experience, check_agenda_selection
+from app.rules.agendas import (
+    EnemyLoss,
+    agenda_experience,
+    check_agenda_selection,
+    check_kill_bounds,
+)
 from app.rules.battle import battle_size
 from app.rules.dice import EnteredDice
 from app.rules.errors import RuleError
@@ -177,3 +182,56 @@ class TestTallyChecks:
         with pytest.raises(RuleError) as refused:
             score(("assassins",), {"u": {"assassins": -1}})
         assert refused.value.code == "agenda_tally_invalid"
+
+
+def loss(*keywords: str, warlord: bool = False) -> EnemyLoss:
+    return EnemyLoss("Enemy unit", frozenset(keywords), warlord=warlord)
+
+
+class TestKillBounds:
+    """Ruling 43: a kill-counting Agenda's marks, across one side, against the units the
+    other side reported destroyed."""
+
+    @pytest.mark.parametrize(
+        ("agenda", "marks", "losses", "accepted"),
+        [
+            # King Slayer: only while the enemy WARLORD is reported destroyed
+            ("king_slayer", 1, [loss("CHARACTER", warlord=True)], True),
+            ("king_slayer", 1, [loss("CHARACTER")], False),  # the WARLORD lived
+            ("king_slayer", 1, [], False),
+            # Titan Hunter: enemy TITANIC units
+            ("titan_hunter", 1, [loss("VEHICLE", "TITANIC")], True),
+            ("titan_hunter", 1, [loss("VEHICLE")], False),
+            ("titan_hunter", 2, [loss("TITANIC"), loss("VEHICLE")], False),
+            # Witch Hunter: a PSYKER is 1, a PSYKER CHARACTER 3
+            ("witch_hunter", 1, [loss("PSYKER")], True),
+            ("witch_hunter", 2, [loss("PSYKER")], False),
+            ("witch_hunter", 3, [loss("PSYKER", "CHARACTER")], True),
+            ("witch_hunter", 4, [loss("PSYKER", "CHARACTER"), loss("PSYKER")], True),
+            ("witch_hunter", 1, [loss("CHARACTER")], False),
+            # Assassins: CHARACTER units, any spelling of the keyword
+            ("assassins", 2, [loss("CHARACTER"), loss("Character")], True),
+            ("assassins", 1, [loss("INFANTRY")], False),
+            # Priority Target: VEHICLE or MONSTER
+            ("priority_target", 2, [loss("VEHICLE"), loss("MONSTER")], True),
+            ("priority_target", 1, [loss("INFANTRY")], False),
+            # First Strike: any enemy unit destroyed
+            ("first_strike", 2, [loss("INFANTRY"), loss("SWARM")], True),
+            ("first_strike", 3, [loss("INFANTRY"), loss("SWARM")], False),
+            # an Agenda that counts no kills of a kind is not bounded here
+            ("cull_the_hordes", 5, [], True),
+        ],
+    )
+    def test_marks_across_the_side_against_the_enemy_losses(
+        self, agenda: str, marks: int, losses: list[EnemyLoss], accepted: bool
+    ) -> None:
+        # the marks split over two units: the bound is for the whole side
+        tallies = {"u1": {agenda: marks - marks // 2}, "u2": {agenda: marks // 2}}
+        check = [book().agenda(agenda)]
+        if accepted:
+            check_kill_bounds(check, tallies, losses)
+            return
+        with pytest.raises(RuleError) as refused:
+            check_kill_bounds(check, tallies, losses)
+        assert refused.value.code == "agenda_tally_over_enemy_losses"
+        assert book().agenda(agenda).name in refused.value.message

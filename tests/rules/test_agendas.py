@@ -106,7 +106,10 @@ class TestAgendaTable:
         elif agenda_id in ACHIEVED:
             assert rule == Achieved(kind="achieved", xp=ACHIEVED[agenda_id])
         elif agenda_id in HIGHEST:
-            assert rule == HighestTally(kind="highest_tally", xp=HIGHEST[agenda_id])
+            zero = agenda_id == "reaper"  # only Lord of the Warp's text excludes a 0 tally
+            assert rule == HighestTally(
+                kind="highest_tally", xp=HIGHEST[agenda_id], zero_counts=zero
+            )
         else:
             assert rule == ArchiveRoll(kind="archive_roll", xp=ARCHIVE[agenda_id])
 
@@ -312,8 +315,16 @@ class TestHighestTally:
         assert xp(result) == {"u1": {"assassins": 10}, "u2": {"reaper": 2}}
 
     def test_reaper_nobody_destroyed_anything(self) -> None:
-        assert xp(score(["reaper"], {}, {"u1": 0, "u2": 0})) == {}
-        assert xp(score(["reaper"], {}, {})) == {}
+        """Ruling 8: Reaper has no "unless the tally is 0": every unit is tied at 0, so the
+        player picks one and it earns the 2 XP (a lone unit needs no pick)."""
+        refused("agenda_choice_required", ["reaper"], {}, destroyed={"u1": 0, "u2": 0})
+        chosen = score(["reaper"], {}, {"u1": 0, "u2": 0}, choices={"reaper": "u2"})
+        assert xp(chosen) == {"u2": {"reaper": 2}}
+        assert xp(score(["reaper"], {}, {"u1": 0})) == {"u1": {"reaper": 2}}
+        assert xp(score(["reaper"], {}, {})) == {}  # no army, no unit to earn it
+
+    def test_lord_of_the_warp_at_zero_gains_nothing(self) -> None:
+        assert xp(score(["lord_of_the_warp"], {"u1": {"lord_of_the_warp": 0}}, {})) == {}
 
     def test_reaper_a_tie_needs_the_players_choice(self) -> None:
         destroyed = {"u1": 3, "u2": 3, "u3": 1}

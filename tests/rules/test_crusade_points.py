@@ -81,14 +81,33 @@ class TestUnitsThatNeverGainExperience:
         [
             card(named_character=True),
             card(keywords={"TYRANIDS", "SWARM"}),
+            card(keywords={"TYRANIDS", "SWARMS"}),
             card(keywords={"T'AU EMPIRE", "DRONE"}),
+            card(keywords={"T'AU EMPIRE", "DRONES"}),
+            card(keywords={"T'AU EMPIRE", "Drones"}),
             card(battlefield_role="Fortifications"),
+            card(battlefield_role="Fortification"),
+            card(battlefield_role="fortification"),
             card(summoned=True),
         ],
-        ids=["named", "swarm", "drone", "fortification", "summoned"],
+        ids=[
+            "named",
+            "swarm",
+            "swarms",
+            "drone",
+            "drones",
+            "drones_any_case",
+            "fortifications",
+            "fortification",
+            "fortification_lower_case",
+            "summoned",
+        ],
     )
     def test_these_never_gain_xp(self, unit: object) -> None:
         assert never_gains_xp(unit, book())  # type: ignore[arg-type]
 
     def test_ordinary_units_do(self) -> None:
         assert not never_gains_xp(card(), book())
+        # a word that merely starts or ends like one of them is not it
+        assert not never_gains_xp(card(keywords={"IMPERIUM", "DRONE HARBINGER"}), book())
+        assert not never_gains_xp(card(battlefield_role="Fortified Troops"), book())

@@ -262,13 +262,19 @@ class TestWarlord:
                 character(battlefield_role="Fortifications"),
                 "warlord_fortification",
             ),
+            (
+                (card(battlefield_role="Fortification"),),  # the core book's spelling
+                card(battlefield_role="Fortification"),
+                "warlord_fortification",
+            ),
         ],
         ids=[
             "character",
             "non_character_beside_one",
             "no_character_at_all",
-            "fortification",
-            "fortification_character",
+            "fortifications",
+            "fortifications_character",
+            "fortification_singular",
         ],
     )
     def test_who_may_lead(self, roster: Any, warlord: Any, code: str | None) -> None:
@@ -362,6 +368,54 @@ class TestKnightCharacters:
         )
         assert traited.card("k1").crusade_points == 1 + 2
 
+    @pytest.mark.parametrize(
+        ("keywords", "stratagem", "named", "accepted"),
+        [
+            # the plural the rules write and our roster importer produces
+            ({"IMPERIAL KNIGHTS", "VEHICLE"}, "Knight Baron", False, True),
+            ({"Imperial Knights", "VEHICLE"}, "Exalted Court", False, True),
+            ({"CHAOS KNIGHTS", "VEHICLE"}, "Tyrannical Court", False, True),
+            # each Stratagem belongs to one faction
+            ({"IMPERIAL KNIGHTS", "VEHICLE"}, "Tyrannical Court", False, False),
+            ({"CHAOS KNIGHTS", "VEHICLE"}, "Knight Baron", False, False),
+            ({"CHAOS KNIGHTS", "VEHICLE"}, "Exalted Court", False, False),
+            # Knight Baron (and Exalted Court) exclude named characters; Tyrannical Court's
+            # text does not
+            ({"IMPERIAL KNIGHTS", "VEHICLE"}, "Knight Baron", True, False),
+            ({"IMPERIAL KNIGHTS", "VEHICLE"}, "Exalted Court", True, False),
+            ({"CHAOS KNIGHTS", "VEHICLE"}, "Tyrannical Court", True, True),
+        ],
+    )
+    def test_each_stratagem_is_for_its_own_faction(
+        self, keywords: set[str], stratagem: str, named: bool, accepted: bool
+    ) -> None:
+        knight = card(
+            id="k1", name="Sir Hekhtur", power_rating=22, keywords=keywords, named_character=named
+        )
+        army = force(knight, supply_limit=50)
+        before = copy.deepcopy(army)
+        buy = {"stratagem": stratagem, "stratagem_cp": 1}
+        if accepted:
+            changed, _ = _buy(
+                army,
+                PurchaseWindow(card_added="k1"),
+                requisition="specialist_reinforcements",
+                card_id="k1",
+                **buy,
+            )
+            assert changed.card("k1").has("CHARACTER")
+            return
+        with pytest.raises(RuleError) as refused:
+            _buy(
+                army,
+                PurchaseWindow(card_added="k1"),
+                requisition="specialist_reinforcements",
+                card_id="k1",
+                **buy,
+            )
+        assert refused.value.code == "stratagem_not_for_unit"
+        assert army == before
+
     def test_without_it_a_knight_cannot_take_a_trait(self) -> None:
         knight = card(id="k1", power_rating=22, keywords=KNIGHT)
         with pytest.raises(RuleError) as refused:
@@ -396,7 +450,7 @@ class TestKnightCharacters:
             PurchaseWindow(card_added="k1"),
             requisition="specialist_reinforcements",
             card_id="k1",
-            stratagem="Heirloom of the House",
+            stratagem="Gallant Champion",
             stratagem_cp=1,
         )
         assert not changed.card("k1").has("CHARACTER")

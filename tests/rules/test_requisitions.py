@@ -646,10 +646,38 @@ class TestSpecialistReinforcements:
             added("k1"),
             requisition="specialist_reinforcements",
             card_id="k1",
-            stratagem="Knight Baron",
+            stratagem="Auspex Array",
             stratagem_cp=2,
         )
         assert changed.card("k1").crusade_points == 2
+
+    @pytest.mark.parametrize(
+        ("stratagem", "cp", "code"),
+        [
+            ("Knight Baron", 2, "stratagem_cp_invalid"),  # its own cost is 1 CP
+            ("Tyrannical Court", 3, "stratagem_cp_invalid"),
+            ("Heirlooms of the Household", 1, "stratagem_gives_relic_or_trait"),
+            ("Relic of the Chapter", 1, "stratagem_gives_relic_or_trait"),
+            ("Exemplary Warlord Trait", 1, "stratagem_gives_relic_or_trait"),
+        ],
+    )
+    def test_the_stratagems_own_cost_and_never_a_relic_or_trait(
+        self, stratagem: str, cp: int, code: str
+    ) -> None:
+        knight = card(
+            id="k1", keywords={"IMPERIUM", "IMPERIAL KNIGHTS", "CHAOS KNIGHTS"}, power_rating=24
+        )
+        army = force(knight)
+        with pytest.raises(RuleError) as refusal:
+            buy(
+                army,
+                added("k1"),
+                requisition="specialist_reinforcements",
+                card_id="k1",
+                stratagem=stratagem,
+                stratagem_cp=cp,
+            )
+        assert refusal.value.code == code
 
     @pytest.mark.parametrize(
         "window",

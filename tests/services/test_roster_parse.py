@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 
 from app.errors import DomainError
+from app.rules.cards import never_gains_xp
 from app.services.roster_parse import MAX_ROSTER_BYTES, ParsedRoster, RosterUnit, parse_roster
+from tests.factories import book
+from tests.factories import card as factory_card
 
 ROSTERS = Path(__file__).parents[1] / "fixtures" / "rosters"
 HEADER = (
@@ -166,6 +169,34 @@ class TestHostileFiles:
         assert refused.value.status in (413, 422)
         assert refused.value.field == "file"
 
+    @pytest.mark.parametrize("value", [b"nan", b"inf", b"-inf", b"NaN", b"1e999"])
+    def test_a_power_level_that_is_not_a_number_is_refused(self, value: bytes) -> None:
+        with pytest.raises(DomainError) as refused:
+            parse_roster(TINY.replace(b'value="6.0"', b'value="' + value + b'"'))
+        assert refused.value.code == "roster_unreadable" and "not a number" in refused.value.message
+
+    def test_a_huge_power_level_is_listed_as_over_the_cap(self) -> None:
+        roster = parse_roster(TINY.replace(b'value="6.0"', b'value="1e300"'))
+        assert roster.units == () and "over 200" in roster.unreadable[0].reason
+
+    def test_an_unknown_encoding_is_refused(self) -> None:
+        bogus = b'<?xml version="1.0" encoding="x-bogus"?>' + TINY.split(b"?>", 1)[-1]
+        with pytest.raises(DomainError) as refused:
+            parse_roster(bogus)
+        assert refused.value.code == "roster_unreadable"
+        assert "encoding" in refused.value.message
+
+    def test_an_encrypted_zip_entry_is_refused(self) -> None:
+        with pytest.raises(DomainError) as refused:
+            parse_roster(encrypted(zipped(("a.ros", TINY))))
+        assert refused.value.code == "roster_unreadable"
+        assert "encrypted" in refused.value.message
+
+    def test_selections_nested_thousands_deep_are_refused_without_recursion(self) -> None:
+        with pytest.raises(DomainError) as refused:
+            parse_roster(nested(3000))
+        assert (refused.value.code, refused.value.status) == ("roster_too_deep", 422)
+
     def test_a_zip_bomb_is_stopped_at_the_cap(self) -> None:
         # Compresses to a few KB; inflating it would be well past the limit.
         padding = b" " * (MAX_ROSTER_BYTES + 1024)
@@ -196,3 +227,137 @@ class TestHostileFiles:
         assert [(u.name, u.power_rating, u.keywords) for u in roster.units] == [
             ("Necron Warriors", 6, ("NECRONS", "INFANTRY"))
         ]
+
+
+def encrypted(archive: bytes) -> bytes:
+    """The same zip with each entry's 'encrypted' flag set (as a password-protected zip has
+    it), in the local header and the central directory."""
+    data = bytearray(archive)
+    for signature, flag_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        start = 0
+        while (start := data.find(signature, start)) != -1:
+            data[start + flag_at] |= 0x1
+            start += 4
+    return bytes(data)
+
+
+def nested(depth: int) -> bytes:
+    """TINY with its unit holding selections nested ``depth`` deep."""
+    inner = (
+        b"".join(b'<selections><selection name="Layer" type="upgrade">' for _ in range(depth))
+        + b"</selection></selections>" * depth
+    )
+    return TINY.replace(b"</selection>", inner + b"</selection>", 1)
+
+
+def roster_with(selection: str) -> bytes:
+    return (
+        HEADER
+        + '<forces><force name="Patrol" catalogueName="T&apos;au Empire"><selections>'
+        + selection
+        + "</selections></force></forces></roster>"
+    ).encode()
+
+
+COMMANDER = (
+    '<selection name="Commander in XV8 Crisis Battlesuit" type="model" number="1">'
+    '<costs><cost name=" PL" value="6.0"/></costs>'
+    '<categories><category name="HQ" primary="true"/>'
+    '<category name="Faction: T&apos;au Empire" primary="false"/>'
+    '<category name="Character" primary="false"/><category name="Battlesuit" primary="false"/>'
+    '<category name="Fly" primary="false"/><category name="Commander" primary="false"/>'
+    "</categories><selections>"
+    '<selection name="Gun Drone" type="model" number="2"><categories>'
+    '<category name="Drone" primary="false"/><category name="Tactical Drones" primary="false"/>'
+    '<category name="Fly" primary="false"/></categories></selection>'
+    "</selections></selection>"
+)
+
+# keywords only on the models: the main kind of model gives them, an attached one does not
+STEALTH_TEAM = (
+    '<selection name="XV25 Stealth Battlesuits" type="unit" number="1">'
+    '<costs><cost name=" PL" value="5.0"/></costs>'
+    '<categories><category name="Elites" primary="true"/>'
+    '<category name="Faction: T&apos;au Empire" primary="false"/></categories><selections>'
+    '<selection name="Stealth Shas&apos;ui" type="model" number="3"><categories>'
+    '<category name="Infantry" primary="false"/><category name="Battlesuit" primary="false"/>'
+    '<category name="Jet Pack" primary="false"/></categories></selection>'
+    '<selection name="Marker Drone" type="model" number="1"><categories>'
+    '<category name="Drone" primary="false"/></categories></selection>'
+    "</selections></selection>"
+)
+
+
+class TestKeywordsOfTheUnitItself:
+    """Ruling 45: attached models of another kind add models and wargear, not keywords, so a
+    Commander with Gun Drones is no DRONE (which would never gain XP)."""
+
+    def test_a_commanders_drones_do_not_make_it_a_drone(self) -> None:
+        (commander,) = parse_roster(roster_with(COMMANDER)).units
+        assert "DRONE" not in commander.keywords
+        assert "TACTICAL DRONES" not in commander.keywords
+        assert {"CHARACTER", "BATTLESUIT", "FLY", "COMMANDER"} <= set(commander.keywords)
+        assert any("Gun Drone" in m for m in commander.models)
+
+    def test_keywords_on_the_models_come_from_the_main_kind(self) -> None:
+        (team,) = parse_roster(roster_with(STEALTH_TEAM)).units
+        assert {"INFANTRY", "BATTLESUIT", "JET PACK"} <= set(team.keywords)
+        assert "DRONE" not in team.keywords
+
+    def test_so_the_imported_commander_gains_experience(self) -> None:
+        (commander,) = parse_roster(roster_with(COMMANDER)).units
+        card = factory_card(keywords=set(commander.keywords), battlefield_role="HQ")
+        assert not never_gains_xp(card, book())
+
+
+CRAWLER = (
+    '<selection name="Plagueburst Crawler" type="upgrade" number="1">'
+    '<costs><cost name=" PL" value="9.0"/></costs>'
+    '<profiles><profile name="Plagueburst Crawler" typeName="Unit"/></profiles>'
+    '<categories><category name="Heavy Support" primary="true"/>'
+    '<category name="Faction: Death Guard" primary="false"/>'
+    '<category name="Vehicle" primary="false"/></categories></selection>'
+)
+
+
+class TestUnitsWrittenAsUpgrades:
+    """Issue 25: a force-level 'upgrade' with a Battlefield Role and a Unit profile is a unit."""
+
+    def test_it_is_read_as_a_unit(self) -> None:
+        roster = parse_roster(roster_with(CRAWLER))
+        assert [(u.name, u.power_rating, u.battlefield_role) for u in roster.units] == [
+            ("Plagueburst Crawler", 9, "Heavy Support")
+        ]
+        assert {"DEATH GUARD", "VEHICLE"} <= set(roster.units[0].keywords)
+
+    def test_without_a_unit_profile_it_stays_unreadable_with_the_reason(self) -> None:
+        roster = parse_roster(
+            roster_with(CRAWLER.replace('typeName="Unit"', 'typeName="Abilities"'))
+        )
+        assert roster.units == () and "not a unit" in roster.unreadable[0].reason
+
+
+class TestTheRostersOwnTotals:
+    """Issue 25: the roster's own PL total is read, and what was read accounts for it."""
+
+    @pytest.mark.parametrize(
+        ("fixture", "units", "power", "points"),
+        [
+            ("chaos_knights.rosz", 3, 28, 530),
+            ("dark_angels_two_patrols.rosz", None, 28, 540),
+            ("thousand_sons_magnus.rosz", None, 76, 1410),
+            ("tyranids_neurothrope.rosz", None, 9, 180),
+        ],
+    )
+    def test_units_read_add_up_to_the_rosters_total(
+        self, fixture: str, units: int | None, power: int, points: int
+    ) -> None:
+        roster = read(fixture)
+        assert (roster.total_power, roster.total_points) == (power, points)
+        carried = sum(u.power_rating for u in roster.unreadable)
+        assert roster.read_power + carried == roster.total_power
+        if units is not None:
+            assert len(roster.units) == units
+
+    def test_a_roster_without_totals_says_none(self) -> None:
+        assert (parse_roster(TINY).total_power, parse_roster(TINY).total_points) == (None, None)

@@ -18,7 +18,7 @@ def proposed_battle(
     person: Callable[[str], Browser],
     size: str = "combat_patrol",
     mission: str = "supply_drop",
-    agendas: tuple[list[str], list[str]] = (["assassins"], ["reaper"]),
+    agendas: tuple[list[str], list[str]] = (["assassins"], ["cull_the_hordes"]),
 ) -> dict[str, Any]:
     """Ruby (attacking) beats Kai in a Supply Drop and enters the result: her Captain is
     Marked for Greatness and scores Assassins (6 XP: Blooded), her Intercessor Squad is
@@ -69,7 +69,13 @@ def proposed_battle(
                     ],
                     "dice": [1],
                 },
-                {"force_id": world["kai_force"], "victory_points": 30, "units": []},
+                {
+                    "force_id": world["kai_force"],
+                    "victory_points": 30,
+                    # the Captain's Assassins mark: Kai's Captain fell (and passes its test)
+                    "units": [{"card_id": theirs["Captain"], "destroyed": True}],
+                    "dice": [6],
+                },
             ]
         },
     )
@@ -137,7 +143,12 @@ def test_a_player_calls_off_a_battle_that_will_not_be_played(
     for who, key, role in ((ruby, "ruby_force", "attacker"), (kai, "kai_force", "defender")):
         cards = [c["id"] for c in who.api("GET", f"/forces/{world[key]}")["cards"]]
         sides.append(
-            {"force_id": world[key], "role": role, "roster": cards[:1], "agendas": ["reaper"]}
+            {
+                "force_id": world[key],
+                "role": role,
+                "roster": cards[:1],
+                "agendas": ["cull_the_hordes"],
+            }
         )
     battle = ruby.api(
         "POST",
@@ -287,16 +298,24 @@ def test_a_victor_bonus_honour_goes_to_the_unit_chosen(person: Callable[[str], B
     assert [e["id"] for h in card["honours"] for e in h["entries"]] == ["veteran_warriors"]
 
 
-def test_free_requisitions_from_a_victor_bonus(person: Callable[[str], Browser]) -> None:
+def won_strike_force(person: Callable[[str], Browser], mission: str) -> dict[str, Any]:
+    """Ruby wins a Strike Force battle of ``mission``, confirmed by Kai."""
     world = proposed_battle(
         person,
         size="strike_force",
-        mission="raze_and_ruin",
-        agendas=(["assassins", "first_strike", "sentinel"], ["reaper", "king_slayer", "survivor"]),
+        mission=mission,
+        agendas=(
+            ["assassins", "first_strike", "sentinel"],
+            ["cull_the_hordes", "king_slayer", "survivor"],
+        ),
     )
-    ruby, kai = world["ruby"], world["kai"]
-    kai.post(f"/battles/{world['battle_id']}/confirm")
-    force = world["ruby_force"]
+    world["kai"].post(f"/battles/{world['battle_id']}/confirm")
+    return world
+
+
+def test_free_requisitions_from_a_victor_bonus(person: Callable[[str], Browser]) -> None:
+    world = won_strike_force(person, "raze_and_ruin")
+    ruby, force = world["ruby"], world["ruby_force"]
     before = ruby.api("GET", f"/forces/{force}")["supply_limit"]
     bonus = next(
         d
@@ -315,15 +334,8 @@ def test_free_requisitions_from_a_victor_bonus(person: Callable[[str], Browser])
 def test_a_refused_victor_bonus_answer_keeps_what_was_typed(
     person: Callable[[str], Browser],
 ) -> None:
-    world = proposed_battle(
-        person,
-        size="strike_force",
-        mission="cut_off_the_head",
-        agendas=(["assassins", "first_strike", "sentinel"], ["reaper", "king_slayer", "survivor"]),
-    )
-    ruby, kai = world["ruby"], world["kai"]
-    kai.post(f"/battles/{world['battle_id']}/confirm")
-    force = world["ruby_force"]
+    world = won_strike_force(person, "cut_off_the_head")
+    ruby, force = world["ruby"], world["ruby_force"]
     bonus = next(
         d
         for d in ruby.api("GET", f"/forces/{force}/decisions")["items"]
@@ -344,3 +356,44 @@ def test_a_refused_victor_bonus_answer_keeps_what_was_typed(
     )
     assert done.status_code == 303
     assert ruby.api("GET", f"/decisions/{bonus['id']}")["status"] == "answered"
+
+
+def test_cut_off_the_heads_free_trait_is_for_a_character_that_fought(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    """Ruling 44: the Intel points went to the CHARACTERs that took part; one that stayed
+    home cannot take the free Warlord Trait, through the website or the API."""
+    world = won_strike_force(person, "cut_off_the_head")
+    ruby, force = world["ruby"], world["ruby_force"]
+    at_home = ruby.api(
+        "POST",
+        f"/forces/{force}/cards",
+        json={"name": "Lieutenant Varro", "power_rating": 4, "keywords": ["IMPERIUM", "CHARACTER"]},
+    )["id"]
+    bonus = next(
+        d
+        for d in ruby.api("GET", f"/forces/{force}/decisions")["items"]
+        if d["kind"] == "victor_bonus"
+    )
+    before = dump(engine)
+    url = f"/decisions/{bonus['id']}"
+    page = ruby.post(
+        f"{url}/answer", {"use": "0", "card_id_0": str(at_home), "warlord_trait_0": "Rites of War"}
+    )
+    assert page.status_code == 422 and "did not take part" in page.text
+    api = ruby.client.post(
+        f"/api/v1{url}/answer",
+        json={
+            "requisitions": [
+                {
+                    "requisition": "warlord_trait",
+                    "card_id": at_home,
+                    "warlord_trait": "Rites of War",
+                }
+            ]
+        },
+        headers={"X-CSRF-Token": ruby.client.get("/api/v1/auth/csrf").json()["csrf_token"]},
+    )
+    assert api.status_code == 422, api.text
+    assert api.json()["code"] == "victor_bonus_needs_character_that_fought"
+    assert dump(engine) == before

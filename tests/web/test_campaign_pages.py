@@ -48,7 +48,7 @@ def muster(world: dict[str, Any], by: Browser) -> dict[str, Any]:
                 "force_id": world["kai_force"],
                 "role": "defender",
                 "roster": roster(by, world["kai_force"]),
-                "agendas": ["reaper"],
+                "agendas": ["cull_the_hordes"],
             },
         ],
     }

@@ -44,7 +44,7 @@ def fight_a_battle(world: dict[str, Any], settle: bool = True) -> dict[str, Any]
                     "force_id": world["kai_force"],
                     "role": "defender",
                     "roster": [c["id"] for c in kai.values()],
-                    "agendas": ["reaper"],
+                    "agendas": ["cull_the_hordes"],
                 },
             ],
         },

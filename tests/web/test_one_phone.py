@@ -50,7 +50,7 @@ def _battle(recorder: Browser, campaign_id: int, forces: tuple[int, int], roster
                     "force_id": forces[1],
                     "role": "defender",
                     "roster": rosters[1],
-                    "agendas": ["reaper"],
+                    "agendas": ["cull_the_hordes"],
                 },
             ],
         },
@@ -189,12 +189,33 @@ def test_wrong_pins_lock_the_account_pin_but_not_the_password(
     before = dump(engine)
     locked = ruby.post(url, {"pin": "4827"})  # even the right PIN waits now
     assert locked.status_code == 429 and 'data-code="pin_locked"' in locked.text
+    assert 60 < int(locked.headers["Retry-After"]) <= 3600
     assert "confirm with the password" in locked.text
     assert dump(engine) == before
     assert ruby.api("GET", f"/battles/{battle}")["status"] == "proposed"
     confirmed = ruby.post(url, {"password": PASSWORD})
     assert confirmed.status_code == 303
     assert ruby.api("GET", f"/battles/{battle}")["status"] == "resolved"
+    # kai hears of it on every page until the PIN changes or the notice is dismissed
+    notice = kai.get("/")
+    assert "Your confirmation PIN was locked" in notice.text
+    assert f'href="/battles/{battle}"' in notice.text
+    assert "Your confirmation PIN was locked" not in ruby.get("/").text
+    kai.api("POST", "/auth/pin", json={"current_password": PASSWORD, "pin": "5938"})
+    assert "Your confirmation PIN was locked" not in kai.get("/").text
+
+
+def test_the_pin_lock_notice_can_be_dismissed(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    world = _proposed(person)
+    ruby, kai, battle = world["ruby"], world["kai"], world["battle_id"]
+    kai.api("POST", "/auth/pin", json={"current_password": PASSWORD, "pin": "4827"})
+    for guess in range(PIN_FAILURES_PER_HOUR):
+        ruby.post(f"/battles/{battle}/confirm-here", {"pin": f"{guess:04d}"})
+    assert "Your confirmation PIN was locked" in kai.get("/account").text
+    assert kai.post("/account/pin-notice/dismiss", {}).status_code == 303
+    assert "Your confirmation PIN was locked" not in kai.get("/account").text
 
 
 def test_wrong_passwords_at_the_table_are_rate_limited_like_log_in(

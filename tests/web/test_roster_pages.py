@@ -37,6 +37,11 @@ def test_upload_preview_tick_and_add(person: Callable[[str], Browser], engine: E
     assert dump(engine) == before  # the preview changes nothing
     keys = UNIT_BOX.findall(page)
     assert len(keys) == 4 and "Azrael" in page and "Primaris Lieutenant" in page
+    totals = re.sub(r"\s+", " ", page.split('data-testid="roster-totals">')[1].split("</p>")[0])
+    assert (
+        "own total: <strong>28 PL</strong> (540 points); read here: <strong>28 PL</strong>"
+        in totals
+    )
     carried = CARRIED.search(page)
     assert carried
     added = ruby.post(f"/forces/{force_id}/roster", {"roster": carried.group(1), "units": keys[:2]})

@@ -36,7 +36,7 @@ def test_defaults_and_a_rematch_in_few_taps(
 
     setup = {"role": "attacker", "battle_size": "combat_patrol", "version": ""}
     setup |= {"force_id": world["ruby_force"], "opponent_id": world["kai_force"]}
-    setup |= {"agendas_0": "assassins", "agendas_1": "reaper", "action": "next"}
+    setup |= {"agendas_0": "assassins", "agendas_1": "cull_the_hordes", "action": "next"}
     moved = ruby.post(f"{base}/setup", setup)
     assert moved.status_code == 303 and moved.headers["location"] == f"{base}/muster"
     stored = draft_row(engine, draft_id)["data"]
@@ -68,7 +68,7 @@ def test_defaults_and_a_rematch_in_few_taps(
     )
     assert again.status_code == 303
     copied = draft_row(engine, draft2)["data"]
-    assert copied["setup"]["agendas"] == [["assassins"], ["reaper"]]
+    assert copied["setup"]["agendas"] == [["assassins"], ["cull_the_hordes"]]
     assert copied["setup"]["role"] == "attacker"
     assert copied["rosters"] == stored["rosters"]
 

@@ -16,6 +16,7 @@ from app.main import create_app
 from app.rules.data import rulebook
 from tests.api.helpers import dump
 from tests.web.conftest import Browser, campaign_with_two_players
+from tests.web.test_battle_pages import proposed_battle
 
 SIX_SCARS = (
     "walking_wounded",
@@ -78,16 +79,18 @@ def setup_form(world: dict[str, Any], **changes: Any) -> dict[str, Any]:
         "role": "attacker",
         "battle_size": "combat_patrol",
         "agendas_0": "assassins",
-        "agendas_1": "reaper",
+        "agendas_1": "cull_the_hordes",
         **changes,
     }
 
 
-def through_muster(world: dict[str, Any], mission: str = "supply_drop") -> tuple[str, int]:
-    """Set-up (chosen mission) and muster every unit of both forces."""
+def through_muster(
+    world: dict[str, Any], mission: str = "supply_drop", **setup: Any
+) -> tuple[str, int]:
+    """Set-up (chosen mission, and ``setup`` changes) and muster every unit of both forces."""
     ruby = world["ruby"]
     base, draft_id = start(world)
-    done = ruby.post(f"{base}/setup", setup_form(world, mission=mission, action="next"))
+    done = ruby.post(f"{base}/setup", setup_form(world, mission=mission, action="next", **setup))
     assert done.status_code == 303 and done.headers["location"] == f"{base}/muster"
     mustered = ruby.post(
         f"{base}/muster",
@@ -174,6 +177,7 @@ def test_walk_the_whole_wizard(person: Callable[[str], Browser], engine: Engine)
 
     # 3. After the game: a tap through the script returns just the counter, saved at once.
     captain, squad = mine["Captain"], mine["Intercessor Squad"]
+    their_captain = theirs["Captain"]
     tap = script_post(ruby, f"{base}/after/bump", {"bump": f"{captain}:destroyed_melee:+1"})
     assert tap.status_code == 200 and "<html" not in tap.text
     assert f'data-testid="count-{captain}-destroyed_melee">1</output>' in tap.text
@@ -197,6 +201,7 @@ def test_walk_the_whole_wizard(person: Callable[[str], Browser], engine: Engine)
             "painted_0": "1",
             "marked_0": str(captain),
             f"destroyed_{squad}": "1",
+            f"destroyed_{their_captain}": "1",  # the CHARACTER the Assassins mark is for
             "bump": f"{captain}:agenda.assassins:+1",
         },
     )
@@ -230,6 +235,7 @@ def test_walk_the_whole_wizard(person: Callable[[str], Browser], engine: Engine)
             "painted_0": "1",
             "marked_0": str(captain),
             f"destroyed_{squad}": "1",
+            f"destroyed_{their_captain}": "1",
             "action": "next",
         },
     )
@@ -239,10 +245,11 @@ def test_walk_the_whole_wizard(person: Callable[[str], Browser], engine: Engine)
     page = ruby.get(f"{base}/out_of_action")
     form_token(ruby, page.text)
     assert "1. Out of Action test: Intercessor Squad" in page.text
-    assert "No dice needed for this army." in page.text
+    assert "1. Out of Action test: Captain" in page.text  # Kai's
     missing = ruby.post(f"{base}/out_of_action", {"dice_mode_0": "enter", "die_0_0": ""})
     assert missing.status_code == 422 and 'data-code="dice_missing"' in missing.text
-    dice = ruby.post(f"{base}/out_of_action", {"dice_mode_0": "enter", "die_0_0": "4"})
+    both = {"dice_mode_0": "enter", "die_0_0": "4", "dice_mode_1": "enter", "die_1_0": "5"}
+    dice = ruby.post(f"{base}/out_of_action", both)
     assert dice.status_code == 303 and dice.headers["location"] == f"{base}/review"
 
     # 5. Review and submit: from a player it becomes a proposal.
@@ -282,7 +289,7 @@ def test_a_refused_submit_is_shown_in_place_and_keeps_the_draft(
 ) -> None:
     world = campaign_with_two_players(person)
     ruby, kai = world["ruby"], world["kai"]
-    base, draft_id = through_muster(world)
+    base, draft_id = through_muster(world, agendas_1="reaper")
     theirs = units(kai, world["kai_force"])
     # Two of Kai's units tie on kills for Reaper, and nobody said which one scores it.
     for name in ("Captain", "Hellblasters"):
@@ -435,3 +442,33 @@ def test_a_step_the_wizard_does_not_have_is_not_found(person: Callable[[str], Br
     missing = world["ruby"].get(f"{base}/aftermath")
     assert missing.status_code == 404 and "has no step" in missing.text
     assert world["ruby"].get(f"{base}/setup").status_code == 200
+
+
+def test_the_muster_step_says_which_decisions_come_first(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    """Ruling 37 on the website: a unit's waiting decision holds the whole muster; the step
+    names the units and links the decisions, and a muster tried anyway changes nothing."""
+    world = proposed_battle(person)  # Ruby's Intercessor Squad failed its Out of Action test
+    ruby = world["ruby"]
+    world["kai"].post(f"/battles/{world['battle_id']}/confirm")
+    base, _ = start(world)
+    done = ruby.post(f"{base}/setup", setup_form(world, mission="supply_drop", action="next"))
+    assert done.status_code == 303
+    page = ruby.get(f"{base}/muster").text
+    banner = page.split('data-testid="decisions-first-0"')[1].split("</p>")[0]
+    assert "Intercessor Squad" in banner
+    assert f'href="/forces/{world["ruby_force"]}/decisions"' in banner
+    before = dump(engine)
+    tried = ruby.post(
+        f"{base}/muster",
+        {
+            "roster_0": [world["mine"]["Hellblasters"]],
+            "roster_1": [world["theirs"]["Hellblasters"]],
+            "action": "muster",
+        },
+    )
+    assert tried.status_code == 409 and 'data-code="decisions_pending"' in tried.text
+    assert {k: v for k, v in dump(engine).items() if k != "battle_draft"} == {
+        k: v for k, v in before.items() if k != "battle_draft"
+    }

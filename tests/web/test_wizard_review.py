@@ -34,7 +34,7 @@ def test_the_review_shows_the_consequences_the_confirmation_applies(
             "vp_0": "40",
             "vp_1": "20",
             "marked_0": str(captain),
-            f"destroyed_{theirs['Hellblasters']}": "1",
+            f"destroyed_{theirs['Captain']}": "1",  # the Assassins mark's CHARACTER
             "action": "review",
         },
     )
@@ -50,8 +50,8 @@ def test_the_review_shows_the_consequences_the_confirmation_applies(
     assert shown.group(2) == "fought +1, Marked for Greatness +3, kills +1, Assassins +2"
     assert "now Blooded" in page.split("<strong>Captain</strong>", 1)[1].split("</li>", 1)[0]
     assert "Requisition point" in page
-    hellblasters = page.split("consequences-1", 1)[1].split("<strong>Hellblasters</strong>")[1]
-    assert "Out of Action " in hellblasters.split("</li>", 1)[0]  # rolled by the app
+    their_captain = page.split("consequences-1", 1)[1].split("<strong>Captain</strong>")[1]
+    assert "Out of Action " in their_captain.split("</li>", 1)[0]  # rolled by the app
     xp_shown = int(shown.group(1))
 
     submitted = ruby.post(f"{base}/review", {"action": "submit"})
@@ -73,7 +73,7 @@ def test_a_result_the_rules_refuse_is_shown_on_the_review(
 ) -> None:
     world = campaign_with_two_players(person)
     ruby, kai = world["ruby"], world["kai"]
-    base, _draft_id = through_muster(world)
+    base, _draft_id = through_muster(world, agendas_1="reaper")
     theirs = units(kai, world["kai_force"])
     # Two of Kai's units tie for Reaper and nobody said which one scores it.
     for name in ("Captain", "Hellblasters"):
