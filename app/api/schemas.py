@@ -360,7 +360,13 @@ class SideResultIn(Input):
     agenda_choices: dict[Annotated[str, StringConstraints(max_length=60)], Id] = Field(
         default_factory=dict
     )
-    objective_markers: int | None = Field(default=None, ge=1, le=20)
+    objective_markers: int | None = Field(
+        default=None,
+        ge=0,
+        le=20,
+        description="Optional: the objective markers set up at the start. The mission sets "
+        "this number (GET /api/v1/rules/missions lists it); another is refused.",
+    )
 
 
 class BattleResultIn(Input):

@@ -157,6 +157,7 @@ def resolve_side(force: OrderOfBattle, report: SideReport, book: Rulebook, dice:
         dice,
         choices=report.agenda_choices,
         objective_markers=report.objective_markers,
+        battle_rounds=book.numbers.battle_rounds,
         names={c: force.card(c).name for c in report.roster},
     )
     result = Aftermath(force=force, dice=scored.dice)

@@ -17,6 +17,7 @@ from app.rules.data import (
     KillBound,
     PerMark,
     Rulebook,
+    TallyBound,
     TallySource,
     Threshold,
     listing,
@@ -78,12 +79,20 @@ def agenda_experience(
     *,
     choices: Mapping[str, str] | None = None,
     objective_markers: int | None = None,
+    battle_rounds: int | None = None,
     names: Mapping[str, str] | None = None,
 ) -> AgendaResult:
     """Score every chosen Agenda for one army. ``choices`` maps an agenda id to the card
-    the player picks where the rules let them (ties, the archive recipient)."""
+    the player picks where the rules let them (ties, the archive recipient). The mission's
+    ``objective_markers`` and ``battle_rounds`` bound the tallies that need them (None:
+    not known, so not checked)."""
     choices = choices or {}
     _check_tallies(agendas, tallies)
+    _check_army_bounds(
+        agendas,
+        tallies,
+        {TallyBound.OBJECTIVE_MARKERS: objective_markers, TallyBound.BATTLE_ROUNDS: battle_rounds},
+    )
     xp: dict[str, dict[str, int]] = {}
     thrown: list[DieRoll] = []
     for agenda in agendas:
@@ -124,6 +133,30 @@ def _check_tallies(agendas: Sequence[Agenda], tallies: Tallies) -> None:
                 f"not {len(scorers)}.",
                 field="agenda_tallies",
             )
+
+
+_BOUND_WORDS = {
+    TallyBound.OBJECTIVE_MARKERS: "objective markers the mission sets up",
+    TallyBound.BATTLE_ROUNDS: "battle rounds",
+}
+
+
+def _check_army_bounds(
+    agendas: Sequence[Agenda], tallies: Tallies, bounds: Mapping[TallyBound, int | None]
+) -> None:
+    """An army's combined tally cannot pass what the mission allows: one mark per
+    objective marker, or one per battle round where one unit may act per turn."""
+    for agenda in agendas:
+        combined = sum(t.get(agenda.id, 0) for t in tallies.values())
+        for bound in agenda.army_bounds:
+            limit = bounds.get(bound)
+            if limit is not None and combined > limit:
+                raise RuleError(
+                    "agenda_tally_above_mission",
+                    f"{agenda.name}: the army's combined tally is {combined}, more than the "
+                    f"{limit} {_BOUND_WORDS[bound]}.",
+                    field="agenda_tallies",
+                )
 
 
 def _marks(agenda: Agenda, tallies: Tallies, units_destroyed: Mapping[str, int]) -> dict[str, int]:

@@ -46,6 +46,19 @@ def roll_mission(size: BattleSize, book: Rulebook, dice: Dice) -> tuple[Mission,
     raise AssertionError("mission tables are validated to cover 1-6")
 
 
+def objective_markers(mission: Mission, reported: int | None) -> int:
+    """The objective markers set up at the start: the mission says how many, so a report
+    that gives another number is refused rather than trusted."""
+    if reported is not None and reported != mission.objective_markers:
+        raise RuleError(
+            "objective_markers_invalid",
+            f"{mission.name} sets up {mission.objective_markers} objective marker(s), "
+            f"not {reported}.",
+            field="objective_markers",
+        )
+    return mission.objective_markers
+
+
 def muster(
     force: OrderOfBattle,
     card_ids: Sequence[str],

@@ -334,6 +334,13 @@ class KillBound(Frozen):
     what: str = Field(min_length=1, description="The kind of unit, in words, for refusals")
 
 
+class TallyBound(StrEnum):
+    """What the mission lets an army's combined tally reach."""
+
+    OBJECTIVE_MARKERS = "objective_markers"  # one mark per marker the mission sets up
+    BATTLE_ROUNDS = "battle_rounds"  # one unit may act per turn: one mark per battle round
+
+
 class Agenda(Frozen):
     id: str
     name: str
@@ -343,6 +350,9 @@ class Agenda(Frozen):
         default=None, gt=0, description="How many units may score it; None means any number"
     )
     max_tally: int | None = Field(default=None, gt=0, description="Highest tally one unit can have")
+    army_bounds: tuple[TallyBound, ...] = Field(
+        default=(), description="Limits on the combined tally of all the army's units"
+    )
     eligibility: AgendaEligibility = AgendaEligibility()
     kill_bound: KillBound | None = None
     xp: AgendaXp
@@ -415,6 +425,7 @@ class Mission(Frozen):
     battle_size: str
     low: int = Field(ge=1, le=6)
     high: int = Field(ge=1, le=6)
+    objective_markers: int = Field(ge=0, description="Objective markers set up at the start")
     summary: str = Field(min_length=1)
     victor_bonus: tuple[VictorBonus, ...] = Field(min_length=1)
 
@@ -443,6 +454,7 @@ class CrusadeNumbers(Frozen):
     honour_power_rating_threshold: int = Field(gt=0)
     out_of_action_fail_max: int = Field(ge=0, le=6)
     max_objective_victory_points: int = Field(gt=0)
+    battle_rounds: int = Field(gt=0)
     painted_bonus_victory_points: int = Field(ge=0)
     never_gain_xp_keywords: tuple[str, ...]
     never_gain_xp_roles: tuple[str, ...]

@@ -418,7 +418,7 @@ def _resolve(
             str(k): Consequence(v) for k, v in (result.out_of_action_choices or {}).items()
         },
         agenda_choices={k: str(v) for k, v in (result.agenda_choices or {}).items()},
-        objective_markers=result.objective_markers,
+        objective_markers=battle_rules.objective_markers(mission, result.objective_markers),
         warlord=str(side.warlord_card_id) if side.warlord_card_id else None,
     )
     dice = side_dice(result, (battle.seed or 0) + index)

@@ -198,7 +198,6 @@ def _side_defaults() -> dict[str, Any]:
         "vp": None,
         "painted": False,
         "marked": None,
-        "objective_markers": None,
         "agenda_choices": {},
         "dice_mode": "roll",
         "dice": [],
@@ -585,13 +584,6 @@ def check_after(draft_data: dict[str, Any]) -> None:
                 f"Enter the victory points scored, 0 to {MAX_VICTORY_POINTS}.",
                 field=f"vp_{index}",
             )
-        markers = side.get("objective_markers")
-        if markers is not None and not 1 <= int(markers) <= 20:
-            raise RuleError(
-                "objective_markers_invalid",
-                "The number of objective markers is 1 to 20.",
-                field=f"objective_markers_{index}",
-            )
 
 
 # --- step 4: Out of Action ------------------------------------------------------------------
@@ -605,10 +597,10 @@ def dice_needed(
     test per destroyed unit in roster order (units that never gain XP pass without one)."""
     book = rulebook()
     needed: list[list[str]] = []
-    for index, side in enumerate(battle_sides(session, draft)):
+    markers = book.mission(str(draft_data["setup"]["mission"])).objective_markers
+    for side in battle_sides(session, draft):
         value = load_force(session, side.force_id).value
         purposes: list[str] = []
-        markers = draft_data["sides"][index].get("objective_markers")
         for agenda in tally_agendas(side.agendas):
             if isinstance(agenda.xp, ArchiveRoll):
                 combined = sum(
@@ -675,7 +667,6 @@ def results(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) ->
                 agenda_choices={
                     k: int(v) for k, v in (entered.get("agenda_choices") or {}).items() if v
                 },
-                objective_markers=entered.get("objective_markers"),
             )
         )
     return built

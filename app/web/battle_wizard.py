@@ -462,7 +462,6 @@ def _after_context(
                 "choice_agendas": [
                     a for a in agendas if isinstance(a.xp, HighestTally | ArchiveRoll)
                 ],
-                "archive": any(isinstance(a.xp, ArchiveRoll) for a in agendas),
                 "units": [
                     {
                         "card": cards[i],
@@ -491,10 +490,6 @@ def _read_after(session: Session, draft: BattleDraft, form: FormData, d: dict[st
         entered["painted"] = bool(field_text(form, f"painted_{index}"))
         marked = field_int(form, f"marked_{index}")
         entered["marked"] = marked if marked in side.roster else None
-        try:
-            entered["objective_markers"] = field_int(form, f"objective_markers_{index}", high=99)
-        except RuleError:
-            entered["objective_markers"] = None
         entered["agenda_choices"] = {
             a: choice
             for a in side.agendas

@@ -426,3 +426,50 @@ def test_a_forces_decisions_are_paged_by_key(client: TestClient) -> None:
     rest = client.get(page["next"]).json()
     assert [d["id"] for d in rest["items"]] == [scar["id"]] and rest["next"] is None
     assert client.get(url, params={"limit": 0}).status_code == 422
+
+
+class TestTalliesBoundedByTheMission:
+    """Issue 20: Sweep and Clear sets up four objective markers, so an army's Deploy
+    Vox-relays cannot have more than four relays, and the markers are the mission's."""
+
+    def vox_result(self, world: dict[str, Any], relays: int, **side: Any) -> dict[str, Any]:
+        squad = world["blue_units"][1]["id"]
+        return {
+            "sides": [
+                {
+                    "force_id": world["blue"],
+                    "victory_points": 30,
+                    "units": [{"card_id": squad, "agenda_tallies": {"deploy_vox_relays": relays}}],
+                    **side,
+                },
+                {"force_id": world["red"], "victory_points": 10},
+            ]
+        }
+
+    def muster_vox(self, client: TestClient, world: dict[str, Any]) -> dict[str, Any]:
+        body = battle_body(world)
+        body["sides"][0]["agendas"] = ["deploy_vox_relays"]
+        response = client.post(f"/api/v1/campaigns/{world['campaign']}/battles", json=body)
+        assert response.status_code == 201, response.text
+        return dict(response.json())
+
+    def test_more_relays_than_markers_is_refused(self, client: TestClient, engine: Engine) -> None:
+        world = setup_two_forces(client)
+        battle = self.muster_vox(client, world)
+        before = dump(engine)
+        url = f"/api/v1/battles/{battle['id']}/result"
+        response = client.post(url, json=self.vox_result(world, 5))
+        assert_problem(response, 422, "agenda_tally_above_mission")
+        assert "4 objective markers" in response.json()["detail"]
+        wrong_count = client.post(url, json=self.vox_result(world, 4, objective_markers=6))
+        assert_problem(wrong_count, 422, "objective_markers_invalid")
+        assert "Sweep and Clear sets up 4" in wrong_count.json()["detail"]
+        assert dump(engine) == before
+        accepted = client.post(url, json=self.vox_result(world, 4))
+        assert accepted.status_code == 200, accepted.text
+        squad = next(
+            c
+            for c in client.get(f"/api/v1/forces/{world['blue']}").json()["cards"]
+            if c["name"] == "Squad Vorn"
+        )
+        assert squad["xp"] == 1 + 4 * 2

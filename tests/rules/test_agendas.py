@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from app.rules import battle as battle_rules
 from app.rules.agendas import AgendaResult, agenda_experience, check_agenda_selection
 from app.rules.battle import battle_size
 from app.rules.data import Achieved, ArchiveRoll, HighestTally, PerMark, TallySource, Threshold
@@ -408,15 +409,11 @@ class TestArchiveRoll:
         assert xp(result) == {}
         assert result.dice == ()
 
-    @pytest.mark.parametrize("markers", [None, 0])
-    def test_the_number_of_objective_markers_must_be_known(self, markers: int | None) -> None:
-        refused(
-            "objective_markers_required",
-            [ARCHIVES],
-            archive_tallies(1),
-            dice=[1],
-            objective_markers=markers,
-        )
+    def test_the_number_of_objective_markers_must_be_known(self) -> None:
+        refused("objective_markers_required", [ARCHIVES], archive_tallies(1), dice=[1])
+
+    def test_a_mission_without_objective_markers_has_nothing_to_search(self) -> None:
+        refused("agenda_tally_above_mission", [ARCHIVES], archive_tallies(1), objective_markers=0)
 
     def test_the_roll_must_be_entered(self) -> None:
         refused("dice_missing", [ARCHIVES], archive_tallies(1), objective_markers=4)
@@ -481,3 +478,87 @@ class TestAgendaLimits:
         result = score([], {}, {"u1": 3})
         assert xp(result) == {}
         assert result.dice == ()
+
+
+# --- tallies bounded by the mission (issue 20) ---------------------------------------------
+
+
+class TestTalliesBoundedByTheMission:
+    """One mark per objective marker set up, or per battle round where one unit acts a turn."""
+
+    @pytest.mark.parametrize(
+        ("agenda", "marks", "markers", "allowed"),
+        [
+            ("deploy_vox_relays", (4,), 4, True),
+            ("deploy_vox_relays", (5,), 4, False),  # only four markers to carry a relay
+            ("deploy_vox_relays", (2,), 1, False),  # The Relic: a single marker
+            ("deploy_vox_relays", (1,), 0, False),  # Assassinate sets up none
+            ("deploy_vox_relays", (6,), 8, False),  # one action a turn: five rounds at most
+            ("deploy_vox_relays", (5,), 8, True),
+            ("recover_mission_archives", (2, 2), 4, True),
+            ("recover_mission_archives", (2, 3), 4, False),  # each marker searched once
+            ("secure_the_area", (3, 2), None, True),
+            ("secure_the_area", (3, 3), None, False),  # one unit per turn, five turns
+            ("scry_battle_plans", (2, 3), None, True),
+            ("scry_battle_plans", (4, 2), None, False),
+        ],
+    )
+    def test_the_combined_tally(
+        self, agenda: str, marks: tuple[int, ...], markers: int | None, allowed: bool
+    ) -> None:
+        tallies = {f"u{i}": {agenda: n} for i, n in enumerate(marks)}
+        kw: dict[str, Any] = {
+            "objective_markers": markers,
+            "battle_rounds": 5,
+            "choices": {agenda: "u0"},
+            "dice": [1],
+        }
+        if allowed:
+            score([agenda], tallies, **kw)
+        else:
+            refused("agenda_tally_above_mission", [agenda], tallies, **kw)
+
+    def test_search_for_archeotech_once_a_turn_per_unit(self) -> None:
+        tallies = {"u1": {"search_for_archeotech": 5}, "u2": {"search_for_archeotech": 5}}
+        assert xp(score(["search_for_archeotech"], tallies, battle_rounds=5)) == {
+            "u1": {"search_for_archeotech": 3},
+            "u2": {"search_for_archeotech": 3},
+        }
+        refused(
+            "agenda_tally_invalid", ["search_for_archeotech"], {"u1": {"search_for_archeotech": 6}}
+        )
+
+    def test_an_unknown_bound_is_not_checked(self) -> None:
+        tallies = {"u1": {"deploy_vox_relays": 3}}
+        assert xp(score(["deploy_vox_relays"], tallies)) == {"u1": {"deploy_vox_relays": 6}}
+
+    @pytest.mark.parametrize(
+        ("mission", "markers"),
+        [
+            ("sweep_and_clear", 4),
+            ("supply_drop", 3),
+            ("assassinate", 0),
+            ("supply_cache", 4),
+            ("the_relic", 1),
+            ("sabotage", 4),
+            ("recon_patrol", 4),
+            ("the_ritual", 4),
+            ("behind_enemy_lines", 0),
+            ("supplies_from_above", 6),
+            ("narrow_the_search", 4),
+            ("cut_off_the_head", 2),
+            ("retrieval", 6),
+            ("raze_and_ruin", 6),
+            ("ambush", 0),
+            ("firestorm", 0),
+            ("grand_assault", 8),
+            ("field_of_glory", 8),
+        ],
+    )
+    def test_each_mission_sets_up_its_objective_markers(self, mission: str, markers: int) -> None:
+        found = book().mission(mission)
+        assert battle_rules.objective_markers(found, None) == markers
+        assert battle_rules.objective_markers(found, markers) == markers
+        with pytest.raises(RuleError) as error:
+            battle_rules.objective_markers(found, markers + 1)
+        assert error.value.code == "objective_markers_invalid"
