@@ -321,6 +321,11 @@ class UnitReportIn(Input):
         description="Survivor: the unit ended the battle below Half-strength (a single model: "
         "with fewer than half its wounds left). Leave out to let the Survivor tally stand.",
     )
+    exfiltrated: StrictBool = Field(
+        default=False,
+        description="Behind Enemy Lines: the unit was exfiltrated (only such a unit can take "
+        "the victor bonus).",
+    )
 
 
 class NamedDie(Input):

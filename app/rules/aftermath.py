@@ -51,6 +51,7 @@ class UnitReport:
     marked_for_greatness: bool = False
     # Survivor's second mark: None when not told (the tally entered stands as counted).
     below_half_strength: bool | None = None
+    exfiltrated: bool = False  # left by the enemy's edge (Behind Enemy Lines)
 
     @property
     def units_destroyed(self) -> int:
@@ -68,6 +69,7 @@ class SideReport:
     agenda_choices: Mapping[str, str] = field(default_factory=dict)
     objective_markers: int | None = None
     warlord: str | None = None
+    exfiltration: bool = False  # the mission lets units be exfiltrated
 
     def report_for(self, card_id: str) -> UnitReport:
         for unit in self.units:
@@ -189,6 +191,7 @@ def _check_report(force: OrderOfBattle, report: SideReport, book: Rulebook) -> N
                 f"Unit {unit.card_id} was not on this army's roster for the battle.",
                 field="units",
             )
+        _check_exfiltrated(unit, report)
         counts = (unit.destroyed_psychic, unit.destroyed_ranged, unit.destroyed_melee)
         if min(counts) < 0:
             raise RuleError(
@@ -206,6 +209,25 @@ def _check_report(force: OrderOfBattle, report: SideReport, book: Rulebook) -> N
         raise RuleError(
             "marked_for_greatness_limit",
             f"Only {allowed} unit(s) can be Marked for Greatness after this battle, not {marked}.",
+            field="units",
+        )
+
+
+def _check_exfiltrated(unit: UnitReport, report: SideReport) -> None:
+    """Exfiltration happens only in a mission that has it, and takes the unit off the
+    battlefield alive: it cannot also have been destroyed."""
+    if not unit.exfiltrated:
+        return
+    if not report.exfiltration:
+        raise RuleError(
+            "exfiltration_not_in_mission",
+            "Only a mission with the Exfiltration action (Behind Enemy Lines) exfiltrates units.",
+            field="units",
+        )
+    if unit.destroyed:
+        raise RuleError(
+            "exfiltrated_unit_destroyed",
+            f"Unit {unit.card_id} cannot be both exfiltrated and destroyed.",
             field="units",
         )
 
@@ -407,4 +429,6 @@ def _eligible(
         cards = [c for c in cards if not any(c.has(k) for k in ("CHARACTER", "VEHICLE", "MONSTER"))]
     elif target == BonusTarget.WARLORD:
         cards = [c for c in cards if c.id == report.warlord]
+    elif target == BonusTarget.EXFILTRATED:
+        cards = [c for c in cards if report.report_for(c.id).exfiltrated]
     return tuple(c.id for c in cards)

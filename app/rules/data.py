@@ -375,6 +375,7 @@ class BonusTarget(StrEnum):
     NON_CHARACTER_VEHICLE_MONSTER = "non_character_vehicle_monster"
     CHARACTER = "character"
     WARLORD = "warlord"
+    EXFILTRATED = "exfiltrated"  # a unit the report says left by the enemy's edge
     NEW_CHARACTER = "new_character"
     FORCE = "force"
 
@@ -426,6 +427,9 @@ class Mission(Frozen):
     low: int = Field(ge=1, le=6)
     high: int = Field(ge=1, le=6)
     objective_markers: int = Field(ge=0, description="Objective markers set up at the start")
+    exfiltration: bool = Field(
+        default=False, description="Units can be exfiltrated (leave by the enemy's edge)"
+    )
     summary: str = Field(min_length=1)
     victor_bonus: tuple[VictorBonus, ...] = Field(min_length=1)
 

@@ -420,6 +420,7 @@ def _resolve(
         agenda_choices={k: str(v) for k, v in (result.agenda_choices or {}).items()},
         objective_markers=battle_rules.objective_markers(mission, result.objective_markers),
         warlord=str(side.warlord_card_id) if side.warlord_card_id else None,
+        exfiltration=mission.exfiltration,
     )
     dice = side_dice(result, (battle.seed or 0) + index)
     after = resolve_side(view.value, report, rulebook(), dice)
@@ -521,6 +522,7 @@ def _unit_report(data: dict[str, Any]) -> UnitReport:
         agenda_tallies=dict(data.get("agenda_tallies") or {}),
         marked_for_greatness=bool(data.get("marked_for_greatness", False)),
         below_half_strength=data.get("below_half_strength"),
+        exfiltrated=bool(data.get("exfiltrated", False)),
     )
 
 

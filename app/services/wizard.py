@@ -464,6 +464,7 @@ def unit_state(draft_data: dict[str, Any], card_id: int) -> dict[str, Any]:
         "destroyed": bool(stored.get("destroyed", False)),
         # Survivor's second mark needs the unit at Half-strength or better (ruling 24).
         "below_half": bool(stored.get("below_half", False)),
+        "exfiltrated": bool(stored.get("exfiltrated", False)),
         **{k: int(stored.get(k, 0)) for k in KILLS},
         "agenda_tallies": dict(stored.get("agenda_tallies") or {}),
     }
@@ -650,6 +651,7 @@ def results(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) ->
                     },
                     "marked_for_greatness": entered.get("marked") == card_id,
                     **({"below_half_strength": True} if state["below_half"] else {}),
+                    **({"exfiltrated": True} if state["exfiltrated"] else {}),
                 }
             )
         dice: list[int] | None = None

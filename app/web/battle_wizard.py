@@ -476,7 +476,8 @@ def _after_context(
                 "entered": d["sides"][index],
             }
         )
-    return {"d": d, "armies": armies, "tally_limit": wizard.tally_limit}
+    mission = book.mission(str(d["setup"]["mission"]))
+    return {"d": d, "armies": armies, "tally_limit": wizard.tally_limit, "mission": mission}
 
 
 def _read_after(session: Session, draft: BattleDraft, form: FormData, d: dict[str, Any]) -> None:
@@ -499,6 +500,7 @@ def _read_after(session: Session, draft: BattleDraft, form: FormData, d: dict[st
             state = wizard.unit_state(d, card_id)
             state["destroyed"] = bool(field_text(form, f"destroyed_{card_id}"))
             state["below_half"] = bool(field_text(form, f"below_half_{card_id}"))
+            state["exfiltrated"] = bool(field_text(form, f"exfiltrated_{card_id}"))
             d["units"][str(card_id)] = state
 
 

@@ -473,3 +473,62 @@ class TestTalliesBoundedByTheMission:
             if c["name"] == "Squad Vorn"
         )
         assert squad["xp"] == 1 + 4 * 2
+
+
+class TestBehindEnemyLines:
+    """Issue 20: the victor bonus goes only to a unit the report says was exfiltrated, and
+    only Behind Enemy Lines exfiltrates (ruling 49)."""
+
+    def muster(self, client: TestClient, world: dict[str, Any]) -> dict[str, Any]:
+        sides = battle_body(world)["sides"]
+        sides[0]["agendas"] = ["assassins", "secure_the_area"]
+        sides[1]["agendas"] = ["cull_the_hordes", "secure_the_area"]
+        return muster(
+            client, world, battle_size="incursion", mission="behind_enemy_lines", sides=sides
+        )
+
+    def result(self, world: dict[str, Any], **unit_fields: Any) -> dict[str, Any]:
+        squad = world["blue_units"][1]["id"]
+        return {
+            "sides": [
+                {
+                    "force_id": world["blue"],
+                    "victory_points": 40,
+                    "units": [{"card_id": squad, **unit_fields}],
+                    "dice": [4],
+                },
+                {"force_id": world["red"], "victory_points": 10},
+            ]
+        }
+
+    def test_only_an_exfiltrated_unit_takes_the_bonus(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        world = setup_two_forces(client)
+        battle = self.muster(client, world)
+        url = f"/api/v1/battles/{battle['id']}/result"
+        before = dump(engine)
+        both = client.post(url, json=self.result(world, exfiltrated=True, destroyed=True))
+        assert_problem(both, 422, "exfiltrated_unit_destroyed")
+        assert dump(engine) == before
+        assert client.post(url, json=self.result(world, exfiltrated=True)).status_code == 200
+        [bonus] = client.get(f"/api/v1/forces/{world['blue']}/decisions").json()["items"]
+        assert (bonus["kind"], bonus["payload"]["reason"]) == ("battle_honour", "victor_bonus")
+        assert bonus["payload"]["eligible"] == [world["blue_units"][1]["id"]]
+
+    def test_nobody_exfiltrated_means_no_bonus(self, client: TestClient) -> None:
+        world = setup_two_forces(client)
+        battle = self.muster(client, world)
+        url = f"/api/v1/battles/{battle['id']}/result"
+        assert client.post(url, json=self.result(world)).status_code == 200
+        assert client.get(f"/api/v1/forces/{world['blue']}/decisions").json()["items"] == []
+
+    def test_other_missions_exfiltrate_nobody(self, client: TestClient, engine: Engine) -> None:
+        world = setup_two_forces(client)
+        battle = muster(client, world)
+        before = dump(engine)
+        refused = client.post(
+            f"/api/v1/battles/{battle['id']}/result", json=self.result(world, exfiltrated=True)
+        )
+        assert_problem(refused, 422, "exfiltration_not_in_mission")
+        assert dump(engine) == before

@@ -342,6 +342,42 @@ class TestVictorBonusHonours:
         )
         assert honoured.card("a").honour_ids(HonourCategory.BATTLE_TRAIT) == {"grizzled"}
 
+    @pytest.mark.parametrize(
+        ("exfiltrated", "eligible"),
+        [((), None), (("a",), ("a",)), (("a", "t", "h"), ("a", "t", "h"))],
+    )
+    def test_behind_enemy_lines_only_exfiltrated_units(
+        self, exfiltrated: tuple[str, ...], eligible: tuple[str, ...] | None
+    ) -> None:
+        mission = book().mission("behind_enemy_lines")
+        bonuses = victor_bonuses(mission, won=True, role=VictorRole.ATTACKER)
+        units = tuple(UnitReport(c, exfiltrated=True) for c in exfiltrated)
+        side = report(*units, won=True, victor_bonuses=bonuses, exfiltration=True)
+        after = resolve_side(two_unit_force(), side, book(), EnteredDice([]))
+        found = [
+            d.eligible
+            for d in after.pending
+            if isinstance(d, BattleHonourDecision) and d.reason == "victor_bonus"
+        ]
+        assert found == ([] if eligible is None else [eligible])
+
+    @pytest.mark.parametrize(
+        ("unit", "exfiltration", "code"),
+        [
+            (UnitReport("a", exfiltrated=True), False, "exfiltration_not_in_mission"),
+            (UnitReport("a", exfiltrated=True, destroyed=True), True, "exfiltrated_unit_destroyed"),
+        ],
+    )
+    def test_exfiltration_refusals(self, unit: UnitReport, exfiltration: bool, code: str) -> None:
+        with pytest.raises(RuleError) as refused:
+            resolve_side(
+                two_unit_force(),
+                report(unit, exfiltration=exfiltration),
+                book(),
+                EnteredDice([6]),
+            )
+        assert refused.value.code == code
+
     def test_free_requisitions_wait_as_decisions(self) -> None:
         bonuses = victor_bonuses(
             book().mission("raze_and_ruin"), won=True, role=VictorRole.ATTACKER

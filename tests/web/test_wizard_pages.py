@@ -184,6 +184,7 @@ def test_walk_the_whole_wizard(person: Callable[[str], Browser], engine: Engine)
     # An Agenda's counter keeps the names it has on the full page ("<Agenda> tally").
     page = ruby.get(f"{base}/after")
     assert 'aria-label="One more: Assassins tally, Captain"' in page.text
+    assert "exfiltrated_" not in page.text  # only Behind Enemy Lines exfiltrates
     for step in ("+1", "-1"):
         agenda = script_post(
             ruby, f"{base}/after/bump", {"bump": f"{captain}:agenda.assassins:{step}"}
@@ -472,3 +473,35 @@ def test_the_muster_step_says_which_decisions_come_first(
     assert {k: v for k, v in dump(engine).items() if k != "battle_draft"} == {
         k: v for k, v in before.items() if k != "battle_draft"
     }
+
+
+def test_behind_enemy_lines_asks_which_units_were_exfiltrated(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    """Ruling 49: only Behind Enemy Lines shows the tick, and the ticked unit is the one
+    offered the victor bonus once the battle is recorded."""
+    world = campaign_with_two_players(person)
+    ruby = world["ruby"]
+    base, draft_id = through_muster(
+        world,
+        mission="behind_enemy_lines",
+        battle_size="incursion",
+        agendas_0=["assassins", "secure_the_area"],
+        agendas_1=["cull_the_hordes", "secure_the_area"],
+    )
+    squad = units(ruby, world["ruby_force"])["Intercessor Squad"]
+    page = ruby.get(f"{base}/after")
+    assert f'name="exfiltrated_{squad}"' in page.text
+    saved = ruby.post(
+        f"{base}/after",
+        {
+            "form": "after",
+            "vp_0": "40",
+            "vp_1": "10",
+            f"exfiltrated_{squad}": "1",
+            "action": "next",
+        },
+    )
+    assert saved.status_code == 303, saved.text
+    assert draft_row(engine, draft_id)["data"]["units"][str(squad)]["exfiltrated"] is True
+    assert f'name="exfiltrated_{squad}" value="1" checked' in ruby.get(f"{base}/after").text
