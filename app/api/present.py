@@ -70,6 +70,7 @@ def card(
         keywords=sorted(row.keywords),
         champion=row.champion,
         named_character=row.named_character,
+        split_unit=row.split_unit,
         wargear=row.wargear,
         psychic_powers=row.psychic_powers,
         narrative=row.narrative,

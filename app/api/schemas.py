@@ -88,6 +88,16 @@ class ScarPublic(BaseModel):
     dice: list[list[int]]
 
 
+_SPLIT_UNIT = (
+    "The split unit this card is part of (a squadron or a unit with drones that splits in "
+    "battle, each part with its own card): cards with the same label are mustered together."
+)
+SplitUnit = Annotated[
+    Annotated[str, StringConstraints(max_length=120, strip_whitespace=True)] | None,
+    Field(description=_SPLIT_UNIT),
+]
+
+
 class CardCreate(Input):
     name: Name
     power_rating: int = Field(ge=1, le=200)
@@ -96,6 +106,7 @@ class CardCreate(Input):
     battlefield_role: Annotated[str, StringConstraints(max_length=40)] = ""
     champion: Annotated[str, StringConstraints(max_length=120)] | None = None
     named_character: StrictBool = False
+    split_unit: SplitUnit = None
     warlord_trait: Annotated[str, StringConstraints(max_length=120)] | None = Field(
         default=None,
         description="A named character's own Warlord Trait (free, no Crusade points); other "
@@ -132,6 +143,9 @@ class CardsPublic(BaseModel):
 class CardUpdate(Input):
     name: Name | None = None
     narrative: Text | None = None
+    split_unit: SplitUnit = Field(
+        default=None, description=f"{_SPLIT_UNIT} An empty string takes the card out of it."
+    )
     keywords: list[Keyword] | None = Field(
         default=None,
         max_length=40,
@@ -171,6 +185,7 @@ class CardPublic(BaseModel):
     keywords: list[str]
     champion: str | None
     named_character: bool
+    split_unit: str | None = Field(default=None, description="The split unit it is part of")
     wargear: str
     psychic_powers: str
     narrative: str

@@ -93,6 +93,7 @@ class Card(SQLModel, table=True):
     keywords: list[str] = _json([])
     champion: str | None = Field(default=None, max_length=120)
     named_character: bool = False
+    split_unit: str | None = Field(default=None, max_length=120)
     wargear: str = Field(default="", max_length=4000)
     psychic_powers: str = Field(default="", max_length=2000)
     narrative: str = Field(default="", max_length=8000)

@@ -82,6 +82,7 @@ def muster(
             f"{', '.join(blocked)} cannot be mustered until their pending decisions are made.",
             field="roster",
         )
+    _check_split_units(force, cards)
     power = sum(c.power_rating for c in cards)
     if power > size.max_power_level:
         raise RuleError(
@@ -91,6 +92,20 @@ def muster(
             field="roster",
         )
     return cards
+
+
+def _check_split_units(force: OrderOfBattle, cards: Sequence[CrusadeCard]) -> None:
+    """A split unit is chosen whole: every card of it still on the Order of Battle."""
+    chosen = {c.id for c in cards}
+    for label in sorted({c.split_unit for c in cards if c.split_unit}):
+        missing = [c.name for c in force.cards if c.split_unit == label and c.id not in chosen]
+        if missing:
+            raise RuleError(
+                "split_unit_incomplete",
+                f"{label} is a split unit: muster all of its Crusade cards or none "
+                f"(missing {', '.join(missing)}).",
+                field="roster",
+            )
 
 
 def crusade_blessings(points_a: int, points_b: int) -> tuple[int, int]:

@@ -71,6 +71,8 @@ class CrusadeCard:
     champion: str | None = None
     named_character: bool = False
     summoned: bool = False
+    # Cards of one split unit share this label; they are mustered together or not at all.
+    split_unit: str | None = None
     wargear: str = ""
     psychic_powers: str = ""
     narrative: str = ""

@@ -450,6 +450,24 @@ def _resolve(
     return before
 
 
+def _split_unit_partners(session: Session, force_id: int, cards: list[Card]) -> list[Card]:
+    """The other cards of the split units on a roster, which a muster must see to check
+    that each split unit is taken whole (one query, only when a split unit is there)."""
+    labels = {c.split_unit for c in cards if c.split_unit}
+    if not labels:
+        return []
+    return list(
+        session.exec(
+            select(Card).where(
+                Card.force_id == force_id,
+                col(Card.split_unit).in_(labels),
+                col(Card.id).not_in([c.id for c in cards]),
+                col(Card.removed).is_(False),
+            )
+        ).all()
+    )
+
+
 def _roster_force(
     session: Session, force_id: int, roster: list[int], *, waiting: bool = True
 ) -> ForceView:
@@ -468,6 +486,7 @@ def _roster_force(
     )
     pending: set[int] = set()
     if waiting:  # only mustering asks: a recorded battle's units were checked then
+        cards += _split_unit_partners(session, force_id, cards)
         pending = {
             c
             for c in session.exec(

@@ -68,6 +68,7 @@ def card_value(row: Card) -> CrusadeCard:
         battlefield_role=row.battlefield_role,
         champion=row.champion,
         named_character=row.named_character,
+        split_unit=row.split_unit,
         wargear=row.wargear,
         psychic_powers=row.psychic_powers,
         narrative=row.narrative,

@@ -237,6 +237,7 @@ def add_cards(
     for index, unit in enumerate(units):
         details = dict(unit)
         own_trait = details.pop("warlord_trait", None)
+        details["split_unit"] = details.get("split_unit") or None
         try:
             value = card_rules.new_card(id=f"new-{index}", **_rule_fields(details))
             value = card_rules.with_own_warlord_trait(value, own_trait)

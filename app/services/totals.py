@@ -94,7 +94,9 @@ STANDING_FIELDS = ("crusade_points", "supply_used", "units", "xp", "wins", "draw
 
 def _counted(state: Mapping[str, Any] | Any) -> tuple[int, int, int, int]:
     """What one card adds to its force's totals: Crusade points, supply, 1 unit, XP."""
-    card = state if not isinstance(state, Mapping) else SimpleNamespace(**state)
+    # A card's label as part of a split unit counts for nothing here (and its column is
+    # newer than some rebuilds that call this).
+    card = state if not isinstance(state, Mapping) else SimpleNamespace(split_unit=None, **state)
     if card.removed:
         return (0, 0, 0, 0)
     value = card_value(cast(Card, card))

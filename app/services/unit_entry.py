@@ -79,10 +79,15 @@ def edit_card(
     name: str | None = None,
     narrative: str | None = None,
     keywords: list[str] | None = None,
+    split_unit: str | None = None,
 ) -> Card:
-    """A card's name and narrative (any time), and its keywords corrected while the unit is
-    as it joined and no battle of its force is under way (docs/rulings.md, 40)."""
+    """A card's name and narrative (any time), its split unit ("" leaves it), and its
+    keywords corrected while the unit is as it joined and no battle of its force is under
+    way (docs/rulings.md, 40)."""
     row = forces.update_card(session, card_id=card_id, name=name, narrative=narrative)
+    if split_unit is not None:
+        row.split_unit = split_unit or None
+        session.add(row)
     if keywords is not None:
         view = forces.load_force(session, row.force_id)
         during = requisitions.purchase_window(session, row.force_id).during_battle

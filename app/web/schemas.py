@@ -262,6 +262,7 @@ class CardForm(BaseModel):
 
     name: Typed = ""
     narrative: Typed = ""
+    split_unit: Typed = ""
     keywords_shown: Typed = ""
     kw: list[Annotated[str, StringConstraints(max_length=120)]] = Field(
         default_factory=list, max_length=60
@@ -270,7 +271,11 @@ class CardForm(BaseModel):
 
     def body(self) -> dict[str, Any]:
         """The CardUpdate body."""
-        data: dict[str, Any] = {"name": self.name, "narrative": self.narrative}
+        data: dict[str, Any] = {
+            "name": self.name,
+            "narrative": self.narrative,
+            "split_unit": self.split_unit.strip(),
+        }
         if self.keywords_shown:
             words = [*self.kw, *_list(self.keywords)]
             data["keywords"] = list(dict.fromkeys(w.strip().upper() for w in words if w.strip()))

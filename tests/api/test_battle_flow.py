@@ -532,3 +532,36 @@ class TestBehindEnemyLines:
         )
         assert_problem(refused, 422, "exfiltration_not_in_mission")
         assert dump(engine) == before
+
+
+class TestSplitUnits:
+    """Issue 20: the cards of a split unit are linked, and a muster takes all or none."""
+
+    def test_a_split_unit_is_mustered_whole(self, client: TestClient, engine: Engine) -> None:
+        world = setup_two_forces(client)
+        label = "Leman Russ Squadron"
+        tanks = [
+            unit(client, world["blue"], f"Leman Russ {n}", 4, split_unit=f"  {label} ")
+            for n in ("Alpha", "Beta")
+        ]
+        assert [t["split_unit"] for t in tanks] == [label, label]
+        assert unit(client, world["blue"], "Scout Squad", 2, split_unit="")["split_unit"] is None
+        url = f"/api/v1/campaigns/{world['campaign']}/battles"
+        half = battle_body(world, blue=[world["blue_units"][0]["id"], tanks[0]["id"]])
+        before = dump(engine)
+        refused = client.post(url, json=half)
+        body = assert_problem(refused, 422, "split_unit_incomplete")
+        assert "Leman Russ Beta" in body["detail"] and body["field"] == "sides[0].roster"
+        assert dump(engine) == before
+        whole = battle_body(world, blue=[tanks[0]["id"], tanks[1]["id"]])
+        assert client.post(url, json=whole).status_code == 201
+
+    def test_a_card_joins_and_leaves_a_split_unit(self, client: TestClient) -> None:
+        world = setup_two_forces(client)
+        squad = world["blue_units"][1]["id"]
+        joined = client.patch(f"/api/v1/cards/{squad}", json={"split_unit": "Attack Bike Squadron"})
+        assert joined.status_code == 200 and joined.json()["split_unit"] == "Attack Bike Squadron"
+        kept = client.patch(f"/api/v1/cards/{squad}", json={"narrative": "Held the line."})
+        assert kept.json()["split_unit"] == "Attack Bike Squadron"
+        left = client.patch(f"/api/v1/cards/{squad}", json={"split_unit": ""})
+        assert left.status_code == 200 and left.json()["split_unit"] is None

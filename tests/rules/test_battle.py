@@ -106,6 +106,30 @@ class TestMuster:
             muster(force(card(id="a")), ids, battle_size("incursion", book()))
         assert refused.value.code == code
 
+    @pytest.mark.parametrize(
+        ("ids", "allowed"),
+        [
+            (["r1", "r2", "r3"], True),
+            (["r1", "r2", "r3", "x"], True),
+            (["x"], True),  # none of the split unit: fine
+            (["r1", "x"], False),
+            (["r1", "r2"], False),
+            (["r1", "r2", "r3", "d1"], False),  # another split unit, half of it
+        ],
+    )
+    def test_a_split_unit_is_mustered_whole(self, ids: list[str], allowed: bool) -> None:
+        squadron = [card(id=f"r{n}", split_unit="Leman Russ Squadron") for n in (1, 2, 3)]
+        drones = [card(id=f"d{n}", split_unit="Commander's drones") for n in (1, 2)]
+        army = force(*squadron, *drones, card(id="x"), supply_limit=100)
+        size = battle_size("onslaught", book())
+        if allowed:
+            assert len(muster(army, ids, size)) == len(ids)
+            return
+        with pytest.raises(RuleError) as refused:
+            muster(army, ids, size)
+        assert refused.value.code == "split_unit_incomplete"
+        assert "muster all of its Crusade cards" in refused.value.message
+
 
 class TestCrusadeBlessings:
     @pytest.mark.parametrize(

@@ -174,6 +174,15 @@ def test_the_owner_edits_the_name_and_narrative(person: Callable[[str], Browser]
     assert saved.status_code == 303 and saved.headers["location"] == f"/cards/{squad['id']}"
     page = world["ruby"].get(f"/cards/{squad['id']}")
     assert "<h1>Squad Vorn</h1>" in page.text and "Held the line at Hive Hyperia." in page.text
+    assert "Split unit:" not in page.text
+    # A part of a split unit (issue 20): the label shows as a badge and stays editable.
+    world["ruby"].post(f"/cards/{squad['id']}", {**form, "split_unit": "Attack Bike Squadron"})
+    page = world["ruby"].get(f"/cards/{squad['id']}")
+    assert "Split unit: Attack Bike Squadron" in page.text
+    assert 'name="split_unit"' in page.text
+    assert world["ruby"].api("GET", f"/cards/{squad['id']}")["split_unit"] == (
+        "Attack Bike Squadron"
+    )
 
 
 def test_a_refused_edit_keeps_the_story_and_changes_nothing(
