@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from fastapi import APIRouter, Depends, FastAPI
 from sqlalchemy import Engine
+from starlette.routing import BaseRoute
 
 from app.api import auth, battles, campaigns, events, membership, rosters, rules, webhooks
 from app.api.access import check_every_route_has_a_rule, enforce
@@ -17,18 +20,12 @@ from app.config import get_settings
 from app.db.session import get_engine
 from app.errors import install_error_handlers
 from app.rules.data import rulebook
-from app.web import install_site
-
-# The API's routes are fixed when the modules are imported, so checking that each has an
-# access rule once per process is enough; the check builds the OpenAPI schema (~2.5 s), a
-# cost every test app would otherwise pay.
-_checked: set[str] = set()
+from app.web import error_page, install_site
+from app.web.api_docs import install_api_docs
 
 
-def create_app(engine: Engine | None = None) -> FastAPI:
-    """The app, on ``engine`` (by default the one DATABASE_URL names)."""
-    rulebook()  # load and validate the rule tables at start: a broken table fails fast
-    app = FastAPI(
+def _new_app() -> FastAPI:
+    return FastAPI(
         title="Crusade tracker",
         version="0.1.0",
         description="Warhammer 40,000 (9th edition) Crusade campaigns: rules reference and "
@@ -37,6 +34,30 @@ def create_app(engine: Engine | None = None) -> FastAPI:
         docs_url=None,  # /docs is the site's (app/web/api_docs.py): Swagger UI served locally
         redoc_url=None,
     )
+
+
+@cache
+def _shared_routes() -> tuple[BaseRoute, ...]:
+    """The API's and the site's routes, built once per process. Building them (FastAPI
+    analyses every endpoint's signature and dependencies as a router is included) takes
+    about half a second, which every app the tests make would pay again; the routes hold
+    no per-app state (each request reaches its app's engine and limits through
+    ``request.app.state``), so every app can share them. The access checks run here, once:
+    the routes are fixed when the modules are imported."""
+    scratch = _new_app()
+    api = APIRouter(prefix="/api/v1", dependencies=[Depends(enforce)])
+    for module in (auth, rules, campaigns, membership, battles, rosters, events, webhooks):
+        api.include_router(module.router)
+    scratch.include_router(api)
+    check_every_route_has_a_rule(scratch)  # builds the OpenAPI schema (~2.5 s): once
+    install_site(scratch)
+    return tuple(scratch.router.routes)
+
+
+def create_app(engine: Engine | None = None) -> FastAPI:
+    """The app, on ``engine`` (by default the one DATABASE_URL names)."""
+    rulebook()  # load and validate the rule tables at start: a broken table fails fast
+    app = _new_app()
     app.state.engine = engine or get_engine()
     app.state.order_of_battle_cache = VersionedBodies()
     settings = get_settings()
@@ -51,22 +72,10 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(AdmissionMiddleware)  # before any database work
     app.add_middleware(HardeningMiddleware)  # outermost: headers on every response
-    api = APIRouter(prefix="/api/v1", dependencies=[Depends(enforce)])
-    api.include_router(auth.router)
-    api.include_router(rules.router)
-    api.include_router(campaigns.router)
-    api.include_router(membership.router)
-    api.include_router(battles.router)
-    api.include_router(rosters.router)
-    api.include_router(events.router)
-    api.include_router(webhooks.router)
-    app.include_router(api)
+    app.router.routes.extend(_shared_routes())
+    app.state.error_page = error_page
     document_responses(app)  # every answered status in the OpenAPI schema
-    if "api" not in _checked:
-        check_every_route_has_a_rule(app)
-        _checked.add("api")
-        app.openapi_schema = None  # the check built it before /health and the pages were in
-    install_site(app)
+    install_api_docs(app)
 
     @app.get("/health", tags=["service"], summary="Liveness check")
     async def health() -> dict[str, str]:  # on the event loop: no thread, no connection

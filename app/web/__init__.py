@@ -19,7 +19,6 @@ from app.web import (
     reference,
     rosters,
 )
-from app.web.api_docs import install_api_docs
 from app.web.pages import STATIC, declares_access, login_url, redirect, render
 
 ROUTERS: list[APIRouter] = [
@@ -39,8 +38,6 @@ def install_site(app: FastAPI) -> None:
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     for router in ROUTERS:
         app.include_router(router, include_in_schema=False)
-    app.state.error_page = error_page
-    install_api_docs(app)
 
 
 def check_every_page_declares_access(routers: list[APIRouter]) -> None:

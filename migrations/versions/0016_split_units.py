@@ -20,11 +20,13 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
+# Plain ADD/DROP COLUMN (SQLite has both): a batch operation would copy crusade_card into
+# a new table and drop the old one, which the rows that refer to the cards forbid.
+
+
 def upgrade() -> None:
-    with op.batch_alter_table('crusade_card', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('split_unit', sa.String(length=120), nullable=True))
+    op.add_column('crusade_card', sa.Column('split_unit', sa.String(length=120), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('crusade_card', schema=None) as batch_op:
-        batch_op.drop_column('split_unit')
+    op.drop_column('crusade_card', 'split_unit')
