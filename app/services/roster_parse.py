@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import zipfile
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from xml.etree.ElementTree import Element, ParseError
 
@@ -198,9 +200,10 @@ def parse_roster(data: bytes) -> ParsedRoster:
         detachments.append(detachment)
         if force.get("catalogueName") and force.get("catalogueName") not in factions:
             factions.append(force.get("catalogueName", ""))
+        chosen = _sub_factions(force)
         for s_index, selection in enumerate(_children(force), start=1):
             key = f"{f_index}.{s_index}"
-            read = _unit(selection, key, detachment)
+            read = _unit(selection, key, detachment, chosen)
             if isinstance(read, RosterUnit):
                 units.append(read)
             elif read is not None:
@@ -279,7 +282,32 @@ def _power(selection: Element) -> float:
     return total
 
 
-def _unit(selection: Element, key: str, detachment: str) -> RosterUnit | UnreadableUnit | None:
+_CHOICE = re.compile(r"^(?P<kind>[^:<>]{1,40}?)\s+(?:choice|selector|selection)$", re.IGNORECASE)
+
+
+def _sub_factions(force: Element) -> dict[str, str]:
+    """The sub-factions a detachment names, by the placeholder they fill: a "Sept Choice"
+    or "**Chapter Selector**" setting whose chosen option is "Vior'la Sept" or "Chapter:
+    Salamanders" fills ``<Sept>`` / ``<Chapter>``. An option that is itself a placeholder
+    ("Dynasty: <Custom>") or no option fills nothing."""
+    chosen: dict[str, str] = {}
+    for selection in _children(force):
+        found = _CHOICE.match(" ".join(selection.get("name", "").strip("* ").split()))
+        options = _children(selection)
+        if not found or not options:
+            continue
+        kind = found.group("kind").casefold()
+        value = " ".join(options[0].get("name", "").split())
+        if value.casefold().startswith(f"{kind}:"):
+            value = value.split(":", 1)[1].strip()
+        if value and "<" not in value and ">" not in value:
+            chosen.setdefault(kind, value.upper()[:MAX_KEYWORD])
+    return chosen
+
+
+def _unit(
+    selection: Element, key: str, detachment: str, chosen: Mapping[str, str] | None = None
+) -> RosterUnit | UnreadableUnit | None:
     """A unit selection as a RosterUnit; a detachment setting is None; anything else that
     costs Power is listed as unreadable so the player sees it was not silently dropped."""
     kind = selection.get("type", "")
@@ -304,7 +332,7 @@ def _unit(selection: Element, key: str, detachment: str) -> RosterUnit | Unreada
             key, name, f"its Power Rating {round(power)} is over {MAX_POWER_RATING}"
         )
     descendants = _descendants(selection)
-    keywords, factions = _keywords(selection, descendants)
+    keywords, factions = _keywords(selection, descendants, chosen or {})
     if len(keywords) > MAX_KEYWORDS:
         return UnreadableUnit(key, name, f"it has more than {MAX_KEYWORDS} keywords", carried)
     return RosterUnit(
@@ -387,11 +415,12 @@ def _is_keyword(category: Element) -> bool:
 
 
 def _keywords(
-    selection: Element, descendants: list[Element]
+    selection: Element, descendants: list[Element], chosen: Mapping[str, str]
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Keywords from categories: ``Faction: X`` gives the faction keyword X; the primary
-    category (the Battlefield Role), placeholders like ``<DYNASTY>`` and the per-battle
-    WARLORD are left out."""
+    """Keywords from categories: ``Faction: X`` gives the faction keyword X; a placeholder
+    like ``<SEPT>`` is filled with the sub-faction the detachment chose (``chosen``) or
+    left out, never kept as written; the primary category (the Battlefield Role) and the
+    per-battle WARLORD are left out."""
     keywords: list[str] = []
     factions: list[str] = []
     for category in _keyword_categories(selection, descendants):
@@ -400,6 +429,8 @@ def _keywords(
         raw = " ".join(category.get("name", "").split())
         is_faction = raw.casefold().startswith("faction:")
         word = raw.split(":", 1)[1].strip().upper() if is_faction else raw.upper()
+        if word.startswith("<") and word.endswith(">"):
+            word = chosen.get(word[1:-1].strip().casefold(), "")
         if not word or word.startswith("<") or word.casefold().startswith(SKIPPED_PREFIX):
             continue
         word = word[:MAX_KEYWORD]

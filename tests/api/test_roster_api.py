@@ -226,6 +226,26 @@ def test_a_commander_with_drones_imports_without_the_drone_keyword(
     (card,) = answer.json()["cards"]
     assert "CHARACTER" in card["keywords"]
     assert not {"DRONE", "TACTICAL DRONES"} & set(card["keywords"])
+    assert card["gains_experience"] is True
+
+
+def test_a_sub_faction_fills_the_placeholder_on_import(client: TestClient) -> None:
+    """Issue 25: `Faction: <Sept>` becomes the chosen sept, not a literal keyword."""
+    tau = force(client, campaign(client), "Vior'la Hunters", "T'AU EMPIRE")
+    choice = (
+        '<selection name="Sept Choice" type="upgrade" number="1"><categories>'
+        '<category name="Configuration" primary="true"/></categories><selections>'
+        '<selection name="Vior&apos;la Sept" type="upgrade" number="1"/></selections>'
+        "</selection>"
+    )
+    commander = COMMANDER.replace(
+        "</categories>", '<category name="Faction: &lt;Sept&gt;" primary="false"/></categories>', 1
+    )
+    answer = post(client, tau, roster_with(choice + commander))
+    assert answer.status_code == 201, answer.text
+    (card,) = answer.json()["cards"]
+    assert "VIOR'LA SEPT" in card["keywords"]
+    assert not [k for k in card["keywords"] if "<" in k]
 
 
 def test_the_preview_shows_the_rosters_own_totals(client: TestClient, engine: Engine) -> None:

@@ -347,6 +347,8 @@ class TestTheRostersOwnTotals:
             ("dark_angels_two_patrols.rosz", None, 28, 540),
             ("thousand_sons_magnus.rosz", None, 76, 1410),
             ("tyranids_neurothrope.rosz", None, 9, 180),
+            ("tyranids_zoanthropes.rosz", 3, 21, 450),
+            ("tau_aunva.rosz", 1, 4, 80),
         ],
     )
     def test_units_read_add_up_to_the_rosters_total(
@@ -361,3 +363,49 @@ class TestTheRostersOwnTotals:
 
     def test_a_roster_without_totals_says_none(self) -> None:
         assert (parse_roster(TINY).total_power, parse_roster(TINY).total_points) == (None, None)
+
+
+def chosen_roster(setting: str, option: str, placeholder: str) -> bytes:
+    """TINY with a detachment setting (e.g. "Sept Choice") whose option is ``option``, and
+    the unit's faction keyword written as ``placeholder``."""
+    choice = (
+        f'<selection name="{setting}" type="upgrade" number="1"><categories>'
+        '<category name="Configuration" primary="true"/></categories><selections>'
+        f'<selection name="{option}" type="upgrade" number="1"/></selections></selection>'
+    )
+    data = TINY.replace(b"<selections>", b"<selections>" + choice.encode(), 1)
+    return data.replace(b"Faction: Necrons", f"Faction: {placeholder}".encode())
+
+
+class TestSubFactionPlaceholders:
+    """Issue 25: a placeholder like <Sept> is filled from the detachment's chosen
+    sub-faction, or left out; never kept as a keyword."""
+
+    @pytest.mark.parametrize(
+        ("setting", "option", "placeholder", "expected"),
+        [
+            ("Sept Choice", "Vior&apos;la Sept", "&lt;Sept&gt;", "VIOR'LA SEPT"),
+            ("**Chapter Selector**", "Salamanders", "&lt;Chapter&gt;", "SALAMANDERS"),
+            ("Dynasty Choice", "Dynasty: Szarekhan", "&lt;Dynasty&gt;", "SZAREKHAN"),
+            ("Dynasty Choice", "Dynasty: &lt;Custom&gt;", "&lt;Dynasty&gt;", None),
+            ("Hive Fleet Choice", "Kraken", "&lt;Dynasty&gt;", None),  # another placeholder
+        ],
+    )
+    def test_filled_from_the_chosen_sub_faction(
+        self, setting: str, option: str, placeholder: str, expected: str | None
+    ) -> None:
+        (warriors,) = parse_roster(chosen_roster(setting, option, placeholder)).units
+        assert not [k for k in warriors.keywords if "<" in k or ">" in k]
+        if expected is None:
+            assert warriors.faction_keywords == ()
+        else:
+            assert expected in warriors.keywords
+            assert warriors.faction_keywords == (expected,)
+
+    def test_real_rosters_keep_no_placeholder(self) -> None:
+        for fixture in ("tyranids_zoanthropes.rosz", "necrons_patrol.rosz", "tau_aunva.rosz"):
+            for read_unit in read(fixture).units:
+                assert not [k for k in read_unit.keywords if k.startswith("<")], fixture
+        zoanthrope = read("tyranids_zoanthropes.rosz").units[0]
+        assert {"TYRANIDS", "HIVE TENDRIL", "PSYKER"} <= set(zoanthrope.keywords)
+        assert "T'AU EMPIRE" in read("tau_aunva.rosz").units[0].keywords
