@@ -8,6 +8,8 @@ from fastapi import APIRouter, File, Form, Query, Response, UploadFile, status
 
 from app.api import present
 from app.api.schemas import (
+    RosterCardPublic,
+    RosterChangePublic,
     RosterImportPublic,
     RosterPreviewPublic,
     RosterSkippedPublic,
@@ -47,17 +49,27 @@ def import_roster(
         list[str] | None,
         Form(description="Offered requisitions to buy, as `<key>:warlord_trait` / `<key>:relic`"),
     ] = None,
+    update: Annotated[
+        list[str] | None,
+        Form(
+            description="Keys of units already in the Order of Battle whose card to bring up "
+            "to this roster through their `update_requisitions` (then `units` defaults to none)"
+        ),
+    ] = None,
 ) -> RosterImportPublic | RosterPreviewPublic:
     data = file.file.read()
     if preview:
         return preview_public(roster_import.preview(session, force_id=force_id, data=data))
-    added = roster_import.add(session, force_id=force_id, data=data, units=units, buy=buy)
+    added = roster_import.add(
+        session, force_id=force_id, data=data, units=units, buy=buy, update=update
+    )
     if added.cards:  # like every POST that creates something (README: status codes)
         response.status_code = status.HTTP_201_CREATED
     return RosterImportPublic(
         roster=preview_public(added.preview),
         cards=[present.card(c) for c in added.cards],
         requisitions=list(added.requisitions),
+        updated_card_ids=list(added.updated),
     )
 
 
@@ -86,6 +98,13 @@ def preview_public(shown: RosterPreview) -> RosterPreviewPublic:
                 detachment=line.unit.detachment,
                 present_card_id=line.card_id,
                 offered_requisitions=list(line.offered),
+                changes=[
+                    RosterChangePublic(field=c.field, card=c.card, roster=c.roster)
+                    for c in line.update.changes
+                ],
+                update_requisitions=[o.requisition for o in line.update.orders],
+                update_refused=line.update_refused,
+                not_applied=list(line.update.not_applied),
             )
             for line in shown.lines
         ],
@@ -102,4 +121,9 @@ def preview_public(shown: RosterPreview) -> RosterPreviewPublic:
         supply_used=shown.supply_used,
         supply_limit=shown.supply_limit,
         requisition_points=shown.requisition_points,
+        missing_cards=[
+            RosterCardPublic(id=c.id, name=c.name, power_rating=c.power_rating)
+            for c in shown.missing
+            if c.id is not None
+        ],
     )

@@ -575,6 +575,18 @@ class DecisionPublic(BaseModel):
 # --- issue 13: roster import --------------------------------------------------------------
 
 
+class RosterChangePublic(BaseModel):
+    field: Literal["power_rating", "wargear", "psychic_powers", "keywords"]
+    card: str = Field(description="As the card has it")
+    roster: str = Field(description="As the roster has it")
+
+
+class RosterCardPublic(BaseModel):
+    id: int
+    name: str
+    power_rating: int
+
+
 class RosterUnitPublic(BaseModel):
     """One unit read from a roster file, and whether the Order of Battle already has it."""
 
@@ -594,11 +606,28 @@ class RosterUnitPublic(BaseModel):
     detachment: str
     present_card_id: int | None = Field(
         description="The card already in the Order of Battle for this unit (matched by name "
-        "and datasheet); such a unit is never added or changed again"
+        "and datasheet); such a unit is never added again, and its card changes only through "
+        "`update`"
     )
     offered_requisitions: list[str] = Field(
         description="Requisitions the roster asks for on this unit (`warlord_trait`, "
         "`relic`); name them in `buy` as `<key>:<requisition>` to buy them (1 RP each)"
+    )
+    changes: list[RosterChangePublic] = Field(
+        default_factory=list,
+        description="A present unit: each detail the roster has otherwise than its card",
+    )
+    update_requisitions: list[str] = Field(
+        default_factory=list,
+        description="The Requisitions (1 RP each) that carry the changes over when its key is "
+        "named in `update` (ruling 52)",
+    )
+    update_refused: str | None = Field(
+        default=None, description="Why buying them would be refused now, if it would"
+    )
+    not_applied: list[str] = Field(
+        default_factory=list,
+        description="Changes no Requisition carries over (a lower Power Rating, keywords)",
     )
 
 
@@ -627,12 +656,19 @@ class RosterPreviewPublic(BaseModel):
     supply_used: int
     supply_limit: int
     requisition_points: int
+    missing_cards: list[RosterCardPublic] = Field(
+        default_factory=list,
+        description="Cards of the force this roster does not have (shown, never removed)",
+    )
 
 
 class RosterImportPublic(BaseModel):
     roster: RosterPreviewPublic
     cards: list[CardPublic]
     requisitions: list[str] = Field(description="What was bought, as `<key>:<requisition>`")
+    updated_card_ids: list[int] = Field(
+        default_factory=list, description="Cards brought up to the roster through `update`"
+    )
 
 
 # --- the event feed (issue 15) -----------------------------------------------------------

@@ -1,20 +1,24 @@
 """Importing a roster from a list builder: preview what it would add (changing nothing),
 then add the chosen units as Crusade cards in one transaction, with the same checks as
-adding a card by hand. Re-importing a newer roster of the same army shows only what is new
-and never changes a card already in the Order of Battle."""
+adding a card by hand. Re-importing a newer roster of the same army shows what is new and,
+for each unit already in the Order of Battle, what differs on its card; a difference is
+carried over only through the Requisitions that allow it (ruling 52), when the player
+asks. Cards the roster no longer has are shown, never removed."""
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlmodel import Session
 
 from app.db.models import Card
 from app.errors import DomainError
+from app.rules.data import rulebook
 from app.rules.errors import RuleError
-from app.rules.requisitions import RequisitionOrder
+from app.rules.requisitions import RequisitionOrder, purchase_requisition
+from app.rules.roster_update import RosterUpdate, roster_update
 from app.services import forces, requisitions
 from app.services.roster_parse import (
     MAX_POWERS,
@@ -34,6 +38,8 @@ class RosterLine:
 
     unit: RosterUnit
     card_id: int | None = None
+    update: RosterUpdate = field(default_factory=RosterUpdate)  # present: what differs
+    update_refused: str | None = None  # why buying the update would be refused now
 
     @property
     def present(self) -> bool:
@@ -56,6 +62,11 @@ class RosterPreview:
     supply_limit: int
     supply_used: int
     requisition_points: int
+    missing: tuple[Card, ...] = ()  # cards of the force this roster does not have
+
+    @property
+    def updatable(self) -> tuple[RosterLine, ...]:
+        return tuple(line for line in self.lines if line.update.orders)
 
     @property
     def new(self) -> tuple[RosterLine, ...]:
@@ -71,19 +82,48 @@ class RosterAdded:
     preview: RosterPreview
     cards: tuple[Card, ...]
     requisitions: tuple[str, ...]  # "unit key:requisition" bought
+    updated: tuple[int, ...] = ()  # ids of the cards a newer roster changed
 
 
 def preview(session: Session, *, force_id: int, data: bytes) -> RosterPreview:
     """What the roster would add to the force; nothing is written."""
     view = forces.load_force(session, force_id)
     roster = parse_roster(data)
+    live = [c for c in view.cards if not c.removed]
+    window = requisitions.purchase_window(session, force_id)
+    lines = tuple(_with_update(line, view.value, window) for line in _match(roster, live))
+    matched = {line.card_id for line in lines}
     return RosterPreview(
         roster=roster,
-        lines=_match(roster, [c for c in view.cards if not c.removed]),
+        lines=lines,
         supply_limit=view.value.supply_limit,
         supply_used=view.value.supply_used,
         requisition_points=view.value.requisition_points,
+        missing=tuple(c for c in live if c.id not in matched),
     )
+
+
+def _with_update(line: RosterLine, force: Any, window: Any) -> RosterLine:
+    """A present unit with what differs on its card, and whether the Requisitions that
+    carry it over would be accepted now (run on the force's value: nothing is written)."""
+    if line.card_id is None:
+        return line
+    card = force.card(str(line.card_id))
+    details = _card_details(line.unit)
+    update = roster_update(
+        card,
+        power_rating=line.unit.power_rating,
+        wargear=details["wargear"],
+        psychic_powers=details["psychic_powers"],
+        keywords=line.unit.keywords,
+    )
+    refused = None
+    try:
+        for order in update.orders:
+            force, _ = purchase_requisition(force, order, window, rulebook())
+    except RuleError as error:
+        refused = error.message
+    return replace(line, update=update, update_refused=refused)
 
 
 def _match(roster: ParsedRoster, cards: list[Card]) -> tuple[RosterLine, ...]:
@@ -111,13 +151,17 @@ def add(
     data: bytes,
     units: list[str] | None = None,
     buy: list[str] | None = None,
+    update: list[str] | None = None,
 ) -> RosterAdded:
-    """Add the chosen new units (``units``: roster keys; default every new unit) and buy the
-    requisitions asked for in ``buy`` (``"<key>:warlord_trait"`` / ``"<key>:relic"``, as the
-    roster names them). All or nothing: the first refusal names its unit and the caller's
+    """Add the chosen new units (``units``: roster keys; default every new unit, or none
+    when ``update`` is given), buy the requisitions asked for in ``buy``
+    (``"<key>:warlord_trait"`` / ``"<key>:relic"``, as the roster names them), and carry a
+    newer roster's changes onto the cards of the present units in ``update`` through their
+    Requisitions. All or nothing: the first refusal names its unit and the caller's
     transaction rolls everything back."""
     shown = preview(session, force_id=force_id, data=data)
-    chosen = _chosen(shown, units)
+    updating = _updating(shown, update or [])
+    chosen = _chosen(shown, units) if units is not None or not updating else []
     wanted = _wanted(chosen, buy or [])
     added = forces.add_cards(
         session,
@@ -130,7 +174,36 @@ def add(
         for requisition in wanted.get(line.unit.key, ()):
             _buy(session, force_id, card, line.unit, requisition)
             bought.append(f"{line.unit.key}:{requisition}")
-    return RosterAdded(shown, tuple(added), tuple(bought))
+    for line in updating:
+        for order in line.update.orders:
+            try:
+                requisitions.purchase(session, force_id=force_id, order=order)
+            except RuleError as refused:
+                raise _named(refused, line.unit) from None
+            bought.append(f"{line.unit.key}:{order.requisition}")
+    updated = tuple(line.card_id for line in updating if line.card_id is not None)
+    return RosterAdded(shown, tuple(added), tuple(bought), updated)
+
+
+def _updating(shown: RosterPreview, keys: list[str]) -> list[RosterLine]:
+    """The present units whose card the player asked to bring up to this roster."""
+    by_key = {line.unit.key: line for line in shown.lines}
+    wrong = [k for k in keys if k not in by_key or not by_key[k].update.orders]
+    if wrong:
+        raise RuleError(
+            "roster_update_invalid",
+            f"update: {', '.join(wrong)} is not a unit of the Order of Battle that this "
+            "roster changes through a Requisition.",
+            field="update",
+        )
+    repeated = [k for k, n in Counter(keys).items() if n > 1]
+    if repeated:
+        raise RuleError(
+            "roster_unit_repeated",
+            f"update: {', '.join(repeated)} is listed twice.",
+            field="update",
+        )
+    return [by_key[k] for k in keys]
 
 
 def _chosen(shown: RosterPreview, units: list[str] | None) -> list[RosterLine]:
@@ -148,8 +221,8 @@ def _chosen(shown: RosterPreview, units: list[str] | None) -> list[RosterLine]:
     if present:
         raise DomainError(
             "roster_unit_present",
-            f"{', '.join(present)} is already in the Order of Battle; a card added once is "
-            "never changed by a newer roster.",
+            f"{', '.join(present)} is already in the Order of Battle; a newer roster changes "
+            "its card only through `update` (its Requisitions).",
             status=409,
             field="units",
         )

@@ -107,7 +107,8 @@ def order_of_battle(
     principal: Reader,
     force_id: int,
     added: str = "",
-    imported: int = 0,
+    imported: Annotated[int, Query(ge=0, le=1000)] = 0,
+    updated: Annotated[int, Query(ge=0, le=1000)] = 0,
     joined: Annotated[int, Query(ge=0, le=1000)] = 0,
 ) -> Response:
     view = forces.load_force(session, force_id)
@@ -116,6 +117,9 @@ def order_of_battle(
     if imported > 0:
         units = f"{imported} unit{'s' if imported != 1 else ''}"
         notice = f"{units} from the roster joined the Order of Battle."
+    if updated > 0:
+        cards = f"{updated} card{'s' if updated != 1 else ''}"
+        notice = f"{notice or ''} {cards} brought up to the roster.".strip()
     if joined > 0:
         notice = f"{joined} unit{'s' if joined != 1 else ''} joined the Order of Battle."
     waiting = decisions.list_decisions(session, force_id=force_id, status="pending")

@@ -15,6 +15,7 @@ from fastapi.responses import Response
 from app.api import present
 from app.db.session import SessionDep
 from app.errors import DomainError
+from app.rules.data import rulebook
 from app.services import forces, roster_import
 from app.services.access import Access
 from app.services.accounts import Principal
@@ -23,6 +24,14 @@ from app.web.pages import attempt, page, redirect, render
 router = APIRouter()
 Owner = Annotated[Principal, page(Access.FORCE_OWN)]
 TEMPLATE = "pages/force_roster.html"
+
+
+CHANGE_NAMES = {
+    "power_rating": "Power Rating",
+    "wargear": "Models and wargear",
+    "psychic_powers": "Psychic powers",
+    "keywords": "Keywords",
+}
 
 
 def _page(
@@ -43,6 +52,8 @@ def _page(
         force=view.force,
         oob=present.order_of_battle(view),
         campaign=forces.get_campaign(session, view.force.campaign_id),
+        change_names=CHANGE_NAMES,
+        requisition_names={r.id: r.name for r in rulebook().requisitions},
         **context,
     )
 
@@ -79,10 +90,18 @@ def add_page(
     roster: Annotated[str, Form(max_length=400_000)],
     units: Annotated[list[str] | None, Form()] = None,
     buy: Annotated[list[str] | None, Form()] = None,
+    update: Annotated[list[str] | None, Form()] = None,
 ) -> Response:
     data = _uncarry(roster)
     with attempt(session) as outcome:
-        added = roster_import.add(session, force_id=force_id, data=data, units=units or [], buy=buy)
+        added = roster_import.add(
+            session,
+            force_id=force_id,
+            data=data,
+            units=units or ([] if not update else None),
+            buy=buy,
+            update=update,
+        )
     if outcome.refused:
         with attempt(session) as again:
             shown = roster_import.preview(session, force_id=force_id, data=data)
@@ -97,8 +116,10 @@ def add_page(
             carried=roster,
             ticked=set(units or []),
             bought=set(buy or []),
+            updating=set(update or []),
         )
-    return redirect(f"/forces/{force_id}?imported={len(added.cards)}")
+    done = f"imported={len(added.cards)}" + (f"&updated={n}" if (n := len(added.updated)) else "")
+    return redirect(f"/forces/{force_id}?{done}")
 
 
 def _carry(data: bytes) -> str:

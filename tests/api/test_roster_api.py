@@ -257,3 +257,90 @@ def test_the_preview_shows_the_rosters_own_totals(client: TestClient, engine: En
     body = shown.json()
     assert (body["roster_power_level"], body["roster_points"], body["read_power"]) == (28, 530, 28)
     assert dump(engine) == before
+
+
+def warriors(power: str, models: int = 0) -> bytes:
+    """TINY's Necron Warriors at another Power, with ``models`` models if given."""
+    data = TINY.replace(b'value="6.0"', f'value="{power}"'.encode())
+    if models:
+        model = f'<selections><selection name="Necron Warrior" type="model" number="{models}"/>'
+        data = data.replace(b"</categories>", b"</categories>" + model.encode() + b"</selections>")
+    return data
+
+
+class TestUpdateFromANewerRoster:
+    """Issue 25 and ruling 52: a newer roster shows what differs on each card, and carries
+    it over through the Requisitions that allow it, keeping XP and history."""
+
+    def test_preview_then_update_through_fresh_recruits(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        force_id = necron_force(client)
+        (card,) = post(client, force_id, TINY).json()["cards"]
+        shown = post(client, force_id, warriors("12.0", models=20), preview=True).json()
+        (line,) = shown["units"]
+        assert line["present_card_id"] == card["id"]
+        assert [(c["field"], c["card"], c["roster"]) for c in line["changes"]] == [
+            ("power_rating", "6", "12"),
+            ("wargear", "", "20x Necron Warrior"),
+        ]
+        assert line["update_requisitions"] == ["fresh_recruits"]
+        assert line["update_refused"] is None
+        before = dump(engine)
+        wrong = post(client, force_id, warriors("12.0", models=20), update=["9.9"])
+        assert_problem(wrong, 422, "roster_update_invalid")
+        assert dump(engine) == before
+        applied = post(client, force_id, warriors("12.0", models=20), update=[line["key"]])
+        assert applied.status_code == 200, applied.text
+        assert applied.json()["updated_card_ids"] == [card["id"]]
+        assert applied.json()["requisitions"] == [f"{line['key']}:fresh_recruits"]
+        after = client.get(f"/api/v1/cards/{card['id']}").json()
+        assert (after["power_rating"], after["wargear"], after["xp"]) == (
+            12,
+            "20x Necron Warrior",
+            card["xp"],
+        )
+        oob = client.get(f"/api/v1/forces/{force_id}").json()
+        assert oob["requisition_points"] == 4
+        again = post(client, force_id, warriors("12.0", models=20), preview=True).json()
+        assert again["units"][0]["changes"] == []
+
+    def test_a_lower_power_is_shown_not_applied(self, client: TestClient, engine: Engine) -> None:
+        force_id = necron_force(client)
+        post(client, force_id, warriors("12.0"))
+        (line,) = post(client, force_id, warriors("3.0"), preview=True).json()["units"]
+        assert [c["field"] for c in line["changes"]] == ["power_rating"]
+        assert line["update_requisitions"] == [] and line["not_applied"]
+        before = dump(engine)
+        assert_problem(
+            post(client, force_id, warriors("3.0"), update=[line["key"]]),
+            422,
+            "roster_update_invalid",
+        )
+        assert dump(engine) == before
+
+    def test_a_refused_requisition_is_said_in_the_preview(self, client: TestClient) -> None:
+        force_id = necron_force(client)
+        post(client, force_id, TINY)
+        client.post(
+            f"/api/v1/forces/{force_id}/requisitions",
+            json={"requisition": "increase_supply_limit"},
+        )
+        for _ in range(4):  # spend every RP left
+            client.post(
+                f"/api/v1/forces/{force_id}/requisitions",
+                json={"requisition": "increase_supply_limit"},
+            )
+        (line,) = post(client, force_id, warriors("12.0"), preview=True).json()["units"]
+        assert line["update_requisitions"] == ["fresh_recruits"]
+        assert "Fresh Recruits costs 1 RP" in line["update_refused"]
+
+    def test_cards_the_roster_no_longer_has_are_shown(self, client: TestClient) -> None:
+        force_id = necron_force(client)
+        post(client, force_id, TINY)
+        client.post(
+            f"/api/v1/forces/{force_id}/cards",
+            json={"name": "Lychguard", "power_rating": 5, "keywords": ["NECRONS", "INFANTRY"]},
+        )
+        shown = post(client, force_id, TINY, preview=True).json()
+        assert [c["name"] for c in shown["missing_cards"]] == ["Lychguard"]

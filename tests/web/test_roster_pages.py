@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from tests.api.helpers import dump
+from tests.services.test_roster_parse import TINY
 from tests.web.conftest import Browser, campaign_with_two_players
 
 ROSTERS = Path(__file__).parents[1] / "fixtures" / "rosters"
@@ -77,3 +78,43 @@ def test_only_the_owner_may_import(person: Callable[[str], Browser]) -> None:
     world = campaign_with_two_players(person)
     refused = upload(world["kai"], world["ruby_force"], DARK_ANGELS)
     assert refused.status_code == 403
+
+
+def hellblasters(power: str, models: int = 0) -> bytes:
+    """A one-unit Imperium roster (TINY, renamed) at ``power``, with ``models`` models."""
+    data = (
+        TINY.replace(b"Necron Warriors", b"Hellblaster Squad")
+        .replace(b"Faction: Necrons", b"Faction: Imperium")
+        .replace(b'value="6.0"', f'value="{power}"'.encode())
+    )
+    if models:
+        model = f'<selections><selection name="Hellblaster" type="model" number="{models}"/>'
+        data = data.replace(b"</categories>", b"</categories>" + model.encode() + b"</selections>")
+    return data
+
+
+def test_a_newer_roster_updates_a_card_through_fresh_recruits(
+    person: Callable[[str], Browser],
+) -> None:
+    """Ruling 52 on the page: the changes are listed, and a tick buys the Requisition."""
+    world = campaign_with_two_players(person)
+    ruby, force_id = world["ruby"], world["ruby_force"]
+    first = CARRIED.search(upload(ruby, force_id, hellblasters("6.0"), "a.ros").text)
+    assert first
+    added = ruby.post(f"/forces/{force_id}/roster", {"roster": first.group(1), "units": ["1.1"]})
+    assert added.status_code == 303, added.text
+    page = upload(ruby, force_id, hellblasters("12.0", models=10), "b.ros").text
+    changes = re.sub(r"\s+", " ", page.split('data-testid="changes-1.1">')[1].split("</div>")[0])
+    assert "Power Rating: <s>6</s> → <strong>12</strong>" in changes
+    assert "Models and wargear: <s>none</s> → <strong>10x Hellblaster</strong>" in changes
+    assert 'name="update" value="1.1"' in changes and "Fresh Recruits (1 RP)" in changes
+    assert "Update the ticked cards" in page
+    carried = CARRIED.search(page)
+    assert carried
+    updated = ruby.post(f"/forces/{force_id}/roster", {"roster": carried.group(1), "update": "1.1"})
+    assert updated.status_code == 303, updated.text
+    assert updated.headers["location"] == f"/forces/{force_id}?imported=0&updated=1"
+    assert "1 card brought up to the roster." in ruby.get(updated.headers["location"]).text
+    cards = ruby.api("GET", f"/forces/{force_id}")["cards"]
+    squad = next(c for c in cards if c["name"] == "Hellblaster Squad")
+    assert (squad["power_rating"], squad["wargear"]) == (12, "10x Hellblaster")
