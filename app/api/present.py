@@ -71,6 +71,7 @@ def card(
         champion=row.champion,
         named_character=row.named_character,
         split_unit=row.split_unit,
+        points=row.points,
         wargear=row.wargear,
         psychic_powers=row.psychic_powers,
         narrative=row.narrative,

@@ -86,6 +86,7 @@ def preview_public(shown: RosterPreview) -> RosterPreviewPublic:
                 name=line.unit.name,
                 datasheet=line.unit.datasheet,
                 power_rating=line.unit.power_rating,
+                points=line.unit.points,
                 keywords=list(line.unit.keywords),
                 faction_keywords=list(line.unit.faction_keywords),
                 battlefield_role=line.unit.battlefield_role,

@@ -107,6 +107,9 @@ class CardCreate(Input):
     champion: Annotated[str, StringConstraints(max_length=120)] | None = None
     named_character: StrictBool = False
     split_unit: SplitUnit = None
+    points: int | None = Field(
+        default=None, ge=0, le=10000, description="Its points, shown beside its Power Rating"
+    )
     warlord_trait: Annotated[str, StringConstraints(max_length=120)] | None = Field(
         default=None,
         description="A named character's own Warlord Trait (free, no Crusade points); other "
@@ -186,6 +189,9 @@ class CardPublic(BaseModel):
     champion: str | None
     named_character: bool
     split_unit: str | None = Field(default=None, description="The split unit it is part of")
+    points: int | None = Field(
+        default=None, description="Its points (from a roster), if known; the rules use PR"
+    )
     wargear: str
     psychic_powers: str
     narrative: str
@@ -594,6 +600,7 @@ class RosterUnitPublic(BaseModel):
     name: str
     datasheet: str
     power_rating: int
+    points: int | None = Field(default=None, description="Its points in the roster")
     keywords: list[str]
     faction_keywords: list[str]
     battlefield_role: str

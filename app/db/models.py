@@ -94,6 +94,7 @@ class Card(SQLModel, table=True):
     champion: str | None = Field(default=None, max_length=120)
     named_character: bool = False
     split_unit: str | None = Field(default=None, max_length=120)
+    points: int | None = None  # as a roster gives them; the rules count Power Rating only
     wargear: str = Field(default="", max_length=4000)
     psychic_powers: str = Field(default="", max_length=2000)
     narrative: str = Field(default="", max_length=8000)

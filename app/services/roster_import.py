@@ -181,6 +181,10 @@ def add(
             except RuleError as refused:
                 raise _named(refused, line.unit) from None
             bought.append(f"{line.unit.key}:{order.requisition}")
+        row = session.get(Card, line.card_id)
+        if row is not None and line.unit.points is not None:
+            row.points = line.unit.points  # the roster's points follow the new models
+            session.add(row)
     updated = tuple(line.card_id for line in updating if line.card_id is not None)
     return RosterAdded(shown, tuple(added), tuple(bought), updated)
 
@@ -258,6 +262,7 @@ def _card_details(unit: RosterUnit) -> dict[str, Any]:
         "name": unit.name,
         "datasheet": unit.datasheet,
         "power_rating": unit.power_rating,
+        "points": unit.points,
         "keywords": list(unit.keywords),
         "battlefield_role": unit.battlefield_role,
         "wargear": join_lines(unit.models + unit.wargear, MAX_WARGEAR),

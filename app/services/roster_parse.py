@@ -54,6 +54,7 @@ MAX_KEYWORD = 40
 MAX_WARGEAR = 4000
 MAX_POWERS = 2000
 MAX_POWER_RATING = 200
+MAX_POINTS = 10000
 # Selections inside selections: real rosters nest a handful deep (unit, model, wargear,
 # option); a file nested past this is refused rather than walked.
 MAX_DEPTH = 64
@@ -70,6 +71,7 @@ class RosterUnit:
     keywords: tuple[str, ...]
     faction_keywords: tuple[str, ...]
     battlefield_role: str
+    points: int | None = None
     models: tuple[str, ...] = ()
     wargear: tuple[str, ...] = ()
     psychic_powers: tuple[str, ...] = ()
@@ -268,16 +270,19 @@ def _primary(selection: Element) -> str:
     return ""
 
 
-def _power(selection: Element) -> float:
+def _power(selection: Element, cost_name: str = PL) -> float:
+    """The selection's own cost named ``cost_name`` (Power Level by default, or "pts")."""
     total = 0.0
     for cost in selection.findall(f"{NS}costs/{NS}cost"):
-        if cost.get("name", "").strip() == PL:
+        if cost.get("name", "").strip() == cost_name:
             try:
                 value = float(cost.get("value", "0"))
             except ValueError:
                 continue
             if not math.isfinite(value):  # nan, inf: no cost a roster can have
-                raise _unreadable(f"a {PL} cost is '{cost.get('value', '')[:20]}', not a number")
+                raise _unreadable(
+                    f"a {cost_name} cost is '{cost.get('value', '')[:20]}', not a number"
+                )
             total += max(min(value, 1e6), -1e6)  # far past any cap, and never an overflow
     return total
 
@@ -314,6 +319,7 @@ def _unit(
     name = " ".join(selection.get("name", "").split())
     primary = _primary(selection)
     power = _power(selection) + sum(_power(d) for d in _descendants(selection))
+    points = _power(selection, "pts") + sum(_power(d, "pts") for d in _descendants(selection))
     if primary.casefold() == "configuration" or (kind not in ("unit", "model") and not power):
         return None
     carried = round(power) if 0 < power <= MAX_POWER_RATING else 0
@@ -340,6 +346,7 @@ def _unit(
         name=name,
         datasheet=name,
         power_rating=round(power),
+        points=round(points) if 0 < points <= MAX_POINTS else None,
         keywords=keywords,
         faction_keywords=factions,
         battlefield_role=_role(primary),

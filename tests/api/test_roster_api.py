@@ -245,6 +245,7 @@ def test_a_sub_faction_fills_the_placeholder_on_import(client: TestClient) -> No
     assert answer.status_code == 201, answer.text
     (card,) = answer.json()["cards"]
     assert "VIOR'LA SEPT" in card["keywords"]
+    assert card["points"] is None  # the file gives no points
     assert not [k for k in card["keywords"] if "<" in k]
 
 
@@ -344,3 +345,14 @@ class TestUpdateFromANewerRoster:
         )
         shown = post(client, force_id, TINY, preview=True).json()
         assert [c["name"] for c in shown["missing_cards"]] == ["Lychguard"]
+
+
+def test_points_are_kept_on_the_card(client: TestClient) -> None:
+    """Issue 25: the roster's points are stored beside the Power Rating and read back."""
+    knights = force(client, campaign(client), "House Herpetrax", "CHAOS")
+    answer = post(client, knights, (ROSTERS / "chaos_knights.rosz").read_bytes())
+    assert answer.status_code == 201, answer.text
+    cards = answer.json()["cards"]
+    assert sum(c["points"] for c in cards) == answer.json()["roster"]["roster_points"] == 530
+    again = client.get(f"/api/v1/cards/{cards[0]['id']}").json()
+    assert again["points"] == cards[0]["points"] > 0

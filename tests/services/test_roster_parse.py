@@ -358,6 +358,7 @@ class TestTheRostersOwnTotals:
         assert (roster.total_power, roster.total_points) == (power, points)
         carried = sum(u.power_rating for u in roster.unreadable)
         assert roster.read_power + carried == roster.total_power
+        assert all(u.points is not None and u.points > 0 for u in roster.units)
         if units is not None:
             assert len(roster.units) == units
 
@@ -409,3 +410,12 @@ class TestSubFactionPlaceholders:
         zoanthrope = read("tyranids_zoanthropes.rosz").units[0]
         assert {"TYRANIDS", "HIVE TENDRIL", "PSYKER"} <= set(zoanthrope.keywords)
         assert "T'AU EMPIRE" in read("tau_aunva.rosz").units[0].keywords
+
+
+def test_points_of_a_unit_add_up_its_models_and_wargear() -> None:
+    """Issue 25: the points beside the Power Rating, summed like the PL over the unit."""
+    (aunva,) = read("tau_aunva.rosz").units
+    assert (aunva.power_rating, aunva.points) == (4, 80)
+    zoanthropes = read("tyranids_zoanthropes.rosz").units
+    assert sum(u.points or 0 for u in zoanthropes) == 450
+    assert parse_roster(TINY).units[0].points is None  # no pts in the file

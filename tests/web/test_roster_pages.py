@@ -50,6 +50,8 @@ def test_upload_preview_tick_and_add(person: Callable[[str], Browser], engine: E
     assert added.headers["location"] == f"/forces/{force_id}?imported=2"
     landed = ruby.get(added.headers["location"]).text
     assert "2 units from the roster joined the Order of Battle." in landed
+    points = re.findall(r"PR · (\d+) pts", landed)  # issue 25: the roster's points beside PR
+    assert len(points) == 2 and all(int(p) > 0 for p in points)
     again = upload(ruby, force_id, DARK_ANGELS).text
     assert again.count("Already in the Order of Battle") == 2
     assert len(UNIT_BOX.findall(again)) == 2
