@@ -618,7 +618,9 @@ class RosterUnitPublic(BaseModel):
     )
     offered_requisitions: list[str] = Field(
         description="Requisitions the roster asks for on this unit (`warlord_trait`, "
-        "`relic`); name them in `buy` as `<key>:<requisition>` to buy them (1 RP each)"
+        "`relic`, and `specialist_reinforcements` for a knight its Knight Lance / Traitoris "
+        "Lance option makes a CHARACTER: Knight Baron or Tyrannical Court); name them in "
+        "`buy` as `<key>:<requisition>` to buy them (1 RP each)"
     )
     changes: list[RosterChangePublic] = Field(
         default_factory=list,

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-from app.rules.cards import CrusadeCard, Upgrade
-from app.rules.data import Requisition, RequisitionTarget, RequisitionTiming, Rulebook
+from app.rules.cards import CrusadeCard, Upgrade, spellings
+from app.rules.data import (
+    CharacterStratagem,
+    Requisition,
+    RequisitionTarget,
+    RequisitionTiming,
+    Rulebook,
+)
 from app.rules.errors import RuleError
 from app.rules.order_of_battle import OrderOfBattle, check_supply, spend_requisition_points
 from app.rules.out_of_action import remove_battle_scar
@@ -51,6 +57,21 @@ class RequisitionPurchase:
     card_id: str | None
     requisition_points_spent: int
     crusade_points_gained: int
+
+
+def knight_character_stratagem(
+    keywords: Iterable[str], book: Rulebook
+) -> CharacterStratagem | None:
+    """The Stratagem that makes a knight with these keywords a CHARACTER in a Crusade force
+    (Knight Baron for IMPERIAL KNIGHTS, Tyrannical Court for CHAOS KNIGHTS: the first of its
+    faction whose cost the rules give), or None for any other unit. A roster's Knight Lance
+    or Traitoris Lance option means this (Knight Characters, docs/rulings.md 31)."""
+    words = {" ".join(k.split()).upper() for k in keywords}
+    requisition = book.requisition("specialist_reinforcements")
+    for stratagem in requisition.character_stratagem_factions:
+        if stratagem.cp is not None and not spellings(stratagem.keyword).isdisjoint(words):
+            return stratagem
+    return None
 
 
 def purchase_requisition(

@@ -15,9 +15,13 @@ from sqlmodel import Session
 
 from app.db.models import Card
 from app.errors import DomainError
-from app.rules.data import rulebook
+from app.rules.data import CharacterStratagem, rulebook
 from app.rules.errors import RuleError
-from app.rules.requisitions import RequisitionOrder, purchase_requisition
+from app.rules.requisitions import (
+    RequisitionOrder,
+    knight_character_stratagem,
+    purchase_requisition,
+)
 from app.rules.roster_update import RosterUpdate, roster_update
 from app.services import forces, requisitions
 from app.services.roster_parse import (
@@ -47,12 +51,24 @@ class RosterLine:
 
     @property
     def offered(self) -> tuple[str, ...]:
-        """The requisitions the roster asks for on this unit (Warlord Trait, Relic)."""
+        """The requisitions the roster asks for on this unit: Warlord Trait, Relic, and
+        Specialist Reinforcements for a knight the roster makes a CHARACTER by its Lance
+        option (in Crusade only that Requisition can)."""
         return tuple(
             r
-            for r, v in (("warlord_trait", self.unit.warlord_trait), ("relic", self.unit.relic))
+            for r, v in (
+                ("warlord_trait", self.unit.warlord_trait),
+                ("relic", self.unit.relic),
+                ("specialist_reinforcements", self.knight_stratagem),
+            )
             if v
         )
+
+    @property
+    def knight_stratagem(self) -> CharacterStratagem | None:
+        if not self.unit.character_option or "CHARACTER" in self.unit.keywords:
+            return None
+        return knight_character_stratagem(self.unit.keywords, rulebook())
 
 
 @dataclass(frozen=True)
@@ -172,7 +188,7 @@ def add(
     bought: list[str] = []
     for line, card in zip(chosen, added, strict=True):
         for requisition in wanted.get(line.unit.key, ()):
-            _buy(session, force_id, card, line.unit, requisition)
+            _buy(session, force_id, card, line, requisition)
             bought.append(f"{line.unit.key}:{requisition}")
     for line in updating:
         for order in line.update.orders:
@@ -248,8 +264,8 @@ def _wanted(chosen: list[RosterLine], buy: list[str]) -> dict[str, list[str]]:
         if requisition not in offered.get(key, ()):
             raise RuleError(
                 "roster_requisition_not_offered",
-                f"buy: '{item}' is not a Warlord Trait or Relic the roster gives a unit being "
-                "added.",
+                f"buy: '{item}' is not a Requisition the roster offers for a unit being added "
+                "(its Warlord Trait, Relic, or a knight's Lance).",
                 field="buy",
             )
         if requisition not in wanted.setdefault(key, []):
@@ -274,12 +290,16 @@ def _label(unit: RosterUnit) -> str:
     return f"{unit.name} ({unit.key})"
 
 
-def _buy(session: Session, force_id: int, card: Card, unit: RosterUnit, requisition: str) -> None:
+def _buy(session: Session, force_id: int, card: Card, line: RosterLine, requisition: str) -> None:
+    unit = line.unit
+    knight = requisition == "specialist_reinforcements"
     order = RequisitionOrder(
         requisition=requisition,
         card_id=str(card.id),
         warlord_trait=unit.warlord_trait if requisition == "warlord_trait" else None,
         relic=unit.relic if requisition == "relic" else None,
+        stratagem=line.knight_stratagem.stratagem if knight and line.knight_stratagem else None,
+        stratagem_cp=line.knight_stratagem.cp if knight and line.knight_stratagem else None,
     )
     try:
         requisitions.purchase(session, force_id=force_id, order=order, card_added=card.id)

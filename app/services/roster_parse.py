@@ -79,6 +79,8 @@ class RosterUnit:
     relic: str | None = None
     warlord: bool = False
     detachment: str = ""
+    # An option of the unit makes it a CHARACTER (a Knight Lance / Traitoris Lance upgrade)
+    character_option: bool = False
 
 
 @dataclass(frozen=True)
@@ -359,6 +361,10 @@ def _unit(
             c.get("name", "").strip().casefold() == "warlord"
             for s in (selection, *descendants)
             for c in _categories(s)
+        ),
+        character_option=any(
+            d.get("type") == "upgrade" and any(_name(c) == "character" for c in _categories(d))
+            for d in descendants
         ),
         detachment=detachment,
     )

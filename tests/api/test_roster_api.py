@@ -356,3 +356,28 @@ def test_points_are_kept_on_the_card(client: TestClient) -> None:
     assert sum(c["points"] for c in cards) == answer.json()["roster"]["roster_points"] == 530
     again = client.get(f"/api/v1/cards/{cards[0]['id']}").json()
     assert again["points"] == cards[0]["points"] > 0
+
+
+def test_a_real_chaos_knights_roster_takes_tyrannical_court(
+    client: TestClient, engine: Engine
+) -> None:
+    """Issue 20 / ruling 31: the Chaos Knights fixture's War Dog Brigand has the Traitoris
+    Lance's CHARACTER option; the import offers Specialist Reinforcements with Tyrannical
+    Court (the only way in Crusade), and buying it makes the knight a CHARACTER."""
+    knights = force(client, campaign(client), "House Herpetrax", "CHAOS")
+    data = (ROSTERS / "chaos_knights.rosz").read_bytes()
+    shown = post(client, knights, data, preview=True).json()
+    offers = {u["name"]: u["offered_requisitions"] for u in shown["units"]}
+    assert offers["War Dog Brigand Squadron"] == ["specialist_reinforcements"]
+    assert offers["War Dog Executioner Squadron"] == []
+    brigand = next(u for u in shown["units"] if u["name"] == "War Dog Brigand Squadron")
+    assert "CHAOS KNIGHTS" in brigand["keywords"] and "CHARACTER" not in brigand["keywords"]
+    answer = post(client, knights, data, buy=[f"{brigand['key']}:specialist_reinforcements"])
+    assert answer.status_code == 201, answer.text
+    cards = {c["name"]: c for c in answer.json()["cards"]}
+    knight = cards["War Dog Brigand Squadron"]
+    assert "CHARACTER" in knight["keywords"]
+    assert knight["crusade_points"] == 1  # Tyrannical Court costs 1 CP
+    assert "CHARACTER" not in cards["War Dog Huntsman Squadron"]["keywords"]
+    oob = client.get(f"/api/v1/forces/{knights}").json()
+    assert oob["requisition_points"] == 4

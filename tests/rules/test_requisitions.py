@@ -18,6 +18,7 @@ from app.rules.requisitions import (
     PurchaseWindow,
     RequisitionOrder,
     RequisitionPurchase,
+    knight_character_stratagem,
     purchase_requisition,
 )
 from tests.factories import book, card, character, force
@@ -1022,3 +1023,20 @@ class TestRelic:
         assert error.value.code == "relic_is_crusade_relic"
         assert error.value.field == "relic"
         assert army == before
+
+
+@pytest.mark.parametrize(
+    ("keywords", "stratagem"),
+    [
+        (["CHAOS", "CHAOS KNIGHTS", "VEHICLE", "WAR DOG-CLASS"], "Tyrannical Court"),
+        (["Chaos Knight", "Vehicle"], "Tyrannical Court"),  # a roster's singular, any case
+        (["IMPERIUM", "IMPERIAL KNIGHTS", "TITANIC"], "Knight Baron"),
+        (["IMPERIUM", "ADEPTUS ASTARTES", "VEHICLE"], None),
+    ],
+)
+def test_the_stratagem_a_knights_lance_stands_for(
+    keywords: list[str], stratagem: str | None
+) -> None:
+    found = knight_character_stratagem(keywords, book())
+    assert (found.stratagem if found else None) == stratagem
+    assert found is None or found.cp == 1
