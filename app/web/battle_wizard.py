@@ -193,6 +193,7 @@ def _version_only(draft: BattleDraft) -> Response:
 
 
 VERSION_HEADER = "X-Draft-Version"
+BEFORE_HEADER = "X-Draft-Version-Before"
 
 
 # --- step 1: set-up --------------------------------------------------------------------
@@ -563,6 +564,7 @@ def bump_counter(
     if draft.battle_id is None or draft.step == wizard.FINISHED:
         raise DomainError("draft_not_open", "This battle's result is not open.", status=409)
     wizard.check_version(draft, field_int(form, "version"))
+    before = draft.version
     d = wizard.data(draft)
     if field_text(form, "form") == "after":
         _read_after(session, draft, form, d)
@@ -578,6 +580,10 @@ def bump_counter(
     response = _counter(
         request, session, principal, draft, d, card_id, field, outcome.status, outcome.error
     )
+    # A tap is sent without a version and counts on whatever the draft holds; the page
+    # learns from this whether the draft was still the one it shows (then the new version
+    # is its own) or changed elsewhere first (then its next form change is rebased).
+    response.headers[BEFORE_HEADER] = str(before)
     return _saved(response, draft)
 
 

@@ -4,9 +4,17 @@
 // fast thumb on a slow link never loses a tap, a retry after a lost answer is not counted
 // twice, and a dropped connection or a reload only delays what was entered.
 //
-// Each request carries the draft's version; the answer gives the next one. A change made
-// elsewhere in between (another tab, the other player) is refused by the server with a
-// conflict, which is shown with a Reload button; nothing is overwritten silently.
+// A tap is a change by one ("one more melee kill"): it applies to whatever the draft holds
+// now, so it is sent without the draft's version and never conflicts. A form change carries
+// the version; the answer gives the next one. When the server refuses it because the draft
+// changed since (another phone, another tab, or this phone's own older copy of the page),
+// the step is fetched again: fields only this phone changed are re-applied to the newer
+// draft (rebased); a field both screens changed is shown with both values and the player
+// keeps theirs or takes the other (issue 21). Nothing is discarded without being asked.
+//
+// The phone also keeps the server's last known state of the step (version, counters, form
+// fields): a step shown from the service worker's older copy (a reload without signal) is
+// brought up to it, so the page shows what the server has plus what is waiting.
 //
 // Each tab keeps its own queue (localStorage is shared by every tab of the site): the key
 // carries the tab's id, kept in sessionStorage so a reload finds its queue again. A tab
@@ -28,15 +36,92 @@
   var csrfInput = form.querySelector("input[name=csrf_token]");
   var pageVersion = versionInput ? Number(versionInput.value) : null;
   var stored = read();
-  var state = {
-    version: stored.items.length ? stored.version : pageVersion,
-    items: stored.items,
-  };
+  var state = { version: null, items: stored.items };
+  var knownKey = "crusade-wizard-known:" + draft + ":" + window.location.pathname;
+  var known = readKnown();
   var busy = false;
   var stopped = null; // the refusal that stopped the queue (a conflict), if any
   var waiting = null; // the submit button whose click waits for the queue to empty
   var failures = 0;
   var confirmed = {}; // counter slug -> the value the server last confirmed
+
+  // --- the server's last known state of this step -----------------------------------------
+
+  function readKnown() {
+    try {
+      var found = JSON.parse(localStorage.getItem(knownKey) || "null");
+      if (found && typeof found.version === "number") return found;
+    } catch (e) { /* none */ }
+    return null;
+  }
+
+  function saveKnown() {
+    try { localStorage.setItem(knownKey, JSON.stringify(known)); } catch (e) { /* fine */ }
+  }
+
+  // Field values by name (a name with several values, e.g. ticked boxes, joined in order).
+  function valuesOf(pairs) {
+    var map = {};
+    pairs.forEach(function (pair) {
+      map[pair[0]] = map[pair[0]] === undefined ? pair[1] : map[pair[0]] + "\u0001" + pair[1];
+    });
+    return map;
+  }
+
+  // The fields of a form element (this page's, or one parsed from a fetched page), as a
+  // snapshot would send them.
+  function formFields(element) {
+    var list = [];
+    Array.prototype.forEach.call(element.elements, function (el) {
+      if (!el.name || el.disabled || el.name === "action" || el.name === "bump" ||
+          el.name === "version" || el.name === "csrf_token" || el.tagName === "BUTTON") return;
+      if ((el.type === "checkbox" || el.type === "radio") && !el.checked) return;
+      if (el.tagName === "SELECT" && el.multiple) {
+        Array.prototype.forEach.call(el.selectedOptions, function (o) { list.push([el.name, o.value]); });
+        return;
+      }
+      list.push([el.name, el.value]);
+    });
+    return list;
+  }
+
+  function put(pairs) {
+    var names = {};
+    pairs.forEach(function (pair) { (names[pair[0]] = names[pair[0]] || []).push(pair[1]); });
+    Array.prototype.forEach.call(form.elements, function (el) {
+      if (!el.name || el.name === "csrf_token" || el.name === "version" || el.disabled) return;
+      var values = names[el.name] || [];
+      if (el.type === "checkbox") el.checked = values.indexOf(el.value) >= 0;
+      else if (!values.length || el.tagName === "BUTTON") return;
+      else if (el.type === "radio") el.checked = values.indexOf(el.value) >= 0;
+      else el.value = values[0];
+    });
+  }
+
+  function counterValues(root) {
+    var values = {};
+    root.querySelectorAll("[data-counter]").forEach(function (box) {
+      var output = box.querySelector("output");
+      if (output) values[box.getAttribute("data-counter")] = Number(output.textContent) || 0;
+    });
+    return values;
+  }
+
+  // The page as served is the latest the phone knows (it came from the server just now),
+  // unless the phone already knows a newer version (the page is an older copy, shown from
+  // the service worker without signal): then the newer state is put on the page.
+  function takeKnownState() {
+    if (known && pageVersion !== null && known.version > pageVersion) {
+      pageVersion = known.version;
+      if (versionInput) versionInput.value = String(known.version);
+      put(known.fields || []);
+      Object.keys(known.counters || {}).forEach(function (slug) { confirmed[slug] = known.counters[slug]; });
+      return;
+    }
+    if (pageVersion === null) return;
+    known = { version: pageVersion, fields: formFields(form), counters: counterValues(form) };
+    saveKnown();
+  }
 
   function read(key) {
     try {
@@ -141,11 +226,8 @@
       button.type = "button";
       button.className = "secondary";
       button.textContent = "Reload";
-      button.addEventListener("click", function () {
-        state.items = [];
-        write();
-        window.location.reload();
-      });
+      // The waiting changes stay on the phone through the reload: nothing is thrown away.
+      button.addEventListener("click", function () { window.location.reload(); });
       el.appendChild(document.createTextNode(" "));
       el.appendChild(button);
     }
@@ -186,15 +268,7 @@
 
   // --- queueing ----------------------------------------------------------------------------
 
-  function fields() {
-    var list = [];
-    new FormData(form).forEach(function (value, name) {
-      if (name !== "action" && name !== "bump" && name !== "version" && typeof value === "string") {
-        list.push([name, value]);
-      }
-    });
-    return list;
-  }
+  function fields() { return formFields(form); }
 
   function enqueue(item) {
     item.key = newKey();
@@ -236,7 +310,10 @@
     var item = state.items[0];
     var body = new URLSearchParams();
     item.fields.forEach(function (pair) { body.append(pair[0], pair[1]); });
-    if (state.version !== null && state.version !== undefined) body.append("version", String(state.version));
+    // A tap counts from whatever the draft holds now: no version, so it never conflicts.
+    if (!item.slug && state.version !== null && state.version !== undefined) {
+      body.append("version", String(state.version));
+    }
     var headers = { "Idempotency-Key": item.key, "Content-Type": "application/x-www-form-urlencoded" };
     if (csrfInput) headers["X-CSRF-Token"] = csrfInput.value;
     fetch(item.url, { method: "POST", body: body, headers: headers, credentials: "same-origin" })
@@ -267,6 +344,11 @@
     var versioned = doc.querySelector("[data-draft-version]");
     var version = response.headers.get("X-Draft-Version") ||
       (versioned && versioned.getAttribute("data-draft-version"));
+    // A tap counts on whatever the draft holds: its new version is this page's own only if
+    // the draft was still the one this page knows. Otherwise another screen changed it
+    // first, and keeping the older version makes the next form change be rebased on theirs.
+    var before = item.slug ? response.headers.get("X-Draft-Version-Before") : null;
+    if (item.slug && (before === null || Number(before) !== state.version)) version = null;
     if (version) {
       state.version = Number(version);
       if (versionInput) versionInput.value = version;
@@ -274,6 +356,14 @@
     if (item.slug) {
       var output = doc.querySelector("output");
       if (output) confirmed[item.slug] = Number(output.textContent) || 0;
+    }
+    if (response.ok && version) {
+      known = {
+        version: Number(version),
+        fields: item.snapshot ? item.fields : (known ? known.fields : formFields(form)),
+        counters: Object.assign({}, known ? known.counters : {}, confirmed),
+      };
+      saveKnown();
     }
     // The same key with another body: an earlier send of this very change reached the
     // server and was kept (applied, or refused for good), e.g. from a tab closed while it
@@ -299,11 +389,127 @@
       pump();
       return;
     }
-    // A conflict, or the session ended: stop, keep the changes, and say why.
+    if (response.status === 409 && /draft_conflict/.test(text) && item.snapshot) {
+      busy = true; // nothing else goes out until the newer draft is read
+      rebase(item);
+      return;
+    }
+    // The session ended, or the battle can no longer change: stop, keep the changes, and
+    // say why.
     stopped = response.status;
     var detail = doc.querySelector("[data-code] p") || doc.querySelector("[data-code]");
     say(waitingText() + " and not saved: " +
         (detail ? detail.textContent.trim() : "the server answered " + response.status + "."), true);
+  }
+
+  // The draft changed since this phone last saw it: read the step again and put this
+  // phone's own changes on the newer draft. A field only this phone changed keeps its new
+  // value; a field only the other screen changed takes theirs (shown at once); a field both
+  // changed to different values is the player's to decide.
+  function rebase(item) {
+    fetch(window.location.pathname, { credentials: "same-origin", cache: "no-store" })
+      .then(function (response) {
+        if (!response.ok) throw new Error(String(response.status));
+        return response.text();
+      })
+      .then(function (text) {
+        var doc = parse(text);
+        var fresh = doc.querySelector("form[data-draft]");
+        var freshVersion = fresh && fresh.querySelector("input[name=version]");
+        if (!fresh || !freshVersion) throw new Error("no form");
+        var theirs = formFields(fresh);
+        var base = valuesOf(known ? known.fields : []);
+        var mine = valuesOf(item.fields);
+        var other = valuesOf(theirs);
+        var names = {};
+        Object.keys(mine).concat(Object.keys(other)).forEach(function (n) { names[n] = true; });
+        var clashes = Object.keys(names).filter(function (n) {
+          return mine[n] !== base[n] && other[n] !== base[n] && mine[n] !== other[n];
+        });
+        var merged = {};
+        Object.keys(names).forEach(function (n) {
+          merged[n] = mine[n] !== base[n] ? mine[n] : other[n];
+        });
+        Object.keys(counterValues(doc)).forEach(function (slug) {
+          confirmed[slug] = counterValues(doc)[slug];
+        });
+        var version = Number(freshVersion.value);
+        known = { version: version, fields: theirs, counters: Object.assign({}, confirmed) };
+        saveKnown();
+        state.version = version;
+        if (versionInput) versionInput.value = String(version);
+        if (!clashes.length) {
+          settle(item, merged);
+          return;
+        }
+        ask(item, merged, clashes, mine, other, fresh);
+      })
+      .catch(function () { retryLater("the newer entries could not be read"); });
+  }
+
+  function pairsOf(map) {
+    var pairs = [];
+    Object.keys(map).forEach(function (n) {
+      if (map[n] === undefined) return;
+      map[n].split("\u0001").forEach(function (v) { pairs.push([n, v]); });
+    });
+    return pairs;
+  }
+
+  // Send the merged form on the newer draft, and show it.
+  function settle(item, merged) {
+    item.fields = pairsOf(merged);
+    item.key = newKey(); // another body: a new request
+    put(item.fields);
+    write();
+    busy = false;
+    stopped = null;
+    say("");
+    showCounts();
+    pump();
+  }
+
+  function labelOf(name, fresh) {
+    var el = form.querySelector("[name='" + name + "']") || fresh.querySelector("[name='" + name + "']");
+    var label = el && (el.closest("label") || (el.id && form.querySelector("label[for='" + el.id + "']")));
+    var text = label ? label.textContent : (el && el.getAttribute("aria-label")) || name;
+    return text.replace(/\s+/g, " ").trim().slice(0, 80);
+  }
+
+  function shown(value) {
+    return value === undefined ? "none" : value.split("\u0001").join(", ") || "empty";
+  }
+
+  // Both screens changed the same field: show both values; the player keeps theirs or
+  // takes the other screen's. The queue waits meanwhile; nothing is dropped.
+  function ask(item, merged, clashes, mine, other, fresh) {
+    stopped = 409;
+    busy = false;
+    var el = banner();
+    if (!el) return;
+    el.textContent = "Changed on another screen while you were entering: ";
+    var list = document.createElement("ul");
+    clashes.forEach(function (n) {
+      var li = document.createElement("li");
+      li.textContent = labelOf(n, fresh) + ": yours " + shown(mine[n]) + ", the other screen's " + shown(other[n]);
+      list.appendChild(li);
+    });
+    el.appendChild(list);
+    function choice(text, keepMine) {
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = keepMine ? "" : "secondary";
+      button.textContent = text;
+      button.addEventListener("click", function () {
+        clashes.forEach(function (n) { merged[n] = keepMine ? mine[n] : other[n]; });
+        settle(item, merged);
+      });
+      el.appendChild(button);
+      el.appendChild(document.createTextNode(" "));
+    }
+    choice("Keep mine", true);
+    choice("Use theirs", false);
+    el.hidden = false;
   }
 
   function swap(selector, doc) {
@@ -406,6 +612,14 @@
   // The service worker keeps this step's page for when the signal goes (wizard-sw.js).
   if ("serviceWorker" in navigator) {
     navigator.serviceWorker.register("/wizard-sw.js").catch(function () { /* pages still work */ });
+    // A step opened before the service worker looked after this page (the first wizard page
+    // of the visit, or one reached through "Resume") is kept for later from here: the same
+    // cache the service worker keeps steps in (wizard-sw.js), under the step's address.
+    if (!navigator.serviceWorker.controller && window.caches && navigator.onLine) {
+      caches.open("crusade-wizard-v3").then(function (cache) {
+        return cache.add(window.location.pathname);
+      }).catch(function () { /* only a convenience */ });
+    }
   }
 
   // Changes still waiting from before a reload: show them on the page, then send them.
@@ -413,23 +627,14 @@
     var last = null;
     state.items.forEach(function (item) { if (item.snapshot) last = item; });
     if (!last) return;
-    var names = {};
-    last.fields.forEach(function (pair) { (names[pair[0]] = names[pair[0]] || []).push(pair[1]); });
-    function put() {
-      Array.prototype.forEach.call(form.elements, function (el) {
-        if (!el.name || el.name === "csrf_token" || el.name === "version" || el.disabled) return;
-        var values = names[el.name] || [];
-        if (el.type === "checkbox") el.checked = values.indexOf(el.value) >= 0;
-        else if (!values.length || el.tagName === "BUTTON") return;
-        else if (el.type === "radio") el.checked = values.indexOf(el.value) >= 0;
-        else el.value = values[0];
-      });
-    }
-    put();
+    put(last.fields);
     // A battle size switched to shows its mission list only now (hidden lists are disabled
     // and skipped): put the waiting values in once more, into the list just shown.
-    if (size) { showSize(); put(); }
+    if (size) { showSize(); put(last.fields); }
   }
+  takeKnownState();
+  // Waiting changes were made on the page as the phone knew it: they go with that version.
+  state.version = stored.items.length && stored.version !== null ? stored.version : pageVersion;
   restore();
   showCounts();
   if (locks) {

@@ -1,0 +1,178 @@
+"""No tap lost offline, and no change thrown away (issue 21), in Chromium at phone size:
+
+- a reload without signal shows the server's last known state (counters, fields), not the
+  service worker's older copy of the step, with or without taps waiting;
+- a change made on the phone's own older copy of the step is put on the newer draft
+  (rebased) without asking;
+- a field changed on two phones is shown with both values, and the player's choice is kept;
+- a step opened through "Resume" is there without signal too.
+
+The server's state is checked by reading the step again online (the page the server
+renders from the draft)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import log_in, unique_name
+from tests.browser.live import api_sign_up, battle_in_progress, two_forces
+
+QUEUE_EMPTY = (
+    "() => !Object.keys(localStorage).some(k => k.startsWith('crusade-wizard-queue:'))"
+    " && document.getElementById('queue-status').hidden"
+)
+OFFLINE = pytest.mark.allow_console_errors(r"ERR_INTERNET_DISCONNECTED", r"Failed to fetch")
+
+
+def player(server: str) -> tuple[str, httpx.Client]:
+    name = unique_name("offline")
+    return name, api_sign_up(server, name)
+
+
+def at_the_table(new_page: Callable[..., Page], server: str) -> tuple[Page, str]:
+    """A phone on the after-the-game step, with the service worker looking after it."""
+    name, client = player(server)
+    base = battle_in_progress(client, *two_forces(client))
+    client.close()
+    page = new_page("phone")
+    log_in(page, name, next=f"{base}/after")
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=20_000)
+    page.reload()  # now through the service worker, which keeps this (older) copy
+    return page, base
+
+
+def count(page: Page, name: str = "Ranged kills, Captain") -> object:
+    return page.get_by_role("group", name=name).locator("output")
+
+
+def plus(page: Page, name: str = "Ranged kills, Captain") -> None:
+    page.get_by_role("button", name=f"One more: {name}").click()
+
+
+def type_vp(page: Page, value: str) -> None:
+    field = page.locator("#f-vp_0")
+    field.fill(value)
+    field.press("Tab")  # the change event: the form is saved
+
+
+def server_state(page: Page) -> Page:
+    page.context.set_offline(False)
+    page.wait_for_function(QUEUE_EMPTY, timeout=30_000, polling=250)
+    page.goto(page.url.split("#")[0])
+    return page
+
+
+@OFFLINE
+def test_an_offline_reload_shows_the_last_known_state(
+    new_page: Callable[..., Page], live_server: str
+) -> None:
+    page, _base = at_the_table(new_page, live_server)
+    plus(page)
+    plus(page)
+    type_vp(page, "60")
+    page.wait_for_function(QUEUE_EMPTY, timeout=20_000)
+    page.context.set_offline(True)
+    page.reload()  # the service worker's copy is from before those entries
+    expect(page.get_by_role("heading", name="After the game")).to_be_visible()
+    expect(count(page)).to_have_text("2")
+    expect(page.locator("#f-vp_0")).to_have_value("60")
+    plus(page)  # made on the kept page: must count, not conflict
+    expect(count(page)).to_have_text("3")
+    server_state(page)
+    expect(count(page)).to_have_text("3")
+    expect(page.locator("#f-vp_0")).to_have_value("60")
+    expect(page.locator("#connection-status")).to_be_hidden()
+
+
+@OFFLINE
+def test_waiting_taps_show_on_top_of_the_known_counts(
+    new_page: Callable[..., Page], live_server: str
+) -> None:
+    page, _base = at_the_table(new_page, live_server)
+    plus(page)
+    plus(page)
+    page.wait_for_function(QUEUE_EMPTY, timeout=20_000)
+    page.context.set_offline(True)
+    plus(page)
+    expect(count(page)).to_have_text("3")
+    page.reload()  # 2 known from the server, 1 waiting on the phone
+    expect(count(page)).to_have_text("3")
+    expect(page.locator("#queue-status")).to_contain_text("1 change waiting")
+    server_state(page)
+    expect(count(page)).to_have_text("3")
+
+
+@OFFLINE
+def test_a_change_on_the_phones_own_older_copy_is_rebased(
+    new_page: Callable[..., Page], live_server: str
+) -> None:
+    page, _base = at_the_table(new_page, live_server)
+    type_vp(page, "60")
+    page.wait_for_function(QUEUE_EMPTY, timeout=20_000)
+    # A phone that lost what it knew (cleared site data for that key): the older copy of
+    # the step is all it has, and its version is behind the server's.
+    page.evaluate(
+        "() => Object.keys(localStorage).filter(k => k.startsWith('crusade-wizard-known:'))"
+        ".forEach(k => localStorage.removeItem(k))"
+    )
+    page.context.set_offline(True)
+    page.reload()
+    expect(page.locator("#f-vp_0")).to_have_value("")  # the older copy
+    page.get_by_label("Fully painted army (+10 VP)").first.check()
+    server_state(page)  # refused as older, read again, re-applied: no question asked
+    expect(page.locator("#f-vp_0")).to_have_value("60")
+    expect(page.get_by_label("Fully painted army (+10 VP)").first).to_be_checked()
+
+
+def test_a_field_changed_on_two_phones_shows_both_and_keeps_the_choice(
+    new_page: Callable[..., Page], live_server: str
+) -> None:
+    name, client = player(live_server)
+    base = battle_in_progress(client, *two_forces(client))
+    client.close()
+    mine, theirs = new_page("phone"), new_page("phone")  # two phones, one account
+    for phone in (mine, theirs):
+        log_in(phone, name, next=f"{base}/after")
+    type_vp(theirs, "60")
+    theirs.wait_for_function(QUEUE_EMPTY, timeout=20_000)
+    plus(mine)  # a tap never conflicts: it counts on the newer draft as well
+    mine.wait_for_function(QUEUE_EMPTY, timeout=20_000)
+    type_vp(mine, "40")
+    banner = mine.locator("#connection-status")
+    expect(banner).to_contain_text("Changed on another screen")
+    expect(banner).to_contain_text("yours 40, the other screen's 60")
+    banner.get_by_role("button", name="Keep mine").click()
+    mine.wait_for_function(QUEUE_EMPTY, timeout=20_000)
+    expect(banner).to_be_hidden()
+    theirs.reload()
+    expect(theirs.locator("#f-vp_0")).to_have_value("40")
+    expect(count(theirs)).to_have_text("1")
+
+
+@OFFLINE
+def test_a_step_opened_through_resume_is_there_offline(
+    new_page: Callable[..., Page], live_server: str
+) -> None:
+    name, client = player(live_server)
+    campaign, force, opponent = two_forces(client)
+    base = battle_in_progress(client, campaign, force, opponent)
+    client.close()
+    page = new_page("phone")
+    log_in(page, name, next=f"/campaigns/{campaign}/battles/new")
+    page.get_by_role("button", name="Resume your battle in progress").click()
+    expect(page.get_by_role("heading", name="After the game")).to_be_visible()
+    assert re.search(rf"{re.escape(base)}/after$", page.url), page.url
+    kept = "() => caches.match(location.pathname).then(r => !!r)"
+    page.wait_for_function(kept, timeout=20_000, polling=200)
+    page.context.set_offline(True)
+    page.reload()
+    expect(page.get_by_role("heading", name="After the game")).to_be_visible()
+    plus(page)
+    expect(count(page)).to_have_text("1")
+    server_state(page)
+    expect(count(page)).to_have_text("1")
