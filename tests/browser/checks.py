@@ -76,7 +76,8 @@ def assert_no_horizontal_scroll(page: Page) -> None:
 
 def assert_tap_targets(page: Page, minimum: int = TAP) -> None:
     """Every visible link, button, summary, input, select and textarea in the page's main
-    content and the site header is at least `minimum` px tall.
+    content and the site header is at least `minimum` px tall and wide (issue 21: a 36 px
+    wide − or ⋯ is as hard to hit as a 36 px tall one).
 
     Exempt, and why:
     - text links: an inline `<a>` in a paragraph (`<p>`), or in any block that also holds
@@ -120,15 +121,20 @@ def assert_tap_targets(page: Page, minimum: int = TAP) -> None:
           seen.add(el);
           if (!el.checkVisibility({visibilityProperty: true, opacityProperty: false})) continue;
           if (el.closest('.visually-hidden')) continue;
-          let height = el.getBoundingClientRect().height;
+          const box = el.getBoundingClientRect();
+          let height = box.height;
+          let width = box.width;
           if (height === 0) continue;
           if (el.matches('input[type=checkbox], input[type=radio]') && el.labels) {
             for (const label of el.labels) {
-              height = Math.max(height, label.getBoundingClientRect().height);
+              const around = label.getBoundingClientRect();
+              height = Math.max(height, around.height);
+              width = Math.max(width, around.width);
             }
           }
-          if (height + 0.5 >= minimum || inSentence(el)) continue;
-          out.push(describe(el) + ` is ${Math.round(height * 10) / 10} px tall`);
+          if (Math.min(height, width) + 0.5 >= minimum || inSentence(el)) continue;
+          const size = (n) => Math.round(n * 10) / 10;
+          out.push(describe(el) + ` is ${size(width)} × ${size(height)} px`);
         }
       }
       return out;

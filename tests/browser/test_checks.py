@@ -4,6 +4,8 @@ offending element, and passes a page that is fine."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page, Route
 
@@ -71,15 +73,19 @@ def test_small_targets_are_caught_but_text_links_are_not(phone: Page) -> None:
         "<li><a href='/d' class='listed'>Listed</a></li></ul>"
         "<h2><a href='/f'>Heading link</a></h2>"
         "<table><tr><td><a href='/g'>Cell</a></td></tr></table>"
-        "<button class='tiny'>Go</button></main>"
+        "<button class='tiny'>Go</button>"
+        "<button class='narrow'>+</button></main>"
         "<style>main button.tiny { height: 20px; min-height: 0; }"
+        " main button.narrow { width: 36px; padding: 0; }"
         " main a { min-height: 0; }</style>",
     )
     with pytest.raises(AssertionError) as caught:
         checks.assert_tap_targets(phone)
     message = str(caught.value)
-    for offender in ('a.listed "Listed"', '"Heading link"', '"Cell"', 'button.tiny "Go" is 20 px'):
+    offenders = ('a.listed "Listed"', '"Heading link"', '"Cell"', 'button.tiny "Go" is ')
+    for offender in (*offenders, 'button.narrow "+" is 36 × '):  # too narrow counts too
         assert offender in message, message
+    assert re.search(r'button\.tiny "Go" is [\d.]+ × 20 px', message), message
     for text_link in ('"first"', '"In a paragraph"', '"Also"', '"this"'):
         assert text_link not in message, message
 
