@@ -148,7 +148,9 @@ def after_the_game(page: Page, taps: Taps, sides: list[dict[str, object]]) -> fl
         taps.tap(section.get_by_role("button", name=mark, exact=True))
         taps.tap(section.get_by_label(f"Marked for Greatness: {units[0]}", exact=True))
     # 4 kills against 3 destroyed: a warning, not a refusal
-    expect(page.locator("[data-kills-check='0']")).to_contain_text("4 kills entered here")
+    check = page.locator("[data-kills-check='0']")
+    expect(check).to_contain_text("4 kills entered here, 3 enemy units marked destroyed")
+    expect(check).to_contain_text("tick the enemy units that were destroyed")
     return screens
 
 

@@ -261,3 +261,41 @@ def test_two_tabs_of_one_battle_keep_their_own_taps(
     second.reload()
     count = second.get_by_role("group", name="Ranged kills, Captain").locator("output")
     expect(count).to_have_text("5")  # every tap from both tabs, each counted once
+
+
+def test_the_kills_note_reads_right_both_ways(
+    new_page: Callable[..., Page], live_server: str
+) -> None:
+    """Issue 21: the note compares one side's kills with the other side's losses and says
+    the right thing whichever is larger; it is a note, not a red error."""
+    name, client = player(live_server)
+    base = battle_in_progress(client, *two_forces(client))
+    client.close()
+    page = new_page("phone")
+    log_in(page, name, next=f"{base}/after")
+    note = page.locator("[data-kills-check='0']")
+    expect(note).to_be_hidden()
+    theirs = page.locator("#side-1 input[data-destroyed]").first
+    theirs.check()
+    expect(note).to_have_text(
+        "1 enemy unit marked destroyed (☠), 0 kills entered here: fine if something else "
+        "destroyed them (a mission rule, their own hazard); otherwise add the kills."
+    )
+    plus = page.get_by_role("button", name="One more: Ranged kills, Captain")
+    plus.click()
+    expect(note).to_be_hidden()
+    plus.click()
+    expect(note).to_have_text(
+        "2 kills entered here, 1 enemy unit marked destroyed (☠): tick the enemy units "
+        "that were destroyed."
+    )
+    muted = page.evaluate(
+        "getComputedStyle(document.documentElement).getPropertyValue('--pico-muted-color')"
+    )
+    assert muted.strip(), "Pico's muted colour is defined"
+    colour = note.evaluate("el => getComputedStyle(el).color")
+    error = page.evaluate(
+        "(() => { const p = document.createElement('p'); p.className = 'field-error';"
+        " document.body.append(p); const c = getComputedStyle(p).color; p.remove(); return c; })()"
+    )
+    assert colour != error, "the note is not coloured like an error"

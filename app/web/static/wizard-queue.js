@@ -553,9 +553,16 @@
         kills += Number(o.textContent) || 0;
       });
       var lost = theirs.querySelectorAll("input[data-destroyed]:checked").length;
-      var text = kills === lost ? "" : "Check: " + kills + (kills === 1 ? " kill" : " kills") +
-        " entered here, " + lost + " enemy " + (lost === 1 ? "unit" : "units") +
-        " marked destroyed. Fine if something else destroyed them; otherwise fix it before review.";
+      var entered = kills + (kills === 1 ? " kill" : " kills") + " entered here";
+      var marked = lost + " enemy " + (lost === 1 ? "unit" : "units") + " marked destroyed (☠)";
+      var text = "";
+      if (kills > lost) {
+        // more kills than losses: the kills need their enemy units ticked (ruling 43)
+        text = entered + ", " + marked + ": tick the enemy units that were destroyed.";
+      } else if (kills < lost) {
+        text = marked + ", " + entered + ": fine if something else destroyed them " +
+          "(a mission rule, their own hazard); otherwise add the kills.";
+      }
       if (note.textContent !== text) note.textContent = text;
       note.hidden = !text;
     });
