@@ -349,6 +349,10 @@ class TestTheRostersOwnTotals:
             ("tyranids_neurothrope.rosz", None, 9, 180),
             ("tyranids_zoanthropes.rosz", 3, 21, 450),
             ("tau_aunva.rosz", 1, 4, 80),
+            ("blood_angels.rosz", 5, 30, 625),
+            ("chaos_space_marines.rosz", 2, 11, 185),
+            ("thousand_sons_cabal.rosz", 2, 14, 265),
+            ("long_weapon_names.rosz", 1, 8, 170),
         ],
     )
     def test_units_read_add_up_to_the_rosters_total(
@@ -410,6 +414,15 @@ class TestSubFactionPlaceholders:
         zoanthrope = read("tyranids_zoanthropes.rosz").units[0]
         assert {"TYRANIDS", "HIVE TENDRIL", "PSYKER"} <= set(zoanthrope.keywords)
         assert "T'AU EMPIRE" in read("tau_aunva.rosz").units[0].keywords
+
+    def test_a_real_roster_with_its_dynasty_chosen(self) -> None:
+        """The Psychomancer's `Faction: <Dynasty>` takes the detachment's "Dynasty:
+        Szarekhan"; the roster's own total (27 PL) does not match its one unit (4 PL), which
+        the preview shows rather than hides."""
+        roster = read("necrons_psychomancer.rosz")
+        (psychomancer,) = roster.units
+        assert psychomancer.faction_keywords == ("SZAREKHAN", "NECRONS")
+        assert (roster.read_power, roster.total_power, roster.unreadable) == (4, 27, ())
 
 
 def test_points_of_a_unit_add_up_its_models_and_wargear() -> None:
