@@ -6,6 +6,7 @@ import secrets
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response, status
+from sqlmodel import Session
 
 from app.api import reports
 from app.api.auth import CurrentPrincipal
@@ -14,6 +15,8 @@ from app.api.responses import located
 from app.api.schemas import (
     BattleCreate,
     BattlePublic,
+    BattleReportIn,
+    BattleReportPublic,
     BattleResultIn,
     DecisionAnswer,
     DecisionPublic,
@@ -21,18 +24,34 @@ from app.api.schemas import (
     RequisitionIn,
     RequisitionPublic,
 )
-from app.db.models import Battle, BattleSide, Decision
+from app.db.models import Battle, BattleReport, BattleSide, Decision
 from app.db.session import SessionDep
 from app.rules.data import VictorRole, rulebook
 from app.rules.dice import Dice, EnteredDice, SeededDice
 from app.rules.errors import RuleError
 from app.rules.requisitions import RequisitionOrder
-from app.services import battles, confirmation, decisions, requisitions
+from app.services import battles, confirmation, decisions, requisitions, stories
 
 router = APIRouter(tags=["battles"])
 
 
-def _battle(battle: Battle, sides: list[BattleSide]) -> BattlePublic:
+def _report(row: BattleReport | None) -> BattleReportPublic | None:
+    if row is None:
+        return None
+    return BattleReportPublic(
+        title=row.title,
+        played_on=row.played_on,
+        location=row.location,
+        narrative=row.narrative,
+        unit_notes=dict(row.unit_notes),
+        written_by=row.written_by,
+        updated_at=row.updated_at,
+    )
+
+
+def _battle(
+    battle: Battle, sides: list[BattleSide], report: BattleReport | None = None
+) -> BattlePublic:
     assert battle.id is not None
     return BattlePublic(
         id=battle.id,
@@ -44,7 +63,13 @@ def _battle(battle: Battle, sides: list[BattleSide]) -> BattlePublic:
         status=battle.status,
         outcome=battle.outcome,
         sides=[reports.side(s) for s in sides],
+        report=_report(report),
     )
+
+
+def _one(session: Session, battle_id: int) -> BattlePublic:
+    """One battle as every route that answers with it shows it: sides and report."""
+    return _battle(*battles.get_battle(session, battle_id), stories.get_report(session, battle_id))
 
 
 @router.post(
@@ -98,12 +123,33 @@ def list_battles(
     rows, following = battles.list_battles(
         session, campaign_id=campaign_id, limit=limit, before=cursor
     )
-    return keyset_page(request, response, [_battle(*r) for r in rows], limit, following)
+    stories_of = stories.reports_for(session, (b.id for b, _sides in rows if b.id is not None))
+    page = [_battle(b, s, stories_of.get(b.id or 0)) for b, s in rows]
+    return keyset_page(request, response, page, limit, following)
 
 
-@router.get("/battles/{battle_id}", summary="One battle with both sides")
+@router.get("/battles/{battle_id}", summary="One battle with both sides, and its report")
 def get_battle(battle_id: int, session: SessionDep) -> BattlePublic:
-    return _battle(*battles.get_battle(session, battle_id))
+    return _one(session, battle_id)
+
+
+@router.put(
+    "/battles/{battle_id}/report",
+    summary="Write or rewrite the battle's report (either of its players): title, day and "
+    "place played, a Markdown narrative, a note per unit",
+)
+def put_report(
+    battle_id: int, body: BattleReportIn, principal: CurrentPrincipal, session: SessionDep
+) -> BattlePublic:
+    story = stories.Story(
+        title=body.title,
+        played_on=body.played_on,
+        location=body.location,
+        narrative=body.narrative,
+        unit_notes={int(k): v for k, v in body.unit_notes.items()},
+    )
+    stories.write_report(session, battle_id=battle_id, story=story, by=principal.user.username)
+    return _one(session, battle_id)
 
 
 @router.post(
@@ -130,7 +176,7 @@ def record_result(battle_id: int, body: BattleResultIn, session: SessionDep) -> 
     ]
     battle = confirmation.submit(session, battle_id=battle_id, results=results)
     assert battle.id is not None
-    return _battle(*battles.get_battle(session, battle.id))
+    return _one(session, battle.id)
 
 
 def named_dice(dice: NamedDice, side: int) -> dict[str, int]:
@@ -167,21 +213,21 @@ def named_dice(dice: NamedDice, side: int) -> dict[str, int]:
 def confirm_result(battle_id: int, session: SessionDep) -> BattlePublic:
     battle = confirmation.confirm(session, battle_id=battle_id)
     assert battle.id is not None
-    return _battle(*battles.get_battle(session, battle.id))
+    return _one(session, battle.id)
 
 
 @router.post("/battles/{battle_id}/dispute", summary="Dispute an entered result")
 def dispute_result(battle_id: int, session: SessionDep) -> BattlePublic:
     battle = confirmation.dispute(session, battle_id=battle_id)
     assert battle.id is not None
-    return _battle(*battles.get_battle(session, battle.id))
+    return _one(session, battle.id)
 
 
 @router.post("/battles/{battle_id}/revert", summary="Undo a battle (while nothing later uses it)")
 def revert(battle_id: int, session: SessionDep) -> BattlePublic:
     battle = battles.revert(session, battle_id=battle_id)
     assert battle.id is not None
-    return _battle(*battles.get_battle(session, battle.id))
+    return _one(session, battle.id)
 
 
 @router.post(
@@ -191,7 +237,7 @@ def revert(battle_id: int, session: SessionDep) -> BattlePublic:
 def call_off(battle_id: int, session: SessionDep) -> BattlePublic:
     battle = battles.call_off(session, battle_id=battle_id)
     assert battle.id is not None
-    return _battle(*battles.get_battle(session, battle.id))
+    return _one(session, battle.id)
 
 
 def _decision(row: Decision) -> DecisionPublic:

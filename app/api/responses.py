@@ -119,6 +119,10 @@ EXTRA: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {
         409: ("battle_already_reverted", "battle_revert_blocked"),
     },
     ("POST", "/api/v1/battles/{battle_id}/call-off"): {409: ("battle_not_mustered",)},
+    ("PUT", "/api/v1/battles/{battle_id}/report"): {
+        409: ("battle_not_reportable",),
+        422: ("played_on_invalid", "unit_not_in_battle"),
+    },
     ("POST", "/api/v1/decisions/{decision_id}/answer"): {
         409: ("decision_already_answered",),
         422: ("decision_answer_incomplete", RULE),

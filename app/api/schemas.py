@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
@@ -474,6 +474,38 @@ class SidePublic(BaseModel):
     )
 
 
+class BattleReportIn(Input):
+    """The battle's story, whole (a PUT replaces what was there)."""
+
+    title: Annotated[str, StringConstraints(max_length=120)] = ""
+    played_on: date | None = Field(default=None, description="The day it was played")
+    location: Annotated[str, StringConstraints(max_length=120)] = Field(
+        default="", description="Where: a store, someone's home, an event"
+    )
+    narrative: Annotated[str, StringConstraints(max_length=20000)] = Field(
+        default="", description="Markdown; the website shows it with raw HTML escaped"
+    )
+    unit_notes: dict[
+        Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{0,9}$")],
+        Annotated[str, StringConstraints(max_length=280)],
+    ] = Field(
+        default_factory=dict,
+        max_length=200,
+        description="A short note per unit (card id: note) shown on its Crusade card; only "
+        "units on the battle's rosters",
+    )
+
+
+class BattleReportPublic(BaseModel):
+    title: str
+    played_on: date | None
+    location: str
+    narrative: str = Field(description="Markdown, as written")
+    unit_notes: dict[str, str] = Field(description="Card id: note")
+    written_by: str = Field(description="Username of whoever wrote it last")
+    updated_at: datetime
+
+
 class BattlePublic(BaseModel):
     id: int
     campaign_id: int
@@ -484,6 +516,9 @@ class BattlePublic(BaseModel):
     status: str
     outcome: str | None
     sides: list[SidePublic]
+    report: BattleReportPublic | None = Field(
+        default=None, description="Its story, once a player wrote one (issue 23)"
+    )
 
 
 class WeaponIn(Input):
@@ -687,7 +722,8 @@ class FeedEventPublic(BaseModel):
     """One change in the campaign, oldest first. ``kind`` is one of: campaign_created,
     force_created, card_added, card_removed, battle_mustered, result_proposed,
     result_confirmed, result_disputed, battle_recorded (a result applied: by an organizer, or
-    on confirmation), battle_reverted, battle_called_off, decision_pending,
+    on confirmation), battle_reverted, battle_called_off, report_written, report_edited,
+    decision_pending,
     decision_answered, rank_gained, honour_gained, scar_gained, requisition_purchased,
     member_joined, member_removed, invite_created, invite_withdrawn,
     campaign_settings_changed (new kinds may be added: ignore those you do not know)."""

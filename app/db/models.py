@@ -8,7 +8,7 @@ number of statements however many units a force has.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from sqlalchemy import JSON, Column, UniqueConstraint, event
@@ -139,6 +139,23 @@ class Battle(SQLModel, table=True):
     resolved_at: datetime | None = None
     proposal: dict[str, Any] = _json({})
     proposed_by: int | None = Field(default=None, foreign_key="user_account.id")
+
+
+class BattleReport(SQLModel, table=True):
+    """A battle's story, written by either of its players (issue 23): when and where it was
+    played, a title, a Markdown narrative and a short note per unit (by card id)."""
+
+    __tablename__ = "battle_report"
+
+    id: int | None = Field(default=None, primary_key=True)
+    battle_id: int = Field(foreign_key="battle.id", unique=True)
+    title: str = Field(default="", max_length=120)
+    played_on: date | None = None
+    location: str = Field(default="", max_length=120)
+    narrative: str = Field(default="", max_length=20000)
+    unit_notes: dict[str, str] = _json({})
+    written_by: str = Field(default="", max_length=80)  # the username of the last writer
+    updated_at: datetime = Field(default_factory=utcnow)
 
 
 class BattleSide(SQLModel, table=True):

@@ -226,6 +226,10 @@ def _feed_event(row: Event, names: _Names) -> FeedEvent:
     )
 
 
+def _titled(payload: dict[str, Any]) -> str:
+    return f": {payload['title']}" if payload.get("title") else ""
+
+
 def summary(row: Event, names: _Names, book: Rulebook) -> str:
     """One sentence for people; the structured fields carry the same facts for bots."""
     p = row.payload
@@ -253,6 +257,10 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             return f"{battle}: the entered result is disputed; an organizer will settle it."
         case "battle_reverted":
             return f"{battle} was reverted."
+        case "report_written":
+            return f"{battle}: its report was written{_titled(p)}."
+        case "report_edited":
+            return f"{battle}: its report was edited{_titled(p)}."
         case "battle_called_off":
             return f"{battle} was called off."
         case "decision_pending":

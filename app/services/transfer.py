@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from datetime import datetime
+from datetime import date, datetime
 from typing import IO, Any, cast
 
 from sqlalchemy import Select, Table
@@ -18,6 +18,7 @@ from sqlmodel import Session, SQLModel
 
 from app.db.models import (
     Battle,
+    BattleReport,
     BattleSide,
     Campaign,
     Card,
@@ -45,6 +46,7 @@ TABLES: dict[str, tuple[type[SQLModel], dict[str, str]]] = {
     "requisitions": (RequisitionPurchase, {"force_id": "forces", "card_id": "cards"}),
     "decisions": (Decision, {"force_id": "forces", "battle_id": "battles", "card_id": "cards"}),
     "events": (Event, {"campaign_id": "campaign", "force_id": "forces", "battle_id": "battles"}),
+    "battle_reports": (BattleReport, {"battle_id": "battles"}),
 }
 
 
@@ -54,6 +56,7 @@ JSON_FIELDS = {
     "battle_sides": ("report", "snapshot"),
     "decisions": ("payload", "answer"),
     "events": ("payload",),
+    "battle_reports": ("unit_notes",),
 }
 ID_KEYS = {
     "card_id": "cards",
@@ -68,6 +71,7 @@ ID_KEYED_DICTS = {
     "cards": "cards",
     "out_of_action_choices": "cards",
     "victory_points": "forces",
+    "unit_notes": "cards",
 }
 IdMaps = dict[str, dict[int, int]]
 
@@ -135,7 +139,7 @@ def _queries(campaign_id: int) -> dict[str, Select[Any]]:
         table = _t(model)
         if name in ("forces", "battles", "events"):
             where = table.c.campaign_id == campaign_id
-        elif name == "battle_sides":
+        elif name in ("battle_sides", "battle_reports"):
             where = table.c.battle_id.in_(owner["battles"])
         else:
             where = table.c.force_id.in_(owner["forces"])
@@ -159,7 +163,7 @@ def _t(model: Any) -> Table:
 
 def _plain_row(mapping: Any) -> dict[str, Any]:
     data = {k: v for k, v in mapping.items() if k not in EXCLUDED}
-    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in data.items()}
+    return {k: v.isoformat() if isinstance(v, datetime | date) else v for k, v in data.items()}
 
 
 def export_filename(session: Session, *, campaign_id: int) -> str:
@@ -175,7 +179,7 @@ EXCLUDED = frozenset({"id", "version", "owner_id", "actor_id"})
 
 def _plain(row: SQLModel) -> dict[str, Any]:
     data = row.model_dump(exclude=set(EXCLUDED))
-    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in data.items()}
+    return {k: v.isoformat() if isinstance(v, datetime | date) else v for k, v in data.items()}
 
 
 def _translate(table: str, data: dict[str, Any], maps: IdMaps) -> dict[str, Any]:
@@ -185,7 +189,7 @@ def _translate(table: str, data: dict[str, Any], maps: IdMaps) -> dict[str, Any]
         if out.get(field) is not None:
             out[field] = maps[target][out[field]]
     for field in JSON_FIELDS.get(table, ()):
-        out[field] = _map_json(out[field], maps)
+        out[field] = _map_json(out[field], maps, field)
     return out
 
 
@@ -269,7 +273,7 @@ def _import_rows(session: Session, name: str, rows: Iterable[Any], maps: IdMaps)
                 fields[field] = maps[target][fields[field]]
         for field in JSON_FIELDS.get(name, ()):
             if field in fields:
-                fields[field] = _map_json(fields[field], maps)
+                fields[field] = _map_json(fields[field], maps, field)
         row = model(**_typed(model, fields))
         session.add(row)
         session.flush()
@@ -376,4 +380,6 @@ def _typed(model: type[SQLModel], data: dict[str, Any]) -> dict[str, Any]:
     for name, field in model.model_fields.items():
         if name in out and isinstance(out[name], str) and "datetime" in str(field.annotation):
             out[name] = datetime.fromisoformat(out[name])
+        elif name in out and isinstance(out[name], str) and "date" in str(field.annotation):
+            out[name] = date.fromisoformat(out[name])
     return out

@@ -34,6 +34,8 @@ KINDS = (
     "battle_recorded",
     "battle_reverted",
     "battle_called_off",
+    "report_written",
+    "report_edited",
     "decision_pending",
     "decision_answered",
     "rank_gained",

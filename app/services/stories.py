@@ -1,0 +1,86 @@
+"""A battle's report (issue 23): the story its players tell of it. Either player of the battle
+writes and edits it (the route's access rule, BATTLE_PLAY); a unit note may only be about a
+unit that was on one of the battle's rosters."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date
+
+from sqlmodel import Session, col, select
+
+from app.db.models import BattleReport, utcnow
+from app.errors import DomainError
+from app.rules.errors import RuleError
+from app.services import battles, history
+
+MAX_NOTE = 280  # a line on the unit's Crusade card, not a second narrative
+EARLIEST = date(1987, 1, 1)  # no battle of this game was played before it was published
+
+
+@dataclass(frozen=True)
+class Story:
+    title: str = ""
+    played_on: date | None = None
+    location: str = ""
+    narrative: str = ""
+    unit_notes: Mapping[int, str] | None = None
+
+
+def get_report(session: Session, battle_id: int) -> BattleReport | None:
+    return session.exec(select(BattleReport).where(BattleReport.battle_id == battle_id)).first()
+
+
+def reports_for(session: Session, battle_ids: Iterable[int]) -> dict[int, BattleReport]:
+    """The reports of several battles in one query (a page of the battle list)."""
+    ids = list(battle_ids)
+    if not ids:
+        return {}
+    rows = session.exec(select(BattleReport).where(col(BattleReport.battle_id).in_(ids)))
+    return {row.battle_id: row for row in rows}
+
+
+def write_report(session: Session, *, battle_id: int, story: Story, by: str) -> BattleReport:
+    """Create or replace the battle's report, whole (a PUT)."""
+    battle, sides = battles.get_battle(session, battle_id)
+    if battle.status in ("reverted", "called_off"):
+        raise DomainError(
+            "battle_not_reportable",
+            f"Battle {battle_id} was {battle.status.replace('_', ' ')}; it has no story to tell.",
+            status=409,
+        )
+    if story.played_on is not None and not EARLIEST <= story.played_on <= date.today():
+        raise RuleError(
+            "played_on_invalid",
+            f"played_on must be a day between {EARLIEST.isoformat()} and today.",
+            field="played_on",
+        )
+    on_rosters = {card_id for side in sides for card_id in side.roster}
+    notes = {int(k): v.strip() for k, v in (story.unit_notes or {}).items() if v.strip()}
+    strangers = sorted(set(notes) - on_rosters)
+    if strangers:
+        raise RuleError(
+            "unit_not_in_battle",
+            f"unit_notes: unit {strangers[0]} was not on either roster of battle {battle_id}.",
+            field="unit_notes",
+        )
+    row = get_report(session, battle_id) or BattleReport(battle_id=battle_id)
+    is_new = row.id is None
+    row.title = story.title.strip()
+    row.played_on = story.played_on
+    row.location = story.location.strip()
+    row.narrative = story.narrative.strip()
+    row.unit_notes = {str(k): v for k, v in sorted(notes.items())}
+    row.written_by = by
+    row.updated_at = utcnow()
+    session.add(row)
+    session.flush()
+    history.record(
+        session,
+        campaign_id=battle.campaign_id,
+        battle_id=battle_id,
+        kind="report_written" if is_new else "report_edited",
+        title=row.title,
+    )
+    return row
