@@ -4,7 +4,7 @@ the rules allow now and what happened, read through the services; the website re
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlmodel import Session
@@ -14,7 +14,7 @@ from app.rules.data import Requisition, RequisitionTarget, Rulebook, rulebook
 from app.rules.errors import RuleError
 from app.rules.order_of_battle import OrderOfBattle
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
-from app.services import card_battles, requisitions
+from app.services import card_battles, requisitions, stories
 from app.services.forces import ForceView
 
 
@@ -107,6 +107,7 @@ class BattleLine:
     blow: dict[str, Any] | None
     promotions: list[str]
     warlord: bool
+    note: str = ""  # the line the battle's report gives this unit (issue 23)
 
 
 RESULTS = {
@@ -123,7 +124,14 @@ def battle_history(
     gone), and the cursor of the older ones."""
     assert row.id is not None
     page = card_battles.card_battles(session, card_id=row.id, force_id=row.force_id, before=before)
-    lines = [_battle_line(row, f) for f in page.items]
+    told = stories.reports_for(session, (f.battle.id for f in page.items if f.battle.id))
+    lines = [
+        replace(
+            _battle_line(row, f),
+            note=(told[f.battle.id].unit_notes.get(str(row.id), "") if f.battle.id in told else ""),
+        )
+        for f in page.items
+    ]
     return lines, page.older
 
 

@@ -102,6 +102,16 @@ class ParsedRoster:
     # The roster's own totals, as BattleScribe wrote them (None: the file gives none)
     total_power: int | None = None
     total_points: int | None = None
+    options_power: int = 0  # Power of detachment and army settings, on no unit
+
+    @property
+    def unexplained_power(self) -> int:
+        """Power the roster's own total has that neither its units (read or not) nor its
+        settings account for: the file's total is out of date (e.g. a unit deleted)."""
+        if self.total_power is None:
+            return 0
+        carried = sum(u.power_rating for u in self.unreadable)
+        return self.total_power - self.read_power - carried - self.options_power
 
     @property
     def read_power(self) -> int:
@@ -199,6 +209,7 @@ def parse_roster(data: bytes) -> ParsedRoster:
     unreadable: list[UnreadableUnit] = []
     factions: list[str] = []
     detachments: list[str] = []
+    options = 0.0
     for f_index, force in enumerate(root.iter(f"{NS}force"), start=1):
         detachment = force.get("name", "")
         detachments.append(detachment)
@@ -212,6 +223,8 @@ def parse_roster(data: bytes) -> ParsedRoster:
                 units.append(read)
             elif read is not None:
                 unreadable.append(read)
+            else:  # a detachment or army setting; some cost Power (e.g. a Specialist option)
+                options += _power(selection) + sum(_power(d) for d in _descendants(selection))
     if len(units) > MAX_UNITS:
         raise _problem(
             "roster_too_large", f"A roster may hold {MAX_UNITS} units at most.", status=413
@@ -219,6 +232,7 @@ def parse_roster(data: bytes) -> ParsedRoster:
     return ParsedRoster(
         total_power=_total(root, PL),
         total_points=_total(root, "pts"),
+        options_power=round(options) if 0 < options <= MAX_POWER_RATING else 0,
         name=root.get("name", "").strip()[:MAX_NAME],
         game_system=system,
         factions=tuple(factions),

@@ -11,18 +11,20 @@ from fastapi.responses import Response
 from sqlmodel import Session
 
 from app.api.hardening import RateLimits
+from app.api.schemas import BattleReportIn
 from app.db.models import BattleSide, Card, Force, User
 from app.db.session import SessionDep
 from app.errors import DomainError
 from app.rules.data import rulebook
-from app.services import accounts, battles, confirmation, wizard
+from app.services import accounts, battles, confirmation, stories, wizard
 from app.services.access import Access
 from app.services.accounts import Principal
 from app.services.forces import get_campaign
 from app.web.decisions import decision_title
-from app.web.forms import Form
+from app.web.forms import Form, field_text
 from app.web.pages import attempt, page, redirect, render, site_url
 from app.web.qr import qr_svg
+from app.web.schemas import checked
 
 router = APIRouter()
 
@@ -74,6 +76,8 @@ def _battle_context(
         "can_dispute": battle.status == "proposed" and (organizer or opponent),
         "can_revert": organizer and battle.status != "reverted",
         "can_call_off": battle.status == "mustered" and (organizer or in_battle),
+        "story": stories.get_report(session, battle_id),
+        "can_tell": (organizer or in_battle) and battle.status not in ("reverted", "called_off"),
         "proposer": confirmation.proposer(session, battle),
         # the recorder's phone offers the opponent sitting across the table to confirm here
         "table_opponent": table_opponent,
@@ -250,6 +254,44 @@ def call_off_battle(
     request: Request, session: SessionDep, principal: BattlePlayer, battle_id: int
 ) -> Response:
     return _battle_command(request, session, principal, battle_id, "call_off")
+
+
+STORY_FIELDS = ("title", "played_on", "location", "narrative")
+
+
+@router.post("/battles/{battle_id}/report")
+def write_report(
+    request: Request,
+    session: SessionDep,
+    principal: BattlePlayer,
+    battle_id: int,
+    form: Form,
+) -> Response:
+    """The report's form on the battle page: the same service as PUT /battles/{id}/report."""
+    typed = {name: field_text(form, name, 20000) for name in STORY_FIELDS}
+    notes = {
+        key.removeprefix("note_"): field_text(form, key, 1000)
+        for key in form
+        if key.startswith("note_")
+    }
+    with attempt(session) as outcome:
+        body = checked(
+            BattleReportIn,
+            {**typed, "played_on": typed["played_on"] or None, "unit_notes": notes},
+        )
+        story = stories.Story(
+            title=body.title,
+            played_on=body.played_on,
+            location=body.location,
+            narrative=body.narrative,
+            unit_notes={int(k): v for k, v in body.unit_notes.items()},
+        )
+        stories.write_report(session, battle_id=battle_id, story=story, by=principal.user.username)
+    if outcome.refused:
+        context = _battle_context(session, principal, battle_id, site_url(request))
+        context.update(story_error=outcome.error, story_values={**typed, "notes": notes})
+        return render(request, "pages/battle.html", principal, status=outcome.status, **context)
+    return redirect(f"/battles/{battle_id}#report")
 
 
 @router.get("/battles/{battle_id}/revert")

@@ -9,6 +9,7 @@ from jinja2 import Environment
 from markupsafe import Markup
 
 from app.db.models import as_utc
+from app.web.markdown import markdown
 
 
 def utc_text(moment: datetime | None) -> str:
@@ -67,3 +68,4 @@ def install(env: Environment) -> None:
     env.filters.update(when=when, day=day, words=words, signed=signed)
     env.filters.update(titled=titled, roll_range=roll_range)
     env.filters["local_time"] = local_time
+    env.filters["markdown"] = markdown

@@ -362,6 +362,7 @@ class TestTheRostersOwnTotals:
         assert (roster.total_power, roster.total_points) == (power, points)
         carried = sum(u.power_rating for u in roster.unreadable)
         assert roster.read_power + carried == roster.total_power
+        assert roster.unexplained_power == 0
         assert all(u.points is not None and u.points > 0 for u in roster.units)
         if units is not None:
             assert len(roster.units) == units
@@ -423,6 +424,7 @@ class TestSubFactionPlaceholders:
         (psychomancer,) = roster.units
         assert psychomancer.faction_keywords == ("SZAREKHAN", "NECRONS")
         assert (roster.read_power, roster.total_power, roster.unreadable) == (4, 27, ())
+        assert (roster.options_power, roster.unexplained_power) == (0, 23)
 
 
 def test_points_of_a_unit_add_up_its_models_and_wargear() -> None:
@@ -432,3 +434,22 @@ def test_points_of_a_unit_add_up_its_models_and_wargear() -> None:
     zoanthropes = read("tyranids_zoanthropes.rosz").units
     assert sum(u.points or 0 for u in zoanthropes) == 450
     assert parse_roster(TINY).units[0].points is None  # no pts in the file
+
+
+def test_power_on_a_detachment_option_is_told_apart() -> None:
+    """A setting that costs Power (no unit carries it) explains that much of the total."""
+    option = (
+        '<selection name="Specialist Detachment" type="upgrade" number="1">'
+        '<costs><cost name=" PL" value="2.0"/></costs><categories>'
+        '<category name="Configuration" primary="true"/></categories></selection>'
+    )
+    data = TINY.replace(b"<selections>", b"<selections>" + option.encode(), 1)
+    data = data.replace(
+        b'gameSystemName="Warhammer 40,000 9th Edition">',
+        b'gameSystemName="Warhammer 40,000 9th Edition">'
+        b'<costs><cost name=" PL" value="8.0"/></costs>',
+        1,
+    )
+    roster = parse_roster(data)
+    assert (roster.total_power, roster.read_power, roster.options_power) == (8, 6, 2)
+    assert roster.unexplained_power == 0

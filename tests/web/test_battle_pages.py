@@ -397,3 +397,36 @@ def test_cut_off_the_heads_free_trait_is_for_a_character_that_fought(
     assert api.status_code == 422, api.text
     assert api.json()["code"] == "victor_bonus_needs_character_that_fought"
     assert dump(engine) == before
+
+
+def test_a_player_writes_the_battle_report(person: Callable[[str], Browser], engine: Any) -> None:
+    """Issue 23 on the page: Kai (a player of the battle) writes the report; the narrative is
+    Markdown with any HTML escaped and links marked nofollow; a unit's note is on its card."""
+    world = proposed_battle(person)
+    ruby, kai, battle_id = world["ruby"], world["kai"], world["battle_id"]
+    page = kai.get(f"/battles/{battle_id}")
+    assert "Write the report" in page.text and 'action="/battles/' in page.text
+    captain = world["theirs"]["Captain"]
+    form = {
+        "title": "Last stand at the relay",
+        "played_on": "2026-11-20",
+        "location": "The club",
+        "narrative": "The Captain *fell*.\n\n<script>alert(1)</script> [map](https://example.com)",
+        f"note_{captain}": "Fell holding the relay.",
+    }
+    saved = kai.post(f"/battles/{battle_id}/report", form)
+    assert saved.status_code == 303 and saved.headers["location"].endswith("#report")
+    shown = ruby.get(f"/battles/{battle_id}").text
+    assert "<h3>Last stand at the relay</h3>" in shown
+    assert "The Captain <em>fell</em>." in shown
+    assert "<script>alert(1)</script>" not in shown and "&lt;script&gt;" in shown
+    assert '<a href="https://example.com" rel="nofollow noopener">map</a>' in shown
+    assert "Played 2026-11-20 · The club · written by kai" in shown
+    assert "Fell holding the relay." in kai.get(f"/cards/{captain}").text
+    before = dump(engine)
+    refused = kai.post(f"/battles/{battle_id}/report", {**form, "played_on": "2999-01-01"})
+    assert refused.status_code == 422 and 'data-code="played_on_invalid"' in refused.text
+    assert "Last stand at the relay" in refused.text  # what was typed is kept
+    assert dump(engine) == before
+    stranger = person("mallory")
+    assert stranger.post(f"/battles/{battle_id}/report", form).status_code in (403, 404)

@@ -120,3 +120,14 @@ def test_a_newer_roster_updates_a_card_through_fresh_recruits(
     cards = ruby.api("GET", f"/forces/{force_id}")["cards"]
     squad = next(c for c in cards if c["name"] == "Hellblaster Squad")
     assert (squad["power_rating"], squad["wargear"]) == (12, "10x Hellblaster")
+
+
+def test_a_roster_total_that_is_out_of_date_is_said(person: Callable[[str], Browser]) -> None:
+    """The Psychomancer roster's own total is 27 PL for one 4 PL unit: the preview says the
+    23 PL are on nothing in the file, not that they are detachment options."""
+    world = campaign_with_two_players(person)
+    data = (ROSTERS / "necrons_psychomancer.rosz").read_bytes()
+    page = upload(world["ruby"], world["ruby_force"], data).text
+    totals = re.sub(r"\s+", " ", page.split('data-testid="roster-totals">')[1].split("</p>")[0])
+    assert "The other 23 PL are in the file's total but on nothing in it" in totals
+    assert "detachment or army options" not in totals
