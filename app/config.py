@@ -19,6 +19,9 @@ class Settings(BaseSettings):
     host: str = Field(default="127.0.0.1", description="Address uvicorn binds to")
     port: int = Field(default=8000, ge=1, le=65535)
     data_dir: Path = Field(default=PROJECT_ROOT / "data", description="SQLite file lives here")
+    photo_dir: Path | None = Field(
+        default=None, description="Where battle photos are kept; empty means data_dir/photos"
+    )
     database_url: str = Field(
         default="", description="SQLAlchemy URL; empty means SQLite in data_dir"
     )

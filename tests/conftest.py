@@ -12,6 +12,7 @@ import os
 import secrets
 import shutil
 import sqlite3
+import tempfile
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ from app.main import create_app
 # Sessions are signed with this key in tests, so no secret file is written anywhere.
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
 os.environ.setdefault("PASSWORD_HASHING", "fast")  # argon2 at its cheapest: tests only
+# Battle photos (issue 23) go to a folder of this test process's own, never the project's.
+os.environ.setdefault("PHOTO_DIR", tempfile.mkdtemp(prefix="crusade-test-photos-"))
 POSTGRES_URL = os.environ.get("TEST_DATABASE_URL", "")
 BACKENDS = ["sqlite", "postgresql"] if POSTGRES_URL else ["sqlite"]
 T = TypeVar("T")

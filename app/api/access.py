@@ -78,6 +78,9 @@ POLICIES: dict[tuple[str, str], Access] = {
     ("POST", "/api/v1/battles/{battle_id}/revert"): A.BATTLE_ORGANIZE,
     ("POST", "/api/v1/battles/{battle_id}/call-off"): A.BATTLE_PLAY,
     ("PUT", "/api/v1/battles/{battle_id}/report"): A.BATTLE_PLAY,
+    ("POST", "/api/v1/battles/{battle_id}/photos"): A.BATTLE_PLAY,
+    ("DELETE", "/api/v1/battles/{battle_id}/photos/{photo_id}"): A.BATTLE_PLAY,
+    ("GET", "/api/v1/battles/{battle_id}/photos/{photo_id}/{width}"): A.CAMPAIGN_READ,
     ("GET", "/api/v1/decisions/{decision_id}"): A.CAMPAIGN_READ,
     ("POST", "/api/v1/decisions/{decision_id}/answer"): A.FORCE_OWN,
 }

@@ -5,10 +5,11 @@ from __future__ import annotations
 import secrets
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request, Response, status
+from fastapi import APIRouter, File, Form, Path, Query, Request, Response, UploadFile, status
 from sqlmodel import Session
 
 from app.api import reports
+from app.api.access import API
 from app.api.auth import CurrentPrincipal
 from app.api.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
 from app.api.responses import located
@@ -21,16 +22,18 @@ from app.api.schemas import (
     DecisionAnswer,
     DecisionPublic,
     NamedDice,
+    PhotoPublic,
+    PhotoRenditionPublic,
     RequisitionIn,
     RequisitionPublic,
 )
-from app.db.models import Battle, BattleReport, BattleSide, Decision
+from app.db.models import Battle, BattlePhoto, BattleReport, BattleSide, Decision
 from app.db.session import SessionDep
 from app.rules.data import VictorRole, rulebook
 from app.rules.dice import Dice, EnteredDice, SeededDice
 from app.rules.errors import RuleError
 from app.rules.requisitions import RequisitionOrder
-from app.services import battles, confirmation, decisions, requisitions, stories
+from app.services import battles, confirmation, decisions, photos, requisitions, stories
 
 router = APIRouter(tags=["battles"])
 
@@ -49,8 +52,26 @@ def _report(row: BattleReport | None) -> BattleReportPublic | None:
     )
 
 
+def _photo(row: BattlePhoto) -> PhotoPublic:
+    assert row.id is not None
+    base = f"{API}/battles/{row.battle_id}/photos/{row.id}"
+    return PhotoPublic(
+        id=row.id,
+        url=f"{base}/{row.widths[-1]}",
+        width=row.width,
+        height=row.height,
+        caption=row.caption,
+        renditions=[PhotoRenditionPublic(width=w, url=f"{base}/{w}") for w in row.widths],
+        uploaded_by=row.uploaded_by,
+        created_at=row.created_at,
+    )
+
+
 def _battle(
-    battle: Battle, sides: list[BattleSide], report: BattleReport | None = None
+    battle: Battle,
+    sides: list[BattleSide],
+    report: BattleReport | None = None,
+    pictures: list[BattlePhoto] | None = None,
 ) -> BattlePublic:
     assert battle.id is not None
     return BattlePublic(
@@ -64,12 +85,17 @@ def _battle(
         outcome=battle.outcome,
         sides=[reports.side(s) for s in sides],
         report=_report(report),
+        photos=[_photo(p) for p in pictures or []],
     )
 
 
 def _one(session: Session, battle_id: int) -> BattlePublic:
     """One battle as every route that answers with it shows it: sides and report."""
-    return _battle(*battles.get_battle(session, battle_id), stories.get_report(session, battle_id))
+    return _battle(
+        *battles.get_battle(session, battle_id),
+        stories.get_report(session, battle_id),
+        photos.photos_of(session, battle_id),
+    )
 
 
 @router.post(
@@ -123,8 +149,10 @@ def list_battles(
     rows, following = battles.list_battles(
         session, campaign_id=campaign_id, limit=limit, before=cursor
     )
-    stories_of = stories.reports_for(session, (b.id for b, _sides in rows if b.id is not None))
-    page = [_battle(b, s, stories_of.get(b.id or 0)) for b, s in rows]
+    ids = [b.id for b, _sides in rows if b.id is not None]
+    stories_of = stories.reports_for(session, ids)
+    pictures = photos.photos_for(session, ids)
+    page = [_battle(b, s, stories_of.get(b.id or 0), pictures.get(b.id or 0)) for b, s in rows]
     return keyset_page(request, response, page, limit, following)
 
 
@@ -294,3 +322,73 @@ def order(body: RequisitionIn) -> RequisitionOrder:
 def purchase(force_id: int, body: RequisitionIn, session: SessionDep) -> RequisitionPublic:
     row = requisitions.purchase(session, force_id=force_id, order=order(body))
     return reports.requisition(row)
+
+
+# --- photos (issue 23) -------------------------------------------------------------------
+
+
+@router.post(
+    "/battles/{battle_id}/photos",
+    status_code=status.HTTP_201_CREATED,
+    summary="Add a photo of the battle (either player): multipart `file` (JPEG, PNG, WebP or "
+    "GIF, checked by content), optional `caption`; kept as JPEG renditions without metadata",
+)
+def add_photo(
+    battle_id: int,
+    request: Request,
+    response: Response,
+    principal: CurrentPrincipal,
+    session: SessionDep,
+    file: Annotated[UploadFile, File(description="The photo")],
+    caption: Annotated[str, Form(max_length=200)] = "",
+) -> PhotoPublic:
+    row = photos.add_photo(
+        session,
+        request.app.state.photos,
+        battle_id=battle_id,
+        data=file.file.read(photos.MAX_BYTES + 1),
+        caption=caption,
+        by=principal.user.username,
+    )
+    located(response, f"/battles/{battle_id}/photos/{row.id}/{row.widths[-1]}")
+    return _photo(row)
+
+
+@router.delete(
+    "/battles/{battle_id}/photos/{photo_id}",
+    summary="Delete a photo of the battle (either player): its files go with it",
+)
+def delete_photo(
+    battle_id: int, photo_id: int, request: Request, session: SessionDep
+) -> PhotoPublic:
+    row = photos.delete_photo(
+        session, request.app.state.photos, battle_id=battle_id, photo_id=photo_id
+    )
+    return _photo(row)
+
+
+@router.get(
+    "/battles/{battle_id}/photos/{photo_id}/{width}",
+    summary="One rendition of a photo (a JPEG without metadata), to whoever may read the campaign",
+    response_class=Response,
+    responses={
+        200: {
+            "content": {"image/jpeg": {"schema": {"type": "string", "format": "binary"}}},
+            "description": "The JPEG",
+        }
+    },
+)
+def photo_file(
+    battle_id: int,
+    photo_id: int,
+    width: Annotated[int, Path(ge=1, le=10000)],
+    request: Request,
+    session: SessionDep,
+) -> Response:
+    data = photos.rendition(
+        session, request.app.state.photos, battle_id=battle_id, photo_id=photo_id, width=width
+    )
+    # A rendition never changes (a new photo gets a new id): cached as long as the browser
+    # likes, but only by the browser (the campaign may be private).
+    headers = {"Cache-Control": "private, max-age=31536000, immutable"}
+    return Response(data, media_type="image/jpeg", headers=headers)

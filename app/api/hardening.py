@@ -31,6 +31,10 @@ SECURITY_HEADERS = [
     (b"x-frame-options", b"DENY"),
 ]
 MAX_BODY = 256 * 1024
+# A photo upload (issue 23) is the one body allowed to be bigger: a phone's photo, plus the
+# form around it. app/services/photos.py refuses a photo over its own limit with its reason.
+MAX_PHOTO_BODY = 16 * 1024 * 1024
+PHOTO_UPLOAD = re.compile(r"^(?:/api/v1)?/battles/[0-9]{1,10}/photos$")
 # Ids fit a 32-bit column on every engine, as the bodies' Id (app/api/schemas.py) does.
 ID_LIMIT = 2**31
 CSRF_HEADER = "x-csrf-token"
@@ -82,9 +86,10 @@ def _without_body(send: Send) -> Send:
 async def _read_body(scope: Scope, receive: Receive) -> bytes | None:
     """The whole body, read here so that no layer inside (the idempotency store, a form
     parser) meets the limit half-way through as an exception of its own."""
+    limit = _body_limit(scope)
     declared = dict(scope["headers"]).get(b"content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
-        raise _too_large()
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -93,8 +98,8 @@ async def _read_body(scope: Scope, receive: Receive) -> bytes | None:
             return None
         chunk = message.get("body", b"")
         size += len(chunk)
-        if size > MAX_BODY:  # a chunked body declares no length: count it as it comes
-            raise _too_large()
+        if size > limit:  # a chunked body declares no length: count it as it comes
+            raise _too_large(limit)
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
@@ -131,9 +136,15 @@ async def _run(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None
         raise
 
 
-def _too_large() -> DomainError:
+def _body_limit(scope: Scope) -> int:
+    if scope["method"] == "POST" and PHOTO_UPLOAD.match(scope.get("path", "")):
+        return MAX_PHOTO_BODY
+    return MAX_BODY
+
+
+def _too_large(limit: int = MAX_BODY) -> DomainError:
     return DomainError(
-        "request_too_large", f"Request bodies are limited to {MAX_BODY} bytes.", status=413
+        "request_too_large", f"Request bodies are limited to {limit} bytes.", status=413
     )
 
 

@@ -119,6 +119,15 @@ EXTRA: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {
         409: ("battle_already_reverted", "battle_revert_blocked"),
     },
     ("POST", "/api/v1/battles/{battle_id}/call-off"): {409: ("battle_not_mustered",)},
+    ("POST", "/api/v1/battles/{battle_id}/photos"): {
+        409: ("battle_not_reportable", "photo_limit"),
+        413: ("photo_too_large", "request_too_large"),
+        422: ("photo_type", "photo_too_many_pixels", "photo_unreadable"),
+    },
+    ("DELETE", "/api/v1/battles/{battle_id}/photos/{photo_id}"): {404: ("photo_not_found",)},
+    ("GET", "/api/v1/battles/{battle_id}/photos/{photo_id}/{width}"): {
+        404: ("photo_not_found",),
+    },
     ("PUT", "/api/v1/battles/{battle_id}/report"): {
         409: ("battle_not_reportable",),
         422: ("played_on_invalid", "unit_not_in_battle"),

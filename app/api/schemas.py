@@ -506,6 +506,22 @@ class BattleReportPublic(BaseModel):
     updated_at: datetime
 
 
+class PhotoRenditionPublic(BaseModel):
+    width: int
+    url: str
+
+
+class PhotoPublic(BaseModel):
+    id: int
+    url: str = Field(description="The largest rendition (JPEG, no metadata)")
+    width: int
+    height: int
+    caption: str
+    renditions: list[PhotoRenditionPublic] = Field(description="Every width, smallest first")
+    uploaded_by: str
+    created_at: datetime
+
+
 class BattlePublic(BaseModel):
     id: int
     campaign_id: int
@@ -519,6 +535,7 @@ class BattlePublic(BaseModel):
     report: BattleReportPublic | None = Field(
         default=None, description="Its story, once a player wrote one (issue 23)"
     )
+    photos: list[PhotoPublic] = Field(default_factory=list, description="Its photos, oldest first")
 
 
 class WeaponIn(Input):

@@ -158,6 +158,22 @@ class BattleReport(SQLModel, table=True):
     updated_at: datetime = Field(default_factory=utcnow)
 
 
+class BattlePhoto(SQLModel, table=True):
+    """A photo of a battle (issue 23). The files are the renditions, one per width, stored
+    by the photo store (app/services/photos.py) and never the upload itself."""
+
+    __tablename__ = "battle_photo"
+
+    id: int | None = Field(default=None, primary_key=True)
+    battle_id: int = Field(foreign_key="battle.id", index=True)
+    width: int  # the largest rendition's pixels
+    height: int
+    widths: list[int] = _json([])  # every rendition's width, smallest first
+    caption: str = Field(default="", max_length=200)
+    uploaded_by: str = Field(default="", max_length=80)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
 class BattleSide(SQLModel, table=True):
     """One army in a battle: its roster, agendas, score and (once resolved) its report and
     the state of its force before the battle, kept so the battle can be reverted."""
