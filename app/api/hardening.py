@@ -33,7 +33,7 @@ SECURITY_HEADERS = [
 MAX_BODY = 256 * 1024
 # A photo upload (issue 23) is the one body allowed to be bigger: a phone's photo, plus the
 # form around it. app/services/photos.py refuses a photo over its own limit with its reason.
-MAX_PHOTO_BODY = 16 * 1024 * 1024
+MAX_PHOTO_BODY = 48 * 1024 * 1024  # the website sends several photos in one form
 PHOTO_UPLOAD = re.compile(r"^(?:/api/v1)?/battles/[0-9]{1,10}/photos$")
 # Ids fit a 32-bit column on every engine, as the bodies' Id (app/api/schemas.py) does.
 ID_LIMIT = 2**31

@@ -740,7 +740,7 @@ class FeedEventPublic(BaseModel):
     force_created, card_added, card_removed, battle_mustered, result_proposed,
     result_confirmed, result_disputed, battle_recorded (a result applied: by an organizer, or
     on confirmation), battle_reverted, battle_called_off, report_written, report_edited,
-    decision_pending,
+    photo_added, decision_pending,
     decision_answered, rank_gained, honour_gained, scar_gained, requisition_purchased,
     member_joined, member_removed, invite_created, invite_withdrawn,
     campaign_settings_changed (new kinds may be added: ignore those you do not know)."""

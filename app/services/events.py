@@ -261,6 +261,8 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             return f"{battle}: its report was written{_titled(p)}."
         case "report_edited":
             return f"{battle}: its report was edited{_titled(p)}."
+        case "photo_added":
+            return f"{battle}: a photo was added."
         case "battle_called_off":
             return f"{battle} was called off."
         case "decision_pending":

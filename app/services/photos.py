@@ -193,7 +193,14 @@ def add_photo(
     except OSError:
         store.delete(row.id)
         raise
-    history.record(session, campaign_id=battle.campaign_id, battle_id=battle_id, kind="photo_added")
+    history.record(
+        session,
+        campaign_id=battle.campaign_id,
+        battle_id=battle_id,
+        kind="photo_added",
+        photo_id=row.id,
+        caption=row.caption,
+    )
     return row
 
 

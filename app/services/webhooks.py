@@ -36,6 +36,7 @@ KINDS = (
     "battle_called_off",
     "report_written",
     "report_edited",
+    "photo_added",
     "decision_pending",
     "decision_answered",
     "rank_gained",

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from sqlmodel import Session
+from starlette.datastructures import UploadFile as StarletteUpload
 
 from app.api.hardening import RateLimits
 from app.api.schemas import BattleReportIn
@@ -16,7 +17,8 @@ from app.db.models import BattleSide, Card, Force, User
 from app.db.session import SessionDep
 from app.errors import DomainError
 from app.rules.data import rulebook
-from app.services import accounts, battles, confirmation, stories, wizard
+from app.rules.errors import RuleError
+from app.services import accounts, battles, confirmation, photos, stories, wizard
 from app.services.access import Access
 from app.services.accounts import Principal
 from app.services.forces import get_campaign
@@ -77,6 +79,7 @@ def _battle_context(
         "can_revert": organizer and battle.status != "reverted",
         "can_call_off": battle.status == "mustered" and (organizer or in_battle),
         "story": stories.get_report(session, battle_id),
+        "photos": photos.photos_of(session, battle_id),
         "can_tell": (organizer or in_battle) and battle.status not in ("reverted", "called_off"),
         "proposer": confirmation.proposer(session, battle),
         # the recorder's phone offers the opponent sitting across the table to confirm here
@@ -254,6 +257,50 @@ def call_off_battle(
     request: Request, session: SessionDep, principal: BattlePlayer, battle_id: int
 ) -> Response:
     return _battle_command(request, session, principal, battle_id, "call_off")
+
+
+@router.post("/battles/{battle_id}/photos")
+async def add_photos(
+    request: Request, session: SessionDep, principal: BattlePlayer, battle_id: int
+) -> Response:
+    """The battle page's photo form: one or more photos from the phone, all kept or none
+    (the same service as POST /api/v1/battles/{id}/photos)."""
+    form = await request.form(max_files=photos.MAX_PER_BATTLE, max_fields=10)
+    files = [f for f in form.getlist("file") if isinstance(f, StarletteUpload) and f.filename]
+    caption = str(form.get("caption") or "")[:200]
+    datas = [await f.read(photos.MAX_BYTES + 1) for f in files]
+    with attempt(session) as outcome:
+        if not datas:
+            raise RuleError("photo_missing", "Choose at least one photo.", field="file")
+        for data in datas:
+            photos.add_photo(
+                session,
+                request.app.state.photos,
+                battle_id=battle_id,
+                data=data,
+                caption=caption,
+                by=principal.user.username,
+            )
+    if outcome.refused:
+        context = _battle_context(session, principal, battle_id, site_url(request))
+        context.update(photo_error=outcome.error)
+        return render(request, "pages/battle.html", principal, status=outcome.status, **context)
+    return redirect(f"/battles/{battle_id}#photos")
+
+
+@router.post("/battles/{battle_id}/photos/{photo_id}/delete")
+def delete_photo(
+    request: Request, session: SessionDep, principal: BattlePlayer, battle_id: int, photo_id: int
+) -> Response:
+    with attempt(session) as outcome:
+        photos.delete_photo(
+            session, request.app.state.photos, battle_id=battle_id, photo_id=photo_id
+        )
+    if outcome.refused:
+        context = _battle_context(session, principal, battle_id, site_url(request))
+        context.update(photo_error=outcome.error)
+        return render(request, "pages/battle.html", principal, status=outcome.status, **context)
+    return redirect(f"/battles/{battle_id}#photos")
 
 
 STORY_FIELDS = ("title", "played_on", "location", "narrative")

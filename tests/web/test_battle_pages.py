@@ -3,10 +3,12 @@ through the pages; what the cards end up with matches the JSON API."""
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Callable
 from typing import Any
 
+from PIL import Image
 from sqlalchemy import Engine
 
 from app.rules.data import UnitType, rulebook
@@ -430,3 +432,41 @@ def test_a_player_writes_the_battle_report(person: Callable[[str], Browser], eng
     assert dump(engine) == before
     stranger = person("mallory")
     assert stranger.post(f"/battles/{battle_id}/report", form).status_code in (403, 404)
+
+
+def test_players_add_and_delete_photos(person: Callable[[str], Browser], engine: Any) -> None:
+    """Issue 23 on the page: two photos in one form, shown as thumbnails the campaign's
+    readers can load; a delete removes one; a file that is no image changes nothing."""
+    world = proposed_battle(person)
+    ruby, kai, battle_id = world["ruby"], world["kai"], world["battle_id"]
+    pictures = []
+    for colour in ("red", "blue"):
+        out = io.BytesIO()
+        Image.new("RGB", (640, 480), colour).save(out, "JPEG")
+        pictures.append(("file", (f"{colour}.jpg", out.getvalue(), "image/jpeg")))
+    added = ruby.client.post(
+        f"/battles/{battle_id}/photos",
+        data={"caption": "Deployment", "csrf_token": ruby.csrf()},
+        files=pictures,
+        follow_redirects=False,
+    )
+    assert added.status_code == 303, added.text
+    page = kai.get(f"/battles/{battle_id}").text
+    thumbs = re.findall(r'<img src="(/api/v1/battles/\d+/photos/\d+/320)"', page)
+    assert len(thumbs) == 2 and page.count("Deployment · ") == 2
+    assert kai.get(thumbs[0]).headers["content-type"] == "image/jpeg"
+    photo_id = thumbs[0].split("/")[-2]
+    gone = ruby.post(f"/battles/{battle_id}/photos/{photo_id}/delete", {})
+    assert gone.status_code == 303
+    assert (
+        len(re.findall(r'<img src="/api/v1/battles/', kai.get(f"/battles/{battle_id}").text)) == 1
+    )
+    before = dump(engine)
+    junk = ruby.client.post(
+        f"/battles/{battle_id}/photos",
+        data={"csrf_token": ruby.csrf()},
+        files=[("file", ("notes.jpg", b"not a picture", "image/jpeg"))],
+        follow_redirects=False,
+    )
+    assert junk.status_code == 422 and 'data-code="photo_unreadable"' in junk.text
+    assert dump(engine) == before
