@@ -3,17 +3,21 @@ every number on the cards is the rules engine's."""
 
 from __future__ import annotations
 
+import io
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import yaml
+from PIL import Image, ImageDraw
 from sqlmodel import Session, func, select
 
+from app.config import get_settings
 from app.db.models import Campaign, Decision
 from app.rules.agendas import EnemyLoss, kill_marks_allowed
 from app.rules.data import SEED_DATA, VictorRole, rulebook
 from app.rules.dice import SeededDice
-from app.services import battles, decisions, forces
+from app.services import battles, decisions, forces, photos, stories
 
 PER_MARK_DEMO = ("assassins", "first_strike", "priority_target")
 
@@ -36,9 +40,53 @@ def load_demo(session: Session, path: Path = SEED_DATA / "demo.yaml") -> Campaig
         force_ids.append(force.id)
         added = [forces.add_card(session, force_id=force.id, **u) for u in units]
         unit_ids.append([card.id for card in added if card.id is not None])
-    for number, battle in enumerate(spec["battles"]):
+    played = [
         _play(session, campaign.id, battle, force_ids, unit_ids, unit_specs, spec["seed"] + number)
+        for number, battle in enumerate(spec["battles"])
+    ]
+    for report in spec.get("reports", []):
+        _tell(session, played[report["battle"]], report, unit_ids)
     return campaign
+
+
+def _tell(
+    session: Session, battle_id: int, report: dict[str, Any], unit_ids: list[list[int]]
+) -> None:
+    """A battle's report, and a drawn photo of its table (the demo ships no image files)."""
+    notes = {unit_ids[n["force"]][n["unit"]]: n["note"] for n in report.get("notes", [])}
+    story = stories.Story(
+        title=report["title"],
+        played_on=date.fromisoformat(report["played_on"]),
+        location=report.get("location", ""),
+        narrative=report.get("narrative", ""),
+        unit_notes=notes,
+    )
+    stories.write_report(session, battle_id=battle_id, story=story, by="demo")
+    if "photo" in report:
+        settings = get_settings()
+        store = photos.FolderStore(settings.photo_dir or settings.data_dir / "photos")
+        photos.add_photo(
+            session,
+            store,
+            battle_id=battle_id,
+            data=_table_picture(),
+            caption=report["photo"].get("caption", ""),
+            by="demo",
+        )
+
+
+def _table_picture() -> bytes:
+    """A top-down sketch of a battlefield: a mat, ruins and two armies."""
+    picture = Image.new("RGB", (1200, 800), (74, 92, 58))
+    draw = ImageDraw.Draw(picture)
+    for box in ((150, 120, 420, 300), (700, 480, 1000, 690), (520, 330, 680, 470)):
+        draw.rectangle(box, fill=(120, 110, 100), outline=(60, 55, 50), width=8)
+    for n in range(10):
+        draw.ellipse((80 + n * 40, 680, 110 + n * 40, 710), fill=(20, 60, 160))
+        draw.ellipse((700 + n * 40, 90, 730 + n * 40, 120), fill=(140, 20, 20))
+    out = io.BytesIO()
+    picture.save(out, "JPEG", quality=85)
+    return out.getvalue()
 
 
 def _play(
@@ -49,7 +97,7 @@ def _play(
     unit_ids: list[list[int]],
     unit_specs: list[list[dict[str, Any]]],
     seed: int,
-) -> None:
+) -> int:
     order = [spec["attacker"], spec["defender"]]
     # what each side lost, for the Agendas that count kills of a kind (the other side's)
     losses = [
@@ -100,6 +148,7 @@ def _play(
     session.flush()
     for force_id in (force_ids[f] for f in order):
         _answer_all(session, force_id, seed)
+    return battle.id
 
 
 def _units(
