@@ -8,7 +8,17 @@ from fastapi import APIRouter, Depends, FastAPI
 from sqlalchemy import Engine
 from starlette.routing import BaseRoute
 
-from app.api import auth, battles, campaigns, events, membership, rosters, rules, webhooks
+from app.api import (
+    auth,
+    battles,
+    campaigns,
+    events,
+    membership,
+    rosters,
+    rules,
+    territories,
+    webhooks,
+)
 from app.api.access import check_every_route_has_a_rule, enforce
 from app.api.admission import AdmissionMiddleware, Gate
 from app.api.cache import VersionedBodies
@@ -47,7 +57,8 @@ def _shared_routes() -> tuple[BaseRoute, ...]:
     the routes are fixed when the modules are imported."""
     scratch = _new_app()
     api = APIRouter(prefix="/api/v1", dependencies=[Depends(enforce)])
-    for module in (auth, rules, campaigns, membership, battles, rosters, events, webhooks):
+    modules = (auth, rules, campaigns, membership, battles, rosters, events, webhooks, territories)
+    for module in modules:
         api.include_router(module.router)
     scratch.include_router(api)
     check_every_route_has_a_rule(scratch)  # builds the OpenAPI schema (~2.5 s): once

@@ -83,6 +83,7 @@ def _battle(
         mission_roll=battle.mission_roll,
         status=battle.status,
         outcome=battle.outcome,
+        territory_id=battle.territory_id,
         sides=[reports.side(s) for s in sides],
         report=_report(report),
         photos=[_photo(p) for p in pictures or []],
@@ -129,6 +130,7 @@ def muster(
         mission_roll=body.mission_roll,
         seed=body.seed,
         by=principal.user,
+        territory_id=body.territory_id,
     )
     located(response, f"/battles/{battle.id}")
     return _battle(battle, rows)

@@ -101,7 +101,7 @@ EXTRA: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {
     },
     ("POST", "/api/v1/campaigns/{campaign_id}/battles"): {
         403: ("muster_not_yours",),
-        404: ("force_not_found",),
+        404: ("force_not_found", "territory_not_found"),
         409: ("decisions_pending", "battle_in_progress"),
         422: (RULE,),
     },
@@ -127,6 +127,18 @@ EXTRA: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {
     ("DELETE", "/api/v1/battles/{battle_id}/photos/{photo_id}"): {404: ("photo_not_found",)},
     ("GET", "/api/v1/battles/{battle_id}/photos/{photo_id}/{width}"): {
         404: ("photo_not_found",),
+    },
+    ("POST", "/api/v1/campaigns/{campaign_id}/territories"): {
+        409: ("territory_limit",),
+        422: ("territory_name_required", "territory_not_found", "force_not_in_campaign"),
+    },
+    ("PATCH", "/api/v1/campaigns/{campaign_id}/territories/{territory_id}"): {
+        404: ("territory_not_found",),
+        422: ("territory_name_required", "territory_not_found", "force_not_in_campaign"),
+    },
+    ("DELETE", "/api/v1/campaigns/{campaign_id}/territories/{territory_id}"): {
+        404: ("territory_not_found",),
+        409: ("territory_in_use",),
     },
     ("PUT", "/api/v1/battles/{battle_id}/report"): {
         409: ("battle_not_reportable",),

@@ -317,6 +317,42 @@ class SideSetupIn(Input):
     warlord_card_id: Id | None = None
 
 
+TerritoryName = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)
+]
+Bonus = Literal["none", "requisition_point"]
+
+
+class TerritoryIn(Input):
+    name: TerritoryName
+    description: Annotated[str, StringConstraints(max_length=2000)] = ""
+    neighbours: list[Id] = Field(default_factory=list, max_length=50)
+    bonus: Bonus = Field(
+        default="none",
+        description="requisition_point: its holder gains 1 more RP after each battle it "
+        "plays (ruling 54)",
+    )
+    holder_force_id: Id | None = None
+
+
+class TerritoryPatch(Input):
+    name: TerritoryName | None = None
+    description: Annotated[str, StringConstraints(max_length=2000)] | None = None
+    neighbours: list[Id] | None = Field(default=None, max_length=50)
+    bonus: Bonus | None = None
+    holder_force_id: Id | None = None
+
+
+class TerritoryPublic(BaseModel):
+    id: int
+    campaign_id: int
+    name: str
+    description: str
+    neighbours: list[int]
+    bonus: str
+    holder_force_id: int | None
+
+
 class BattleCreate(Input):
     battle_size: Annotated[str, StringConstraints(max_length=40)]
     mission: Annotated[str, StringConstraints(max_length=60)] | None = Field(
@@ -325,6 +361,9 @@ class BattleCreate(Input):
     mission_roll: Die | None = Field(default=None, description="A D6 rolled at the table")
     seed: int | None = Field(default=None, ge=0, le=2**31 - 1)
     sides: list[SideSetupIn] = Field(min_length=2, max_length=2)
+    territory_id: Id | None = Field(
+        default=None, description="The map's territory fought over; its winner takes it"
+    )
 
 
 class UnitReportIn(Input):
@@ -532,6 +571,7 @@ class BattlePublic(BaseModel):
     status: str
     outcome: str | None
     sides: list[SidePublic]
+    territory_id: int | None = Field(default=None, description="The territory fought over")
     report: BattleReportPublic | None = Field(
         default=None, description="Its story, once a player wrote one (issue 23)"
     )

@@ -125,6 +125,18 @@ class RequisitionPurchase(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
 
 
+class Territory(SQLModel, table=True):
+    """A place on the campaign's map (issue 23): planets, sectors, regions."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    campaign_id: int = Field(foreign_key="campaign.id", index=True)
+    name: str = Field(max_length=80)
+    description: str = Field(default="", max_length=2000)
+    neighbours: list[int] = _json([])  # territory ids; kept both ways
+    bonus: str = Field(default="none", max_length=40)
+    holder_force_id: int | None = Field(default=None, foreign_key="force.id")
+
+
 class Battle(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     campaign_id: int = Field(foreign_key="campaign.id", index=True)
@@ -139,6 +151,9 @@ class Battle(SQLModel, table=True):
     resolved_at: datetime | None = None
     proposal: dict[str, Any] = _json({})
     proposed_by: int | None = Field(default=None, foreign_key="user_account.id")
+    # The territory fought over (issue 23), and who held it before, so a revert restores it.
+    territory_id: int | None = None  # checked by the service (a column added to old rows)
+    territory_holder_before: int | None = None
 
 
 class BattleReport(SQLModel, table=True):

@@ -70,6 +70,7 @@ class SideReport:
     objective_markers: int | None = None
     warlord: str | None = None
     exfiltration: bool = False  # the mission lets units be exfiltrated
+    extra_requisition_points: int = 0  # e.g. from territories held (ruling 54)
 
     def report_for(self, card_id: str) -> UnitReport:
         for unit in self.units:
@@ -392,7 +393,7 @@ def _relic_requisition_cost(request: HonourRequest, book: Rulebook) -> int:
 
 def _close_battle(force: OrderOfBattle, report: SideReport, book: Rulebook) -> Aftermath:
     """+1 battle tally and RP for the force; victor bonuses that need a choice wait."""
-    extra_rp = sum(
+    extra_rp = report.extra_requisition_points + sum(
         b.effect.amount
         for b in report.victor_bonuses
         if isinstance(b.effect, ExtraRequisitionPoints)

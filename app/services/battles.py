@@ -31,7 +31,7 @@ from app.rules.data import VictorRole, rulebook
 from app.rules.dice import Dice, EnteredDice, KeyedDice, SeededDice
 from app.rules.errors import RuleError
 from app.rules.out_of_action import Consequence
-from app.services import decisions, gains, history, totals
+from app.services import decisions, gains, history, territories, totals
 from app.services.convert import force_value, write_force
 from app.services.fields import request_fields
 from app.services.forces import ForceView, get_campaign, get_force, lock_forces
@@ -105,11 +105,13 @@ def muster(
     mission_roll: int | None = None,
     seed: int | None = None,
     by: User | None = None,
+    territory_id: int | None = None,
 ) -> tuple[Battle, list[BattleSide]]:
     """Set up a battle: size, mission (chosen, or rolled on that size's table), and each
     side's roster and Agendas. Crusade Blessings are worked out here. `by` is the user
     asking (None: the demo or the CLI)."""
     get_campaign(session, campaign_id)
+    territories.check_muster(session, campaign_id=campaign_id, territory_id=territory_id)
     book = rulebook()
     size = battle_rules.battle_size(battle_size, book)
     _check_sides(sides)
@@ -144,6 +146,7 @@ def muster(
         mission=chosen.id,
         mission_roll=roll,
         seed=seed,
+        territory_id=territory_id,
     )
     session.add(battle)
     session.flush()
@@ -332,6 +335,7 @@ def record_result(
             totals_before.append(_resolve(session, battle, side, result, won, mission, index))
         side.victory_points, side.painted, side.won = scores[index].total, result.painted, won
         session.add(side)
+    territories.after_result(session, battle, sides)
     battle.status, battle.outcome, battle.resolved_at = "resolved", outcome.value, utcnow()
     for side, before in zip(sides, totals_before, strict=True):
         totals.record(session, battle, side, before, side.won)
@@ -421,6 +425,7 @@ def _resolve(
         objective_markers=battle_rules.objective_markers(mission, result.objective_markers),
         warlord=str(side.warlord_card_id) if side.warlord_card_id else None,
         exfiltration=mission.exfiltration,
+        extra_requisition_points=territories.bonus_rp(session, battle, side.force_id),
     )
     dice = side_dice(result, (battle.seed or 0) + index)
     after = resolve_side(view.value, report, rulebook(), dice)
@@ -592,9 +597,11 @@ def revert(session: Session, *, battle_id: int) -> Battle:
         )
     if battle.status == "resolved":
         _check_revertible(session, battle, sides)
+        territories.check_revert(session, battle)
         for side in sides:
             _restore(session, side)
         totals.unrecord(session, battle, sides)
+        territories.undo_result(session, battle)
     return _undo(session, battle, kind="battle_reverted")
 
 

@@ -263,6 +263,8 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             return f"{battle}: its report was edited{_titled(p)}."
         case "photo_added":
             return f"{battle}: a photo was added."
+        case "territory_taken":
+            return f"{force} took {p.get('territory', 'a territory')} in {battle}."
         case "battle_called_off":
             return f"{battle} was called off."
         case "decision_pending":

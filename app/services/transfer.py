@@ -26,6 +26,7 @@ from app.db.models import (
     Event,
     Force,
     RequisitionPurchase,
+    Territory,
     utcnow,
 )
 from app.errors import DomainError
@@ -38,7 +39,15 @@ FORMAT = "crusade-campaign/1"
 TABLES: dict[str, tuple[type[SQLModel], dict[str, str]]] = {
     "forces": (Force, {"campaign_id": "campaign"}),
     "cards": (Card, {"force_id": "forces"}),
-    "battles": (Battle, {"campaign_id": "campaign"}),
+    "territories": (Territory, {"campaign_id": "campaign", "holder_force_id": "forces"}),
+    "battles": (
+        Battle,
+        {
+            "campaign_id": "campaign",
+            "territory_id": "territories",
+            "territory_holder_before": "forces",
+        },
+    ),
     "battle_sides": (
         BattleSide,
         {"battle_id": "battles", "force_id": "forces", "warlord_card_id": "cards"},
@@ -57,6 +66,7 @@ JSON_FIELDS = {
     "decisions": ("payload", "answer"),
     "events": ("payload",),
     "battle_reports": ("unit_notes",),
+    "territories": ("neighbours",),  # on import: once every territory is there (see below)
 }
 ID_KEYS = {
     "card_id": "cards",
@@ -64,6 +74,7 @@ ID_KEYS = {
     "roster": "cards",
     "forces": "forces",
     "decision_id": "decisions",
+    "neighbours": "territories",
 }
 ID_KEYED_DICTS = {
     "experience": "cards",
@@ -137,7 +148,7 @@ def _queries(campaign_id: int) -> dict[str, Select[Any]]:
     queries: dict[str, Select[Any]] = {}
     for name, (model, _refs) in TABLES.items():
         table = _t(model)
-        if name in ("forces", "battles", "events"):
+        if name in ("forces", "battles", "events", "territories"):
             where = table.c.campaign_id == campaign_id
         elif name in ("battle_sides", "battle_reports"):
             where = table.c.battle_id.in_(owner["battles"])
@@ -266,8 +277,11 @@ def _create_campaign(session: Session, head: dict[str, Any], maps: IdMaps) -> Ca
 def _import_rows(session: Session, name: str, rows: Iterable[Any], maps: IdMaps) -> None:
     model, refs = TABLES[name]
     maps[name] = {}
+    later: dict[int, list[int]] = {}  # territories: neighbours named before they exist
     for data in rows:
         fields = _without_id(data)
+        if name == "territories":
+            later[data["id"]] = list(fields.pop("neighbours", None) or [])
         for field, target in refs.items():
             if fields.get(field) is not None:
                 fields[field] = maps[target][fields[field]]
@@ -279,6 +293,13 @@ def _import_rows(session: Session, name: str, rows: Iterable[Any], maps: IdMaps)
         session.flush()
         maps[name][data["id"]] = row.id  # type: ignore[attr-defined]
         session.expunge(row)  # nothing reads it again: keep the session (and memory) small
+    for old_id, neighbours in later.items():
+        territory = session.get(Territory, maps[name][old_id])
+        assert territory is not None
+        territory.neighbours = [maps[name][n] for n in neighbours if n in maps[name]]
+        session.add(territory)
+        session.flush()
+        session.expunge(territory)
 
 
 def read_members(source: IO[str]) -> Iterator[tuple[str, Any]]:

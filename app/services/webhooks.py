@@ -37,6 +37,7 @@ KINDS = (
     "report_written",
     "report_edited",
     "photo_added",
+    "territory_taken",
     "decision_pending",
     "decision_answered",
     "rank_gained",

@@ -110,6 +110,8 @@ def world(client: TestClient) -> dict[str, Any]:
         f"/api/v1/battles/{battle}/photos", files={"file": ("a.png", picture.getvalue())}
     )
     assert photo.status_code == 201, photo.text
+    territory = organizer.post(f"/api/v1/campaigns/{campaign}/territories", json={"name": "Vigil"})
+    assert territory.status_code == 201, territory.text
     return {
         "callers": {
             "anonymous": TestClient(app),
@@ -134,6 +136,7 @@ def world(client: TestClient) -> dict[str, Any]:
             "delivery_id": delivery.json()[0]["id"],
             "photo_id": photo.json()["id"],
             "width": 40,
+            "territory_id": territory.json()["id"],
         },
     }
 
