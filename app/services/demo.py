@@ -17,7 +17,7 @@ from app.db.models import Campaign, Decision
 from app.rules.agendas import EnemyLoss, kill_marks_allowed
 from app.rules.data import SEED_DATA, VictorRole, rulebook
 from app.rules.dice import SeededDice
-from app.services import battles, decisions, forces, photos, stories
+from app.services import battles, decisions, forces, photos, stories, territories
 
 PER_MARK_DEMO = ("assassins", "first_strike", "priority_target")
 
@@ -40,13 +40,43 @@ def load_demo(session: Session, path: Path = SEED_DATA / "demo.yaml") -> Campaig
         force_ids.append(force.id)
         added = [forces.add_card(session, force_id=force.id, **u) for u in units]
         unit_ids.append([card.id for card in added if card.id is not None])
+    places = _draw_map(session, campaign.id, spec.get("territories", []), force_ids)
     played = [
-        _play(session, campaign.id, battle, force_ids, unit_ids, unit_specs, spec["seed"] + number)
+        _play(
+            session,
+            campaign.id,
+            battle,
+            force_ids,
+            unit_ids,
+            unit_specs,
+            spec["seed"] + number,
+            places[battle["territory"]] if "territory" in battle else None,
+        )
         for number, battle in enumerate(spec["battles"])
     ]
     for report in spec.get("reports", []):
         _tell(session, played[report["battle"]], report, unit_ids)
     return campaign
+
+
+def _draw_map(
+    session: Session, campaign_id: int, specs: list[dict[str, Any]], force_ids: list[int]
+) -> list[int]:
+    ids = []
+    for spec in specs:
+        change = territories.TerritoryChange(
+            name=spec["name"],
+            description=spec.get("description", ""),
+            bonus=spec.get("bonus", "none"),
+            holder_force_id=force_ids[spec["holder"]] if "holder" in spec else None,
+        )
+        row = territories.create(session, campaign_id=campaign_id, change=change)
+        assert row.id is not None
+        ids.append(row.id)
+    for spec, territory_id in zip(specs, ids, strict=True):
+        links = territories.TerritoryChange(neighbours=[ids[n] for n in spec.get("neighbours", [])])
+        territories.edit(session, campaign_id=campaign_id, territory_id=territory_id, change=links)
+    return ids
 
 
 def _tell(
@@ -97,6 +127,7 @@ def _play(
     unit_ids: list[list[int]],
     unit_specs: list[list[dict[str, Any]]],
     seed: int,
+    territory_id: int | None = None,
 ) -> int:
     order = [spec["attacker"], spec["defender"]]
     # what each side lost, for the Agendas that count kills of a kind (the other side's)
@@ -132,6 +163,7 @@ def _play(
         sides=sides,
         mission=spec["mission"],
         seed=seed,
+        territory_id=territory_id,
     )
     assert battle.id is not None
     results = [

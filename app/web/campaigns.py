@@ -26,6 +26,7 @@ from app.services import (
     membership,
     progress,
     standings,
+    territories,
     wizard,
 )
 from app.services.access import Access
@@ -333,6 +334,24 @@ def battles_page(
         battles=rows,
         before=before,
         older=older,
+    )
+
+
+@router.get("/campaigns/{campaign_id}/map")
+def map_page(
+    request: Request, session: SessionDep, principal: Reader, campaign_id: int
+) -> Response:
+    """The campaign map (issue 23) as a list: who holds each territory, its neighbours and
+    bonus. Organizers draw it through the JSON API for now."""
+    places = territories.map_of(session, campaign_id)
+    return render(
+        request,
+        "pages/campaign_map.html",
+        principal,
+        campaign=forces.get_campaign(session, campaign_id),
+        territories=places,
+        by_id={t.id: t.name for t in places},
+        names=forces.force_names(session, campaign_id=campaign_id),
     )
 
 

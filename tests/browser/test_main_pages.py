@@ -35,6 +35,7 @@ PAGES = {
         MainPage("members", lambda d: f"/campaigns/{d.campaign}/members"),
         MainPage("battles", lambda d: f"/campaigns/{d.campaign}/battles"),
         MainPage("history", lambda d: f"/campaigns/{d.campaign}/history"),
+        MainPage("map", lambda d: f"/campaigns/{d.campaign}/map"),
         MainPage("order-of-battle", lambda d: f"/forces/{d.forces[0]}"),
         MainPage("requisitions", lambda d: f"/forces/{d.forces[0]}/requisitions"),
         MainPage("add-unit", lambda d: f"/forces/{d.forces[0]}/cards/new"),
@@ -60,6 +61,7 @@ VISITOR = [
     "dashboard",
     "battles",
     "history",
+    "map",
     "order-of-battle",
     "card",
 ] + [name for name in PAGES if name.startswith("rules")]

@@ -742,3 +742,31 @@ class TestProgressChart:
         assert '<g data-force="Ultramarines 4th">' in chart and "<polyline" in chart
         assert '<strong aria-current="true">Experience (XP)</strong>' in chart
         assert "The chart's numbers as a table" in chart
+
+
+def test_the_map_page_lists_who_holds_what(person: Callable[[str], Browser]) -> None:
+    """Issue 23: the map page shows each territory, its holder, neighbours and bonus."""
+    world = campaign_with_two_players(person)
+    orga = world["orga"]
+    cid = world["campaign_id"]
+    empty = world["ruby"].get(f"/campaigns/{cid}/map").text
+    assert "This campaign has no map yet" in empty
+    hive = orga.api(
+        "POST",
+        f"/campaigns/{cid}/territories",
+        json={
+            "name": "Hyperia Hive",
+            "bonus": "requisition_point",
+            "holder_force_id": world["kai_force"],
+        },
+    )
+    orga.api(
+        "POST",
+        f"/campaigns/{cid}/territories",
+        json={"name": "Dirt Wastes", "neighbours": [hive["id"]]},
+    )
+    page = world["ruby"].get(f"/campaigns/{cid}/map").text
+    row = page.split(f'id="territory-{hive["id"]}"')[1].split("</tr>")[0]
+    assert "Hyperia Hive" in row and f'href="/forces/{world["kai_force"]}"' in row
+    assert "Dirt Wastes" in row and "+1 RP after each battle its holder plays" in row
+    assert f'href="/campaigns/{cid}/map"' in world["ruby"].get(f"/campaigns/{cid}").text
