@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from typing import Annotated, Any
 
-from fastapi import APIRouter, File, Form, Path, Query, Request, Response, UploadFile, status
+from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile, status
 from sqlmodel import Session
 
 from app.api import reports
@@ -383,7 +383,7 @@ def delete_photo(
 def photo_file(
     battle_id: int,
     photo_id: int,
-    width: Annotated[int, Path(ge=1, le=10000)],
+    width: int,
     request: Request,
     session: SessionDep,
 ) -> Response:

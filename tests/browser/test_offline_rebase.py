@@ -167,7 +167,12 @@ def test_a_step_opened_through_resume_is_there_offline(
     page.get_by_role("button", name="Resume your battle in progress").click()
     expect(page.get_by_role("heading", name="After the game")).to_be_visible()
     assert re.search(rf"{re.escape(base)}/after$", page.url), page.url
-    kept = "() => caches.match(location.pathname).then(r => !!r)"
+    # Kept once the service worker is active (it installs in the background on this first
+    # page) and the page has put itself in its cache.
+    kept = (
+        "() => navigator.serviceWorker.ready"
+        ".then(() => caches.match(location.pathname)).then(r => !!r)"
+    )
     page.wait_for_function(kept, timeout=20_000, polling=200)
     page.context.set_offline(True)
     page.reload()
