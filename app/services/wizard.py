@@ -449,6 +449,7 @@ def muster(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) -> 
         mission=None if rolled else str(setup["mission"]),
         mission_roll=int(rolled) if rolled else None,
         by=session.get(User, draft.user_id),
+        territory_id=int(setup["territory_id"]) if setup.get("territory_id") else None,
     )
     draft.battle_id = battle.id
     save(session, draft, draft_data, step="after")

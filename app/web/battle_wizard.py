@@ -18,7 +18,7 @@ from app.db.session import SessionDep
 from app.errors import DomainError, NotFound
 from app.rules.data import ArchiveRoll, HighestTally, rulebook
 from app.rules.errors import RuleError
-from app.services import battles, confirmation, wizard
+from app.services import battles, confirmation, territories, wizard
 from app.services.access import Access
 from app.services.accounts import Principal
 from app.services.forces import get_campaign, load_force
@@ -228,6 +228,7 @@ def _setup_context(
         "missions_by_size": by_size,
         "mission": chosen,
         "agenda_categories": categories,
+        "territories": territories.map_of(session, draft.campaign_id),
         "agenda_names": {a.id: a.name for a in book.agendas},
         "side_names": [
             names.get(setup.get("force_id"), "Your force"),
@@ -257,6 +258,7 @@ def _read_setup(form: FormData, d: dict[str, Any]) -> None:
         setup["mission"], setup["mission_roll"] = mission, None
     setup["role"] = field_text(form, "role", 20) or "attacker"
     setup["agendas"] = [field_texts(form, "agendas_0"), field_texts(form, "agendas_1")]
+    setup["territory_id"] = field_int(form, "territory_id")
 
 
 @router.post("/campaigns/{campaign_id}/drafts/{draft_id}/setup")

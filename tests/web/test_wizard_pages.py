@@ -505,3 +505,21 @@ def test_behind_enemy_lines_asks_which_units_were_exfiltrated(
     assert saved.status_code == 303, saved.text
     assert draft_row(engine, draft_id)["data"]["units"][str(squad)]["exfiltrated"] is True
     assert f'name="exfiltrated_{squad}" value="1" checked' in ruby.get(f"{base}/after").text
+
+
+def test_a_battle_fought_over_a_territory_from_the_phone(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    """Issue 23: the set-up offers the campaign map's territories; the mustered battle is
+    fought over the one chosen (its winner will take it, ruling 53)."""
+    world = campaign_with_two_players(person)
+    ruby, cid = world["ruby"], world["campaign_id"]
+    base, _draft = start(world)
+    assert 'name="territory_id"' not in ruby.get(f"{base}/setup").text  # no map, no choice
+    relay = world["orga"].api("POST", f"/campaigns/{cid}/territories", json={"name": "Relay"})
+    assert f'<option value="{relay["id"]}" >Relay</option>' in ruby.get(f"{base}/setup").text
+    ruby.post(f"{base}/discard", {})
+    base, draft_id = through_muster(world, territory_id=str(relay["id"]))
+    battle_id = draft_row(engine, draft_id)["battle_id"]
+    assert ruby.api("GET", f"/battles/{battle_id}")["territory_id"] == relay["id"]
+    assert "Fought over: <strong>Relay</strong>" in ruby.get(f"{base}/setup").text
