@@ -171,13 +171,7 @@ def get_battle(battle_id: int, session: SessionDep) -> BattlePublic:
 def put_report(
     battle_id: int, body: BattleReportIn, principal: CurrentPrincipal, session: SessionDep
 ) -> BattlePublic:
-    story = stories.Story(
-        title=body.title,
-        played_on=body.played_on,
-        location=body.location,
-        narrative=body.narrative,
-        unit_notes={int(k): v for k, v in body.unit_notes.items()},
-    )
+    story = stories.Story(**body.model_dump())
     stories.write_report(session, battle_id=battle_id, story=story, by=principal.user.username)
     return _one(session, battle_id)
 

@@ -25,7 +25,7 @@ class Story:
     played_on: date | None = None
     location: str = ""
     narrative: str = ""
-    unit_notes: Mapping[int, str] | None = None
+    unit_notes: Mapping[int, str] | Mapping[str, str] | None = None  # by card id
 
 
 def get_report(session: Session, battle_id: int) -> BattleReport | None:

@@ -326,13 +326,7 @@ def write_report(
             BattleReportIn,
             {**typed, "played_on": typed["played_on"] or None, "unit_notes": notes},
         )
-        story = stories.Story(
-            title=body.title,
-            played_on=body.played_on,
-            location=body.location,
-            narrative=body.narrative,
-            unit_notes={int(k): v for k, v in body.unit_notes.items()},
-        )
+        story = stories.Story(**body.model_dump())
         stories.write_report(session, battle_id=battle_id, story=story, by=principal.user.username)
     if outcome.refused:
         context = _battle_context(session, principal, battle_id, site_url(request))
