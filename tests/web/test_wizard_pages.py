@@ -257,6 +257,10 @@ def test_walk_the_whole_wizard(person: Callable[[str], Browser], engine: Engine)
     page = ruby.get(f"{base}/review")
     form_token(ruby, page.text)
     assert 'data-testid="review-vp-0">60<' in page.text
+    # Only the units something was entered for get a row; the rest share one line.
+    assert 'data-testid="review-quiet-0"' not in page.text  # both of Ruby's did something
+    quiet = page.text.split('data-testid="review-quiet-1">')[1].split("</p>")[0]
+    assert quiet.startswith("Nothing entered for ") and "Captain" not in quiet
     assert "dice rolled at the table: <strong>4" in page.text
     assert "Your opponent confirms the result" in page.text
     submitted = ruby.post(f"{base}/review", {"action": "submit"})
