@@ -259,6 +259,20 @@ def call_off_battle(
     return _battle_command(request, session, principal, battle_id, "call_off")
 
 
+def _refused(
+    request: Request,
+    session: Session,
+    principal: Principal,
+    battle_id: int,
+    status: int,
+    **shown: Any,
+) -> Response:
+    """The battle page again, with a refused report or photo form's error (and what was
+    typed) where the form is."""
+    context = _battle_context(session, principal, battle_id, site_url(request))
+    return render(request, "pages/battle.html", principal, status=status, **context, **shown)
+
+
 @router.post("/battles/{battle_id}/photos")
 async def add_photos(
     request: Request, session: SessionDep, principal: BattlePlayer, battle_id: int
@@ -282,9 +296,9 @@ async def add_photos(
                 by=principal.user.username,
             )
     if outcome.refused:
-        context = _battle_context(session, principal, battle_id, site_url(request))
-        context.update(photo_error=outcome.error)
-        return render(request, "pages/battle.html", principal, status=outcome.status, **context)
+        return _refused(
+            request, session, principal, battle_id, outcome.status, photo_error=outcome.error
+        )
     return redirect(f"/battles/{battle_id}#photos")
 
 
@@ -297,9 +311,9 @@ def delete_photo(
             session, request.app.state.photos, battle_id=battle_id, photo_id=photo_id
         )
     if outcome.refused:
-        context = _battle_context(session, principal, battle_id, site_url(request))
-        context.update(photo_error=outcome.error)
-        return render(request, "pages/battle.html", principal, status=outcome.status, **context)
+        return _refused(
+            request, session, principal, battle_id, outcome.status, photo_error=outcome.error
+        )
     return redirect(f"/battles/{battle_id}#photos")
 
 
@@ -329,9 +343,16 @@ def write_report(
         story = stories.Story(**body.model_dump())
         stories.write_report(session, battle_id=battle_id, story=story, by=principal.user.username)
     if outcome.refused:
-        context = _battle_context(session, principal, battle_id, site_url(request))
-        context.update(story_error=outcome.error, story_values={**typed, "notes": notes})
-        return render(request, "pages/battle.html", principal, status=outcome.status, **context)
+        values = {**typed, "notes": notes}
+        return _refused(
+            request,
+            session,
+            principal,
+            battle_id,
+            outcome.status,
+            story_error=outcome.error,
+            story_values=values,
+        )
     return redirect(f"/battles/{battle_id}#report")
 
 

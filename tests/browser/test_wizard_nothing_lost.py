@@ -23,6 +23,7 @@ from playwright.sync_api import Page, expect
 from tests.browser.checks import assert_page_ok
 from tests.browser.conftest import log_in, unique_name
 from tests.browser.live import api_sign_up, battle_in_progress, csrf_form, two_forces
+from tests.browser.test_offline_rebase import at_the_table
 
 LATENCY = 800  # ms added to every request: a phone on a poor connection
 QUEUE_EMPTY = (
@@ -190,13 +191,7 @@ def test_a_size_and_its_mission_picked_offline_survive_a_reload(
 # Chromium reports the requests that fail while the phone is offline (and only those)
 @pytest.mark.allow_console_errors(r"ERR_INTERNET_DISCONNECTED", r"Failed to fetch")
 def test_no_signal_at_the_table(new_page: Callable[..., Page], live_server: str) -> None:
-    name, client = player(live_server)
-    base = battle_in_progress(client, *two_forces(client))
-    client.close()
-    page = new_page("phone")
-    log_in(page, name, next=f"{base}/after")
-    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=20_000)
-    page.reload()  # through the service worker, which keeps the step for later
+    page, base = at_the_table(new_page, live_server)  # the service worker keeps the step
 
     page.context.set_offline(True)
     plus = page.get_by_role("button", name="One more: Ranged kills, Captain")
