@@ -34,7 +34,11 @@ from app.main import create_app
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
 os.environ.setdefault("PASSWORD_HASHING", "fast")  # argon2 at its cheapest: tests only
 # Battle photos (issue 23) go to a folder of this test process's own, never the project's.
-os.environ.setdefault("PHOTO_DIR", tempfile.mkdtemp(prefix="crusade-test-photos-"))
+# Each xdist worker makes its own: workers inherit the controller's environment, and two
+# workers' databases both number their first photo 1.
+os.environ["PHOTO_DIR"] = tempfile.mkdtemp(
+    prefix=f"crusade-test-photos-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-"
+)
 POSTGRES_URL = os.environ.get("TEST_DATABASE_URL", "")
 BACKENDS = ["sqlite", "postgresql"] if POSTGRES_URL else ["sqlite"]
 T = TypeVar("T")

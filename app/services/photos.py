@@ -11,7 +11,9 @@ folder under DATA_DIR by default."""
 from __future__ import annotations
 
 import io
+import os
 import shutil
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,9 +52,12 @@ class FolderStore:
     def save(self, photo_id: int, width: int, data: bytes) -> None:
         path = self._file(photo_id, width)
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".part")
-        partial.write_bytes(data)
-        partial.replace(path)  # readers never see half a file
+        # A partial file of this writer's own: two processes saving the same photo must not
+        # rename each other's file away. Readers never see half a file.
+        handle, partial = tempfile.mkstemp(dir=path.parent, suffix=".part")
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(partial, path)
 
     def read(self, photo_id: int, width: int) -> bytes | None:
         path = self._file(photo_id, width)
