@@ -7,6 +7,7 @@ and then restored from a snapshot of the database: see `prepared`."""
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import secrets
@@ -39,6 +40,7 @@ os.environ.setdefault("PASSWORD_HASHING", "fast")  # argon2 at its cheapest: tes
 os.environ["PHOTO_DIR"] = tempfile.mkdtemp(
     prefix=f"crusade-test-photos-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-"
 )
+atexit.register(shutil.rmtree, os.environ["PHOTO_DIR"], True)
 POSTGRES_URL = os.environ.get("TEST_DATABASE_URL", "")
 BACKENDS = ["sqlite", "postgresql"] if POSTGRES_URL else ["sqlite"]
 T = TypeVar("T")
