@@ -27,10 +27,11 @@ from urllib.parse import urlsplit
 from sqlalchemy import Engine, or_
 from sqlmodel import Session, col, select
 
-from app.db.models import Webhook, WebhookDelivery, as_utc, utcnow
+from app.config import get_settings
+from app.db.models import Campaign, Webhook, WebhookDelivery, as_utc, utcnow
 from app.db.session import session_scope
 from app.errors import DomainError
-from app.services import events, webhooks
+from app.services import events, stories, webhooks
 
 log = logging.getLogger("crusade.webhooks")
 
@@ -137,14 +138,29 @@ def _job(session: Session, row: WebhookDelivery) -> Claimed:
         event_id=row.event_id,
         url=hook.url,
         secret=hook.secret,
-        body=body_for(hook.url, event),
+        body=body_for(hook.url, event, embed=story_embed(session, hook.url, event)),
     )
 
 
-def body_for(url: str, event: events.FeedEvent) -> bytes:
-    """The event as JSON (as the feed gives it); a Discord webhook gets Discord's format."""
+def story_embed(session: Session, url: str, event: events.FeedEvent) -> dict[str, Any] | None:
+    if not is_discord(url) or event.kind not in stories.STORY_EVENTS or not event.battle_id:
+        return None
+    campaign = session.get(Campaign, event.campaign_id)
+    return stories.discord_embed(
+        session,
+        battle_id=event.battle_id,
+        site=get_settings().public_url.rstrip("/"),
+        public=bool(campaign and campaign.public),
+    )
+
+
+def body_for(url: str, event: events.FeedEvent, embed: dict[str, Any] | None = None) -> bytes:
+    """The event as JSON (as the feed gives it); a Discord webhook gets Discord's format,
+    with a card (an embed) for a battle's story."""
     if is_discord(url):
         message: dict[str, Any] = {"content": event.summary[:2000], "username": "Crusade tracker"}
+        if embed:
+            message["embeds"] = [embed]
         return json.dumps(message).encode()
     return json.dumps(events.as_json(event), separators=(",", ":")).encode()
 

@@ -5,16 +5,22 @@ applied to the pixels, hostile files refused with nothing stored, deleted with t
 from __future__ import annotations
 
 import io
+import json
 import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from PIL import Image
 from sqlalchemy import Engine
+from sqlmodel import Session, col, select
 
+from app.config import get_settings
+from app.db.models import Campaign, Event
+from app.services import events, webhook_worker
 from tests.api.helpers import assert_problem, dump
-from tests.api.test_battle_flow import muster, setup_two_forces
+from tests.api.test_battle_flow import lord_falls, muster, setup_two_forces
 
 GPS_IFD = 0x8825
 ORIENTATION = 0x0112
@@ -120,3 +126,54 @@ def test_a_photo_is_read_only_through_its_own_battle(client: TestClient) -> None
     elsewhere = f"/api/v1/battles/{second['id']}/photos/{photo['id']}/200"
     assert_problem(client.get(elsewhere), 404, "photo_not_found")
     assert_problem(client.get(photo["url"].replace("/200", "/9999")), 404, "photo_not_found")
+
+
+DISCORD = "https://discord.com/api/webhooks/123/abc"
+
+
+def discord_message(engine: Engine, kind: str) -> dict[str, Any]:
+    """What a Discord webhook would be sent for the campaign's last event of a kind."""
+    with Session(engine) as session:
+        row = session.exec(
+            select(Event).where(Event.kind == kind).order_by(col(Event.id).desc())
+        ).first()
+        assert row is not None and row.id is not None
+        event = events.one_event(session, row.id)
+        embed = webhook_worker.story_embed(session, DISCORD, event)
+        return dict(json.loads(webhook_worker.body_for(DISCORD, event, embed=embed)))
+
+
+def test_a_story_reaches_discord_with_its_title_result_and_first_photo(
+    client: TestClient, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world = setup_two_forces(client)
+    battle = muster(client, world)
+    client.post(f"/api/v1/battles/{battle['id']}/result", json=lord_falls(world))
+    story = {"title": "The relay at Kharon", "narrative": "Vorn held.\n\nThe Lord fell."}
+    assert client.put(f"/api/v1/battles/{battle['id']}/report", json=story).status_code == 200
+    first = upload(client, battle, phone_photo((800, 1200))).json()  # 1200 wide, upright
+    upload(client, battle, phone_photo())
+    site = get_settings().model_copy(update={"public_url": "https://crusade.example.org/"})
+    monkeypatch.setattr(webhook_worker, "get_settings", lambda: site)
+
+    private = discord_message(engine, "report_written")
+    [card] = private["embeds"]
+    assert card["title"] == "The relay at Kharon"
+    assert card["description"].startswith("Ultramarines 10 – 10 Black Legion: a draw")
+    assert "Vorn held." in card["description"]
+    assert card["url"] == f"https://crusade.example.org/battles/{battle['id']}"
+    assert "image" not in card  # a private campaign's photo is never handed to Discord
+
+    with Session(engine) as session:
+        campaign = session.get(Campaign, world["campaign"])
+        assert campaign is not None
+        campaign.public = True
+        session.add(campaign)
+        session.commit()
+    [card] = discord_message(engine, "photo_added")["embeds"]
+    assert card["image"]["url"] == (
+        f"https://crusade.example.org/api/v1/battles/{battle['id']}/photos/{first['id']}/960"
+    )
+    served = client.get(card["image"]["url"].removeprefix("https://crusade.example.org"))
+    assert served.status_code == 200 and Image.open(io.BytesIO(served.content)).width == 960
+    assert "embeds" not in discord_message(engine, "battle_recorded")  # numbers: one line
