@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import gc
 import json
+import sys
 import threading
+import zipfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, BinaryIO
 
 import typer
 import uvicorn
 from fastapi import FastAPI
+from sqlmodel import Session
 
 from app.config import get_settings, secret_key
 from app.db import migrate
@@ -18,6 +21,7 @@ from app.db.session import get_engine, session_scope
 from app.main import create_app
 from app.services import accounts, totals, transfer, webhook_worker
 from app.services import demo as demo_service
+from app.services import photos as photo_service
 
 app = typer.Typer(help="Crusade campaign tracker", no_args_is_help=True)
 db = typer.Typer(help="Database schema commands", no_args_is_help=True)
@@ -176,8 +180,20 @@ def worker_command(
 def export_command(
     campaign_id: int,
     output: Annotated[Path, typer.Option("--output", "-o", help="File; - is stdout")] = Path("-"),
+    photos: Annotated[
+        bool, typer.Option("--photos", help="A ZIP: the document and the photos' files")
+    ] = False,
 ) -> None:
-    """Write a campaign as one JSON document (to OUTPUT, or standard output)."""
+    """Write a campaign as one JSON document (to OUTPUT, or standard output); with --photos,
+    a ZIP archive holding the document and the battle photos."""
+    if photos:
+        with session_scope(writes=False) as session:
+            if str(output) == "-":
+                _archive(session, campaign_id, sys.stdout.buffer)
+            else:
+                with output.open("wb") as out:
+                    _archive(session, campaign_id, out)
+        return
     with session_scope(writes=False) as session:
         document = transfer.export_campaign(session, campaign_id=campaign_id)
     text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -187,11 +203,23 @@ def export_command(
         output.write_text(text, encoding="utf-8")
 
 
+def _archive(session: Session, campaign_id: int, out: BinaryIO) -> None:
+    transfer.export_archive(
+        session, campaign_id=campaign_id, store=photo_service.configured_store(), out=out
+    )
+
+
 @app.command("import")
 def import_command(source: Path) -> None:
-    """Create a campaign from a JSON document written by `crusade export`."""
+    """Create a campaign from a JSON document or a ZIP archive written by `crusade export`."""
     migrate.upgrade(get_settings().effective_database_url)
-    with session_scope() as session, source.open(encoding="utf-8") as stream:
-        campaign = transfer.import_file(session, stream)  # read as it is parsed
+    with session_scope() as session:
+        if zipfile.is_zipfile(source):
+            with source.open("rb") as archive:
+                store = photo_service.configured_store()
+                campaign = transfer.import_archive(session, archive, store=store)
+        else:
+            with source.open(encoding="utf-8") as stream:
+                campaign = transfer.import_file(session, stream)  # read as it is parsed
         session.flush()
         typer.echo(f"imported campaign {campaign.name} as id {campaign.id}")

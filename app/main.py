@@ -30,7 +30,7 @@ from app.config import get_settings
 from app.db.session import get_engine
 from app.errors import install_error_handlers
 from app.rules.data import rulebook
-from app.services.photos import FolderStore
+from app.services.photos import configured_store
 from app.web import error_page, install_site
 from app.web.api_docs import install_api_docs
 
@@ -73,7 +73,7 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     app.state.engine = engine or get_engine()
     app.state.order_of_battle_cache = VersionedBodies()
     settings = get_settings()
-    app.state.photos = FolderStore(settings.photo_dir or settings.data_dir / "photos")
+    app.state.photos = configured_store()
     app.state.rate_limits = RateLimits(settings.rate_limit_storage)
     app.state.gate = Gate(
         settings.max_requests_at_work,

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+import tempfile
 import unicodedata
 from collections.abc import Iterator
+from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, Request, Response, status
+from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
+from sqlalchemy import Engine
 
 from app.api import present, reports
 from app.api.auth import CurrentPrincipal, OptionalPrincipal
@@ -35,6 +38,7 @@ from app.db.session import SessionDep, session_scope
 from app.services import forces, requisitions, standings, transfer, unit_entry
 from app.services import history as events
 from app.services.fields import request_fields
+from app.services.photos import PhotoStore
 
 router = APIRouter(tags=["campaigns"])
 
@@ -225,12 +229,33 @@ def history(
     "/campaigns/{campaign_id}/export",
     summary="The whole campaign as one JSON document: a backup that `crusade import` reads",
     response_model=ExportDocument,
+    responses={
+        200: {
+            "content": {
+                "application/zip": {
+                    "schema": {"type": "string", "format": "binary"},
+                },
+            },
+            "description": "The document; with `photos=true` a ZIP archive holding it as "
+            "campaign.json and each photo's renditions as photos/<id>/<width>.jpg",
+        }
+    },
 )
-def export_campaign(campaign_id: int, request: Request, session: SessionDep) -> StreamingResponse:
+def export_campaign(
+    campaign_id: int,
+    request: Request,
+    session: SessionDep,
+    photos: Annotated[
+        bool,
+        Query(description="A ZIP archive with the photos' files; without it photos are left out"),
+    ] = False,
+) -> StreamingResponse:
     """Streamed as it is read, in a read transaction of its own: the request's session ends
     when this function returns, before the body is sent."""
     filename = transfer.export_filename(session, campaign_id=campaign_id)
     engine = request.app.state.engine
+    if photos:
+        return _archive_response(engine, request.app.state.photos, campaign_id, filename)
 
     def chunks() -> Iterator[bytes]:
         with session_scope(engine, writes=False) as reader:
@@ -241,6 +266,31 @@ def export_campaign(campaign_id: int, request: Request, session: SessionDep) -> 
         media_type="application/json",
         headers={"Content-Disposition": attachment(filename)},
     )
+
+
+def _archive_response(
+    engine: Engine, store: PhotoStore, campaign_id: int, filename: str
+) -> StreamingResponse:
+    """Written whole to a spooled file first (a ZIP's directory comes last), then sent in
+    pieces: a big archive goes to disk, not memory."""
+    spool = tempfile.SpooledTemporaryFile(max_size=ARCHIVE_IN_MEMORY)  # noqa: SIM115
+    with session_scope(engine, writes=False) as reader:
+        transfer.export_archive(reader, campaign_id=campaign_id, store=store, out=spool)
+    spool.seek(0)
+
+    def pieces() -> Iterator[bytes]:
+        with spool:
+            while piece := spool.read(transfer.EXPORT_CHUNK):
+                yield piece
+
+    return StreamingResponse(
+        pieces(),
+        media_type="application/zip",
+        headers={"Content-Disposition": attachment(filename.removesuffix(".json") + ".zip")},
+    )
+
+
+ARCHIVE_IN_MEMORY = 8 * 1024 * 1024
 
 
 def attachment(filename: str) -> str:

@@ -12,7 +12,6 @@ import yaml
 from PIL import Image, ImageDraw
 from sqlmodel import Session, func, select
 
-from app.config import get_settings
 from app.db.models import Campaign, Decision
 from app.rules.agendas import EnemyLoss, kill_marks_allowed
 from app.rules.data import SEED_DATA, VictorRole, rulebook
@@ -93,8 +92,7 @@ def _tell(
     )
     stories.write_report(session, battle_id=battle_id, story=story, by="demo")
     if "photo" in report:
-        settings = get_settings()
-        store = photos.FolderStore(settings.photo_dir or settings.data_dir / "photos")
+        store = photos.configured_store()
         photos.add_photo(
             session,
             store,

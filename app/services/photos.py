@@ -22,6 +22,7 @@ from typing import Protocol
 from PIL import Image, ImageOps, UnidentifiedImageError
 from sqlmodel import Session, col, select
 
+from app.config import get_settings
 from app.db.models import BattlePhoto
 from app.errors import DomainError, NotFound
 from app.services import battles, history
@@ -72,6 +73,12 @@ class Renditions:
     width: int
     height: int
     files: tuple[tuple[int, bytes], ...]  # (width, JPEG), smallest first
+
+
+def configured_store() -> FolderStore:
+    """The store the settings name: PHOTO_DIR, or DATA_DIR/photos."""
+    settings = get_settings()
+    return FolderStore(settings.photo_dir or settings.data_dir / "photos")
 
 
 def _refused(code: str, message: str, status: int = 422) -> DomainError:

@@ -7,8 +7,10 @@ export gives the same document.
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Iterable, Iterator
+import zipfile
+from collections.abc import Callable, Iterable, Iterator
 from datetime import date, datetime
 from typing import IO, Any, cast
 
@@ -18,6 +20,7 @@ from sqlmodel import Session, SQLModel
 
 from app.db.models import (
     Battle,
+    BattlePhoto,
     BattleReport,
     BattleSide,
     Campaign,
@@ -32,6 +35,7 @@ from app.db.models import (
 from app.errors import DomainError
 from app.services import totals
 from app.services.forces import get_campaign
+from app.services.photos import PhotoStore
 
 FORMAT = "crusade-campaign/1"
 
@@ -52,6 +56,9 @@ TABLES: dict[str, tuple[type[SQLModel], dict[str, str]]] = {
         BattleSide,
         {"battle_id": "battles", "force_id": "forces", "warlord_card_id": "cards"},
     ),
+    # Only in an archive (`export_archive`): a JSON document leaves photos out, since their
+    # files cannot travel in it; an event about a photo then names none.
+    "battle_photos": (BattlePhoto, {"battle_id": "battles"}),
     "requisitions": (RequisitionPurchase, {"force_id": "forces", "card_id": "cards"}),
     "decisions": (Decision, {"force_id": "forces", "battle_id": "battles", "card_id": "cards"}),
     "events": (Event, {"campaign_id": "campaign", "force_id": "forces", "battle_id": "battles"}),
@@ -75,7 +82,9 @@ ID_KEYS = {
     "forces": "forces",
     "decision_id": "decisions",
     "neighbours": "territories",
+    "photo_id": "battle_photos",
 }
+PHOTOS = "battle_photos"
 ID_KEYED_DICTS = {
     "experience": "cards",
     "gains": "cards",
@@ -93,11 +102,14 @@ def export_campaign(session: Session, *, campaign_id: int) -> dict[str, Any]:
     return document
 
 
-def export_chunks(session: Session, *, campaign_id: int) -> Iterator[bytes]:
+def export_chunks(
+    session: Session, *, campaign_id: int, maps: IdMaps | None = None
+) -> Iterator[bytes]:
     """The document as JSON text in pieces of about 64 kB (each piece sent is a hop between
-    threads for the server: one per row was most of the export's time)."""
+    threads for the server: one per row was most of the export's time). With ``maps`` (an
+    archive's), the photos' rows are in it too."""
     buffer = bytearray()
-    for piece in _export_pieces(session, campaign_id=campaign_id):
+    for piece in _export_pieces(session, campaign_id=campaign_id, maps=maps):
         buffer += piece
         if len(buffer) >= EXPORT_CHUNK:
             yield bytes(buffer)
@@ -109,20 +121,21 @@ def export_chunks(session: Session, *, campaign_id: int) -> Iterator[bytes]:
 EXPORT_CHUNK = 64 * 1024
 
 
-def _export_pieces(session: Session, *, campaign_id: int) -> Iterator[bytes]:
+def _export_pieces(
+    session: Session, *, campaign_id: int, maps: IdMaps | None = None
+) -> Iterator[bytes]:
     """The document as JSON text, written as the rows are read: only the id maps (a few
     integers per row) are held, so memory stays flat however long the campaign's past.
     Rows are read with plain SQL a batch at a time, never kept by the session. On
     PostgreSQL a fresh session reads in one REPEATABLE READ snapshot, so a battle recorded
     meanwhile cannot leave a side without its battle."""
-    bind = session.get_bind()
-    if bind.dialect.name == "postgresql" and not session.in_transaction():
-        session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+    _one_snapshot(session)
     campaign = get_campaign(session, campaign_id)
-    maps = _id_maps(session, campaign_id)
+    photos = maps is not None
+    maps = maps or _id_maps(session, campaign_id)
     yield b'{"format":' + _dumps(FORMAT) + b',"campaign":' + _dumps(_plain(campaign) | {"id": 1})
     connection = session.connection()
-    for name, query in _queries(campaign_id).items():
+    for name, query in _queries(campaign_id, photos=photos).items():
         yield b',"' + name.encode() + b'":['
         rows = connection.execute(query.execution_options(yield_per=EXPORT_BATCH))
         for number, row in enumerate(rows):
@@ -136,11 +149,80 @@ def _export_pieces(session: Session, *, campaign_id: int) -> Iterator[bytes]:
 EXPORT_BATCH = 100
 
 
+def _one_snapshot(session: Session) -> None:
+    bind = session.get_bind()
+    if bind.dialect.name == "postgresql" and not session.in_transaction():
+        session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+
+
+# --- with the photos: a ZIP archive -------------------------------------------------------
+
+ARCHIVE_DOCUMENT = "campaign.json"
+MAX_PHOTO_FILE = 16 * 1024 * 1024  # a rendition is far smaller; more is not one of ours
+
+
+def export_archive(
+    session: Session, *, campaign_id: int, store: PhotoStore, out: IO[bytes]
+) -> None:
+    """The campaign with its photos, as a ZIP: the document (the photos' rows in it) as
+    campaign.json, and beside it each rendition as photos/<id in the document>/<width>.jpg.
+    JPEGs are stored as they are (compressing them again gains nothing)."""
+    _one_snapshot(session)
+    maps = _id_maps(session, campaign_id, photos=True)
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        with archive.open(ARCHIVE_DOCUMENT, "w", force_zip64=True) as document:
+            for chunk in export_chunks(session, campaign_id=campaign_id, maps=maps):
+                document.write(chunk)
+        rows = session.connection().execute(
+            sa_select(_t(BattlePhoto).c.id, _t(BattlePhoto).c.widths)
+            .where(_t(BattlePhoto).c.id.in_(list(maps[PHOTOS])))
+            .order_by(_t(BattlePhoto).c.id)
+        )
+        for photo_id, widths in rows:
+            for width in widths if isinstance(widths, list) else json.loads(widths):
+                data = store.read(photo_id, width)
+                if data is not None:  # a file lost on disk: the row still says what it was
+                    name = f"photos/{maps[PHOTOS][photo_id]}/{width}.jpg"
+                    archive.writestr(name, data, compress_type=zipfile.ZIP_STORED)
+
+
+def import_archive(session: Session, source: IO[bytes], *, store: PhotoStore) -> Campaign:
+    """Create the campaign of an archive `export_archive` wrote, its photos put in
+    ``store`` under their new ids."""
+    try:
+        archive = zipfile.ZipFile(source)
+    except zipfile.BadZipFile:
+        raise _not_archive("it is not a ZIP file") from None
+    with archive:
+        names = {info.filename: info for info in archive.infolist()}
+        if ARCHIVE_DOCUMENT not in names:
+            raise _not_archive(f"it holds no {ARCHIVE_DOCUMENT}")
+
+        def photo_file(old_id: int, new_id: int, width: int) -> None:
+            info = names.get(f"photos/{old_id}/{width}.jpg")
+            if info is None or info.file_size > MAX_PHOTO_FILE:
+                raise _not_archive(f"photo {old_id} has no {width} px file of a sane size")
+            data = archive.read(info)
+            if not data.startswith(b"\xff\xd8"):
+                raise _not_archive(f"photo {old_id}'s {width} px file is not a JPEG")
+            store.save(new_id, width, data)
+
+        with archive.open(ARCHIVE_DOCUMENT) as raw:
+            text = io.TextIOWrapper(raw, encoding="utf-8")
+            return import_members(session, read_members(text), photo_file)
+
+
+def _not_archive(why: str) -> DomainError:
+    return DomainError(
+        "import_not_archive", f"The file is not a campaign archive: {why}.", status=422
+    )
+
+
 def _dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def _queries(campaign_id: int) -> dict[str, Select[Any]]:
+def _queries(campaign_id: int, *, photos: bool = False) -> dict[str, Select[Any]]:
     """Each table's rows of the campaign, in id order (the document's numbering)."""
     forces = sa_select(_t(Force).c.id).where(_t(Force).c.campaign_id == campaign_id)
     battles = sa_select(_t(Battle).c.id).where(_t(Battle).c.campaign_id == campaign_id)
@@ -150,19 +232,21 @@ def _queries(campaign_id: int) -> dict[str, Select[Any]]:
         table = _t(model)
         if name in ("forces", "battles", "events", "territories"):
             where = table.c.campaign_id == campaign_id
-        elif name in ("battle_sides", "battle_reports"):
+        elif name in ("battle_sides", "battle_reports", PHOTOS):
             where = table.c.battle_id.in_(owner["battles"])
         else:
             where = table.c.force_id.in_(owner["forces"])
         queries[name] = sa_select(table).where(where).order_by(table.c.id)
+    if not photos:
+        del queries[PHOTOS]
     return queries
 
 
-def _id_maps(session: Session, campaign_id: int) -> IdMaps:
+def _id_maps(session: Session, campaign_id: int, *, photos: bool = False) -> IdMaps:
     """Each table's ids numbered 1, 2, ... in id order: one narrow query per table."""
-    maps: IdMaps = {"campaign": {campaign_id: 1}}
+    maps: IdMaps = {"campaign": {campaign_id: 1}, PHOTOS: {}}
     connection = session.connection()
-    for name, query in _queries(campaign_id).items():
+    for name, query in _queries(campaign_id, photos=photos).items():
         ids = connection.execute(query.with_only_columns(_t(TABLES[name][0]).c.id)).scalars()
         maps[name] = {row_id: n for n, row_id in enumerate(ids, start=1)}
     return maps
@@ -212,6 +296,8 @@ def _map_json(value: Any, maps: IdMaps, key: str = "") -> Any:
         return {k: _map_json(v, maps, k) for k, v in value.items()}
     if isinstance(value, list):
         return [_map_json(v, maps, key) for v in value]
+    if key == "photo_id" and value is not None:  # photos may be left out (see TABLES)
+        return maps[PHOTOS].get(int(value))
     if key in ID_KEYS and isinstance(value, int) and not isinstance(value, bool):
         return maps[ID_KEYS[key]][value]
     if key in ID_KEYS and isinstance(value, str) and value.isdigit():
@@ -231,29 +317,41 @@ def import_file(session: Session, source: IO[str]) -> Campaign:
     return import_members(session, read_members(source))
 
 
-def import_members(session: Session, members: Iterator[tuple[str, Any]]) -> Campaign:
+PhotoFiles = Callable[[int, int, int], None]  # (photo id in the document, new id, width)
+
+
+def import_members(
+    session: Session, members: Iterator[tuple[str, Any]], photo_files: PhotoFiles | None = None
+) -> Campaign:
     """Rows are created table by table in the order of ``TABLES``, each table's ids and the
     ids inside its JSON mapped through the tables before it (which is where they point).
-    A table met before one it refers to (a document with sorted keys) is held until then."""
+    A table met before one it refers to (a document with sorted keys) is held until then;
+    a table the document leaves out (one older than the table) is empty. Photos come in
+    only with ``photo_files``, which stores each rendition from the archive."""
     held: dict[str, list[Any]] = {}
     head: dict[str, Any] = {}
     maps: IdMaps = {}
     campaign: Campaign | None = None
     pending = list(TABLES)
+    if photo_files is None:
+        pending.remove(PHOTOS)
+        maps[PHOTOS] = {}
     for name, value in members:
         if name in ("format", "campaign"):
             head[name] = value
+        elif name == PHOTOS and photo_files is None:
+            continue  # rows without their files would be broken pictures
         elif name in TABLES:
             held[name] = value if campaign is not None and name == pending[0] else list(value)
         if campaign is None and {"format", "campaign"} <= head.keys():
             campaign = _create_campaign(session, head, maps)
         while campaign is not None and pending and pending[0] in held:
             table = pending.pop(0)
-            _import_rows(session, table, held.pop(table), maps)
+            _import_rows(session, table, held.pop(table), maps, photo_files)
     if campaign is None:
         campaign = _create_campaign(session, head, maps)
-    for table in pending:  # tables the document left out are empty
-        maps[table] = {}
+    for table in pending:  # the rest in order; a table the document left out is empty
+        _import_rows(session, table, held.pop(table, []), maps, photo_files)
     session.flush()
     # Records, chart points and battle lists come from the imported battles, as a rebuild
     # makes them; the lines the flushes above started are replaced, so forget them.
@@ -274,7 +372,13 @@ def _create_campaign(session: Session, head: dict[str, Any], maps: IdMaps) -> Ca
     return campaign
 
 
-def _import_rows(session: Session, name: str, rows: Iterable[Any], maps: IdMaps) -> None:
+def _import_rows(
+    session: Session,
+    name: str,
+    rows: Iterable[Any],
+    maps: IdMaps,
+    photo_files: PhotoFiles | None = None,
+) -> None:
     model, refs = TABLES[name]
     maps[name] = {}
     later: dict[int, list[int]] = {}  # territories: neighbours named before they exist
@@ -292,6 +396,9 @@ def _import_rows(session: Session, name: str, rows: Iterable[Any], maps: IdMaps)
         session.add(row)
         session.flush()
         maps[name][data["id"]] = row.id  # type: ignore[attr-defined]
+        if name == PHOTOS and photo_files is not None:
+            for width in fields.get("widths") or []:
+                photo_files(data["id"], row.id, int(width))  # type: ignore[attr-defined]
         session.expunge(row)  # nothing reads it again: keep the session (and memory) small
     for old_id, neighbours in later.items():
         territory = session.get(Territory, maps[name][old_id])

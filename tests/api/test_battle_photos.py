@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +178,24 @@ def test_a_story_reaches_discord_with_its_title_result_and_first_photo(
     served = client.get(card["image"]["url"].removeprefix("https://crusade.example.org"))
     assert served.status_code == 200 and Image.open(io.BytesIO(served.content)).width == 960
     assert "embeds" not in discord_message(engine, "battle_recorded")  # numbers: one line
+
+
+def test_the_export_carries_the_photos_as_files_on_request(client: TestClient) -> None:
+    world = setup_two_forces(client)
+    battle = muster(client, world)
+    photo = upload(client, battle, phone_photo(), caption="Turn 3").json()
+    url = f"/api/v1/campaigns/{world['campaign']}/export"
+    plain = client.get(url)
+    assert plain.headers["content-type"] == "application/json"
+    assert "battle_photos" not in plain.json()  # left out: a JSON document has no files
+    archived = client.get(url, params={"photos": "true"})
+    assert archived.status_code == 200, archived.text
+    assert archived.headers["content-type"] == "application/zip"
+    assert archived.headers["content-disposition"].endswith('.zip"')
+    with zipfile.ZipFile(io.BytesIO(archived.content)) as archive:
+        document = json.loads(archive.read("campaign.json"))
+        [row] = document["battle_photos"]
+        assert (row["caption"], row["widths"]) == ("Turn 3", [200])
+        served = client.get(photo["url"]).content
+        assert archive.read(f"photos/{row['id']}/200.jpg") == served
+    assert_problem(client.get(url, params={"photos": "maybe"}), 422, "request_invalid")
