@@ -43,3 +43,57 @@
       .catch(function () {});
   }, 5000);
 })();
+
+// The battle page's photo form: send the photos with a progress bar (a phone's photos are
+// several MB each, on the venue's signal). Without script the form posts as usual. The
+// answer is the battle page, with the new photos or the refusal: its photo section replaces
+// this one (the listener is on the document, so the new section's form works the same).
+(function () {
+  if (!window.XMLHttpRequest || !window.FormData || !window.DOMParser) return;
+  document.addEventListener("submit", function (event) {
+    var form = event.target.closest && event.target.closest("form[data-upload-progress]");
+    var input = form && form.querySelector("input[type=file]");
+    if (!input || !input.files.length) return;  // the browser's own "choose a file"
+    event.preventDefault();
+    var status = form.querySelector("[data-upload-status]");
+    var bar = form.querySelector("progress");
+    var button = form.querySelector("button[type=submit]");
+    var what = input.files.length === 1 ? "1 photo" : input.files.length + " photos";
+    bar.hidden = false;
+    bar.value = 0;
+    button.disabled = true;
+    status.textContent = "Uploading " + what + "…";
+    var request = new XMLHttpRequest();
+    request.open("POST", form.action);
+    request.upload.addEventListener("progress", function (e) {
+      if (!e.lengthComputable) return;
+      var done = Math.round((100 * e.loaded) / e.total);
+      bar.value = done;
+      status.textContent = done < 100
+        ? "Uploading " + what + ": " + done + " %"
+        : "Resizing " + what + " and removing their location data…";
+    });
+    request.addEventListener("load", function () {
+      var page = new DOMParser().parseFromString(request.responseText, "text/html");
+      var fresh = page.getElementById("photos");
+      var here = document.getElementById("photos");
+      if (fresh && here) {
+        here.replaceWith(fresh);
+        if (request.status < 400) {
+          var note = fresh.querySelector("[data-upload-status]");
+          if (note) note.textContent = (what.charAt(0).toUpperCase() + what.slice(1)) + " added.";
+        }
+        return;
+      }
+      bar.hidden = true;
+      button.disabled = false;
+      status.textContent = "The upload was refused (" + request.status + "). Reload the page and try again.";
+    });
+    request.addEventListener("error", function () {
+      bar.hidden = true;
+      button.disabled = false;
+      status.textContent = "No connection: the photos were not sent. Try again when you have signal.";
+    });
+    request.send(new FormData(form));
+  });
+})();
