@@ -41,3 +41,41 @@ def bonus_requisition_points(territories: Iterable[Territory], force_id: str) ->
         for t in territories
         if t.holder == force_id and t.bonus == TerritoryBonus.REQUISITION_POINT
     )
+
+
+# --- drawing the map ------------------------------------------------------------------------
+
+CELL_WIDTH = 130  # SVG units per territory; the drawing scales to the screen
+CELL_HEIGHT = 100
+COLUMNS = 3  # legible at 360 px: the names' text is about 13 px there
+
+
+@dataclass(frozen=True)
+class Placed:
+    id: str
+    x: float
+    y: float
+
+
+def layout(ids: list[str], neighbours: dict[str, list[str]]) -> list[Placed]:
+    """Where each territory is drawn: a grid a few columns wide (it stays legible on a
+    phone), filled in a breadth-first walk of the neighbour links so that neighbours sit
+    near each other and most links are short."""
+    columns = min(COLUMNS, max(1, len(ids)))
+    order: list[str] = []
+    for start in ids:
+        queue = [start]
+        while queue:
+            here = queue.pop(0)
+            if here in order:
+                continue
+            order.append(here)
+            queue.extend(n for n in neighbours.get(here, []) if n not in order)
+    return [
+        Placed(
+            t,
+            (n % columns + 0.5) * CELL_WIDTH,
+            (n // columns + 0.5) * CELL_HEIGHT,
+        )
+        for n, t in enumerate(order)
+    ]

@@ -1,13 +1,14 @@
-"""Campaign standings: every force's record, Crusade points and supply, in two queries
+"""Campaign standings: every force's record, Crusade points and supply, in three queries
 whatever the number of forces, units or battles."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlmodel import Session, col, select
 
 from app.db.models import Force, ForceStanding
+from app.services import territories
 from app.services.forces import get_campaign
 
 
@@ -26,6 +27,7 @@ class Standing:
     supply_limit: int
     requisition_points: int
     units: int
+    territories: int = 0  # held on the campaign map (issue 23)
 
 
 def standings(session: Session, *, campaign_id: int) -> list[Standing]:
@@ -38,7 +40,11 @@ def standings(session: Session, *, campaign_id: int) -> list[Standing]:
         .where(Force.campaign_id == campaign_id)
         .order_by(col(Force.id))
     ).all()
-    table = [_standing(force, line) for force, line in rows]
+    held = territories.held_by_force(session, campaign_id)
+    table = [
+        replace(_standing(force, line), territories=held.get(force.id or 0, 0))
+        for force, line in rows
+    ]
     return sorted(table, key=lambda s: (-s.wins, -s.draws, -s.crusade_points, s.name))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from app.db.models import Battle, BattleSide, Force, Territory
 from app.errors import DomainError, NotFound
@@ -221,3 +221,103 @@ def undo_result(session: Session, battle: Battle) -> None:
     if row is not None:
         row.holder_force_id = battle.territory_holder_before
         session.add(row)
+
+
+# --- the map page ---------------------------------------------------------------------------
+
+# Holders are told apart by a colour (app.css: .tone-0 ... .tone-7, each dark enough to carry
+# a white letter, in light and dark mode) and by the letter in their mark.
+HOLDER_TONES = 8
+
+
+@dataclass(frozen=True)
+class Holder:
+    force_id: int
+    name: str
+    mark: str  # A, B, ... drawn in the territory
+    tone: int  # its colour
+    held: int
+
+
+@dataclass(frozen=True)
+class FoughtOver:
+    battle_id: int
+    resolved_at: str
+    winner_force_id: int | None
+
+
+@dataclass(frozen=True)
+class MapView:
+    territories: list[Territory]
+    placed: dict[int, rules.Placed]
+    holders: dict[int, Holder]  # by force id
+    battles: dict[int, list[FoughtOver]]  # by territory id, latest first
+    width: float
+    height: float
+
+
+def map_view(session: Session, campaign_id: int, force_names: dict[int, str]) -> MapView:
+    """Everything the map page draws, in three queries."""
+    places = map_of(session, campaign_id)
+    ids = [str(t.id) for t in places]
+    links = {str(t.id): [str(n) for n in t.neighbours] for t in places}
+    placed = {int(p.id): p for p in rules.layout(ids, links)}
+    held: dict[int, int] = {}
+    for t in places:
+        if t.holder_force_id is not None:
+            held[t.holder_force_id] = held.get(t.holder_force_id, 0) + 1
+    holders = {
+        force_id: Holder(
+            force_id,
+            force_names.get(force_id, f"Force {force_id}"),
+            _mark(n),
+            n % HOLDER_TONES,
+            held[force_id],
+        )
+        for n, force_id in enumerate(sorted(held))
+    }
+    columns = min(rules.COLUMNS, max(1, len(places)))
+    rows = -(-len(places) // columns) if places else 0
+    return MapView(
+        places,
+        placed,
+        holders,
+        _fought_over(session, campaign_id),
+        columns * rules.CELL_WIDTH,
+        rows * rules.CELL_HEIGHT,
+    )
+
+
+def _mark(n: int) -> str:
+    return chr(ord("A") + n % 26) + (str(n // 26) if n >= 26 else "")
+
+
+def _fought_over(session: Session, campaign_id: int) -> dict[int, list[FoughtOver]]:
+    rows = session.exec(
+        select(Battle.id, Battle.territory_id, Battle.resolved_at, BattleSide.force_id)
+        .outerjoin(
+            BattleSide,
+            (col(BattleSide.battle_id) == col(Battle.id)) & (col(BattleSide.won) == True),  # noqa: E712
+        )
+        .where(
+            Battle.campaign_id == campaign_id,
+            col(Battle.territory_id).is_not(None),
+            Battle.status == "resolved",
+        )
+        .order_by(col(Battle.id).desc())
+    ).all()
+    found: dict[int, list[FoughtOver]] = {}
+    for battle_id, territory_id, resolved_at, winner in rows:
+        when = resolved_at.date().isoformat() if resolved_at else ""
+        found.setdefault(territory_id or 0, []).append(FoughtOver(battle_id or 0, when, winner))
+    return found
+
+
+def held_by_force(session: Session, campaign_id: int) -> dict[int, int]:
+    """How many territories each force holds (the standings' column)."""
+    rows = session.exec(
+        select(Territory.holder_force_id, func.count())
+        .where(Territory.campaign_id == campaign_id, col(Territory.holder_force_id).is_not(None))
+        .group_by(col(Territory.holder_force_id))
+    ).all()
+    return {int(force_id): int(count) for force_id, count in rows if force_id is not None}

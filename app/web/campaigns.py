@@ -12,7 +12,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
 
 from app.api.membership import CampaignSettings, InviteCreate
-from app.api.schemas import ForceCreate
+from app.api.schemas import ForceCreate, TerritoryIn
 from app.config import get_settings, secret_key
 from app.db.models import Battle, BattleSide, Campaign
 from app.db.session import SessionDep
@@ -63,12 +63,19 @@ Model = TypeVar("Model", bound=BaseModel)
 
 def _checked(model: type[Model], **data: Any) -> Model:
     """Validate a form with the JSON API's own input model; refuse in words."""
+    return _validated(model, data)
+
+
+def _validated(
+    model: type[Model], data: dict[str, Any], messages: dict[str, str] | None = None
+) -> Model:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or None
-        message = FIELD_MESSAGES.get(field or "", f"{field}: {first['msg']}")
+        words = FIELD_MESSAGES | (messages or {})
+        message = words.get(field or "", f"{field}: {first['msg']}")
         raise DomainError("request_invalid", message, status=422, field=field) from exc
 
 
@@ -295,6 +302,7 @@ def _dashboard(
         can_play=role is not None or organizer,
         can_join=principal is not None and role is None and campaign.join_policy == "open",
         standings=table,
+        has_map=any(s.territories for s in table),
         battles=recent,
         more_battles=more_battles is not None,
         inbox=waiting,
@@ -341,18 +349,146 @@ def battles_page(
 def map_page(
     request: Request, session: SessionDep, principal: Reader, campaign_id: int
 ) -> Response:
-    """The campaign map (issue 23) as a list: who holds each territory, its neighbours and
-    bonus. Organizers draw it through the JSON API for now."""
-    places = territories.map_of(session, campaign_id)
+    """The campaign map (issue 23): drawn as an SVG, who holds what, each territory's
+    battles; an organizer draws and edits it here (or through the JSON API)."""
+    return _map(request, session, principal, campaign_id)
+
+
+def _map(
+    request: Request,
+    session: SessionDep,
+    principal: Principal | None,
+    campaign_id: int,
+    *,
+    status: int = 200,
+    **context: Any,
+) -> Response:
+    names = forces.force_names(session, campaign_id=campaign_id)
     return render(
         request,
         "pages/campaign_map.html",
         principal,
+        status=status,
         campaign=forces.get_campaign(session, campaign_id),
-        territories=places,
-        by_id={t.id: t.name for t in places},
-        names=forces.force_names(session, campaign_id=campaign_id),
+        view=territories.map_view(session, campaign_id, names),
+        names=names,
+        organizer=_is_organizer(principal, _role(session, campaign_id, principal)),
+        bonuses=TERRITORY_BONUSES,
+        **context,
     )
+
+
+TERRITORY_BONUSES = {
+    "none": "none",
+    "requisition_point": "+1 RP after each battle its holder plays",
+}
+TERRITORY_MESSAGES = {
+    "name": "A territory needs a name of 1 to 80 characters.",
+    "description": "A description is at most 2000 characters.",
+    "bonus": "Choose a bonus from the list.",
+    "neighbours": "A territory has at most 50 neighbours.",
+}
+Neighbours = Annotated[list[int], Form()]
+
+
+def _territory_form(
+    name: str, description: str, bonus: str, holder: str, neighbours: list[int]
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "description": description,
+        "bonus": bonus,
+        "holder_force_id": int(holder) if holder.isdigit() else None,
+        "neighbours": neighbours,
+    }
+
+
+@router.post("/campaigns/{campaign_id}/map/territories")
+def add_territory(
+    request: Request,
+    session: SessionDep,
+    principal: Organizer,
+    campaign_id: int,
+    name: Text = "",
+    description: Text = "",
+    bonus: Text = "none",
+    holder: Text = "",
+    neighbours: Neighbours = [],  # noqa: B006 (FastAPI copies form defaults)
+) -> Response:
+    values = _territory_form(name, description, bonus, holder, neighbours)
+    with attempt(session) as outcome:
+        body = _validated(TerritoryIn, values, TERRITORY_MESSAGES)
+        change = territories.TerritoryChange(**body.model_dump())
+        row = territories.create(session, campaign_id=campaign_id, change=change)
+    if outcome.refused:
+        return _map(
+            request,
+            session,
+            principal,
+            campaign_id,
+            status=outcome.status,
+            map_error=outcome.error,
+            map_form="new",
+            map_values=values,
+        )
+    return redirect(f"/campaigns/{campaign_id}/map#territory-{row.id}")
+
+
+@router.post("/campaigns/{campaign_id}/map/territories/{territory_id}")
+def edit_territory(
+    request: Request,
+    session: SessionDep,
+    principal: Organizer,
+    campaign_id: int,
+    territory_id: int,
+    name: Text = "",
+    description: Text = "",
+    bonus: Text = "none",
+    holder: Text = "",
+    neighbours: Neighbours = [],  # noqa: B006 (FastAPI copies form defaults)
+) -> Response:
+    values = _territory_form(name, description, bonus, holder, neighbours)
+    with attempt(session) as outcome:
+        body = _validated(TerritoryIn, values, TERRITORY_MESSAGES)
+        change = territories.TerritoryChange(
+            **body.model_dump(), clear_holder=body.holder_force_id is None
+        )
+        territories.edit(session, campaign_id=campaign_id, territory_id=territory_id, change=change)
+    if outcome.refused:
+        return _map(
+            request,
+            session,
+            principal,
+            campaign_id,
+            status=outcome.status,
+            map_error=outcome.error,
+            map_form=territory_id,
+            map_values=values,
+        )
+    return redirect(f"/campaigns/{campaign_id}/map#territory-{territory_id}")
+
+
+@router.post("/campaigns/{campaign_id}/map/territories/{territory_id}/delete")
+def delete_territory(
+    request: Request,
+    session: SessionDep,
+    principal: Organizer,
+    campaign_id: int,
+    territory_id: int,
+) -> Response:
+    with attempt(session) as outcome:
+        territories.delete(session, campaign_id=campaign_id, territory_id=territory_id)
+    if outcome.refused:
+        return _map(
+            request,
+            session,
+            principal,
+            campaign_id,
+            status=outcome.status,
+            map_error=outcome.error,
+            map_form=territory_id,
+        )
+    return redirect(f"/campaigns/{campaign_id}/map?deleted=1")
 
 
 @router.get("/campaigns/{campaign_id}/history")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.rules import territories as rules
 from app.rules.territories import (
     Territory,
     TerritoryBonus,
@@ -42,3 +43,16 @@ def test_one_rp_per_territory_with_the_bonus_held() -> None:
     assert bonus_requisition_points(held, "blue") == 2
     assert bonus_requisition_points(held, "red") == 1
     assert bonus_requisition_points(held, "green") == 0
+
+
+def test_the_drawing_places_each_territory_once_neighbours_near_each_other() -> None:
+    ids = ["1", "2", "3", "4", "5", "6"]
+    links = {"1": ["6"], "6": ["1", "5"], "5": ["6"], "2": [], "3": ["4"], "4": ["3"]}
+    placed = rules.layout(ids, links)
+    assert sorted(p.id for p in placed) == ids
+    order = [p.id for p in placed]
+    assert order == ["1", "6", "5", "2", "3", "4"]  # a walk of the links, then the rest
+    assert {(p.x, p.y) for p in placed} == {
+        ((n % 3 + 0.5) * rules.CELL_WIDTH, (n // 3 + 0.5) * rules.CELL_HEIGHT) for n in range(6)
+    }
+    assert rules.layout([], {}) == []

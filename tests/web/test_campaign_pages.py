@@ -766,7 +766,53 @@ def test_the_map_page_lists_who_holds_what(person: Callable[[str], Browser]) -> 
         json={"name": "Dirt Wastes", "neighbours": [hive["id"]]},
     )
     page = world["ruby"].get(f"/campaigns/{cid}/map").text
-    row = page.split(f'id="territory-{hive["id"]}"')[1].split("</tr>")[0]
+    row = page.split(f'id="territory-{hive["id"]}"')[1].split("</article>")[0]
     assert "Hyperia Hive" in row and f'href="/forces/{world["kai_force"]}"' in row
     assert "Dirt Wastes" in row and "+1 RP after each battle its holder plays" in row
+    assert "Edit Hyperia Hive" not in row  # a player reads the map; organizers draw it
+    drawing = page.split("<svg")[1].split("</svg>")[0]
+    assert drawing.count("<circle") == 2 and drawing.count("<line") == 1
+    # the holder is told by a letter as well as a colour; the unheld place is dashed
+    assert 'class="mark" dominant-baseline="central" text-anchor="middle">A</text>' in drawing
+    assert "Dirt Wastes: nobody" in drawing and 'place unheld"' in drawing  # in its <desc>
     assert f'href="/campaigns/{cid}/map"' in world["ruby"].get(f"/campaigns/{cid}").text
+
+
+def test_an_organizer_draws_the_map_on_its_page(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    world = campaign_with_two_players(person)
+    orga, cid = world["orga"], world["campaign_id"]
+    url = f"/campaigns/{cid}/map"
+    added = orga.post(f"{url}/territories", {"name": "Hyperia Hive", "bonus": "requisition_point"})
+    assert added.status_code == 303, added.text
+    [hive] = orga.api("GET", f"/campaigns/{cid}/territories")
+    second = orga.post(
+        f"{url}/territories",
+        {"name": "Dirt Wastes", "holder": str(world["kai_force"]), "neighbours": [hive["id"]]},
+    )
+    assert second.headers["location"].startswith(f"{url}#territory-")
+    hive, wastes = orga.api("GET", f"/campaigns/{cid}/territories")
+    assert hive["neighbours"] == [wastes["id"]] and wastes["holder_force_id"] == world["kai_force"]
+
+    before = dump(engine)
+    nameless = orga.post(f"{url}/territories/{hive['id']}", {"name": " ", "bonus": "none"})
+    assert (
+        nameless.status_code == 422
+        and "A territory needs a name of 1 to 80 characters." in nameless.text
+    )
+    assert "open>" in nameless.text.split(f'id="territory-{hive["id"]}"')[1].split("</article>")[0]
+    assert world["ruby"].post(f"{url}/territories", {"name": "Mine"}).status_code == 403
+    assert dump(engine) == before
+
+    edited = orga.post(
+        f"{url}/territories/{hive['id']}",
+        {"name": "Hyperia Hive", "holder": str(world["ruby_force"]), "bonus": "none"},
+    )
+    assert edited.status_code == 303
+    hive, wastes = orga.api("GET", f"/campaigns/{cid}/territories")
+    assert hive["holder_force_id"] == world["ruby_force"] and hive["neighbours"] == []
+    assert wastes["neighbours"] == []  # unticked: the link is gone both ways
+    gone = orga.post(f"{url}/territories/{wastes['id']}/delete")
+    assert gone.headers["location"] == f"{url}?deleted=1"
+    assert [t["name"] for t in orga.api("GET", f"/campaigns/{cid}/territories")] == ["Hyperia Hive"]
