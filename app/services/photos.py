@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from PIL import Image, ImageOps, UnidentifiedImageError
+from pillow_heif import register_heif_opener
 from sqlmodel import Session, col, select
 
 from app.config import get_settings
@@ -27,11 +28,14 @@ from app.db.models import BattlePhoto
 from app.errors import DomainError, NotFound
 from app.services import battles, history
 
+register_heif_opener()  # Pillow opens HEIC/HEIF files from here on
+
 WIDTHS = (320, 960, 1920)  # a phone's list, a phone's full screen, a desktop
 MAX_BYTES = 15 * 1024 * 1024
 MAX_PIXELS = 50_000_000  # a 50 MP camera; a bigger image is a bomb, not a photo
 MAX_PER_BATTLE = 24
-FORMATS = ("JPEG", "PNG", "WEBP", "GIF", "MPO")  # MPO: what some phones' JPEGs are
+# MPO: what some phones' JPEGs are; HEIF: an iPhone's photos (HEIC), read by pillow-heif
+FORMATS = ("JPEG", "PNG", "WEBP", "GIF", "MPO", "HEIF")
 QUALITY = 82
 
 
@@ -95,7 +99,7 @@ def render(data: bytes) -> Renditions:
         with Image.open(io.BytesIO(data)) as probe:  # reads the header only
             kind, (width, height) = probe.format, probe.size
         if kind not in FORMATS:
-            raise _refused("photo_type", "A photo must be a JPEG, PNG, WebP or GIF image.")
+            raise _refused("photo_type", "A photo must be a JPEG, HEIC, PNG, WebP or GIF image.")
         if width * height > MAX_PIXELS:
             raise _refused(
                 "photo_too_many_pixels",

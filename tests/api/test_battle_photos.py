@@ -74,6 +74,28 @@ def test_a_phone_photo_is_kept_upright_and_without_metadata(client: TestClient) 
     assert [p["id"] for p in listed] == [photo["id"]]
 
 
+def test_an_iphone_heic_photo_is_read_and_loses_its_location(client: TestClient) -> None:
+    world = setup_two_forces(client)
+    battle = muster(client, world)
+    exif = Image.Exif()
+    gps = exif.get_ifd(GPS_IFD)
+    gps.update({1: "N", 2: (48.0, 51.0, 24.0), 3: "E", 4: (2.0, 21.0, 3.0)})
+    out = io.BytesIO()
+    Image.new("RGB", (600, 400), (30, 30, 200)).save(out, "HEIF", exif=exif, quality=80)
+    heic = out.getvalue()
+    assert heic[4:12] == b"ftypheic" and Image.open(io.BytesIO(heic)).getexif().get_ifd(GPS_IFD)
+    added = client.post(
+        f"/api/v1/battles/{battle['id']}/photos",
+        files={"file": ("IMG_0002.HEIC", heic, "image/heic")},
+    )
+    assert added.status_code == 201, added.text
+    photo = added.json()
+    assert (photo["width"], photo["height"]) == (600, 400)
+    served = client.get(photo["url"])
+    image = Image.open(io.BytesIO(served.content))
+    assert image.format == "JPEG" and dict(image.getexif()) == {}
+
+
 def test_a_big_photo_gets_every_width(client: TestClient) -> None:
     world = setup_two_forces(client)
     battle = muster(client, world)
