@@ -24,8 +24,10 @@ from app.services import (
     history,
     inbox,
     membership,
+    photos,
     progress,
     standings,
+    stories,
     territories,
     wizard,
 )
@@ -150,6 +152,8 @@ class BattleRow:
     status: str
     result: str
     when: Any
+    title: str = ""  # the report's
+    photos: int = 0
 
 
 def _role(session: SessionDep, campaign_id: int, principal: Principal | None) -> str | None:
@@ -208,6 +212,8 @@ def _battle_rows(
 ) -> tuple[list[BattleRow], int | None]:
     """A page of battles, newest first, and where the next (older) page starts."""
     rows, older = battles.list_battles(session, campaign_id=campaign_id, limit=limit, before=before)
+    ids = [b.id or 0 for b, _sides in rows]
+    reports, pictures = stories.reports_for(session, ids), photos.photos_for(session, ids)
     return [
         BattleRow(
             id=b.id or 0,
@@ -217,6 +223,8 @@ def _battle_rows(
             status=b.status,
             result=_result(b, sides, names),
             when=b.resolved_at or b.created_at,
+            title=reports[b.id].title if b.id in reports else "",
+            photos=len(pictures.get(b.id or 0, [])),
         )
         for b, sides in rows
     ], older

@@ -108,3 +108,15 @@ def test_the_report_travels_with_the_campaign(client: TestClient, engine: Engine
     assert note == "Held." and int(card_id) != squad  # the copy's own card
     copied = client.get(f"/api/v1/cards/{card_id}").json()
     assert copied["name"] == "Squad Vorn"
+
+
+def test_the_campaign_pages_show_the_story(client: TestClient) -> None:
+    world = setup_two_forces(client)
+    battle = muster(client, world)
+    client.put(report_url(battle), json=STORY)
+    dashboard = client.get(f"/campaigns/{world['campaign']}").text
+    row = dashboard.split(f'data-battle-id="{battle["id"]}"')[1].split("</tr>")[0]
+    assert f'<a href="/battles/{battle["id"]}">{STORY["title"]}</a>' in row
+    assert "Sweep and Clear · " in row  # the mission, under the title
+    history = client.get(f"/campaigns/{world['campaign']}/history").text
+    assert f"report was written: “{STORY['title']}”" in history
