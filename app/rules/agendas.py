@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from app.rules import eligibility
 from app.rules.cards import CrusadeCard, spellings
 from app.rules.data import (
     Achieved,
@@ -275,6 +276,8 @@ def cannot_score(agenda: Agenda, card: CrusadeCard, book: Rulebook) -> str | Non
     banned = [k for k in rule.keywords_none if card.has(k)]
     if banned:
         return f"{agenda.name} cannot be scored by {' or '.join(banned)} units"
+    if rule.expression and not eligibility.meets(rule.expression, card, {}, book):
+        return f"{agenda.name} is only for units that meet: {rule.expression}"
     if rule.performs is not None:
         blocker = _action_blocker(card, rule.performs, book)
         if blocker:

@@ -84,6 +84,7 @@ class CrusadeCard:
     tallies: CombatTallies = field(default_factory=CombatTallies)
     marked_for_greatness: int = 0
     agenda_tallies: Mapping[str, int] = field(default_factory=dict)
+    counters: Mapping[str, int] = field(default_factory=dict)  # a rule pack's card counters
 
     def has(self, keyword: str) -> bool:
         """Whatever spelling the rule or the roster used: SWARM or SWARMS, IMPERIAL KNIGHT or

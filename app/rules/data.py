@@ -189,6 +189,78 @@ class BattleScarTables(Frozen):
 # --- requisitions ----------------------------------------------------------------------
 
 
+CounterId = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,59}$")]
+
+
+# --- rule packs' counters and effects (app/rules/packs.py) -------------------------
+
+
+class Counter(Frozen):
+    """A named resource a faction tracks, on the force or on each card."""
+
+    id: CounterId
+    name: str = Field(min_length=1, max_length=80)
+    scope: Literal["force", "card"] = "force"
+    start: int = Field(default=0, ge=-1_000, le=1_000)
+    min: int = Field(default=0, ge=-1_000, le=1_000)
+    max: int = Field(default=10, ge=-1_000, le=1_000)
+    summary: str = Field(default="", max_length=1000)
+
+
+# --- effects: a fixed vocabulary -----------------------------------------------------------
+
+
+class ChangeSupplyLimit(Frozen):
+    kind: Literal["change_supply_limit"]
+    amount: int = Field(ge=-1_000, le=1_000)
+
+
+class ChangeRequisitionPoints(Frozen):
+    kind: Literal["change_requisition_points"]
+    amount: int = Field(ge=-20, le=20)
+
+
+class AddXp(Frozen):
+    kind: Literal["add_xp"]
+    amount: int = Field(ge=1, le=100)
+
+
+class RemoveXp(Frozen):
+    kind: Literal["remove_xp"]
+    amount: int = Field(ge=1, le=100)
+
+
+class RemoveBattleScar(Frozen):
+    kind: Literal["remove_battle_scar"]
+
+
+class AddUpgrade(Frozen):
+    """The unit gains a lasting upgrade, worth Crusade points (a relic, a gift, wargear)."""
+
+    kind: Literal["add_upgrade"]
+    name: str = Field(min_length=1, max_length=80)
+    crusade_points: int = Field(default=1, ge=0, le=10)
+
+
+class ChangeCounter(Frozen):
+    kind: Literal["change_counter"]
+    counter: CounterId
+    amount: int = Field(ge=-1_000, le=1_000)
+
+
+Effect = Annotated[
+    ChangeSupplyLimit
+    | ChangeRequisitionPoints
+    | AddXp
+    | RemoveXp
+    | RemoveBattleScar
+    | AddUpgrade
+    | ChangeCounter,
+    Field(discriminator="kind"),
+]
+UNIT_EFFECTS = ("add_xp", "remove_xp", "remove_battle_scar", "add_upgrade")
+
+
 class RequisitionTiming(StrEnum):
     ANY_TIME = "any_time"  # outside a battle
     BEFORE_OR_AFTER_BATTLE = "before_or_after_battle"
@@ -220,6 +292,7 @@ class Requisition(Frozen):
     excluded_keywords: tuple[str, ...] = ()
     max_rank: str | None = Field(default=None, description="Highest rank a target may have")
     needs_battle_scar: bool = False
+    summary: str = Field(min_length=1)
     character_stratagems: tuple[str, ...] = Field(
         default=(),
         description="Stratagems that, bought this way, give the unit the CHARACTER keyword",
@@ -230,6 +303,12 @@ class Requisition(Frozen):
     character_stratagem_factions: tuple[CharacterStratagem, ...] = Field(
         default=(), description="Which faction's unit each of those Stratagems is for"
     )
+    # A rule pack's requisition: who may buy it (app/rules/eligibility.py) and what it does,
+    # from the fixed vocabulary above; the pack's counters come along for its effects.
+    eligible: str | None = None
+    effects: tuple[Effect, ...] = ()
+    counters: tuple[Counter, ...] = ()
+    pack: str | None = Field(default=None, description="The rule pack it comes from")
 
     @model_validator(mode="after")
     def _each_character_stratagem_has_its_faction(self) -> Requisition:
@@ -237,8 +316,6 @@ class Requisition(Frozen):
         if named != {s.casefold() for s in self.character_stratagems}:
             raise ValueError("character_stratagem_factions must name each character Stratagem")
         return self
-
-    summary: str = Field(min_length=1)
 
 
 # --- agendas ---------------------------------------------------------------------------
@@ -318,6 +395,9 @@ class AgendaEligibility(Frozen):
         default=False,
         description="Its second mark needs the unit at Half-strength or better at the end",
     )
+    expression: str | None = Field(
+        default=None, description="A rule pack's eligibility expression (app/rules/eligibility)"
+    )
 
 
 class KillBound(Frozen):
@@ -357,6 +437,7 @@ class Agenda(Frozen):
     kill_bound: KillBound | None = None
     xp: AgendaXp
     summary: str = Field(min_length=1)
+    pack: str | None = Field(default=None, description="The rule pack it comes from")
 
 
 # --- missions --------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from app.rules.cards import CrusadeCard
@@ -20,6 +21,7 @@ class OrderOfBattle:
     victories: int = 0
     cards: tuple[CrusadeCard, ...] = ()
     removed_card_ids: frozenset[str] = field(default_factory=frozenset)
+    counters: Mapping[str, int] = field(default_factory=dict)  # a rule pack's force counters
 
     @property
     def supply_used(self) -> int:

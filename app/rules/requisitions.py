@@ -7,9 +7,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
+from app.rules import eligibility
 from app.rules.cards import CrusadeCard, Upgrade, spellings
 from app.rules.data import (
+    AddUpgrade,
+    AddXp,
+    ChangeCounter,
+    ChangeRequisitionPoints,
+    ChangeSupplyLimit,
     CharacterStratagem,
+    Counter,
+    Effect,
+    RemoveBattleScar,
+    RemoveXp,
     Requisition,
     RequisitionTarget,
     RequisitionTiming,
@@ -18,7 +28,7 @@ from app.rules.data import (
 from app.rules.errors import RuleError
 from app.rules.order_of_battle import OrderOfBattle, check_supply, spend_requisition_points
 from app.rules.out_of_action import remove_battle_scar
-from app.rules.ranks import rank_index
+from app.rules.ranks import change_xp, rank_index
 
 
 @dataclass(frozen=True)
@@ -98,7 +108,8 @@ def purchase_requisition(
     cost = 0 if free else requisition.cost_rp
     paid = spend_requisition_points(force, cost, requisition.name)
     before = card.crusade_points if card else 0
-    changed = APPLY[requisition.id](paid, card, order, book)
+    apply = _apply_effects if requisition.effects else APPLY[requisition.id]
+    changed = apply(paid, card, order, book)
     after = changed.card(card.id).crusade_points if card else 0
     return changed, RequisitionPurchase(requisition.id, order.card_id, cost, after - before)
 
@@ -116,6 +127,7 @@ def _target(
     force: OrderOfBattle, requisition: Requisition, order: RequisitionOrder, book: Rulebook
 ) -> CrusadeCard | None:
     if requisition.target == RequisitionTarget.FORCE:
+        _check_eligible(requisition, None, force, book)
         return None
     if order.card_id is None:
         raise RuleError(
@@ -144,6 +156,7 @@ def _target(
             f"; {card.name} is {book.rank(card.rank).name}.",
             field="card_id",
         )
+    _check_eligible(requisition, card, force, book)
     if requisition.needs_battle_scar and not card.scars:
         raise RuleError(
             "requisition_target_invalid",
@@ -151,6 +164,22 @@ def _target(
             field="card_id",
         )
     return card
+
+
+def _check_eligible(
+    requisition: Requisition, card: CrusadeCard | None, force: OrderOfBattle, book: Rulebook
+) -> None:
+    """A rule pack's requisition: who may buy it, as its expression says."""
+    if requisition.eligible and not eligibility.meets(
+        requisition.eligible, card, force.counters, book
+    ):
+        who = card.name if card else force.name
+        raise RuleError(
+            "requisition_not_eligible",
+            f"{requisition.name} is only for {'units' if card else 'forces'} that meet: "
+            f"{requisition.eligible}; {who} does not.",
+            field="card_id" if card else "requisition",
+        )
 
 
 def _check_timing(
@@ -410,6 +439,90 @@ def _relic(
         "relic", relic, points, model=model, weapon=weapon, first_founding=order.first_founding
     )
     return force.with_card(replace(card, upgrades=(*card.upgrades, upgrade)))
+
+
+def _apply_effects(
+    force: OrderOfBattle, card: CrusadeCard | None, order: RequisitionOrder, book: Rulebook
+) -> OrderOfBattle:
+    """A rule pack's requisition: its effects, in order, from the fixed vocabulary."""
+    requisition = book.requisition(order.requisition)
+    counters = {c.id: c for c in requisition.counters}
+    for effect in requisition.effects:
+        force, card = _effect(force, card, effect, counters, requisition, order, book)
+    return force
+
+
+def _effect(
+    force: OrderOfBattle,
+    card: CrusadeCard | None,
+    effect: Effect,
+    counters: dict[str, Counter],
+    requisition: Requisition,
+    order: RequisitionOrder,
+    book: Rulebook,
+) -> tuple[OrderOfBattle, CrusadeCard | None]:
+    match effect:
+        case ChangeSupplyLimit(amount=amount):
+            return replace(force, supply_limit=max(0, force.supply_limit + amount)), card
+        case ChangeRequisitionPoints(amount=amount):
+            # Like any RP gained, past the cap is lost; spending more than there is, refused.
+            value = _within(force.requisition_points + amount, 0, 10**6, "RP", requisition)
+            points = min(value, book.numbers.max_requisition_points)
+            return replace(force, requisition_points=points), card
+        case ChangeCounter(counter=counter_id, amount=amount):
+            rule = counters[counter_id]
+            if rule.scope == "card":
+                assert card is not None
+                value = card.counters.get(counter_id, rule.start) + amount
+                changed = replace(
+                    card,
+                    counters={
+                        **card.counters,
+                        counter_id: _within(value, rule.min, rule.max, rule.name, requisition),
+                    },
+                )
+                return force.with_card(changed), changed
+            value = force.counters.get(counter_id, rule.start) + amount
+            return replace(
+                force,
+                counters={
+                    **force.counters,
+                    counter_id: _within(value, rule.min, rule.max, rule.name, requisition),
+                },
+            ), card
+    assert card is not None  # check_against: unit effects need a unit target
+    match effect:
+        case AddXp(amount=amount) | RemoveXp(amount=amount):
+            delta = amount if isinstance(effect, AddXp) else -amount
+            changed, promotions = change_xp(card, delta, book)
+            if promotions:
+                raise RuleError(
+                    "requisition_would_promote",
+                    f"{requisition.name} would take {card.name} to a new rank; a rank gained "
+                    "outside a battle is not handled yet, so add that XP after a battle.",
+                    field="card_id",
+                )
+        case RemoveBattleScar():
+            scar = _required(order.scar, "scar", requisition.name)
+            with contextlib.suppress(KeyError):
+                scar = book.scars.battle_scars[card.unit_type].entry(scar).id
+            changed = remove_battle_scar(card, scar)
+        case AddUpgrade(name=name, crusade_points=points):
+            upgrade = Upgrade(requisition=requisition.id, detail=name, crusade_points=points)
+            changed = replace(card, upgrades=(*card.upgrades, upgrade))
+        case _:
+            raise AssertionError(effect)
+    return force.with_card(changed), changed
+
+
+def _within(value: int, low: int, high: int, what: str, requisition: Requisition) -> int:
+    if not low <= value <= high:
+        raise RuleError(
+            "counter_out_of_range",
+            f"{requisition.name} would take {what} to {value}; it stays between {low} and {high}.",
+            field="requisition",
+        )
+    return value
 
 
 APPLY: dict[str, Apply] = {

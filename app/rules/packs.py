@@ -1,0 +1,496 @@
+"""Rule packs (issue 22): a campaign's house rules and its own Crusade content, written as a
+YAML or JSON document, validated here and turned into rule data for the engine, exactly as
+``seed_data/`` is. The core rulebook stays the base; each pack changes settings and adds
+content on top of it (``apply``).
+
+A pack never carries code: effects come from a fixed vocabulary (``Effect``) and who may use
+content is an expression of ``app.rules.eligibility``, parsed, never evaluated as Python.
+Loading is safe against hostile files: a size cap, no YAML tags or aliases, a depth cap.
+Every refusal names the path in the document (``agendas[2].xp_per_tally``) and its line."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from app.rules import eligibility
+from app.rules.data import (
+    UNIT_EFFECTS,
+    Agenda,
+    AgendaEligibility,
+    ChangeCounter,
+    Counter,
+    CrusadeRelic,
+    Effect,
+    KillBound,
+    PerMark,
+    RelicCategory,
+    Requisition,
+    RequisitionTarget,
+    RequisitionTiming,
+    Rulebook,
+)
+
+FORMAT = "crusade-rule-pack/1"
+MAX_BYTES = 256 * 1024
+MAX_DEPTH = 12
+MAX_ITEMS = 200  # of each kind of content
+
+Id = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,59}$", description="a-z, 0-9 and _")]
+Name = Annotated[str, Field(min_length=1, max_length=80)]
+Summary = Annotated[
+    str, Field(min_length=1, max_length=1000, description="The effect, in the pack's words")
+]
+Expression = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=eligibility.MAX_LENGTH,
+        description="Who may use it: keywords, rank, power_rating, xp, role, counter.<id>; "
+        "and / or / not (docs/rule-packs.md)",
+    ),
+]
+
+
+class PackModel(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _expression(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            eligibility.parse(value)
+        except eligibility.ExpressionError as error:
+            raise ValueError(str(error)) from None
+    return value
+
+
+# --- settings --------------------------------------------------------------------------
+
+
+class Settings(PackModel):
+    """House rules: each field left out keeps the core rules' number."""
+
+    starting_supply_limit: int | None = Field(default=None, ge=0, le=10_000)
+    supply_limit_increase: int | None = Field(default=None, ge=1, le=1_000)
+    starting_requisition_points: int | None = Field(default=None, ge=0, le=100)
+    max_requisition_points: int | None = Field(default=None, ge=0, le=100)
+    requisition_points_per_battle: int | None = Field(default=None, ge=0, le=100)
+    agendas_per_battle: int | None = Field(default=None, ge=1, le=5)
+
+
+# --- content ----------------------------------------------------------------------------
+
+
+class PackAgenda(PackModel):
+    id: Id
+    name: Name
+    category: str = Field(default="", max_length=60, description="One Agenda per category")
+    summary: Summary
+    xp_per_tally: int = Field(ge=1, le=20)
+    max_tally: int | None = Field(default=None, ge=1, le=100)
+    max_units: int | None = Field(default=None, ge=1, le=100)
+    eligible: Expression | None = None
+    bounded_by_kills_of: list[Annotated[str, Field(min_length=1, max_length=60)]] | None = Field(
+        default=None,
+        max_length=20,
+        description="A tally counts kills: at most the enemy units with any of these "
+        "keywords the opponent reported destroyed ([] = any enemy unit)",
+    )
+
+    _eligible = field_validator("eligible")(_expression)
+
+
+class PackRequisition(PackModel):
+    id: Id
+    name: Name
+    cost_rp: int = Field(ge=0, le=20)
+    timing: RequisitionTiming = RequisitionTiming.ANY_TIME
+    target: RequisitionTarget = RequisitionTarget.FORCE
+    eligible: Expression | None = None
+    effects: list[Effect] = Field(min_length=1, max_length=10)
+    summary: Summary
+
+    _eligible = field_validator("eligible")(_expression)
+
+
+class PackRelic(PackModel):
+    id: Id
+    name: Name
+    category: RelicCategory = RelicCategory.ARTIFICER
+    keywords_any: list[Annotated[str, Field(min_length=1, max_length=60)]] = Field(
+        default_factory=list, max_length=20
+    )
+    summary: Summary
+
+
+class RulePack(PackModel):
+    format: Literal["crusade-rule-pack/1"] = Field(description="Always crusade-rule-pack/1")
+    id: Id
+    name: Name
+    version: str = Field(pattern=r"^\d+(\.\d+){0,2}$", description="1, 1.2 or 1.2.3")
+    description: str = Field(default="", max_length=4000)
+    settings: Settings = Settings()
+    counters: list[Counter] = Field(default_factory=list, max_length=20)
+    agendas: list[PackAgenda] = Field(default_factory=list, max_length=MAX_ITEMS)
+    requisitions: list[PackRequisition] = Field(default_factory=list, max_length=MAX_ITEMS)
+    relics: list[PackRelic] = Field(default_factory=list, max_length=MAX_ITEMS)
+
+
+# --- loading ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason a pack is refused: where (``agendas[2].xp_per_tally``), the line in the
+    file when known, and what is wrong."""
+
+    path: str
+    line: int | None
+    message: str
+
+    def sentence(self) -> str:
+        where = f"{self.path} (line {self.line})" if self.line else self.path or "the pack"
+        return f"{where}: {self.message}"
+
+
+class PackError(ValueError):
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        super().__init__("; ".join(p.sentence() for p in problems))
+        self.problems = tuple(problems)
+
+
+def load(data: bytes | str) -> RulePack:
+    """Read and validate a pack (YAML, of which JSON is a part)."""
+    text = data.decode("utf-8", errors="strict") if isinstance(data, bytes) else data
+    if len(text.encode()) > MAX_BYTES:
+        raise PackError([Problem("", None, f"a pack is at most {MAX_BYTES // 1024} KB")])
+    root = _compose(text)
+    document = _plain(root, 0, "")
+    try:
+        return RulePack.model_validate(document)
+    except ValidationError as error:
+        raise PackError([_problem(e, root) for e in error.errors()[:10]]) from None
+
+
+def _compose(text: str) -> yaml.Node:
+    try:
+        node = yaml.compose(text, Loader=_StrictLoader)
+    except yaml.MarkedYAMLError as error:
+        line = error.problem_mark.line + 1 if error.problem_mark else None
+        raise PackError([Problem("", line, f"not valid YAML: {error.problem}")]) from None
+    except yaml.YAMLError as error:
+        raise PackError([Problem("", None, f"not valid YAML: {error}")]) from None
+    except UnicodeDecodeError:
+        raise PackError([Problem("", None, "not UTF-8 text")]) from None
+    if not isinstance(node, yaml.MappingNode):
+        raise PackError([Problem("", 1, "a pack is a mapping (format, id, name, version, ...)")])
+    return node
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """Safe YAML without what a hostile file uses: no aliases (a "billion laughs" bomb
+    expands through them) and no tags beyond the plain types."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            raise yaml.MarkedYAMLError(
+                problem="anchors and aliases (*name) are not allowed in a rule pack",
+                problem_mark=event.start_mark,
+            )
+        return super().compose_node(parent, index)
+
+
+_PLAIN_TAGS = {
+    "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:seq",
+    "tag:yaml.org,2002:map",
+}
+
+
+def _plain(node: yaml.Node, depth: int, path: str) -> Any:
+    """The node as plain Python values, refusing depth and tags a pack never needs."""
+    if depth > MAX_DEPTH:
+        raise PackError([Problem(path, _line(node), f"nested more than {MAX_DEPTH} deep")])
+    if node.tag not in _PLAIN_TAGS:
+        raise PackError([Problem(path, _line(node), f"the YAML tag {node.tag} is not allowed")])
+    if isinstance(node, yaml.MappingNode):
+        out: dict[str, Any] = {}
+        for key, value in node.value:
+            name = str(_scalar(key))
+            if name in out:
+                raise PackError([Problem(_join(path, name), _line(key), "given twice")])
+            out[name] = _plain(value, depth + 1, _join(path, name))
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_plain(v, depth + 1, f"{path}[{n}]") for n, v in enumerate(node.value)]
+    return _scalar(node)
+
+
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+
+
+def _scalar(node: yaml.Node) -> Any:
+    return _CONSTRUCTOR.construct_object(node, deep=True)
+
+
+def _line(node: yaml.Node) -> int:
+    return int(node.start_mark.line) + 1
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _problem(error: Any, root: yaml.Node) -> Problem:
+    loc = [p for p in error["loc"] if not (isinstance(p, str) and p in _UNION_TAGS)]
+    path = ""
+    for part in loc:
+        path = f"{path}[{part}]" if isinstance(part, int) else _join(path, str(part))
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return Problem(path, _line_of(root, loc), message)
+
+
+# pydantic names the union member in an error's location (effects[0].add_xp.amount)
+_UNION_TAGS = {
+    "change_supply_limit",
+    "change_requisition_points",
+    "add_xp",
+    "remove_xp",
+    "remove_battle_scar",
+    "add_upgrade",
+    "change_counter",
+}
+
+
+def _line_of(root: yaml.Node, loc: Sequence[Any]) -> int | None:
+    node: yaml.Node = root
+    for part in loc:
+        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
+            found = [v for k, v in node.value if str(k.value) == part]
+            if not found:
+                return _line(node)
+            node = found[0]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if part >= len(node.value):
+                return _line(node)
+            node = node.value[part]
+        else:
+            break
+    return _line(node)
+
+
+# --- against the rulebook ----------------------------------------------------------------
+
+
+def check_against(pack: RulePack, book: Rulebook, others: Iterable[RulePack] = ()) -> None:
+    """Refuse a pack whose content collides with the rulebook (the core, or another pack of
+    the campaign) or names what does not exist (a counter, a rank)."""
+    problems = _collisions(pack, book, others) + _references(pack, book)
+    if problems:
+        raise PackError(problems)
+
+
+def _collisions(pack: RulePack, book: Rulebook, others: Iterable[RulePack]) -> list[Problem]:
+    taken = _names(book)
+    for other in others:
+        taken |= {key for _kind, _path, keys in _content(other) for key in keys}
+    problems: list[Problem] = []
+    seen: set[tuple[str, str]] = set()
+    for kind, path, keys in _content(pack):
+        for (_kind, value), field in zip(keys, ("id", "name"), strict=True):
+            if (kind, value) in taken:
+                problems.append(
+                    Problem(
+                        f"{path}.{field}", None, f"'{value}' is already a {kind} of the rulebook"
+                    )
+                )
+            elif (kind, value) in seen:
+                problems.append(Problem(f"{path}.{field}", None, f"'{value}' is given twice"))
+        seen |= set(keys)
+    return problems
+
+
+def _content(pack: RulePack) -> list[tuple[str, str, tuple[tuple[str, str], ...]]]:
+    """(kind, path, its id and name folded) of everything the pack adds."""
+    kinds: tuple[tuple[str, Sequence[PackAgenda | PackRequisition | PackRelic]], ...] = (
+        ("agenda", pack.agendas),
+        ("requisition", pack.requisitions),
+        ("relic", pack.relics),
+    )
+    return [
+        (kind, f"{kind}s[{n}]", ((kind, item.id.casefold()), (kind, item.name.casefold())))
+        for kind, items in kinds
+        for n, item in enumerate(items)
+    ]
+
+
+def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
+    problems = [
+        Problem(f"counters[{n}].start", None, "start must be between min and max")
+        for n, c in enumerate(pack.counters)
+        if not c.min <= c.start <= c.max
+    ]
+    counters = {c.id: c for c in pack.counters}
+    ranks = {r.id for r in book.ranks}
+    expressions = [(f"agendas[{n}].eligible", a.eligible) for n, a in enumerate(pack.agendas)]
+    expressions += [
+        (f"requisitions[{n}].eligible", r.eligible) for n, r in enumerate(pack.requisitions)
+    ]
+    for path, text in expressions:
+        tree = eligibility.parse(text) if text else None
+        if tree is None:
+            continue
+        problems += [
+            Problem(path, None, f"no counter '{name}' in this pack")
+            for name in sorted(eligibility.counters_named(tree) - set(counters))
+        ]
+        problems += [
+            Problem(path, None, f"'{rank}' is not a rank ({', '.join(sorted(ranks))})")
+            for rank in sorted(eligibility.ranks_named(tree) - ranks)
+        ]
+    for n, requisition in enumerate(pack.requisitions):
+        for m, effect in enumerate(requisition.effects):
+            problems += _effect_problems(
+                f"requisitions[{n}].effects[{m}]", effect, requisition, counters
+            )
+    return problems
+
+
+def _effect_problems(
+    where: str, effect: Effect, requisition: PackRequisition, counters: dict[str, Counter]
+) -> list[Problem]:
+    if isinstance(effect, ChangeCounter) and effect.counter not in counters:
+        return [Problem(f"{where}.counter", None, f"no counter '{effect.counter}' in this pack")]
+    on_a_unit = effect.kind in UNIT_EFFECTS or (
+        isinstance(effect, ChangeCounter) and counters[effect.counter].scope == "card"
+    )
+    if on_a_unit and requisition.target != RequisitionTarget.UNIT:
+        return [Problem(where, None, f"{effect.kind} changes a unit: the target must be unit")]
+    return []
+
+
+def _names(book: Rulebook) -> set[tuple[str, str]]:
+    found: set[tuple[str, str]] = set()
+    for kind, items in (
+        ("agenda", book.agendas),
+        ("requisition", book.requisitions),
+        ("relic", book.honours.crusade_relics),
+    ):
+        for item in items:
+            found |= {(kind, item.id.casefold()), (kind, item.name.casefold())}
+    return found
+
+
+# --- into the engine ---------------------------------------------------------------------
+
+
+def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
+    """The rulebook a campaign plays with: the core, each pack's settings over it (a later
+    pack wins), each pack's content added."""
+    numbers = book.numbers
+    sizes = book.battle_sizes
+    agendas = list(book.agendas)
+    requisitions = list(book.requisitions)
+    relics = list(book.honours.crusade_relics)
+    for pack in packs:
+        changed = {
+            k: v
+            for k, v in pack.settings.model_dump(exclude_none=True).items()
+            if k in type(numbers).model_fields
+        }
+        numbers = numbers.model_copy(update=changed)
+        if pack.settings.agendas_per_battle is not None:
+            sizes = tuple(
+                s.model_copy(update={"agendas": pack.settings.agendas_per_battle}) for s in sizes
+            )
+        agendas += [_agenda(a, pack) for a in pack.agendas]
+        requisitions += [_requisition(r, pack) for r in pack.requisitions]
+        relics += [_relic(r) for r in pack.relics]
+    honours = book.honours.model_copy(update={"crusade_relics": tuple(relics)})
+    return Rulebook.model_validate(
+        book.model_copy(
+            update={
+                "numbers": numbers,
+                "battle_sizes": sizes,
+                "agendas": tuple(agendas),
+                "requisitions": tuple(requisitions),
+                "honours": honours,
+            }
+        ).model_dump()
+    )
+
+
+def _agenda(agenda: PackAgenda, pack: RulePack) -> Agenda:
+    kills = agenda.bounded_by_kills_of
+    return Agenda(
+        id=agenda.id,
+        name=agenda.name,
+        category=agenda.category or f"{pack.name}: {agenda.name}",
+        max_units=agenda.max_units,
+        max_tally=agenda.max_tally,
+        eligibility=AgendaEligibility(expression=agenda.eligible),
+        kill_bound=(
+            KillBound(
+                keywords_any=tuple(kills),
+                what=" or ".join(kills) + " units" if kills else "enemy units",
+            )
+            if kills is not None
+            else None
+        ),
+        xp=PerMark(kind="per_mark", xp_per_mark=agenda.xp_per_tally),
+        summary=agenda.summary,
+        pack=pack.id,
+    )
+
+
+def _requisition(requisition: PackRequisition, pack: RulePack) -> Requisition:
+    return Requisition(
+        id=requisition.id,
+        name=requisition.name,
+        cost_rp=requisition.cost_rp,
+        timing=requisition.timing,
+        target=requisition.target,
+        eligible=requisition.eligible,
+        effects=tuple(requisition.effects),
+        counters=tuple(pack.counters),
+        summary=requisition.summary,
+        pack=pack.id,
+    )
+
+
+def _relic(relic: PackRelic) -> CrusadeRelic:
+    return CrusadeRelic(
+        id=relic.id,
+        name=relic.name,
+        category=relic.category,
+        keywords_any=tuple(relic.keywords_any),
+        summary=relic.summary,
+    )
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of a pack (``GET /api/v1/rule-packs/schema``)."""
+    document = RulePack.model_json_schema()
+    document["$id"] = "https://crusade-tracker.invalid/schemas/rule-pack-1.json"
+    document["title"] = "Crusade tracker rule pack"
+    return document
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.casefold()).strip("_")[:60] or "pack"
+
+
+def dumps(pack: RulePack) -> str:
+    return json.dumps(pack.model_dump(mode="json", exclude_defaults=True), indent=2)

@@ -1,0 +1,244 @@
+"""Rule packs (issue 22) in the pure rules layer: loading with errors that name the path and
+line, hostile files, collisions with the core, and each effect through the engine."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from app.rules import packs
+from app.rules.agendas import cannot_score
+from app.rules.cards import BattleScar
+from app.rules.errors import RuleError
+from app.rules.order_of_battle import start_order_of_battle
+from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
+from tests.factories import book, card, character, force
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "packs"
+PILGRIMS = (EXAMPLES / "ashen-pilgrims.yaml").read_text()
+HOUSE = (EXAMPLES / "house-rules.yaml").read_text()
+
+
+def problems(text: str) -> list[packs.Problem]:
+    with pytest.raises(packs.PackError) as refused:
+        pack = packs.load(text)
+        packs.check_against(pack, book())
+    return list(refused.value.problems)
+
+
+def test_every_example_pack_loads_and_applies() -> None:
+    for path in sorted(EXAMPLES.glob("*.yaml")):
+        pack = packs.load(path.read_bytes())
+        packs.check_against(pack, book())
+        packs.apply(book(), [pack])
+
+
+def test_house_rules_change_the_numbers_and_nothing_else() -> None:
+    played = packs.apply(book(), [packs.load(HOUSE)])
+    numbers = played.numbers
+    assert (numbers.starting_supply_limit, numbers.max_requisition_points) == (75, 15)
+    assert numbers.requisition_points_per_battle == 2
+    assert numbers.starting_requisition_points == book().numbers.starting_requisition_points
+    assert played.agendas == book().agendas
+    new = start_order_of_battle(id="f", name="Sons", crusade_faction="IMPERIUM", book=played)
+    assert new.supply_limit == 75
+
+
+def test_a_later_pack_wins_a_setting() -> None:
+    tighter = HOUSE.replace("id: house_rules", "id: tighter").replace("15", "3")
+    played = packs.apply(book(), [packs.load(HOUSE), packs.load(tighter)])
+    assert played.numbers.max_requisition_points == 3
+
+
+def test_errors_name_the_path_and_the_line() -> None:
+    broken = PILGRIMS.replace("xp_per_tally: 2", "xp_per_tally: lots")
+    [problem] = problems(broken)
+    assert problem.path == "agendas[0].xp_per_tally"
+    assert problem.line == PILGRIMS.splitlines().index("    xp_per_tally: 2") + 1
+    assert "integer" in problem.message
+
+
+@pytest.mark.parametrize(
+    ("change", "path", "says"),
+    [
+        (("kind: remove_battle_scar", "kind: summon_daemon"), "requisitions[1].effects[1]", "kind"),
+        (
+            ("amount: 2", "amount: 2\n        extra: 1"),
+            "requisitions[0].effects[0].extra",
+            "not permitted",
+        ),
+        (
+            ("counter: fervour\n        amount: 2", "counter: faith\n        amount: 2"),
+            "requisitions[0].effects[0].counter",
+            "no counter 'faith'",
+        ),
+        (("INFANTRY and not", "INFANTRY and and not"), "agendas[0].eligible", "expected a KEYWORD"),
+        (
+            ("counter.fervour >= 3", "counter.faith >= 3"),
+            "requisitions[1].eligible",
+            "no counter 'faith'",
+        ),
+        (("name: Bear the Ashes", "name: assassins"), "agendas[0].name", "already a agenda"),
+        (
+            ("id: kindle_fervour", "id: increase_supply_limit"),
+            "requisitions[0].id",
+            "already a requisition",
+        ),
+        (('version: "1.0"', "version: one"), "version", "pattern"),
+        (("format: crusade-rule-pack/1", "format: something/2"), "format", "crusade-rule-pack/1"),
+        (
+            (
+                "kind: change_counter\n        counter: fervour\n        amount: 2",
+                "kind: add_xp\n        amount: 1",
+            ),
+            "requisitions[0].effects[0]",
+            "the target must be unit",
+        ),
+    ],
+)
+def test_a_bad_pack_is_refused_naming_the_path(
+    change: tuple[str, str], path: str, says: str
+) -> None:
+    old, new = change
+    assert old in PILGRIMS
+    found = problems(PILGRIMS.replace(old, new, 1))
+    assert any(p.path.startswith(path) and says in p.message for p in found), found
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("a: &x [1]\nb: *x\n", "anchors and aliases"),
+        ("format: !!python/object:os.system x\n", "is not allowed"),
+        ("- just\n- a list\n", "a pack is a mapping"),
+        ("{format: [", "not valid YAML"),
+        ("id: a\nid: b\n", "given twice"),
+        ("a:\n" + "".join(" " * (2 * n) + f"- n{n}:\n" for n in range(1, 16)), "deep"),
+        ("x: " + "y" * (packs.MAX_BYTES + 1), "at most 256 KB"),
+        ("when: 2026-11-25\n", "tag:yaml.org,2002:timestamp"),
+    ],
+)
+def test_hostile_yaml_is_refused(text: str, says: str) -> None:
+    with pytest.raises(packs.PackError) as refused:
+        packs.load(text)
+    assert says in str(refused.value)
+
+
+def test_the_schema_describes_every_field() -> None:
+    schema = packs.schema()
+    assert set(schema["required"]) == {"format", "id", "name", "version"}
+    assert {"settings", "counters", "agendas", "requisitions", "relics"} <= set(
+        schema["properties"]
+    )
+    effect_kinds = {
+        v["properties"]["kind"]["const"]
+        for k, v in schema["$defs"].items()
+        if "kind" in v.get("properties", {})
+    }
+    assert effect_kinds == {
+        "change_supply_limit",
+        "change_requisition_points",
+        "add_xp",
+        "remove_xp",
+        "remove_battle_scar",
+        "add_upgrade",
+        "change_counter",
+    }
+
+
+# --- through the engine ----------------------------------------------------------------------
+
+PLAYED = packs.apply(book(), [packs.load(PILGRIMS)])
+ANY_TIME = PurchaseWindow()
+
+
+def buy(army, requisition: str, **order):  # type: ignore[no-untyped-def]
+    return purchase_requisition(army, RequisitionOrder(requisition, **order), ANY_TIME, PLAYED)
+
+
+def test_a_pack_agenda_is_offered_by_its_expression() -> None:
+    agenda = PLAYED.agenda("bear_the_ashes")
+    assert cannot_score(agenda, card(), PLAYED) is None
+    tank = card(keywords={"IMPERIUM", "VEHICLE", "INFANTRY"})
+    assert "only for units that meet" in (cannot_score(agenda, tank, PLAYED) or "")
+
+
+def test_a_counter_starts_changes_and_stays_in_range() -> None:
+    army = force(card())
+    army, bought = buy(army, "kindle_fervour")
+    assert army.counters == {"fervour": 3} and army.requisition_points == 4
+    assert bought.requisition_points_spent == 1
+    army, _ = buy(army, "kindle_fervour")
+    army, _ = buy(army, "kindle_fervour") if army.counters["fervour"] + 2 <= 6 else (army, None)
+    assert army.counters["fervour"] == 5
+    before = copy.deepcopy(army)
+    with pytest.raises(RuleError) as refused:
+        buy(army, "kindle_fervour")
+    assert refused.value.code == "counter_out_of_range" and "between 0 and 6" in str(refused.value)
+    assert army == before
+
+
+def test_a_miracle_needs_fervour_spends_it_and_heals_a_scar() -> None:
+    scarred = character(scars=(BattleScar("fatigued"),))
+    army = force(scarred)
+    with pytest.raises(RuleError) as refused:
+        buy(army, "pilgrims_miracle", card_id="c1", scar="fatigued")
+    assert refused.value.code == "requisition_not_eligible"
+    assert "counter.fervour >= 3" in str(refused.value)
+    army = replace(army, counters={"fervour": 4})
+    army, _ = buy(army, "pilgrims_miracle", card_id="c1", scar="fatigued")
+    assert army.counters == {"fervour": 1} and army.card("c1").scars == ()
+
+
+@pytest.mark.parametrize(
+    ("effect", "check"),
+    [
+        ("{kind: change_supply_limit, amount: 10}", lambda a: a.supply_limit == 60),
+        ("{kind: change_requisition_points, amount: 3}", lambda a: a.requisition_points == 5),
+        ("{kind: add_xp, amount: 2}", lambda a: a.card("u1").xp == 3),
+        ("{kind: remove_xp, amount: 2}", lambda a: a.card("u1").xp == 0),
+        (
+            "{kind: add_upgrade, name: Saint's ashes, crusade_points: 2}",
+            lambda a: a.card("u1").crusade_points == 2,
+        ),
+    ],
+)
+def test_each_effect_of_the_vocabulary(effect: str, check) -> None:  # type: ignore[no-untyped-def]
+    text = f"""
+format: crusade-rule-pack/1
+id: one_effect
+name: One effect
+version: "1"
+requisitions:
+  - id: boon
+    name: Boon
+    cost_rp: 1
+    target: unit
+    summary: One effect.
+    effects: [{effect}]
+"""
+    pack = packs.load(text)
+    packs.check_against(pack, book())
+    played = packs.apply(book(), [pack])
+    army = force(card(xp=1))
+    changed, _ = purchase_requisition(
+        army, RequisitionOrder("boon", card_id="u1"), ANY_TIME, played
+    )
+    assert check(changed)
+
+
+def test_xp_that_would_reach_a_new_rank_is_refused_for_now() -> None:
+    boon = "{id: boon, name: Boon, cost_rp: 0, target: unit, summary: x, effects: [EFFECT]}"
+    effect = "{kind: add_xp, amount: 6}"
+    text = HOUSE.replace(
+        "settings:", f"requisitions: [{boon.replace('EFFECT', effect)}]\nsettings:"
+    )
+    played = packs.apply(book(), [packs.load(text)])
+    with pytest.raises(RuleError) as refused:
+        purchase_requisition(
+            force(card(xp=1)), RequisitionOrder("boon", card_id="u1"), ANY_TIME, played
+        )
+    assert refused.value.code == "requisition_would_promote"
