@@ -15,6 +15,7 @@ from app.api import (
     events,
     membership,
     rosters,
+    rule_packs,
     rules,
     territories,
     webhooks,
@@ -57,7 +58,18 @@ def _shared_routes() -> tuple[BaseRoute, ...]:
     the routes are fixed when the modules are imported."""
     scratch = _new_app()
     api = APIRouter(prefix="/api/v1", dependencies=[Depends(enforce)])
-    modules = (auth, rules, campaigns, membership, battles, rosters, events, webhooks, territories)
+    modules = (
+        auth,
+        rules,
+        campaigns,
+        membership,
+        battles,
+        rosters,
+        events,
+        webhooks,
+        territories,
+        rule_packs,
+    )
     for module in modules:
         api.include_router(module.router)
     scratch.include_router(api)

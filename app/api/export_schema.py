@@ -25,6 +25,7 @@ from app.api.schemas import (
     WeaponPublic,
 )
 from app.db.models import Campaign
+from app.rules import packs
 from app.rules.data import VictorBonus
 from app.services.transfer import TABLES
 
@@ -160,6 +161,11 @@ class StoredEventPayload(BaseModel):
     category: str | None = None
     entries: list[str] = Field(default_factory=list)
     scar: str | None = None
+    pack: str | None = Field(default=None, description="The rule pack (issue 22)")
+    requisition_name: str | None = None
+    counters: dict[str, int] = Field(default_factory=dict, description="Counters changed")
+    version: str | None = None
+    replaces: str | None = None
 
 
 JSON_COLUMNS: dict[str, Any] = {
@@ -174,6 +180,7 @@ JSON_COLUMNS: dict[str, Any] = {
     "report": StoredReport,
     "snapshot": StoredSnapshot,
     "answer": StoredAnswer,
+    "document": packs.RulePack,
 }
 PAYLOADS: dict[str, Any] = {"decisions": StoredDecisionPayload, "events": StoredEventPayload}
 LEFT_OUT = {"id", "version", "owner_id", "actor_id"}  # as transfer._plain leaves them out
@@ -198,7 +205,10 @@ def _row_model(name: str, table: str, model: type[SQLModel]) -> type[BaseModel]:
 
 def _document() -> type[BaseModel]:
     tables: dict[str, Any] = {
-        table: (list[_row_model(f"Export{model.__name__}", table, model)], ...)  # type: ignore[misc]
+        table: (
+            list[_row_model(f"Export{model.__name__}", table, model)],  # type: ignore[misc]
+            ... if table not in OPTIONAL_TABLES else Field(default_factory=list),
+        )
         for table, (model, _refs) in TABLES.items()
     }
     built: type[BaseModel] = create_model(
@@ -210,4 +220,6 @@ def _document() -> type[BaseModel]:
     return built
 
 
+# Only in an archive with the photos (GET .../export?photos=true); never in the JSON alone.
+OPTIONAL_TABLES = {"battle_photos"}
 ExportDocument = _document()

@@ -128,6 +128,18 @@ EXTRA: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {
     ("GET", "/api/v1/battles/{battle_id}/photos/{photo_id}/{width}"): {
         404: ("photo_not_found",),
     },
+    ("POST", "/api/v1/campaigns/{campaign_id}/rule-packs"): {
+        409: ("rule_pack_version_exists", "rule_pack_update_breaks"),
+        413: ("request_too_large",),
+        422: ("rule_pack_invalid",),
+    },
+    ("GET", "/api/v1/campaigns/{campaign_id}/rule-packs/{pack_id}"): {
+        404: ("rule_pack_not_found",),
+    },
+    ("DELETE", "/api/v1/campaigns/{campaign_id}/rule-packs/{pack_id}"): {
+        404: ("rule_pack_not_found",),
+        409: ("rule_pack_in_use",),
+    },
     ("POST", "/api/v1/campaigns/{campaign_id}/territories"): {
         409: ("territory_limit",),
         422: ("territory_name_required", "territory_not_found", "force_not_in_campaign"),

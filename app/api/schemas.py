@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
+from app.rules import packs
 from app.rules.data import VictorBonus
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
@@ -844,3 +845,82 @@ class DeliveryPublic(BaseModel):
     last_error: str
     created_at: datetime
     delivered_at: datetime | None
+
+
+# --- rule packs (issue 22) ----------------------------------------------------------------
+
+
+class SettingChange(BaseModel):
+    before: int | list[int] | None = Field(description="The campaign's value before")
+    after: int
+
+
+class RulePackPublic(BaseModel):
+    id: int
+    pack_id: str = Field(description="The pack's own id (its `id` field)")
+    name: str
+    version: str
+    description: str
+    position: int = Field(description="Packs apply in this order; a later one's settings win")
+    attached_at: datetime
+    settings: packs.Settings = Field(description="The settings it changes")
+    adds: dict[str, list[str]] = Field(description="Names of what it adds, by kind")
+
+
+class RulePackDocumentPublic(RulePackPublic):
+    document: packs.RulePack = Field(description="The pack as attached (export it, share it)")
+
+
+class RulePackPreviewPublic(BaseModel):
+    pack_id: str
+    name: str
+    version: str
+    replaces_version: str | None = Field(description="The version it would replace, if any")
+    settings: dict[str, SettingChange] = Field(description="Each setting it changes")
+    adds: dict[str, list[str]]
+    removes: dict[str, list[str]] = Field(description="What the replaced version had")
+    breaks: list[str] = Field(description="What in play the removals would affect")
+    attached: RulePackPublic | None = Field(
+        default=None, description="The attached pack (none for a preview)"
+    )
+
+
+Scalar = str | int | float | bool | None
+
+
+class SchemaDiscriminator(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    propertyName: str
+    mapping: dict[str, str] = Field(default_factory=dict)
+
+
+class JsonSchema(BaseModel):
+    """The part of JSON Schema (2020-12) a rule pack's schema uses, closed: a generated
+    client reads it as data (GET /api/v1/rule-packs/schema)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    id: str | None = Field(default=None, alias="$id")
+    ref: str | None = Field(default=None, alias="$ref")
+    defs: dict[str, JsonSchema] | None = Field(default=None, alias="$defs")
+    title: str | None = None
+    description: str | None = None
+    type: str | list[str] | None = None
+    properties: dict[str, JsonSchema] | None = None
+    required: list[str] | None = None
+    additionalProperties: bool | None = None
+    items: JsonSchema | None = None
+    anyOf: list[JsonSchema] | None = None
+    oneOf: list[JsonSchema] | None = None
+    discriminator: SchemaDiscriminator | None = None
+    enum: list[Scalar] | None = None
+    const: Scalar = None
+    default: Scalar | list[Scalar] = None
+    pattern: str | None = None
+    format: str | None = None
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    minLength: int | None = None
+    maxLength: int | None = None
+    minItems: int | None = None
+    maxItems: int | None = None

@@ -31,6 +31,15 @@ def _json(default: Any) -> Any:
     return Field(default_factory=lambda: type(default)(), sa_column=Column(JSON, nullable=False))
 
 
+def _json_added(default: Any) -> Any:
+    """A JSON column added to a table with rows: they start with the empty value."""
+    empty = "{}" if isinstance(default, dict) else "[]"
+    return Field(
+        default_factory=lambda: type(default)(),
+        sa_column=Column(JSON, nullable=False, server_default=empty),
+    )
+
+
 class Campaign(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     name: str = Field(max_length=120)
@@ -72,6 +81,7 @@ class Force(SQLModel, table=True):
     notes: str = Field(default="", max_length=8000)
     created_at: datetime = Field(default_factory=utcnow)
     owner_id: int | None = Field(default=None, foreign_key="user_account.id", index=True)
+    counters: dict[str, int] = _json_added({})  # a rule pack's force counters (issue 22)
     version: int = Field(
         default=0,
         sa_column_kwargs={"server_default": "0"},
@@ -111,6 +121,7 @@ class Card(SQLModel, table=True):
     marked_for_greatness: int = 0
     removed: bool = False
     created_at: datetime = Field(default_factory=utcnow)
+    counters: dict[str, int] = _json_added({})  # a rule pack's card counters (issue 22)
 
 
 class RequisitionPurchase(SQLModel, table=True):
@@ -137,6 +148,25 @@ class Territory(SQLModel, table=True):
     holder_force_id: int | None = Field(default=None, foreign_key="force.id")
 
 
+class RulePack(SQLModel, table=True):
+    """A rule pack a campaign plays with (issue 22): the document as uploaded (validated),
+    one row per version; the active one is what new battles use, the older ones stay for
+    the battles recorded under them."""
+
+    __tablename__ = "rule_pack"
+    __table_args__ = (UniqueConstraint("campaign_id", "pack_id", "version"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    campaign_id: int = Field(foreign_key="campaign.id", index=True)
+    pack_id: str = Field(max_length=60)
+    name: str = Field(max_length=80)
+    version: str = Field(max_length=20)
+    document: dict[str, Any] = _json({})
+    active: bool = True
+    position: int = 0  # the order packs apply in: a later pack's settings win
+    attached_at: datetime = Field(default_factory=utcnow)
+
+
 class Battle(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     campaign_id: int = Field(foreign_key="campaign.id", index=True)
@@ -154,6 +184,8 @@ class Battle(SQLModel, table=True):
     # The territory fought over (issue 23), and who held it before, so a revert restores it.
     territory_id: int | None = None  # checked by the service (a column added to old rows)
     territory_holder_before: int | None = None
+    # The rule packs (id -> version) the battle was recorded under (issue 22).
+    rule_packs: dict[str, str] = _json_added({})
 
 
 class BattleReport(SQLModel, table=True):

@@ -554,6 +554,7 @@ class Rulebook(Frozen):
     requisitions: tuple[Requisition, ...]
     agendas: tuple[Agenda, ...]
     missions: tuple[Mission, ...]
+    counters: tuple[Counter, ...] = Field(default=(), description="Rule packs' counters")
 
     @model_validator(mode="after")
     def _consistent(self) -> Rulebook:

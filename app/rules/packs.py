@@ -404,6 +404,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
     agendas = list(book.agendas)
     requisitions = list(book.requisitions)
     relics = list(book.honours.crusade_relics)
+    counters = list(book.counters)
     for pack in packs:
         changed = {
             k: v
@@ -418,6 +419,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
         agendas += [_agenda(a, pack) for a in pack.agendas]
         requisitions += [_requisition(r, pack) for r in pack.requisitions]
         relics += [_relic(r) for r in pack.relics]
+        counters += pack.counters
     honours = book.honours.model_copy(update={"crusade_relics": tuple(relics)})
     return Rulebook.model_validate(
         book.model_copy(
@@ -427,6 +429,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
                 "agendas": tuple(agendas),
                 "requisitions": tuple(requisitions),
                 "honours": honours,
+                "counters": tuple(counters),
             }
         ).model_dump()
     )
@@ -482,10 +485,23 @@ def _relic(relic: PackRelic) -> CrusadeRelic:
 
 def schema() -> dict[str, Any]:
     """The JSON Schema of a pack (``GET /api/v1/rule-packs/schema``)."""
-    document = RulePack.model_json_schema()
+    document: dict[str, Any] = _without_object_defaults(RulePack.model_json_schema())
     document["$id"] = "https://crusade-tracker.invalid/schemas/rule-pack-1.json"
     document["title"] = "Crusade tracker rule pack"
     return document
+
+
+def _without_object_defaults(node: Any) -> Any:
+    """An object's default (settings: {}) says no more than its fields' own defaults."""
+    if isinstance(node, dict):
+        return {
+            k: _without_object_defaults(v)
+            for k, v in node.items()
+            if not (k == "default" and isinstance(v, dict))
+        }
+    if isinstance(node, list):
+        return [_without_object_defaults(v) for v in node]
+    return node
 
 
 def slug(text: str) -> str:

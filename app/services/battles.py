@@ -27,11 +27,11 @@ from app.rules import battle as battle_rules
 from app.rules.aftermath import SideReport, UnitReport, resolve_side
 from app.rules.agendas import EnemyLoss, check_agenda_selection, check_kill_bounds
 from app.rules.cards import normalise_keywords
-from app.rules.data import VictorRole, rulebook
+from app.rules.data import Rulebook, VictorRole
 from app.rules.dice import Dice, EnteredDice, KeyedDice, SeededDice
 from app.rules.errors import RuleError
 from app.rules.out_of_action import Consequence
-from app.services import decisions, gains, history, territories, totals
+from app.services import decisions, gains, history, rulebooks, territories, totals
 from app.services.convert import force_value, write_force
 from app.services.fields import request_fields
 from app.services.forces import ForceView, get_campaign, get_force, lock_forces
@@ -112,7 +112,7 @@ def muster(
     asking (None: the demo or the CLI)."""
     get_campaign(session, campaign_id)
     territories.check_muster(session, campaign_id=campaign_id, territory_id=territory_id)
-    book = rulebook()
+    book = rulebooks.campaign_book(session, campaign_id)
     size = battle_rules.battle_size(battle_size, book)
     _check_sides(sides)
     _check_in_campaign(session, campaign_id, sides)
@@ -139,7 +139,7 @@ def muster(
             if side.warlord_card_id is not None:
                 battle_rules.check_warlord(army, view.value.card(str(side.warlord_card_id)))
     seed = seed if seed is not None else secrets.randbelow(2**31)
-    chosen, roll = _mission(size, mission, mission_roll, seed)
+    chosen, roll = _mission(size, mission, mission_roll, seed, book)
     battle = Battle(
         campaign_id=campaign_id,
         battle_size=size.id,
@@ -285,9 +285,8 @@ def _ready_force(session: Session, side: SideSetup) -> ForceView:
 
 
 def _mission(
-    size: Any, mission: str | None, mission_roll: int | None, seed: int
+    size: Any, mission: str | None, mission_roll: int | None, seed: int, book: Rulebook
 ) -> tuple[Any, int | None]:
-    book = rulebook()
     if mission:
         return battle_rules.choose_mission(size, mission, book), None
     dice: Dice = EnteredDice([mission_roll]) if mission_roll is not None else SeededDice(seed)
@@ -317,14 +316,14 @@ def record_result(
             "Give one result for each of the battle's two forces.",
             field="sides",
         )
-    book = rulebook()
+    book = rulebooks.campaign_book(session, battle.campaign_id)
     scores = [
         battle_rules.score(by_force[s.force_id].victory_points, by_force[s.force_id].painted, book)
         for s in sides
     ]
     outcome = battle_rules.decide_victor(scores[0], scores[1])
     mission = book.mission(battle.mission)
-    _check_kill_marks(session, sides, by_force, results)
+    _check_kill_marks(session, sides, by_force, results, book)
     totals_before = []
     for index, side in enumerate(sides):
         result = by_force[side.force_id]
@@ -337,6 +336,7 @@ def record_result(
         session.add(side)
     territories.after_result(session, battle, sides)
     battle.status, battle.outcome, battle.resolved_at = "resolved", outcome.value, utcnow()
+    battle.rule_packs = rulebooks.versions_in_play(session, battle.campaign_id)
     for side, before in zip(sides, totals_before, strict=True):
         totals.record(session, battle, side, before, side.won)
     totals.lines(session, battle, sides)
@@ -357,6 +357,7 @@ def _check_kill_marks(
     sides: list[BattleSide],
     by_force: dict[int, SideResult],
     results: list[SideResult],
+    book: Rulebook,
 ) -> None:
     """Each side's kill-counting Agenda marks against the units the other side reported
     destroyed (one query for both sides' losses)."""
@@ -372,7 +373,6 @@ def _check_kill_marks(
     cards = (
         {c.id: c for c in session.exec(select(Card).where(col(Card.id).in_(ids)))} if ids else {}
     )
-    book = rulebook()
     for index, side in enumerate(sides):
         enemy = sides[1 - index]
         losses = [
@@ -428,7 +428,9 @@ def _resolve(
         extra_requisition_points=territories.bonus_rp(session, battle, side.force_id),
     )
     dice = side_dice(result, (battle.seed or 0) + index)
-    after = resolve_side(view.value, report, rulebook(), dice)
+    after = resolve_side(
+        view.value, report, rulebooks.campaign_book(session, battle.campaign_id), dice
+    )
     check_dice_used(dice)
     write_force(view.force, view.cards, after.force, before=view.value)
     gains.record_gains(session, view, after=after.force, battle_id=battle.id)

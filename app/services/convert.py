@@ -85,6 +85,7 @@ def card_value(row: Card) -> CrusadeCard:
             destroyed_melee=row.destroyed_melee,
         ),
         marked_for_greatness=row.marked_for_greatness,
+        counters=dict(row.counters or {}),
     )
 
 
@@ -111,6 +112,7 @@ def write_card(row: Card, card: CrusadeCard) -> None:
         "destroyed_ranged": card.tallies.destroyed_ranged,
         "destroyed_melee": card.tallies.destroyed_melee,
         "marked_for_greatness": card.marked_for_greatness,
+        "counters": dict(card.counters),
     }
     if all(getattr(row, name) == value for name, value in values.items()):
         return
@@ -130,6 +132,7 @@ def force_value(force: Force, cards: list[Card]) -> OrderOfBattle:
         victories=force.victories,
         cards=tuple(card_value(c) for c in cards if not c.removed),
         removed_card_ids=frozenset(str(c.id) for c in cards if c.removed),
+        counters=dict(force.counters or {}),
     )
 
 
@@ -143,6 +146,9 @@ def write_force(
     force.supply_limit = value.supply_limit
     force.battle_tally = value.battle_tally
     force.victories = value.victories
+    if dict(force.counters or {}) != dict(value.counters):
+        force.counters = dict(value.counters)
+        flag_modified(force, "counters")
     by_id = {str(c.id): c for c in cards}
     unchanged = {id(c) for c in before.cards} if before is not None else set()
     for card in value.cards:

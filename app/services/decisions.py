@@ -20,13 +20,13 @@ from app.rules.aftermath import (
     VictorBonusDecision,
 )
 from app.rules.cards import normalise_keywords, spellings
-from app.rules.data import BonusTarget, HonourCategory, VictorBonus, rulebook
+from app.rules.data import BonusTarget, HonourCategory, Rulebook, VictorBonus
 from app.rules.dice import Dice, DieRoll
 from app.rules.experience import ExperienceGain
 from app.rules.honours import HonourRequest, WeaponChoice
 from app.rules.out_of_action import Consequence
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
-from app.services import gains, history
+from app.services import gains, history, rulebooks
 from app.services.convert import write_force
 from app.services.fields import request_fields
 from app.services.forces import load_force
@@ -145,7 +145,8 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
     recorded = _RecordedDice(dice)
     before = _entry_ids(view.cards)
     with request_fields(_ANSWER_FIELDS.get(row.kind, {})):
-        force, follow_ups = _apply(row, view.value, answer, recorded)
+        book = rulebooks.campaign_book(session, view.force.campaign_id)
+        force, follow_ups = _apply(row, view.value, answer, recorded, book)
     write_force(view.force, view.cards, force)
     # issue 12: what was rolled and what came of it, for the page to say after "roll for it"
     outcome = {"rolled": recorded.rolls, "gained": sorted(_entry_ids(view.cards) - before)}
@@ -213,9 +214,8 @@ def _need(answer: dict[str, Any], key: str, kind: str) -> Any:
 
 
 def _apply(
-    row: Decision, force: Any, answer: dict[str, Any], dice: Dice
+    row: Decision, force: Any, answer: dict[str, Any], dice: Dice, book: Rulebook
 ) -> tuple[Any, tuple[Any, ...]]:
-    book = rulebook()
     card_id = str(row.card_id) if row.card_id else None
     if row.kind == "out_of_action":
         assert card_id is not None
@@ -246,7 +246,7 @@ def _apply(
             card_id=str(target) if target is not None else None,
         )
         return changed, ()
-    return _victor_bonus(row, force, answer), ()
+    return _victor_bonus(row, force, answer, book), ()
 
 
 def honour_request(answer: dict[str, Any]) -> HonourRequest:
@@ -325,7 +325,7 @@ def _order(data: dict[str, Any]) -> RequisitionOrder:
     return RequisitionOrder(**fields)
 
 
-def _victor_bonus(row: Decision, force: Any, answer: dict[str, Any]) -> Any:
+def _victor_bonus(row: Decision, force: Any, answer: dict[str, Any], book: Rulebook) -> Any:
     """Free requisitions from a victor bonus: each order is checked as usual, but costs no
     RP (and, where the bonus says so, ignores the rank-up timing)."""
     bonus = VictorBonus.model_validate(row.payload["bonus"])
@@ -334,11 +334,13 @@ def _victor_bonus(row: Decision, force: Any, answer: dict[str, Any]) -> Any:
     allowed = list(getattr(effect, "requisitions", ()))
     for index, order in enumerate(orders):
         with request_fields({}, f"requisitions[{index}]."):
-            force = _free_requisition(force, order, allowed, effect)
+            force = _free_requisition(force, order, allowed, effect, book)
     return force
 
 
-def _free_requisition(force: Any, order: RequisitionOrder, allowed: list[str], effect: Any) -> Any:
+def _free_requisition(
+    force: Any, order: RequisitionOrder, allowed: list[str], effect: Any, book: Rulebook
+) -> Any:
     """One order of a victor bonus; ``allowed`` loses what it uses."""
     if order.requisition not in allowed:
         raise DomainError(
@@ -355,7 +357,7 @@ def _free_requisition(force: Any, order: RequisitionOrder, allowed: list[str], e
         force,
         order,
         PurchaseWindow(card_added=order.card_id),
-        rulebook(),
+        book,
         free=True,
         ignore_timing=getattr(effect, "ignores_rank_timing", False),
     )

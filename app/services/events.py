@@ -281,10 +281,13 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
         case "scar_gained":
             return f"{card} ({force}) gained the Battle Scar {_scar(p.get('scar'), book)}."
         case "requisition_purchased":
+            name = p.get("requisition_name") or _requisition(p.get("requisition"), book)
             return (
-                f"{force} used the {_requisition(p.get('requisition'), book)} Requisition "
-                f"({p.get('requisition_points_spent', 0)} RP)."
+                f"{force} used the {name} Requisition ({p.get('requisition_points_spent', 0)} RP)."
             )
+        case "rule_pack_attached" | "rule_pack_updated" | "rule_pack_detached":
+            done = row.kind.removeprefix("rule_pack_")
+            return f"The rule pack {p.get('name')} (version {p.get('version')}) was {done}."
         case "member_joined":
             return f"{p.get('user', 'Someone')} joined the campaign as {p.get('role', 'player')}."
         case "member_removed":

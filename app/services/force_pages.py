@@ -14,7 +14,7 @@ from app.rules.data import Requisition, RequisitionTarget, Rulebook, rulebook
 from app.rules.errors import RuleError
 from app.rules.order_of_battle import OrderOfBattle
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
-from app.services import card_battles, requisitions, stories
+from app.services import card_battles, requisitions, rulebooks, stories
 from app.services.forces import ForceView
 
 
@@ -32,7 +32,7 @@ def requisition_options(session: Session, view: ForceView) -> list[RequisitionOp
     """Every Requisition with the units it may be bought for now, or why it may not (the
     rules tried on the pure value: nothing is written)."""
     assert view.force.id is not None
-    book = rulebook()
+    book = rulebooks.campaign_book(session, view.force.campaign_id)
     window = requisitions.purchase_window(session, view.force.id)
     options = []
     for wanted in book.requisitions:
@@ -125,9 +125,12 @@ def battle_history(
     assert row.id is not None
     page = card_battles.card_battles(session, card_id=row.id, force_id=row.force_id, before=before)
     told = stories.reports_for(session, (f.battle.id for f in page.items if f.battle.id))
+    book = (
+        rulebooks.campaign_book(session, page.items[0].battle.campaign_id) if page.items else None
+    )
     lines = [
         replace(
-            _battle_line(row, f),
+            _battle_line(row, f, book or rulebook()),
             note=(told[f.battle.id].unit_notes.get(str(row.id), "") if f.battle.id in told else ""),
         )
         for f in page.items
@@ -135,9 +138,8 @@ def battle_history(
     return lines, page.older
 
 
-def _battle_line(row: Card, fought: card_battles.Fought) -> BattleLine:
+def _battle_line(row: Card, fought: card_battles.Fought, book: Rulebook) -> BattleLine:
     """The unit's line kept for the battle (card_battles.card_line): no report is read."""
-    book = rulebook()
     battle, side, line = fought.battle, fought.side, fought.line
     unit = line.get("unit") or {}
     names = {a.id: a.name for a in book.agendas}

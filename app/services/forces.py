@@ -12,10 +12,9 @@ from app.db.models import Campaign, CampaignMember, Card, Decision, Force, User
 from app.errors import NotFound
 from app.rules import cards as card_rules
 from app.rules import order_of_battle as oob_rules
-from app.rules.data import rulebook
 from app.rules.errors import RuleError
 from app.rules.order_of_battle import OrderOfBattle
-from app.services import history
+from app.services import history, rulebooks
 from app.services.convert import card_value, force_value, upgrade_json, write_card
 
 
@@ -94,8 +93,9 @@ def create_force(
     owner_id: int | None = None,
 ) -> Force:
     get_campaign(session, campaign_id)
+    book = rulebooks.campaign_book(session, campaign_id)
     value = oob_rules.start_order_of_battle(
-        id="new", name=name, crusade_faction=crusade_faction, book=rulebook()
+        id="new", name=name, crusade_faction=crusade_faction, book=book
     )
     force = Force(
         campaign_id=campaign_id,
@@ -106,6 +106,7 @@ def create_force(
         supply_limit=value.supply_limit,
         notes=notes,
         owner_id=owner_id,
+        counters=rulebooks.starting_counters(book),
     )
     session.add(force)
     session.flush()
@@ -233,6 +234,7 @@ def add_cards(
     prefixed with the unit's label, when given, so the player knows which unit it is."""
     view = load_force(session, force_id)
     force = view.value
+    book = rulebooks.campaign_book(session, view.force.campaign_id)
     rows = []
     for index, unit in enumerate(units):
         details = dict(unit)
@@ -241,7 +243,7 @@ def add_cards(
         try:
             value = card_rules.new_card(id=f"new-{index}", **_rule_fields(details))
             value = card_rules.with_own_warlord_trait(value, own_trait)
-            force = oob_rules.add_unit(force, value, rulebook())
+            force = oob_rules.add_unit(force, value, book)
         except RuleError as refused:
             if labels is None:
                 raise

@@ -3,14 +3,15 @@ check timing, target and RP."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sqlmodel import Session, col, select
 
 from app.db.models import Battle, BattleSide, RequisitionPurchase
-from app.rules.data import rulebook
+from app.rules.data import Rulebook
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
-from app.services import history
+from app.services import history, rulebooks
 from app.services.convert import write_force
 from app.services.forces import load_force
 
@@ -43,7 +44,8 @@ def purchase(
 ) -> RequisitionPurchase:
     view = load_force(session, force_id)
     window = purchase_window(session, force_id, card_added)
-    changed, bought = purchase_requisition(view.value, order, window, rulebook())
+    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    changed, bought = purchase_requisition(view.value, order, window, book)
     write_force(view.force, view.cards, changed)
     row = RequisitionPurchase(
         force_id=force_id,
@@ -63,8 +65,21 @@ def purchase(
         requisition=bought.requisition,
         card_id=row.card_id,
         requisition_points_spent=bought.requisition_points_spent,
+        **_from_pack(book, bought.requisition, changed.counters, view.value.counters),
     )
     return row
+
+
+def _from_pack(
+    book: Rulebook, requisition_id: str, counters: Mapping[str, int], before: Mapping[str, int]
+) -> dict[str, Any]:
+    """A rule pack's requisition: the event names its pack and the counters it changed."""
+    requisition = book.requisition(requisition_id)
+    if requisition.pack is None:
+        return {}
+    named = {"pack": requisition.pack, "requisition_name": requisition.name}
+    changed = {k: v for k, v in counters.items() if before.get(k) != v}
+    return named | {"counters": changed} if changed else named
 
 
 def _details(order: RequisitionOrder) -> dict[str, Any]:

@@ -94,9 +94,13 @@ STANDING_FIELDS = ("crusade_points", "supply_used", "units", "xp", "wins", "draw
 
 def _counted(state: Mapping[str, Any] | Any) -> tuple[int, int, int, int]:
     """What one card adds to its force's totals: Crusade points, supply, 1 unit, XP."""
-    # A card's label as part of a split unit counts for nothing here (and its column is
-    # newer than some rebuilds that call this).
-    card = state if not isinstance(state, Mapping) else SimpleNamespace(split_unit=None, **state)
+    # A card's label as part of a split unit and its counters count for nothing here (and
+    # their columns are newer than some rebuilds that call this).
+    card = (
+        state
+        if not isinstance(state, Mapping)
+        else SimpleNamespace(**{"split_unit": None, "counters": {}, **state})
+    )
     if card.removed:
         return (0, 0, 0, 0)
     value = card_value(cast(Card, card))

@@ -29,6 +29,7 @@ from app.db.models import (
     Event,
     Force,
     RequisitionPurchase,
+    RulePack,
     Territory,
     utcnow,
 )
@@ -41,6 +42,7 @@ FORMAT = "crusade-campaign/1"
 
 # table name in the document -> (model, {field: table it refers to})
 TABLES: dict[str, tuple[type[SQLModel], dict[str, str]]] = {
+    "rule_packs": (RulePack, {"campaign_id": "campaign"}),
     "forces": (Force, {"campaign_id": "campaign"}),
     "cards": (Card, {"force_id": "forces"}),
     "territories": (Territory, {"campaign_id": "campaign", "holder_force_id": "forces"}),
@@ -230,7 +232,7 @@ def _queries(campaign_id: int, *, photos: bool = False) -> dict[str, Select[Any]
     queries: dict[str, Select[Any]] = {}
     for name, (model, _refs) in TABLES.items():
         table = _t(model)
-        if name in ("forces", "battles", "events", "territories"):
+        if name in ("forces", "battles", "events", "territories", "rule_packs"):
             where = table.c.campaign_id == campaign_id
         elif name in ("battle_sides", "battle_reports", PHOTOS):
             where = table.c.battle_id.in_(owner["battles"])

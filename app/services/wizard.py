@@ -23,10 +23,18 @@ from app.errors import DomainError, NotFound
 from app.rules import battle as battle_rules
 from app.rules.agendas import cannot_score, check_agenda_selection
 from app.rules.cards import never_gains_xp
-from app.rules.data import Achieved, Agenda, ArchiveRoll, Mission, TallySource, VictorRole, rulebook
+from app.rules.data import (
+    Achieved,
+    Agenda,
+    ArchiveRoll,
+    Mission,
+    Rulebook,
+    TallySource,
+    VictorRole,
+)
 from app.rules.dice import EnteredDice, SeededDice
 from app.rules.errors import RuleError
-from app.services import battles, confirmation, membership
+from app.services import battles, confirmation, membership, rulebooks
 from app.services.battles import SideResult, SideSetup
 from app.services.convert import card_value
 from app.services.forces import get_campaign, load_force
@@ -311,10 +319,17 @@ def opponents(every: list[Force], user: User) -> list[Force]:
     return others or every
 
 
-def roll_mission(draft_data: dict[str, Any], *, entered: int | None = None) -> Mission:
+def draft_book(session: Session, draft_data: dict[str, Any]) -> Rulebook:
+    """The rulebook of the campaign the draft's force plays in."""
+    force = session.get(Force, int(draft_data["setup"]["force_id"]))
+    return rulebooks.campaign_book(session, force.campaign_id if force else 0)
+
+
+def roll_mission(
+    draft_data: dict[str, Any], book: Rulebook, *, entered: int | None = None
+) -> Mission:
     """Roll the D6 on the chosen battle size's mission table (server side, seeded, the seed
     kept) or read the D6 rolled at the table; the mission and roll go into the draft."""
-    book = rulebook()
     setup = draft_data["setup"]
     size = battle_rules.battle_size(str(setup.get("battle_size") or ""), book)
     if entered is None:
@@ -333,7 +348,7 @@ def check_setup(
 ) -> None:
     """Refuse a set-up the muster would refuse (or that names a force the user cannot
     play), with the field at fault."""
-    book = rulebook()
+    book = rulebooks.campaign_book(session, draft.campaign_id)
     setup = draft_data["setup"]
     organizer = is_organizer(session, campaign_id=draft.campaign_id, user=user)
     mine, every = selectable_forces(
@@ -373,7 +388,7 @@ def default_rosters(session: Session, draft_data: dict[str, Any]) -> None:
     """Rosters to start the muster from: the ones given (from "same as last battle"), else
     the whole Order of Battle when it fits the battle size's Power Level. Units removed or
     waiting on a decision are left out either way (the muster would refuse them)."""
-    book = rulebook()
+    book = draft_book(session, draft_data)
     setup = draft_data["setup"]
     size = battle_rules.battle_size(str(setup.get("battle_size") or ""), book)
     for index, key in enumerate(("force_id", "opponent_id")):
@@ -404,7 +419,7 @@ class ArmyTotal:
 def army_totals(session: Session, draft_data: dict[str, Any]) -> list[ArmyTotal]:
     """Each side's Power Level against the battle size's limit and its Crusade points, and
     the Crusade Blessings that follow (the rules' own computation, as at muster)."""
-    book = rulebook()
+    book = draft_book(session, draft_data)
     setup = draft_data["setup"]
     size = battle_rules.battle_size(str(setup.get("battle_size") or ""), book)
     views = [load_force(session, int(setup[k])) for k in ("force_id", "opponent_id")]
@@ -471,21 +486,20 @@ def unit_state(draft_data: dict[str, Any], card_id: int) -> dict[str, Any]:
     }
 
 
-def tally_agendas(agenda_ids: list[str]) -> list[Agenda]:
+def tally_agendas(agenda_ids: list[str], book: Rulebook) -> list[Agenda]:
     """The side's Agendas that keep a per-unit tally (the others count kills)."""
-    book = rulebook()
     agendas = [book.agenda(a) for a in agenda_ids]
     return [a for a in agendas if a.tally_source == TallySource.AGENDA]
 
 
-def can_score(agenda: Agenda, card: Card) -> bool:
+def can_score(agenda: Agenda, card: Card, book: Rulebook) -> bool:
     """Whether the unit could ever score the Agenda (its keywords, scars, relics): the
     wizard offers a tally only where this holds."""
-    return cannot_score(agenda, card_value(card), rulebook()) is None
+    return cannot_score(agenda, card_value(card), book) is None
 
 
-def scorable(agendas: list[Agenda], card: Card) -> list[Agenda]:
-    return [a for a in agendas if can_score(a, card)]
+def scorable(agendas: list[Agenda], card: Card, book: Rulebook) -> list[Agenda]:
+    return [a for a in agendas if can_score(a, card, book)]
 
 
 def tally_limit(agenda: Agenda) -> int:
@@ -507,14 +521,15 @@ def bump(
         value, top = state[field] + delta, MAX_COUNT
     else:
         agenda_id = field.removeprefix("agenda.")
-        agendas = {a.id: a for a in tally_agendas(battle_side(session, draft, side).agendas)}
+        book = rulebooks.campaign_book(session, draft.campaign_id)
+        agendas = {a.id: a for a in tally_agendas(battle_side(session, draft, side).agendas, book)}
         if agenda_id not in agendas:
             raise RuleError(
                 "agenda_not_selected",
                 "That Agenda was not chosen for this unit's army.",
                 field="bump",
             )
-        _check_can_score(session, agendas[agenda_id], card_id)
+        _check_can_score(session, agendas[agenda_id], card_id, book)
         top = tally_limit(agendas[agenda_id])
         value = int(state["agenda_tallies"].get(agenda_id, 0)) + delta
     if not 0 <= value <= top:
@@ -532,12 +547,12 @@ def bump(
     return card_id, field, value
 
 
-def _check_can_score(session: Session, agenda: Agenda, card_id: int) -> None:
+def _check_can_score(session: Session, agenda: Agenda, card_id: int, book: Rulebook) -> None:
     """The same refusal the result would meet later, at the tap that would cause it."""
     card = session.get(Card, card_id)
     if card is None:
         return  # side_of() has already refused a unit on neither roster
-    reason = cannot_score(agenda, card_value(card), rulebook())
+    reason = cannot_score(agenda, card_value(card), book)
     if reason:
         raise RuleError("agenda_unit_ineligible", f"{card.name}: {reason}.", field="bump")
 
@@ -597,13 +612,13 @@ def dice_needed(
     """For each side, what each die entered at the table is for, in the order the rules
     use them: a Recover Mission Archives roll (when one is needed), then one Out of Action
     test per destroyed unit in roster order (units that never gain XP pass without one)."""
-    book = rulebook()
+    book = rulebooks.campaign_book(session, draft.campaign_id)
     needed: list[list[str]] = []
     markers = book.mission(str(draft_data["setup"]["mission"])).objective_markers
     for side in battle_sides(session, draft):
         value = load_force(session, side.force_id).value
         purposes: list[str] = []
-        for agenda in tally_agendas(side.agendas):
+        for agenda in tally_agendas(side.agendas, book):
             if isinstance(agenda.xp, ArchiveRoll):
                 combined = sum(
                     int(unit_state(draft_data, c)["agenda_tallies"].get(agenda.id, 0))
@@ -634,9 +649,10 @@ def results(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) ->
     """Both sides' results, built as the JSON API builds them from its request body."""
     built = []
     needed = dice_needed(session, draft, draft_data)
+    book = rulebooks.campaign_book(session, draft.campaign_id)
     for index, side in enumerate(battle_sides(session, draft)):
         entered = draft_data["sides"][index]
-        agenda_ids = {a.id for a in tally_agendas(side.agendas)}
+        agenda_ids = {a.id for a in tally_agendas(side.agendas, book)}
         units = []
         for card_id in side.roster:
             state = unit_state(draft_data, card_id)
@@ -723,7 +739,7 @@ def preview_view(
     kept = current_preview(draft_data)
     if kept is None or "sides" not in kept:
         return None
-    book = rulebook()
+    book = rulebooks.campaign_book(session, draft.campaign_id)
     cards = roster_cards(
         session,
         [int(u["card_id"]) for side in kept["sides"] for u in side["report"].get("units", [])],

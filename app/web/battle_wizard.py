@@ -16,9 +16,9 @@ from starlette.datastructures import FormData
 from app.db.models import BattleDraft
 from app.db.session import SessionDep
 from app.errors import DomainError, NotFound
-from app.rules.data import ArchiveRoll, HighestTally, rulebook
+from app.rules.data import ArchiveRoll, HighestTally
 from app.rules.errors import RuleError
-from app.services import battles, confirmation, territories, wizard
+from app.services import battles, confirmation, rulebooks, territories, wizard
 from app.services.access import Access
 from app.services.accounts import Principal
 from app.services.forces import get_campaign, load_force
@@ -202,7 +202,7 @@ BEFORE_HEADER = "X-Draft-Version-Before"
 def _setup_context(
     session: Session, principal: Principal, draft: BattleDraft, d: dict[str, Any]
 ) -> dict[str, Any]:
-    book = rulebook()
+    book = rulebooks.campaign_book(session, draft.campaign_id)
     organizer = wizard.is_organizer(session, campaign_id=draft.campaign_id, user=principal.user)
     mine, every = wizard.selectable_forces(
         session, campaign_id=draft.campaign_id, user=principal.user, organizer=organizer
@@ -284,21 +284,22 @@ def save_setup(
             )
         _read_setup(form, d)
         if action == "roll":
-            wizard.roll_mission(d)
+            wizard.roll_mission(d, rulebooks.campaign_book(session, campaign_id))
         elif action == "use_roll":
             entered = field_int(form, "mission_roll", low=1, high=6)
             if entered is None:
                 raise RuleError(
                     "dice_missing", "Enter the D6 rolled at the table.", field="mission_roll"
                 )
-            wizard.roll_mission(d, entered=entered)
+            wizard.roll_mission(d, rulebooks.campaign_book(session, campaign_id), entered=entered)
         elif action == "same_as_last" and not wizard.same_as_last(session, d):
             raise RuleError(
                 "no_last_battle", "These two forces have not met before.", field="opponent_id"
             )
         if action == "next":
             if not d["setup"].get("mission") and d["setup"].get("battle_size"):
-                wizard.roll_mission(d)  # "Next" without a mission rolls one: a tap saved
+                # "Next" without a mission rolls one: a tap saved
+                wizard.roll_mission(d, rulebooks.campaign_book(session, campaign_id))
             wizard.check_setup(session, draft, d, user=principal.user)
             wizard.default_rosters(session, d)
             wizard.save(session, draft, d, step="muster" if draft.step == "setup" else None)
@@ -336,7 +337,7 @@ def _muster_context(
     session: Session, principal: Principal, draft: BattleDraft, d: dict[str, Any]
 ) -> dict[str, Any]:
     """The rosters to pick from, or (once mustered) the battle's own sides."""
-    book = rulebook()
+    book = rulebooks.campaign_book(session, draft.campaign_id)
     setup = d["setup"]
     armies = []
     for index, key in enumerate(("force_id", "opponent_id")):
@@ -449,7 +450,7 @@ def muster_total(
 def _after_context(
     session: Session, principal: Principal, draft: BattleDraft, d: dict[str, Any]
 ) -> dict[str, Any]:
-    book = rulebook()
+    book = rulebooks.campaign_book(session, draft.campaign_id)
     armies = []
     for index, side in enumerate(wizard.battle_sides(session, draft)):
         view = load_force(session, side.force_id)
@@ -461,7 +462,7 @@ def _after_context(
                 "side": side,
                 "force": view.force,
                 "agendas": agendas,
-                "tally_agendas": wizard.tally_agendas(side.agendas),
+                "tally_agendas": wizard.tally_agendas(side.agendas, book),
                 "choice_agendas": [
                     a for a in agendas if isinstance(a.xp, HighestTally | ArchiveRoll)
                 ],
@@ -470,7 +471,7 @@ def _after_context(
                         "card": cards[i],
                         "state": wizard.unit_state(d, i),
                         "tally_agendas": wizard.scorable(
-                            wizard.tally_agendas(side.agendas), cards[i]
+                            wizard.tally_agendas(side.agendas, book), cards[i], book
                         ),
                     }
                     for i in side.roster
@@ -604,7 +605,8 @@ def _counter(
     if field.startswith("agenda."):
         value = int(state["agenda_tallies"].get(field.removeprefix("agenda."), 0))
         # as on the full page (wizard_after.html), so a tap keeps the buttons' names
-        label = rulebook().agenda(field.removeprefix("agenda.")).name + " tally"
+        book = rulebooks.campaign_book(session, draft.campaign_id)
+        label = book.agenda(field.removeprefix("agenda.")).name + " tally"
     else:
         value = int(state.get(field, 0))
         label = COUNTER_LABELS.get(field, field)
@@ -739,7 +741,7 @@ def _die(text: str, field: str) -> int:
 def _review_context(
     session: Session, principal: Principal, draft: BattleDraft, d: dict[str, Any]
 ) -> dict[str, Any]:
-    book = rulebook()
+    book = rulebooks.campaign_book(session, draft.campaign_id)
     context = _after_context(session, principal, draft, d)
     battle, _sides = battles.get_battle(session, draft.battle_id or 0)
     context["needed"] = wizard.dice_needed(session, draft, d)

@@ -5,6 +5,7 @@ answer its route's rule promises, and a refused request changes nothing."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,6 +31,7 @@ ALLOWED: dict[Access, tuple[str, ...]] = {
     Access.BATTLE_ORGANIZE: ("organizer",),
 }
 OPERATIONS = sorted(api_operations(create_app()))
+HOUSE_RULES = Path(__file__).resolve().parents[2] / "examples" / "packs" / "house-rules.yaml"
 ACCESS_REFUSALS = {"not_authenticated", "forbidden", "csrf_token_invalid"}
 
 
@@ -112,6 +114,11 @@ def world(client: TestClient) -> dict[str, Any]:
     assert photo.status_code == 201, photo.text
     territory = organizer.post(f"/api/v1/campaigns/{campaign}/territories", json={"name": "Vigil"})
     assert territory.status_code == 201, territory.text
+    pack = organizer.post(
+        f"/api/v1/campaigns/{campaign}/rule-packs",
+        files={"file": ("house-rules.yaml", HOUSE_RULES.read_bytes(), "application/yaml")},
+    )
+    assert pack.status_code == 201, pack.text
     return {
         "callers": {
             "anonymous": TestClient(app),
@@ -137,6 +144,7 @@ def world(client: TestClient) -> dict[str, Any]:
             "photo_id": photo.json()["id"],
             "width": 40,
             "territory_id": territory.json()["id"],
+            "pack_id": pack.json()["pack_id"],
         },
     }
 

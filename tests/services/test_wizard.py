@@ -12,7 +12,7 @@ from sqlmodel import Session
 from app.db.models import User
 from app.db.session import session_scope
 from app.errors import DomainError, NotFound
-from app.rules.data import VictorRole
+from app.rules.data import VictorRole, rulebook
 from app.rules.errors import RuleError
 from app.services import accounts, battles, forces, membership, wizard
 from app.services.battles import SideSetup
@@ -170,7 +170,7 @@ def test_setup_refusals_name_the_field(session: Session) -> None:
     with pytest.raises(RuleError) as no_mission:
         wizard.check_setup(session, draft, data, user=w["ruby"])
     assert no_mission.value.field == "mission"
-    mission = wizard.roll_mission(data, entered=6)
+    mission = wizard.roll_mission(data, rulebook(), entered=6)
     assert mission.id == "assassinate" and data["setup"]["mission_roll"] == 6
     data["setup"]["agendas"] = [["sentinel"], ["reaper", "assassins"]]
     with pytest.raises(RuleError) as agendas:

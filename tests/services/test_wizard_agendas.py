@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlmodel import Session
 
+from app.rules.data import rulebook
 from app.rules.errors import RuleError
 from app.services import forces, wizard
 from tests.services.test_wizard import world
@@ -39,9 +40,9 @@ def test_tally_offered_and_accepted_only_where_the_unit_can_score(session: Sessi
     wizard.check_setup(session, draft, data, user=w["ruby"])
     data["rosters"] = [[tank.id, squad.id], w["cards"][2:]]
     wizard.muster(session, draft, data)
-    agendas = wizard.tally_agendas(["secure_the_area"])
-    assert wizard.scorable(agendas, tank) == []
-    assert [a.id for a in wizard.scorable(agendas, squad)] == ["secure_the_area"]
+    agendas = wizard.tally_agendas(["secure_the_area"], rulebook())
+    assert wizard.scorable(agendas, tank, rulebook()) == []
+    assert [a.id for a in wizard.scorable(agendas, squad, rulebook())] == ["secure_the_area"]
     assert wizard.bump(session, draft, data, f"{squad.id}:agenda.secure_the_area:+1")[2] == 1
     with pytest.raises(RuleError) as refused:
         wizard.bump(session, draft, data, f"{tank.id}:agenda.secure_the_area:+1")

@@ -1,0 +1,243 @@
+"""A campaign's rule packs (issue 22): attach, preview, update and detach them, and the
+rulebook a campaign plays with (the core with its active packs applied), which every
+service asks for instead of the core's.
+
+A pack is kept per version. Attaching a new version makes it the active one; the battles
+recorded before keep, in ``battle.rule_packs``, the versions they were recorded under, and a
+revert restores the state kept on the battle, so an update never changes the past."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from app.db.models import Card, Force, RulePack, utcnow
+from app.errors import DomainError, NotFound
+from app.rules import packs
+from app.rules.data import Rulebook, rulebook
+from app.services import history, rulebooks
+from app.services.forces import get_campaign
+from app.services.rulebooks import active_packs, campaign_book
+
+
+def list_packs(session: Session, campaign_id: int) -> list[RulePack]:
+    get_campaign(session, campaign_id)
+    return active_packs(session, campaign_id)
+
+
+# --- attaching -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PackChanges:
+    """What attaching a pack would add and change, for an organizer to read first."""
+
+    pack: packs.RulePack
+    replaces_version: str | None
+    settings: dict[str, tuple[Any, Any]]  # setting -> (before, after)
+    added: dict[str, list[str]]  # agendas / requisitions / relics / counters -> names
+    removed: dict[str, list[str]]  # what the version it replaces had and this one has not
+    breaks: list[str] = field(default_factory=list)  # what in play the removals affect
+
+
+def preview(session: Session, *, campaign_id: int, data: bytes) -> PackChanges:
+    get_campaign(session, campaign_id)
+    pack = _read(data)
+    others = [r for r in active_packs(session, campaign_id) if r.pack_id != pack.id]
+    try:
+        packs.check_against(
+            pack, rulebook(), [packs.RulePack.model_validate(r.document) for r in others]
+        )
+    except packs.PackError as error:
+        raise _refusal(error) from None
+    current = _current(session, campaign_id, pack.id)
+    before = campaign_book(session, campaign_id)
+    old = packs.RulePack.model_validate(current.document) if current else None
+    removed = _removed(old, pack) if old else {}
+    return PackChanges(
+        pack=pack,
+        replaces_version=current.version if current else None,
+        settings=_settings_changed(before, pack),
+        added=content_names(pack),
+        removed=removed,
+        breaks=_breaks(session, campaign_id, removed, old) if old else [],
+    )
+
+
+def attach(
+    session: Session, *, campaign_id: int, data: bytes, accept_breaking: bool = False
+) -> tuple[RulePack, PackChanges]:
+    """Attach a pack, or a new version of one already attached."""
+    changes = preview(session, campaign_id=campaign_id, data=data)
+    pack = changes.pack
+    current = _current(session, campaign_id, pack.id)
+    if current is not None and current.version == pack.version:
+        raise DomainError(
+            "rule_pack_version_exists",
+            f"Version {pack.version} of {pack.name} is already attached; raise the version "
+            "to update it.",
+            status=409,
+            field="version",
+        )
+    if changes.breaks and not accept_breaking:
+        raise DomainError(
+            "rule_pack_update_breaks",
+            f"Version {pack.version} of {pack.name} leaves out what is in play: "
+            f"{'; '.join(changes.breaks[:5])}. Send accept_breaking=true to attach it anyway.",
+            status=409,
+        )
+    stale = session.exec(
+        select(RulePack).where(
+            RulePack.campaign_id == campaign_id,
+            RulePack.pack_id == pack.id,
+            RulePack.version == pack.version,
+        )
+    ).first()
+    if stale is not None:  # an older version attached again: it becomes the active one
+        session.delete(stale)
+        session.flush()
+    position = current.position if current else len(active_packs(session, campaign_id))
+    if current is not None:
+        current.active = False
+        session.add(current)
+    row = RulePack(
+        campaign_id=campaign_id,
+        pack_id=pack.id,
+        name=pack.name,
+        version=pack.version,
+        document=pack.model_dump(mode="json", exclude_defaults=True),
+        position=position,
+        attached_at=utcnow(),
+    )
+    session.add(row)
+    session.flush()
+    rulebooks.forget(session)
+    history.record(
+        session,
+        campaign_id=campaign_id,
+        kind="rule_pack_updated" if current else "rule_pack_attached",
+        pack=pack.id,
+        name=pack.name,
+        version=pack.version,
+        replaces=changes.replaces_version,
+    )
+    return row, changes
+
+
+def detach(
+    session: Session, *, campaign_id: int, pack_id: str, accept_breaking: bool = False
+) -> RulePack:
+    row = get_pack(session, campaign_id, pack_id)
+    old = packs.RulePack.model_validate(row.document)
+    breaks = _breaks(session, campaign_id, content_names(old), old)
+    if breaks and not accept_breaking:
+        raise DomainError(
+            "rule_pack_in_use",
+            f"{row.name} is in play: {'; '.join(breaks[:5])}. Send accept_breaking=true to "
+            "detach it anyway.",
+            status=409,
+        )
+    row.active = False
+    session.add(row)
+    session.flush()
+    rulebooks.forget(session)
+    history.record(
+        session,
+        campaign_id=campaign_id,
+        kind="rule_pack_detached",
+        pack=row.pack_id,
+        name=row.name,
+        version=row.version,
+    )
+    return row
+
+
+def get_pack(session: Session, campaign_id: int, pack_id: str) -> RulePack:
+    get_campaign(session, campaign_id)
+    row = _current(session, campaign_id, pack_id)
+    if row is None:
+        raise NotFound(
+            "rule_pack_not_found", f"Campaign {campaign_id} plays with no rule pack '{pack_id}'."
+        )
+    return row
+
+
+def _current(session: Session, campaign_id: int, pack_id: str) -> RulePack | None:
+    return session.exec(
+        select(RulePack).where(
+            RulePack.campaign_id == campaign_id,
+            RulePack.pack_id == pack_id,
+            RulePack.active == True,  # noqa: E712
+        )
+    ).first()
+
+
+def _read(data: bytes) -> packs.RulePack:
+    try:
+        return packs.load(data)
+    except UnicodeDecodeError:
+        raise _refusal(packs.PackError([packs.Problem("", None, "not UTF-8 text")])) from None
+    except packs.PackError as error:
+        raise _refusal(error) from None
+
+
+def _refusal(error: packs.PackError) -> DomainError:
+    first = error.problems[0]
+    return DomainError(
+        "rule_pack_invalid",
+        "The rule pack was refused: " + "; ".join(p.sentence() for p in error.problems[:10]),
+        status=422,
+        field=first.path or "file",
+    )
+
+
+def _settings_changed(before: Rulebook, pack: packs.RulePack) -> dict[str, tuple[Any, Any]]:
+    changed: dict[str, tuple[Any, Any]] = {}
+    for name, value in pack.settings.model_dump(exclude_none=True).items():
+        if name == "agendas_per_battle":
+            was: Any = sorted({s.agendas for s in before.battle_sizes})
+        else:
+            was = getattr(before.numbers, name)
+        changed[name] = (was, value)
+    return changed
+
+
+def content_names(pack: packs.RulePack) -> dict[str, list[str]]:
+    return {
+        "agendas": [a.name for a in pack.agendas],
+        "requisitions": [r.name for r in pack.requisitions],
+        "relics": [r.name for r in pack.relics],
+        "counters": [c.name for c in pack.counters],
+    }
+
+
+def _removed(old: packs.RulePack, new: packs.RulePack) -> dict[str, list[str]]:
+    was, now = content_names(old), content_names(new)
+    return {kind: [n for n in names if n not in now[kind]] for kind, names in was.items()}
+
+
+def _breaks(
+    session: Session, campaign_id: int, removed: dict[str, list[str]], old: packs.RulePack
+) -> list[str]:
+    """What in the campaign uses content that would be gone: relics on cards, counters with
+    a value on a force or card."""
+    relic_ids = {r.id for r in old.relics if r.name in removed.get("relics", [])}
+    counter_ids = {c.id for c in old.counters if c.name in removed.get("counters", [])}
+    if not relic_ids and not counter_ids:
+        return []
+    found: list[str] = []
+    forces = session.exec(select(Force).where(Force.campaign_id == campaign_id)).all()
+    for force in forces:
+        found += [f"{force.name} has {k}" for k in sorted(set(force.counters) & counter_ids)]
+    cards = session.exec(
+        select(Card)
+        .join(Force, col(Force.id) == col(Card.force_id))
+        .where(Force.campaign_id == campaign_id, Card.removed == False)  # noqa: E712
+    ).all()
+    for card in cards:
+        held = {i for h in card.honours for i in h.get("entry_ids", [])} & relic_ids
+        held |= set(card.counters) & counter_ids
+        found += [f"{card.name} has {k}" for k in sorted(held)]
+    return found
