@@ -84,6 +84,7 @@ def _battle(
         status=battle.status,
         outcome=battle.outcome,
         territory_id=battle.territory_id,
+        rule_packs=dict(battle.rule_packs or {}),
         sides=[reports.side(s) for s in sides],
         report=_report(report),
         photos=[_photo(p) for p in pictures or []],

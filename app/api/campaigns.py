@@ -35,7 +35,7 @@ from app.api.schemas import (
     OrderOfBattlePublic,
 )
 from app.db.session import SessionDep, session_scope
-from app.services import forces, requisitions, standings, transfer, unit_entry
+from app.services import forces, requisitions, rulebooks, standings, transfer, unit_entry
 from app.services import history as events
 from app.services.fields import request_fields
 from app.services.photos import PhotoStore
@@ -134,7 +134,8 @@ def get_order_of_battle(force_id: int, request: Request, session: SessionDep) ->
     body = cache.get((force_id, version))
     if body is None:
         view = forces.load_force(session, force_id)
-        body = present.order_of_battle(view).model_dump_json().encode()
+        book = rulebooks.campaign_book(session, view.force.campaign_id)
+        body = present.order_of_battle(view, book).model_dump_json().encode()
         cache.put((force_id, version), body)
     return Response(body, media_type="application/json", headers={"ETag": etag})
 
@@ -188,7 +189,8 @@ def add_cards(force_id: int, body: CardsCreate, session: SessionDep) -> CardsPub
 
 @router.get("/cards/{card_id}", summary="One Crusade card")
 def get_card(card_id: int, session: SessionDep) -> CardPublic:
-    return present.card(forces.get_card(session, card_id))
+    row = forces.get_card(session, card_id)
+    return present.card(row, book=rulebooks.force_book(session, row.force_id))
 
 
 @router.patch(

@@ -42,8 +42,7 @@ def _entries(
     elif category == HonourCategory.PSYCHIC_FORTITUDE:
         table = book.honours.psychic_fortitudes
     elif category == HonourCategory.CRUSADE_RELIC:
-        relics = [book.honours.relic(i) for i in ids]
-        return [EntryPublic(id=r.id, name=r.name, summary=r.summary) for r in relics]
+        return [_relic(i, book) for i in ids]
     entries = []
     for entry_id in ids:
         tables = [table] if table else list(book.honours.weapon_enhancements.values())
@@ -52,10 +51,24 @@ def _entries(
     return entries
 
 
+def _relic(relic_id: str, book: Rulebook) -> EntryPublic:
+    try:
+        relic = book.honours.relic(relic_id)
+    except KeyError:  # a rule pack's relic, the pack since detached: the card keeps it
+        name = relic_id.replace("_", " ").capitalize()
+        return EntryPublic(id=relic_id, name=name, summary="From a rule pack no longer attached.")
+    return EntryPublic(id=relic.id, name=relic.name, summary=relic.summary)
+
+
 def card(
-    row: Card, *, awaiting_decision: bool = False, value: CrusadeCard | None = None
+    row: Card,
+    *,
+    awaiting_decision: bool = False,
+    value: CrusadeCard | None = None,
+    book: Rulebook | None = None,
 ) -> CardPublic:
-    book = rulebook()
+    """The card as the API shows it; ``book``: the campaign's rulebook (its rule packs)."""
+    book = book or rulebook()
     value = value or card_value(row)
     following = next_rank(value, book)
     scar_table = book.scars.battle_scars[value.unit_type]
@@ -113,6 +126,7 @@ def card(
         ),
         awaiting_decision=awaiting_decision,
         removed=row.removed,
+        counters=dict(row.counters or {}),
     )
 
 
@@ -131,14 +145,20 @@ def force_summary(row: Force, view: ForceView | None = None) -> ForceSummary:
         victories=row.victories,
         crusade_points=view.value.crusade_points if view else 0,
         notes=row.notes,
+        counters=dict(row.counters or {}),
     )
 
 
-def order_of_battle(view: ForceView) -> OrderOfBattlePublic:
+def order_of_battle(view: ForceView, book: Rulebook | None = None) -> OrderOfBattlePublic:
     summary = force_summary(view.force, view)
     values = {v.id: v for v in view.value.cards}
     cards = [
-        card(c, awaiting_decision=c.id in view.pending_card_ids, value=values[str(c.id)])
+        card(
+            c,
+            awaiting_decision=c.id in view.pending_card_ids,
+            value=values[str(c.id)],
+            book=book,
+        )
         for c in view.cards
         if not c.removed
     ]

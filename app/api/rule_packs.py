@@ -97,7 +97,7 @@ def _public(row: RulePack) -> RulePackPublic:
         id=row.id or 0,
         pack_id=row.pack_id,
         name=row.name,
-        version=row.version,
+        version=row.pack_version,
         description=pack.description,
         position=row.position,
         attached_at=row.attached_at,

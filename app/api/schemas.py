@@ -63,6 +63,9 @@ class ForceSummary(BaseModel):
     victories: int
     crusade_points: int
     notes: str
+    counters: dict[str, int] = Field(
+        default_factory=dict, description="Rule packs' force counters, by counter id"
+    )
 
 
 class EntryPublic(BaseModel):
@@ -208,6 +211,9 @@ class CardPublic(BaseModel):
     tallies: TalliesPublic
     awaiting_decision: bool
     removed: bool
+    counters: dict[str, int] = Field(
+        default_factory=dict, description="Rule packs' card counters, by counter id"
+    )
 
 
 class OrderOfBattlePublic(ForceSummary):
@@ -245,6 +251,13 @@ class EventDetails(BaseModel):
     fields: list[str] = Field(
         default_factory=list, description="campaign_settings_changed: the settings changed"
     )
+    pack: str | None = Field(default=None, description="The rule pack it concerns (issue 22)")
+    requisition_name: str | None = Field(default=None, description="A rule pack's requisition")
+    counters: dict[str, int] = Field(
+        default_factory=dict, description="Counters a rule pack's requisition changed (new values)"
+    )
+    version: str | None = Field(default=None, description="rule_pack_*: the pack's version")
+    replaces: str | None = Field(default=None, description="rule_pack_updated: the old version")
 
 
 class EventPublic(BaseModel):
@@ -573,6 +586,9 @@ class BattlePublic(BaseModel):
     outcome: str | None
     sides: list[SidePublic]
     territory_id: int | None = Field(default=None, description="The territory fought over")
+    rule_packs: dict[str, str] = Field(
+        default_factory=dict, description="The rule packs (id: version) it was recorded under"
+    )
     report: BattleReportPublic | None = Field(
         default=None, description="Its story, once a player wrote one (issue 23)"
     )

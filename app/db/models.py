@@ -154,13 +154,13 @@ class RulePack(SQLModel, table=True):
     the battles recorded under them."""
 
     __tablename__ = "rule_pack"
-    __table_args__ = (UniqueConstraint("campaign_id", "pack_id", "version"),)
+    __table_args__ = (UniqueConstraint("campaign_id", "pack_id", "pack_version"),)
 
     id: int | None = Field(default=None, primary_key=True)
     campaign_id: int = Field(foreign_key="campaign.id", index=True)
     pack_id: str = Field(max_length=60)
     name: str = Field(max_length=80)
-    version: str = Field(max_length=20)
+    pack_version: str = Field(max_length=20)
     document: dict[str, Any] = _json({})
     active: bool = True
     position: int = 0  # the order packs apply in: a later pack's settings win

@@ -145,6 +145,11 @@ DETAIL_FIELDS = (
     "category",
     "entries",
     "scar",
+    "pack",
+    "requisition_name",
+    "counters",
+    "version",
+    "replaces",
 )
 
 

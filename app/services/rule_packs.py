@@ -58,7 +58,7 @@ def preview(session: Session, *, campaign_id: int, data: bytes) -> PackChanges:
     removed = _removed(old, pack) if old else {}
     return PackChanges(
         pack=pack,
-        replaces_version=current.version if current else None,
+        replaces_version=current.pack_version if current else None,
         settings=_settings_changed(before, pack),
         added=content_names(pack),
         removed=removed,
@@ -73,7 +73,7 @@ def attach(
     changes = preview(session, campaign_id=campaign_id, data=data)
     pack = changes.pack
     current = _current(session, campaign_id, pack.id)
-    if current is not None and current.version == pack.version:
+    if current is not None and current.pack_version == pack.version:
         raise DomainError(
             "rule_pack_version_exists",
             f"Version {pack.version} of {pack.name} is already attached; raise the version "
@@ -92,7 +92,7 @@ def attach(
         select(RulePack).where(
             RulePack.campaign_id == campaign_id,
             RulePack.pack_id == pack.id,
-            RulePack.version == pack.version,
+            RulePack.pack_version == pack.version,
         )
     ).first()
     if stale is not None:  # an older version attached again: it becomes the active one
@@ -106,7 +106,7 @@ def attach(
         campaign_id=campaign_id,
         pack_id=pack.id,
         name=pack.name,
-        version=pack.version,
+        pack_version=pack.version,
         document=pack.model_dump(mode="json", exclude_defaults=True),
         position=position,
         attached_at=utcnow(),
@@ -149,7 +149,7 @@ def detach(
         kind="rule_pack_detached",
         pack=row.pack_id,
         name=row.name,
-        version=row.version,
+        version=row.pack_version,
     )
     return row
 

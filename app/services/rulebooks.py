@@ -4,19 +4,21 @@ instead of reading the core rulebook."""
 
 from __future__ import annotations
 
+import json
 import threading
 
 from cachetools import LRUCache
 from sqlalchemy.event import listens_for
 from sqlmodel import Session, col, select
 
-from app.db.models import RulePack
+from app.db.models import Force, RulePack
 from app.rules import packs
 from app.rules.data import Rulebook, rulebook
 
 # Rulebooks built from the same pack versions are the same: keep a few (they are frozen).
 # The lock: requests run on several threads, and the cache is not thread-safe.
-_BOOKS: LRUCache[tuple[int, ...], Rulebook] = LRUCache(maxsize=64)
+# Keyed by the documents themselves: an id may come back (another database, a test's).
+_BOOKS: LRUCache[tuple[str, ...], Rulebook] = LRUCache(maxsize=64)
 _LOCK = threading.Lock()
 
 
@@ -42,6 +44,12 @@ def campaign_book(session: Session, campaign_id: int) -> Rulebook:
 MEMO = "rulebooks.campaign_book"
 
 
+def force_book(session: Session, force_id: int) -> Rulebook:
+    """The rulebook of the campaign the force plays in."""
+    force = session.get(Force, force_id)
+    return campaign_book(session, force.campaign_id) if force else rulebook()
+
+
 def forget(session: Session) -> None:
     session.info.pop(MEMO, None)
 
@@ -50,7 +58,7 @@ def _built(session: Session, campaign_id: int) -> Rulebook:
     rows = active_packs(session, campaign_id)
     if not rows:
         return rulebook()
-    key = tuple(r.id or 0 for r in rows)
+    key = tuple(json.dumps(r.document, sort_keys=True) for r in rows)
     with _LOCK:
         book = _BOOKS.get(key)
     if book is None:
@@ -62,7 +70,7 @@ def _built(session: Session, campaign_id: int) -> Rulebook:
 
 def versions_in_play(session: Session, campaign_id: int) -> dict[str, str]:
     """What a battle records: the id and version of each active pack."""
-    return {r.pack_id: r.version for r in active_packs(session, campaign_id)}
+    return {r.pack_id: r.pack_version for r in active_packs(session, campaign_id)}
 
 
 def starting_counters(book: Rulebook) -> dict[str, int]:

@@ -23,10 +23,18 @@ from app.api.schemas import (
 from app.db.models import Card, Force
 from app.db.session import SessionDep
 from app.errors import DomainError
-from app.rules.data import Requisition, RequisitionTiming, rulebook
+from app.rules.data import Requisition, RequisitionTiming, Rulebook
 from app.rules.errors import RuleError
 from app.rules.ranks import next_rank
-from app.services import card_battles, decisions, force_pages, forces, requisitions, unit_entry
+from app.services import (
+    card_battles,
+    decisions,
+    force_pages,
+    forces,
+    requisitions,
+    rulebooks,
+    unit_entry,
+)
 from app.services.access import Access, authorize
 from app.services.accounts import Principal
 from app.services.convert import card_value
@@ -86,13 +94,15 @@ def _force_page(
 ) -> Response:
     force = view.force
     assert force.id is not None
+    book = rulebooks.campaign_book(session, force.campaign_id)
     return render(
         request,
         template,
         principal,
         status=status,
         force=force,
-        oob=oob or present.order_of_battle(view),
+        oob=oob or present.order_of_battle(view, book),
+        counter_rules=book.counters,
         removed=[c for c in view.cards if c.removed],
         campaign=forces.get_campaign(session, force.campaign_id),
         can_change=_may_change(session, principal, force.id),
@@ -301,7 +311,7 @@ def requisition_choices(
     session: Session, view: ForceView, oob: OrderOfBattlePublic
 ) -> list[RequisitionChoice]:
     """Every Requisition with the units it may be bought for now, or why it may not."""
-    book = rulebook()
+    book = rulebooks.campaign_book(session, view.force.campaign_id)
     cards = {c.id: c for c in oob.cards}
     return [
         RequisitionChoice(
@@ -324,7 +334,7 @@ def _requisitions_page(
     **context: Any,
 ) -> Response:
     view = forces.load_force(session, force_id)
-    oob = present.order_of_battle(view)
+    oob = present.order_of_battle(view, rulebooks.campaign_book(session, view.force.campaign_id))
     return _force_page(
         request,
         session,
@@ -345,8 +355,9 @@ def requisitions_page(
     request: Request, session: SessionDep, principal: Reader, force_id: int, bought: str = ""
 ) -> Response:
     notice = None
-    if bought in {r.id for r in rulebook().requisitions}:
-        notice = f"Bought {rulebook().requisition(bought).name}."
+    book = rulebooks.force_book(session, force_id)
+    if bought in {r.id for r in book.requisitions}:
+        notice = f"Bought {book.requisition(bought).name}."
     return _requisitions_page(request, session, principal, force_id, notice=notice)
 
 
@@ -405,10 +416,9 @@ class CardSheet:
     upgrades: list[dict[str, Any]]
 
 
-def card_sheet(row: Card, force: Force, awaiting: bool = False) -> CardSheet:
-    book = rulebook()
+def card_sheet(row: Card, force: Force, book: Rulebook, awaiting: bool = False) -> CardSheet:
     value = card_value(row)
-    public = present.card(row, awaiting_decision=awaiting, value=value)
+    public = present.card(row, awaiting_decision=awaiting, value=value, book=book)
     following = next_rank(value, book)
     experience = Experience(
         xp=value.xp,
@@ -446,7 +456,12 @@ def _card_page(
         template,
         principal,
         status=status,
-        sheet=card_sheet(row, force, card_battles.awaits_decision(session, card_id=row.id)),
+        sheet=card_sheet(
+            row,
+            force,
+            rulebooks.campaign_book(session, force.campaign_id),
+            card_battles.awaits_decision(session, card_id=row.id),
+        ),
         force=force,
         campaign=forces.get_campaign(session, force.campaign_id),
         can_change=can_change,
@@ -511,7 +526,12 @@ def print_force(
 ) -> Response:
     view = forces.load_force(session, force_id)
     sheets = [
-        card_sheet(c, view.force, c.id in view.pending_card_ids)
+        card_sheet(
+            c,
+            view.force,
+            rulebooks.campaign_book(session, view.force.campaign_id),
+            c.id in view.pending_card_ids,
+        )
         for c in view.cards
         if not c.removed
     ]

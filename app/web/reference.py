@@ -101,6 +101,11 @@ def requisition_terms(requisition: Requisition, book: Rulebook) -> list[str]:
         terms.append(f"Units of rank {book.rank(requisition.max_rank).name} or below")
     if requisition.needs_battle_scar:
         terms.append("A unit with a Battle Scar")
+    if requisition.eligible:
+        who = "forces" if requisition.target == RequisitionTarget.FORCE else "units"
+        terms.append(f"Only for {who} that meet: {requisition.eligible}")
+    if requisition.pack:
+        terms.append(f"From the rule pack {requisition.pack.replace('_', ' ')}")
     return terms
 
 

@@ -25,14 +25,14 @@ def upgrade() -> None:
         sa.Column('campaign_id', sa.Integer(), nullable=False),
         sa.Column('pack_id', sa.String(length=60), nullable=False),
         sa.Column('name', sa.String(length=80), nullable=False),
-        sa.Column('version', sa.String(length=20), nullable=False),
+        sa.Column('pack_version', sa.String(length=20), nullable=False),
         sa.Column('document', sa.JSON(), nullable=False),
         sa.Column('active', sa.Boolean(), nullable=False),
         sa.Column('position', sa.Integer(), nullable=False),
         sa.Column('attached_at', sa.DateTime(), nullable=False),
         sa.ForeignKeyConstraint(['campaign_id'], ['campaign.id']),
         sa.PrimaryKeyConstraint('id'),
-        sa.UniqueConstraint('campaign_id', 'pack_id', 'version'),
+        sa.UniqueConstraint('campaign_id', 'pack_id', 'pack_version'),
     )
     op.create_index('ix_rule_pack_campaign_id', 'rule_pack', ['campaign_id'])
     # Plain ADD COLUMN (rows refer to these tables); existing rows start empty.

@@ -1,0 +1,267 @@
+"""Rule packs through the JSON API (issue 22), on SQLite and PostgreSQL: the schema, preview,
+attach, a campaign played with the example packs (a house rule, a pack Agenda scored in a
+battle, a pack Requisition that changes a counter), updates and reverts across them, hostile
+packs refused with nothing changed, and the export carrying the packs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+from sqlmodel import Session
+
+from app.rules import packs
+from app.services import transfer
+from tests.api.helpers import assert_problem, campaign, dump, force, unit
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "packs"
+HOUSE = (EXAMPLES / "house-rules.yaml").read_text()
+PILGRIMS = (EXAMPLES / "ashen-pilgrims.yaml").read_text()
+
+
+def attach(client: TestClient, campaign_id: int, text: str, **params: Any) -> Any:
+    return client.post(
+        f"/api/v1/campaigns/{campaign_id}/rule-packs",
+        files={"file": ("pack.yaml", text.encode(), "application/yaml")},
+        params=params,
+    )
+
+
+def attached(client: TestClient, campaign_id: int, text: str) -> dict[str, Any]:
+    response = attach(client, campaign_id, text)
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+def test_the_schema_is_the_packs_own(client: TestClient) -> None:
+    served = client.get("/api/v1/rule-packs/schema")
+    assert served.status_code == 200
+    assert served.json() == packs.schema()
+
+
+def test_a_preview_says_what_changes_and_attaches_nothing(
+    client: TestClient, engine: Engine
+) -> None:
+    cid = campaign(client)
+    before = dump(engine)
+    shown = attach(client, cid, HOUSE, preview="true")
+    assert shown.status_code == 200, shown.text
+    body = shown.json()
+    assert body["settings"]["starting_supply_limit"] == {"before": 50, "after": 75}
+    assert body["settings"]["max_requisition_points"] == {"before": 5, "after": 15}
+    assert body["attached"] is None and body["replaces_version"] is None
+    assert dump(engine) == before
+
+
+def test_house_rules_start_a_force_at_75(client: TestClient) -> None:
+    cid = campaign(client)
+    made = attached(client, cid, HOUSE)
+    assert made["attached"]["pack_id"] == "house_rules"
+    assert client.get(f"/api/v1/campaigns/{cid}/rule-packs").json()[0]["version"] == "1"
+    fid = force(client, cid)
+    assert client.get(f"/api/v1/forces/{fid}").json()["supply_limit"] == 75
+    other = campaign(client, "Elsewhere")  # a pack is the campaign's own
+    assert client.get(f"/api/v1/forces/{force(client, other)}").json()["supply_limit"] == 50
+    feed = client.get(f"/api/v1/campaigns/{cid}/events").json()["items"]
+    assert any(e["kind"] == "rule_pack_attached" for e in feed)
+
+
+def test_a_pack_requisition_changes_a_counter(client: TestClient) -> None:
+    cid = campaign(client)
+    attached(client, cid, PILGRIMS)
+    fid = force(client, cid)
+    assert client.get(f"/api/v1/forces/{fid}").json()["counters"] == {"fervour": 1}
+    squad = unit(client, fid)["id"]
+    too_soon = client.post(
+        f"/api/v1/forces/{fid}/requisitions",
+        json={"requisition": "pilgrims_miracle", "card_id": squad, "scar": "fatigued"},
+    )
+    problem = assert_problem(too_soon, 422, "requisition_not_eligible")
+    assert "counter.fervour >= 3" in problem["detail"]  # the host has 1 Fervour
+    bought = client.post(
+        f"/api/v1/forces/{fid}/requisitions", json={"requisition": "kindle_fervour"}
+    )
+    assert bought.status_code == 201, bought.text
+    after = client.get(f"/api/v1/forces/{fid}").json()
+    assert (after["counters"], after["requisition_points"]) == ({"fervour": 3}, 4)
+    feed = client.get(f"/api/v1/campaigns/{cid}/events").json()["items"]
+    [event] = [e for e in feed if e["kind"] == "requisition_purchased"]
+    assert "Kindle Fervour" in event["summary"]
+    assert (event["details"]["pack"], event["details"]["counters"]) == (
+        "ashen_pilgrims",
+        {"fervour": 3},
+    )
+    page = client.get(f"/forces/{fid}").text
+    assert '<li data-counter="fervour"><strong>3</strong> Fervour' in page
+
+
+def pilgrim_world(client: TestClient) -> dict[str, Any]:
+    cid = campaign(client)
+    attached(client, cid, PILGRIMS)
+    blue, red = force(client, cid), force(client, cid, "Black Legion", "CHAOS")
+    squad = unit(client, blue, "Pilgrim Band")
+    tank = unit(client, blue, "Pilgrim Crawler", keywords=["IMPERIUM", "VEHICLE"])
+    foe = unit(client, red, "Legionaries", keywords=["CHAOS", "INFANTRY"])
+    return {"campaign": cid, "blue": blue, "red": red, "squad": squad, "tank": tank, "foe": foe}
+
+
+def muster_with(client: TestClient, world: dict[str, Any], agenda: str) -> dict[str, Any]:
+    body = {
+        "battle_size": "combat_patrol",
+        "mission": "sweep_and_clear",
+        "sides": [
+            {
+                "force_id": world["blue"],
+                "role": "attacker",
+                "roster": [world["squad"]["id"], world["tank"]["id"]],
+                "agendas": [agenda],
+            },
+            {
+                "force_id": world["red"],
+                "role": "defender",
+                "roster": [world["foe"]["id"]],
+                "agendas": ["cull_the_hordes"],
+            },
+        ],
+    }
+    mustered = client.post(f"/api/v1/campaigns/{world['campaign']}/battles", json=body)
+    assert mustered.status_code == 201, mustered.text
+    return dict(mustered.json())
+
+
+def result(world: dict[str, Any], unit_id: int, tally: int) -> dict[str, Any]:
+    return {
+        "sides": [
+            {
+                "force_id": world["blue"],
+                "victory_points": 30,
+                "units": [{"card_id": unit_id, "agenda_tallies": {"bear_the_ashes": tally}}],
+            },
+            {"force_id": world["red"], "victory_points": 10},
+        ]
+    }
+
+
+def test_a_pack_agenda_scores_xp_in_a_battle(client: TestClient, engine: Engine) -> None:
+    world = pilgrim_world(client)
+    battle = muster_with(client, world, "bear_the_ashes")
+    before = dump(engine)
+    tank = client.post(
+        f"/api/v1/battles/{battle['id']}/result", json=result(world, world["tank"]["id"], 1)
+    )
+    assert_problem(tank, 422, "agenda_unit_ineligible")  # the expression leaves out VEHICLEs
+    assert dump(engine) == before
+    over = client.post(
+        f"/api/v1/battles/{battle['id']}/result", json=result(world, world["squad"]["id"], 4)
+    )
+    assert over.status_code == 422, over.text  # max_tally 3
+    recorded = client.post(
+        f"/api/v1/battles/{battle['id']}/result", json=result(world, world["squad"]["id"], 2)
+    )
+    assert recorded.status_code == 200, recorded.text
+    squad = client.get(f"/api/v1/cards/{world['squad']['id']}").json()
+    assert squad["xp"] == 1 + 2 * 2  # battle experience, and 2 XP per tally
+    read = client.get(f"/api/v1/battles/{battle['id']}").json()
+    assert read["rule_packs"] == {"ashen_pilgrims": "1.0"}
+
+
+def test_an_update_is_checked_and_a_revert_across_it_is_exact(
+    client: TestClient, engine: Engine
+) -> None:
+    world = pilgrim_world(client)
+    cid = world["campaign"]
+    client.post(
+        f"/api/v1/forces/{world['blue']}/requisitions", json={"requisition": "kindle_fervour"}
+    )
+    battle = muster_with(client, world, "bear_the_ashes")
+    client.post(
+        f"/api/v1/battles/{battle['id']}/result", json=result(world, world["squad"]["id"], 1)
+    )
+    same = attach(client, cid, PILGRIMS)
+    assert_problem(same, 409, "rule_pack_version_exists")
+    without_fervour = PILGRIMS.replace('version: "1.0"', 'version: "2.0"')
+    cut = without_fervour.index("counters:")
+    without_fervour = without_fervour[:cut] + without_fervour[without_fervour.index("agendas:") :]
+    without_fervour = (
+        without_fervour[: without_fervour.index("requisitions:")]
+        + without_fervour[without_fervour.index("relics:") :]
+    )
+    before = dump(engine)
+    breaking = attach(client, cid, without_fervour)
+    problem = assert_problem(breaking, 409, "rule_pack_update_breaks")
+    assert "has fervour" in problem["detail"]
+    assert dump(engine) == before
+    shown = attach(client, cid, without_fervour, preview="true").json()
+    assert shown["replaces_version"] == "1.0" and "Fervour" in shown["removes"]["counters"]
+    updated = attach(client, cid, without_fervour, accept_breaking="true")
+    assert updated.status_code == 201, updated.text
+    assert client.get(f"/api/v1/campaigns/{cid}/rule-packs").json()[0]["version"] == "2.0"
+    # the battle recorded under 1.0 keeps it, and reverting it now restores that state
+    assert client.get(f"/api/v1/battles/{battle['id']}").json()["rule_packs"] == {
+        "ashen_pilgrims": "1.0"
+    }
+    squad_before = client.get(f"/api/v1/cards/{world['squad']['id']}").json()
+    assert squad_before["xp"] == 3
+    reverted = client.post(f"/api/v1/battles/{battle['id']}/revert")
+    assert reverted.status_code == 200, reverted.text
+    assert client.get(f"/api/v1/cards/{world['squad']['id']}").json()["xp"] == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "says"),
+    [
+        ("{format: [", "file", "not valid YAML"),
+        ("a: &x [1]\nb: *x\n", "file", "anchors and aliases"),
+        (
+            PILGRIMS.replace("kind: remove_battle_scar", "kind: summon_daemon"),
+            "requisitions[1].effects[1]",
+            "summon_daemon",
+        ),
+        (
+            PILGRIMS.replace("name: Bear the Ashes", "name: Assassins"),
+            "agendas[0].name",
+            "already a agenda",
+        ),
+        (HOUSE.replace("75", "-5"), "settings.starting_supply_limit", "greater than or equal to 0"),
+        ("x: " + "y" * (packs.MAX_BYTES + 10), "file", f"at most {packs.MAX_BYTES // 1024} KB"),
+    ],
+)
+def test_a_bad_pack_is_refused_and_changes_nothing(
+    client: TestClient, engine: Engine, text: str, field: str, says: str
+) -> None:
+    cid = campaign(client)
+    before = dump(engine)
+    refused = attach(client, cid, text)
+    problem = assert_problem(refused, 422, "rule_pack_invalid")
+    assert problem["field"] == field and says in problem["detail"], problem
+    assert dump(engine) == before
+
+
+def test_a_detach_is_checked_and_the_packs_travel_in_the_export(
+    client: TestClient, engine: Engine
+) -> None:
+    world = pilgrim_world(client)
+    cid = world["campaign"]
+    attached(client, cid, HOUSE)
+    client.post(
+        f"/api/v1/forces/{world['blue']}/requisitions", json={"requisition": "kindle_fervour"}
+    )
+    in_use = client.delete(f"/api/v1/campaigns/{cid}/rule-packs/ashen_pilgrims")
+    assert_problem(in_use, 409, "rule_pack_in_use")
+    with Session(engine) as session:
+        document = transfer.export_campaign(session, campaign_id=cid)
+        assert [p["pack_id"] for p in document["rule_packs"]] == ["ashen_pilgrims", "house_rules"]
+        copy = transfer.import_campaign(session, document)
+        session.commit()
+        copy_id = copy.id
+    copied = client.get(f"/api/v1/campaigns/{copy_id}/rule-packs").json()
+    assert [p["pack_id"] for p in copied] == ["ashen_pilgrims", "house_rules"]
+    assert client.get(f"/api/v1/forces/{force(client, copy_id)}").json()["supply_limit"] == 75
+    shared = client.get(f"/api/v1/campaigns/{cid}/rule-packs/ashen_pilgrims").json()
+    assert packs.RulePack.model_validate(shared["document"]) == packs.load(PILGRIMS)
+    gone = client.delete(f"/api/v1/campaigns/{cid}/rule-packs/house_rules")
+    assert gone.status_code == 200, gone.text
+    assert client.get(f"/api/v1/forces/{force(client, cid)}").json()["supply_limit"] == 50
