@@ -18,6 +18,7 @@ from app.web import (
     forces,
     reference,
     rosters,
+    rule_packs,
 )
 from app.web.pages import STATIC, declares_access, login_url, redirect, render
 
@@ -30,6 +31,7 @@ ROUTERS: list[APIRouter] = [
     battles.router,
     decisions.router,
     reference.router,
+    rule_packs.router,
 ]
 
 

@@ -16,9 +16,8 @@ from app.api.schemas import BattleReportIn
 from app.db.models import BattleSide, Card, Force, User
 from app.db.session import SessionDep
 from app.errors import DomainError
-from app.rules.data import rulebook
 from app.rules.errors import RuleError
-from app.services import accounts, battles, confirmation, photos, stories, wizard
+from app.services import accounts, battles, confirmation, photos, rulebooks, stories, wizard
 from app.services.access import Access
 from app.services.accounts import Principal
 from app.services.forces import get_campaign
@@ -41,8 +40,8 @@ BattleOrganizer = Annotated[Principal, page(Access.BATTLE_ORGANIZE)]
 def _battle_context(
     session: Session, principal: Principal | None, battle_id: int, site: str = ""
 ) -> dict[str, Any]:
-    book = rulebook()
     battle, sides = battles.get_battle(session, battle_id)
+    book = rulebooks.campaign_book(session, battle.campaign_id)
     forces = wizard.forces_by_id(session, [s.force_id for s in sides])
     owners: dict[int | None, User] = {
         k: v for k, v in confirmation.players(session, list(forces.values())).items()

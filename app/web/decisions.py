@@ -20,12 +20,11 @@ from app.rules.data import (
     RequisitionTarget,
     VictorBonus,
     WeaponType,
-    rulebook,
 )
 from app.rules.dice import Dice, EnteredDice, SeededDice
 from app.rules.errors import RuleError
 from app.rules.honours import weapon_enhancements_to_choose
-from app.services import decisions, wizard
+from app.services import decisions, rulebooks, wizard
 from app.services.access import Access
 from app.services.accounts import Principal
 from app.services.forces import load_force
@@ -107,8 +106,8 @@ def _decision_context(
     card_choice: int | None = None,
     weapon_type: str = "",
 ) -> dict[str, Any]:
-    book = rulebook()
     view = load_force(session, row.force_id)
+    book = rulebooks.campaign_book(session, view.force.campaign_id)
     cards = {c.id: c for c in view.cards}
     card = cards.get(row.card_id) if row.card_id else None
     battle = decisions.battle_of(session, row)
@@ -264,11 +263,12 @@ def decision_page(
         card_choice=int(card_id) if card_id.isdigit() and len(card_id) < 10 else None,
         weapon_type=weapon_type[:10],
     )
-    context["outcome"] = outcome_words(rulebook(), row) if row.status == "answered" else []
+    book = rulebooks.force_book(session, row.force_id)
+    context["outcome"] = outcome_words(book, row) if row.status == "answered" else []
     if after.isdigit() and len(after) < 10:
         answered = decisions.find_decision(session, int(after))
         if answered is not None and answered.force_id == row.force_id:
-            context["previous"] = outcome_words(rulebook(), answered)
+            context["previous"] = outcome_words(book, answered)
     return render(request, "pages/decision.html", principal, **context)
 
 

@@ -1,0 +1,159 @@
+"""The campaign's rules page (issue 22): the rule packs it plays with and everything they add,
+in words; an organizer previews, attaches, updates and detaches packs here. The same service
+as the JSON API's /api/v1/campaigns/{id}/rule-packs."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import yaml
+from fastapi import APIRouter, Form, Request, UploadFile
+from fastapi.responses import Response
+
+from app.db.session import SessionDep
+from app.rules import packs
+from app.services import forces, membership, rule_packs, rulebooks
+from app.services.access import Access
+from app.services.accounts import Principal
+from app.web.pages import attempt, page, redirect, render
+from app.web.reference import requisition_terms
+
+router = APIRouter()
+Reader = Annotated[Principal | None, page(Access.CAMPAIGN_READ)]
+Organizer = Annotated[Principal, page(Access.CAMPAIGN_ORGANIZE)]
+Text = Annotated[str, Form(max_length=packs.MAX_BYTES)]
+Ticked = Annotated[bool, Form()]
+
+SETTING_NAMES = {
+    "starting_supply_limit": "Starting Supply Limit",
+    "supply_limit_increase": "Supply Limit per Increase Supply Limit",
+    "starting_requisition_points": "Starting Requisition points",
+    "max_requisition_points": "Most Requisition points a force may hold",
+    "requisition_points_per_battle": "Requisition points per battle",
+    "agendas_per_battle": "Agendas per player per battle",
+}
+
+
+@router.get("/campaigns/{campaign_id}/rules")
+def rules_page(
+    request: Request, session: SessionDep, principal: Reader, campaign_id: int
+) -> Response:
+    return _page(request, session, principal, campaign_id)
+
+
+def _page(
+    request: Request,
+    session: SessionDep,
+    principal: Principal | None,
+    campaign_id: int,
+    *,
+    status: int = 200,
+    **context: Any,
+) -> Response:
+    campaign = forces.get_campaign(session, campaign_id)
+    book = rulebooks.campaign_book(session, campaign_id)
+    rows = rule_packs.list_packs(session, campaign_id)
+    return render(
+        request,
+        "pages/campaign_rules.html",
+        principal,
+        status=status,
+        campaign=campaign,
+        organizer=_organizer(session, campaign_id, principal),
+        packs=[(row, packs.RulePack.model_validate(row.document)) for row in rows],
+        book=book,
+        setting_names=SETTING_NAMES,
+        terms=lambda requisition: requisition_terms(requisition, book),
+        max_kb=packs.MAX_BYTES // 1024,
+        **context,
+    )
+
+
+def _organizer(session: SessionDep, campaign_id: int, principal: Principal | None) -> bool:
+    if principal is None or principal.user.id is None:
+        return False
+    if principal.user.is_admin:
+        return True
+    role = membership.role_of(session, campaign_id=campaign_id, user_id=principal.user.id)
+    return role == "organizer"
+
+
+async def _pack_text(file: UploadFile | None, text: str) -> bytes:
+    if file is not None and file.filename:
+        return await file.read(packs.MAX_BYTES + 1)
+    return text.encode()
+
+
+@router.post("/campaigns/{campaign_id}/rules/packs")
+async def attach_pack(
+    request: Request,
+    session: SessionDep,
+    principal: Organizer,
+    campaign_id: int,
+    file: UploadFile | None = None,
+    text: Text = "",
+    action: Annotated[str, Form(max_length=10)] = "preview",
+    accept_breaking: Ticked = False,
+) -> Response:
+    data = await _pack_text(file, text)
+    with attempt(session) as outcome:
+        if action == "attach":
+            rule_packs.attach(
+                session, campaign_id=campaign_id, data=data, accept_breaking=accept_breaking
+            )
+        else:
+            shown = rule_packs.preview(session, campaign_id=campaign_id, data=data)
+    carried = data.decode("utf-8", errors="replace")
+    if outcome.refused:
+        return _page(
+            request,
+            session,
+            principal,
+            campaign_id,
+            status=outcome.status,
+            error=outcome.error,
+            carried=carried,
+        )
+    if action == "attach":
+        return redirect(f"/campaigns/{campaign_id}/rules?attached=1")
+    return _page(request, session, principal, campaign_id, preview=shown, carried=carried)
+
+
+@router.post("/campaigns/{campaign_id}/rules/packs/{pack_id}/detach")
+def detach_pack(
+    request: Request,
+    session: SessionDep,
+    principal: Organizer,
+    campaign_id: int,
+    pack_id: str,
+    accept_breaking: Ticked = False,
+) -> Response:
+    with attempt(session) as outcome:
+        rule_packs.detach(
+            session, campaign_id=campaign_id, pack_id=pack_id[:60], accept_breaking=accept_breaking
+        )
+    if outcome.refused:
+        return _page(
+            request,
+            session,
+            principal,
+            campaign_id,
+            status=outcome.status,
+            detach_error=outcome.error,
+            detaching=pack_id,
+        )
+    return redirect(f"/campaigns/{campaign_id}/rules?detached=1")
+
+
+@router.get("/campaigns/{campaign_id}/rules/packs/{pack_id}.yaml")
+def download_pack(
+    session: SessionDep, principal: Reader, campaign_id: int, pack_id: str
+) -> Response:
+    """The pack as a file to share with another group (it imports as it is)."""
+    row = rule_packs.get_pack(session, campaign_id, pack_id[:60])
+    text = yaml.safe_dump(row.document, sort_keys=False, allow_unicode=True)
+    return Response(
+        text,
+        media_type="application/yaml",
+        headers={"Content-Disposition": f'attachment; filename="{row.pack_id}.yaml"'},
+    )
