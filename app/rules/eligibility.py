@@ -284,4 +284,6 @@ def meets(
     text: str, card: CrusadeCard | None, force_counters: Mapping[str, int], book: Rulebook
 ) -> bool:
     order = {r.id: n for n, r in enumerate(book.ranks)}
-    return holds(parsed(text), facts_of(card, force_counters), order)
+    # A counter never changed is at its start.
+    starts = {c.id: c.start for c in book.counters}
+    return holds(parsed(text), facts_of(card, {**starts, **force_counters}), order)

@@ -242,3 +242,28 @@ def test_xp_that_would_reach_a_new_rank_is_refused_for_now() -> None:
             force(card(xp=1)), RequisitionOrder("boon", card_id="u1"), ANY_TIME, played
         )
     assert refused.value.code == "requisition_would_promote"
+
+
+def test_a_card_counter_starts_at_its_start_and_changes_on_the_card() -> None:
+    text = """
+format: crusade-rule-pack/1
+id: zeal
+name: Zeal
+version: "1"
+counters: [{id: zeal, name: Zeal, scope: card, start: 2, min: 0, max: 3}]
+requisitions:
+  - id: stoke
+    name: Stoke
+    cost_rp: 0
+    target: unit
+    eligible: counter.zeal >= 2
+    summary: One more Zeal.
+    effects: [{kind: change_counter, counter: zeal, amount: 1}]
+"""
+    played = packs.apply(book(), [packs.load(text)])
+    army = force(card())  # its counter never set: at its start, 2
+    army, _ = purchase_requisition(army, RequisitionOrder("stoke", card_id="u1"), ANY_TIME, played)
+    assert army.card("u1").counters == {"zeal": 3} and army.counters == {}
+    with pytest.raises(RuleError) as refused:
+        purchase_requisition(army, RequisitionOrder("stoke", card_id="u1"), ANY_TIME, played)
+    assert refused.value.code == "counter_out_of_range"

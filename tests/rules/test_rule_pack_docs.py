@@ -1,0 +1,39 @@
+"""Every pack written out in docs/rule-packs.md loads, checks and applies: the guide a group
+writes its own pack from never shows one the tracker would refuse."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from app.rules import packs
+from tests.factories import book
+
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "rule-packs.md"
+BLOCKS = re.findall(r"```yaml\n(.*?)```", GUIDE.read_text(), flags=re.DOTALL)
+
+
+def test_the_guide_has_examples() -> None:
+    assert len(BLOCKS) >= 6
+
+
+@pytest.mark.parametrize("text", BLOCKS, ids=[f"example-{n}" for n in range(len(BLOCKS))])
+def test_each_example_in_the_guide_is_a_valid_pack(text: str) -> None:
+    pack = packs.load(text)
+    packs.check_against(pack, book())
+    played = packs.apply(book(), [pack])
+    assert {a.id for a in pack.agendas} <= {a.id for a in played.agendas}
+    assert {r.id for r in pack.requisitions} <= {r.id for r in played.requisitions}
+
+
+def test_the_guide_lists_every_effect_and_setting() -> None:
+    text = GUIDE.read_text()
+    effects = {
+        v["properties"]["kind"]["const"]
+        for v in packs.schema()["$defs"].values()
+        if "kind" in v.get("properties", {})
+    }
+    assert all(f"`{kind}`" in text for kind in effects)
+    assert all(f"`{name}`" in text for name in packs.Settings.model_fields)
