@@ -1,7 +1,7 @@
-"""A battle's story at the table (issue 23), in Chromium at 360 px on both engines: a
-player writes the report and adds two photos from the battle page (with the upload's
-progress), and the page passes the checks in light and dark. The result is read back
-through the JSON API."""
+"""A battle's story at the table (issue 23), in Chromium at 360 px: a player writes the
+report and adds two photos from the battle page (with the upload's progress), and the page
+passes the checks in light and dark. The result is read back through the JSON API. On the
+shared server: a page needs one engine; the API tests cover both."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from PIL import Image
 from playwright.sync_api import Page, expect
 
 from tests.browser.checks import assert_page_ok
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, unique_name
 from tests.browser.live import api_sign_up, battle_in_progress, two_forces
 
 # What the upload's status line says, in order (a page load would lose the list).
@@ -36,14 +36,15 @@ def camera_file(folder: Path, name: str, colour: tuple[int, int, int]) -> Path:
 
 
 def test_a_report_with_two_photos_from_the_battle_page(
-    new_page: Callable[..., Page], fresh_server: str, tmp_path: Path
+    new_page: Callable[..., Page], live_server: str, tmp_path: Path
 ) -> None:
-    client = api_sign_up(fresh_server, "orga")
+    orga = unique_name("orga")
+    client = api_sign_up(live_server, orga)
     campaign, *_forces = ids = two_forces(client)
     battle_in_progress(client, *ids)
     [battle] = client.get(f"/api/v1/campaigns/{campaign}/battles").json()["items"]
-    page = new_page("phone", base_url=fresh_server)
-    log_in(page, "orga", next=f"/battles/{battle['id']}")
+    page = new_page("phone", base_url=live_server)
+    log_in(page, orga, next=f"/battles/{battle['id']}")
 
     page.get_by_role("button", name="Write the report").click()
     page.get_by_label("Title").fill("The relay at Kharon")
@@ -76,7 +77,7 @@ def test_a_report_with_two_photos_from_the_battle_page(
     assert [(p["caption"], p["width"]) for p in read["photos"]] == [("Turn 3", 1600)] * 2
     client.close()
 
-    dark = new_page("phone", base_url=fresh_server, color_scheme="dark")
-    log_in(dark, "orga", next=f"/battles/{battle['id']}")
+    dark = new_page("phone", base_url=live_server, color_scheme="dark")
+    log_in(dark, orga, next=f"/battles/{battle['id']}")
     expect(dark.locator("#photos figure img").first).to_be_visible()
     assert_page_ok(dark)

@@ -1,6 +1,7 @@
-"""The campaign's rules page in Chromium at 360 px (issue 22), on both engines: an organizer
-picks a pack file on the phone, reads the preview, attaches it; the page with a pack's
-content passes the page checks in light and dark mode."""
+"""The campaign's rules page in Chromium at 360 px (issue 22): an organizer picks a pack
+file on the phone, reads the preview, attaches it; the page with a pack's content passes the
+page checks in light and dark mode. On the shared server: a page needs one engine; the API
+tests cover both."""
 
 from __future__ import annotations
 
@@ -10,19 +11,20 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from tests.browser.checks import assert_page_ok
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, unique_name
 from tests.browser.live import api_sign_up, two_forces
 
 PILGRIMS = Path(__file__).resolve().parents[2] / "examples" / "packs" / "ashen-pilgrims.yaml"
 
 
 def test_an_organizer_attaches_a_pack_on_a_phone(
-    new_page: Callable[..., Page], fresh_server: str
+    new_page: Callable[..., Page], live_server: str
 ) -> None:
-    client = api_sign_up(fresh_server, "orga")
+    orga = unique_name("orga")
+    client = api_sign_up(live_server, orga)
     campaign, blue, _red = two_forces(client)
-    page = new_page("phone", base_url=fresh_server)
-    log_in(page, "orga", next=f"/campaigns/{campaign}/rules")
+    page = new_page("phone", base_url=live_server)
+    log_in(page, orga, next=f"/campaigns/{campaign}/rules")
     page.get_by_label("Pack file").set_input_files(PILGRIMS)
     with page.expect_navigation():
         page.get_by_role("button", name="Preview the pack").click()
@@ -38,8 +40,8 @@ def test_an_organizer_attaches_a_pack_on_a_phone(
     assert [(p["pack_id"], p["version"]) for p in attached] == [("ashen_pilgrims", "1.0")]
     client.close()
 
-    dark = new_page("phone", base_url=fresh_server, color_scheme="dark")
-    log_in(dark, "orga", next=f"/campaigns/{campaign}/rules")
+    dark = new_page("phone", base_url=live_server, color_scheme="dark")
+    log_in(dark, orga, next=f"/campaigns/{campaign}/rules")
     assert_page_ok(dark)
     dark.goto(f"/forces/{blue}")
     expect(dark.locator('[data-counter="fervour"]')).to_contain_text("1 Fervour")
