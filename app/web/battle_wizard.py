@@ -463,6 +463,7 @@ def _after_context(
                 "force": view.force,
                 "agendas": agendas,
                 "tally_agendas": wizard.tally_agendas(side.agendas, book),
+                "archive_roll": "recover_mission_archives" in side.agendas,
                 "choice_agendas": [
                     a for a in agendas if isinstance(a.xp, HighestTally | ArchiveRoll)
                 ],
@@ -506,6 +507,31 @@ def _read_after(session: Session, draft: BattleDraft, form: FormData, d: dict[st
             state["below_half"] = bool(field_text(form, f"below_half_{card_id}"))
             state["exfiltrated"] = bool(field_text(form, f"exfiltrated_{card_id}"))
             d["units"][str(card_id)] = state
+    _read_table_dice(session, draft, form, d)
+
+
+def _read_table_dice(
+    session: Session, draft: BattleDraft, form: FormData, d: dict[str, Any]
+) -> None:
+    """The Out of Action dice typed on the after-game step itself, one field per army
+    ("4 2 6"): the dice needed, in the order the rules use them, then any more as extra
+    dice. An emptied field hands the rolls back to the app. A field left out of the form
+    (another step's post) changes nothing."""
+    typed = {i: form.get(f"dice_{i}") for i in range(len(d["sides"])) if f"dice_{i}" in form}
+    if not typed:
+        return
+    needed = wizard.dice_needed(session, draft, d) if any(typed.values()) else []
+    for index, text in typed.items():
+        entered = d["sides"][index]
+        try:
+            dice = wizard.parse_dice(str(text or "")[:200], f"dice_{index}")
+        except RuleError:  # kept as typed: the review names the field to fix
+            entered.update(dice_mode="enter", dice=[], dice_extra=str(text)[:200])
+            continue
+        count = len(needed[index]) if needed else 0
+        entered["dice_mode"] = "enter" if dice else "roll"
+        entered["dice"] = dice[:count]
+        entered["dice_extra"] = " ".join(str(v) for v in dice[count:])
 
 
 @router.post("/campaigns/{campaign_id}/drafts/{draft_id}/after")

@@ -194,7 +194,7 @@ def test_the_whole_journey_on_a_phone(fresh_server: str, new_page: Callable[...,
     ours.get_by_label("Victory points scored").fill("55")
     foes.get_by_label("Victory points scored").fill("30")
     ours.get_by_label("Marked for Greatness: Captain").check()
-    ours.get_by_label(re.compile("^More for Captain:")).click()
+    ours.get_by_label(re.compile("^More for Captain:")).click()  # the Assassins tally
     foes.locator(f"#unit-{warboss}").get_by_role("checkbox", name=re.compile(r"^Destroyed")).check()
     for label, taps in (("Melee kills", 1), ("Ranged kills", 2), ("Assassins tally", 1)):
         plus = ruby.get_by_role("button", name=f"One more: {label}, Captain", exact=True)
@@ -210,7 +210,7 @@ def test_the_whole_journey_on_a_phone(fresh_server: str, new_page: Callable[...,
     expect(melee).to_have_text("1")
     assert_page_ok(ruby)
     with ruby.expect_navigation():
-        ruby.get_by_role("button", name="Enter Out of Action dice rolled at the table").click()
+        ruby.get_by_role("button", name="Out of Action dice, one field per die").click()
     assert ruby.url.endswith(f"{base}/out_of_action"), ruby.url
 
     # Out of Action: Kai's Warboss rolled a 1 at the table.

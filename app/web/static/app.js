@@ -97,3 +97,23 @@
     request.send(new FormData(form));
   });
 })();
+
+// After the game: ★ Marked for Greatness is one unit per army. Tapping the ticked ★ again
+// unticks it (the army's hidden "nobody" choice is picked), as a player expects of a toggle.
+(function () {
+  var wasChecked = null;
+  document.addEventListener("pointerdown", function (event) {
+    var star = event.target.closest && event.target.closest(".unit-line label.star");
+    var input = star && star.querySelector("input[type=radio]");
+    wasChecked = input && input.checked ? input : null;
+  });
+  document.addEventListener("click", function (event) {
+    var input = event.target;
+    if (!input || input !== wasChecked || input.type !== "radio") return;
+    wasChecked = null;
+    var nobody = input.form && input.form.querySelector('input[name="' + input.name + '"][value=""]');
+    if (!nobody) return;
+    nobody.checked = true;
+    nobody.dispatchEvent(new Event("change", { bubbles: true }));
+  });
+})();
