@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: coverage run test lint typecheck lock install install-dev clean screenshots vendor
+.PHONY: run test lint typecheck lock install install-dev clean screenshots vendor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,20 +40,12 @@ typecheck: install-dev
 # Tests run in parallel, one xdist worker per CPU (PYTEST_WORKERS=0: all in one process),
 # each worker on a PostgreSQL database of its own; tests/conftest.py's GROUPS names the tests
 # that keep to one worker (browser, live servers, fuzz).
-# Coverage is measured where it is gated (the rules engine, 95 %): tracing every line of the
-# services and routes too doubled the in-process tests' time and took `make test` past its
-# 8 minutes. `make coverage` measures the whole app.
 PYTEST_WORKERS ?= auto
-PYTEST = $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=25
-WITH_POSTGRES = TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh || true)}"
 test: install-dev lint typecheck
 	scripts/ensure-chromium.sh
-	$(WITH_POSTGRES) $(PYTEST) --cov=app/rules --cov-report=term-missing:skip-covered
+	TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh || true)}" \
+	  $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=25 --cov=app --cov-report=term-missing:skip-covered
 	$(BIN)/coverage report --include='app/rules/*' --fail-under=95
-
-coverage: install-dev
-	scripts/ensure-chromium.sh
-	$(WITH_POSTGRES) $(PYTEST) --cov=app --cov-report=term-missing:skip-covered
 
 # PNGs of the main pages (demo campaign) at phone and desktop width into docs/screenshots/.
 screenshots: install-dev
