@@ -35,7 +35,7 @@ from app.services.access import Access
 from app.services.accounts import Principal
 from app.web import catchup
 from app.web.charts import Series, line_chart
-from app.web.pages import Member, Viewer, attempt, page, redirect, render, site_url
+from app.web.pages import Member, Outcome, Viewer, attempt, page, redirect, render, site_url
 
 router = APIRouter()
 Text = Annotated[str, Form(max_length=4000)]
@@ -386,6 +386,29 @@ def _map(
     )
 
 
+def _map_refused(
+    request: Request,
+    session: SessionDep,
+    principal: Principal,
+    campaign_id: int,
+    outcome: Outcome,
+    form: int | str,
+    values: dict[str, Any] | None = None,
+) -> Response:
+    """The map page again, the refusal shown at the form it came from (a territory's, or
+    "new"), with what was sent."""
+    return _map(
+        request,
+        session,
+        principal,
+        campaign_id,
+        status=outcome.status,
+        map_error=outcome.error,
+        map_form=form,
+        map_values=values,
+    )
+
+
 TERRITORY_BONUSES = {
     "none": "none",
     "requisition_point": "+1 RP after each battle its holder plays",
@@ -429,16 +452,7 @@ def add_territory(
         change = territories.TerritoryChange(**body.model_dump())
         row = territories.create(session, campaign_id=campaign_id, change=change)
     if outcome.refused:
-        return _map(
-            request,
-            session,
-            principal,
-            campaign_id,
-            status=outcome.status,
-            map_error=outcome.error,
-            map_form="new",
-            map_values=values,
-        )
+        return _map_refused(request, session, principal, campaign_id, outcome, "new", values)
     return redirect(f"/campaigns/{campaign_id}/map#territory-{row.id}")
 
 
@@ -463,16 +477,7 @@ def edit_territory(
         )
         territories.edit(session, campaign_id=campaign_id, territory_id=territory_id, change=change)
     if outcome.refused:
-        return _map(
-            request,
-            session,
-            principal,
-            campaign_id,
-            status=outcome.status,
-            map_error=outcome.error,
-            map_form=territory_id,
-            map_values=values,
-        )
+        return _map_refused(request, session, principal, campaign_id, outcome, territory_id, values)
     return redirect(f"/campaigns/{campaign_id}/map#territory-{territory_id}")
 
 
@@ -487,15 +492,7 @@ def delete_territory(
     with attempt(session) as outcome:
         territories.delete(session, campaign_id=campaign_id, territory_id=territory_id)
     if outcome.refused:
-        return _map(
-            request,
-            session,
-            principal,
-            campaign_id,
-            status=outcome.status,
-            map_error=outcome.error,
-            map_form=territory_id,
-        )
+        return _map_refused(request, session, principal, campaign_id, outcome, territory_id)
     return redirect(f"/campaigns/{campaign_id}/map?deleted=1")
 
 

@@ -80,9 +80,12 @@ def _csrf(client: httpx.Client) -> dict[str, str]:
     return {"X-CSRF-Token": csrf_form(client)["csrf_token"]}
 
 
-def two_new_forces(server: str) -> dict[str, object]:
-    """An organizer's campaign; Ruby and Kai join as players, each with a force of 10 units
-    (50 PL: the supply limit, within a Strike Force's 100), made through the JSON API."""
+Unit = tuple[str, int, list[str]]  # name, Power Rating, keywords beside the faction's
+
+
+def league(server: str, armies: dict[str, tuple[str, str, list[Unit]]]) -> dict[str, object]:
+    """An organizer's campaign; each player (ruby, kai) joins and makes their force with its
+    units through the JSON API. A unit is INFANTRY unless it is a VEHICLE."""
     orga = api_sign_up(server, unique_name("orga"))
     campaign = orga.post("/api/v1/campaigns", json={"name": "Tap count"}, headers=_csrf(orga))
     cid = campaign.json()["id"]
@@ -93,8 +96,7 @@ def two_new_forces(server: str) -> dict[str, object]:
     ).json()
     orga.close()
     world: dict[str, object] = {"campaign": cid}
-    armies = (("ruby", "Ultramarines", "IMPERIUM"), ("kai", "Waaagh!", "ORKS"))
-    for who, force_name, faction in armies:
+    for who, (force_name, faction, units) in armies.items():
         name = unique_name(who)
         client = api_sign_up(server, name)
         headers = _csrf(client)
@@ -104,20 +106,41 @@ def two_new_forces(server: str) -> dict[str, object]:
             json={"name": force_name, "crusade_faction": faction},
             headers=headers,
         ).json()
-        units = []
-        for n in range(1, UNITS + 1):
-            keywords = [faction, "INFANTRY"] + (["CHARACTER"] if n == 1 else [])
-            unit = f"{force_name[:4]} unit {n}"
-            added = client.post(
-                f"/api/v1/forces/{force['id']}/cards",
-                json={"name": unit, "power_rating": 5, "keywords": keywords},
-                headers=headers,
-            )
+        for unit, power, extra in units:
+            keywords = [faction, *extra] + ([] if "VEHICLE" in extra else ["INFANTRY"])
+            body = {"name": unit, "power_rating": power, "keywords": keywords}
+            added = client.post(f"/api/v1/forces/{force['id']}/cards", json=body, headers=headers)
             assert added.status_code == 201, added.text
-            units.append(unit)
         client.close()
-        world[who] = {"name": name, "force": force["id"], "units": units, "force_name": force_name}
+        world[who] = {
+            "name": name,
+            "force": force["id"],
+            "units": [u[0] for u in units],
+            "force_name": force_name,
+        }
     return world
+
+
+def two_new_forces(server: str) -> dict[str, object]:
+    """Ruby's and Kai's forces of 10 units each (50 PL: the supply limit, within a Strike
+    Force's 100), the first a CHARACTER."""
+    return league(
+        server,
+        {
+            who: (
+                force_name,
+                faction,
+                [
+                    (f"{force_name[:4]} unit {n}", 5, ["CHARACTER"] if n == 1 else [])
+                    for n in range(1, UNITS + 1)
+                ],
+            )
+            for who, force_name, faction in (
+                ("ruby", "Ultramarines", "IMPERIUM"),
+                ("kai", "Waaagh!", "ORKS"),
+            )
+        },
+    )
 
 
 def after_the_game(page: Page, taps: Taps, sides: list[dict[str, object]]) -> float:
@@ -264,7 +287,7 @@ def test_the_tap_budget_of_a_ten_unit_battle(
 
 # Budgets on taps (a typed field is one tap to focus it; its keyboard entry is counted apart).
 REAL_BUDGETS = {"first battle to submit": 36, "rematch to submit": 26, "to last decision": 50}
-ARMIES = {
+ARMIES: dict[str, tuple[str, str, list[Unit]]] = {
     "ruby": (
         "Ultramarines 3rd Company",
         "IMPERIUM",
@@ -331,34 +354,8 @@ TABLE = [
 
 
 def real_forces(server: str) -> dict[str, object]:
-    """Ruby's and Kai's forces as players name their units, made through the JSON API."""
-    orga = api_sign_up(server, unique_name("orga"))
-    cid = orga.post("/api/v1/campaigns", json={"name": "Real"}, headers=_csrf(orga)).json()["id"]
-    invite = orga.post(
-        f"/api/v1/campaigns/{cid}/invites",
-        json={"role": "player", "max_uses": 2},
-        headers=_csrf(orga),
-    ).json()
-    orga.close()
-    world: dict[str, object] = {"campaign": cid}
-    for who, (force_name, faction, units) in ARMIES.items():
-        name = unique_name(who)
-        client = api_sign_up(server, name)
-        headers = _csrf(client)
-        client.post(f"/api/v1/invites/{invite['code']}/accept", headers=headers)
-        force = client.post(
-            f"/api/v1/campaigns/{cid}/forces",
-            json={"name": force_name, "crusade_faction": faction},
-            headers=headers,
-        ).json()
-        for unit, power, extra in units:
-            body = {"name": unit, "power_rating": power, "keywords": [faction, *extra]}
-            body["keywords"] += [] if "VEHICLE" in extra else ["INFANTRY"]
-            added = client.post(f"/api/v1/forces/{force['id']}/cards", json=body, headers=headers)
-            assert added.status_code == 201, added.text
-        client.close()
-        world[who] = {"name": name, "force": force["id"], "force_name": force_name}
-    return world
+    """Ruby's and Kai's forces as players name their units."""
+    return league(server, ARMIES)
 
 
 def record_the_table(page: Page, taps: Taps) -> float:
