@@ -34,6 +34,7 @@ from app.api.schemas import (
     ForceUpdate,
     OrderOfBattlePublic,
 )
+from app.db.models import Card
 from app.db.session import SessionDep, session_scope
 from app.services import forces, requisitions, rulebooks, standings, transfer, unit_entry
 from app.services import history as events
@@ -164,7 +165,7 @@ def add_card(
                 session, force_id=force_id, order=order(bought), card_added=row.id
             )
     session.refresh(row)
-    return present.card(row)
+    return _card(session, row)
 
 
 @router.post(
@@ -184,12 +185,16 @@ def add_cards(force_id: int, body: CardsCreate, session: SessionDep) -> CardsPub
         for unit in body.units
     ]
     rows = unit_entry.add_units(session, force_id=force_id, units=units)
-    return CardsPublic(cards=[present.card(row) for row in rows])
+    return CardsPublic(cards=[_card(session, row) for row in rows])
 
 
 @router.get("/cards/{card_id}", summary="One Crusade card")
 def get_card(card_id: int, session: SessionDep) -> CardPublic:
-    row = forces.get_card(session, card_id)
+    return _card(session, forces.get_card(session, card_id))
+
+
+def _card(session: SessionDep, row: Card) -> CardPublic:
+    """The card as its campaign's rulebook names it (a rule pack's relic by its name)."""
     return present.card(row, book=rulebooks.force_book(session, row.force_id))
 
 
@@ -199,12 +204,12 @@ def get_card(card_id: int, session: SessionDep) -> CardPublic:
 )
 def update_card(card_id: int, body: CardUpdate, session: SessionDep) -> CardPublic:
     row = unit_entry.edit_card(session, card_id=card_id, **body.model_dump(exclude_unset=True))
-    return present.card(row)
+    return _card(session, row)
 
 
 @router.delete("/cards/{card_id}", summary="Remove a unit for good (it can never return)")
 def remove_card(card_id: int, session: SessionDep) -> CardPublic:
-    return present.card(forces.remove_card(session, card_id=card_id))
+    return _card(session, forces.remove_card(session, card_id=card_id))
 
 
 @router.get(
