@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Form, Query, Request
+from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
 
@@ -423,8 +423,13 @@ Neighbours = Annotated[list[int], Form()]
 
 
 def _territory_form(
-    name: str, description: str, bonus: str, holder: str, neighbours: list[int]
+    name: Text = "",
+    description: Text = "",
+    bonus: Text = "none",
+    holder: Text = "",
+    neighbours: Neighbours = [],  # noqa: B006 (FastAPI copies form defaults)
 ) -> dict[str, Any]:
+    """A territory's form (add and edit alike), as the JSON API's input model reads it."""
     return {
         "name": name,
         "description": description,
@@ -434,19 +439,17 @@ def _territory_form(
     }
 
 
+TerritoryForm = Annotated[dict[str, Any], Depends(_territory_form)]
+
+
 @router.post("/campaigns/{campaign_id}/map/territories")
 def add_territory(
     request: Request,
     session: SessionDep,
     principal: Organizer,
     campaign_id: int,
-    name: Text = "",
-    description: Text = "",
-    bonus: Text = "none",
-    holder: Text = "",
-    neighbours: Neighbours = [],  # noqa: B006 (FastAPI copies form defaults)
+    values: TerritoryForm,
 ) -> Response:
-    values = _territory_form(name, description, bonus, holder, neighbours)
     with attempt(session) as outcome:
         body = _validated(TerritoryIn, values, TERRITORY_MESSAGES)
         change = territories.TerritoryChange(**body.model_dump())
@@ -463,13 +466,8 @@ def edit_territory(
     principal: Organizer,
     campaign_id: int,
     territory_id: int,
-    name: Text = "",
-    description: Text = "",
-    bonus: Text = "none",
-    holder: Text = "",
-    neighbours: Neighbours = [],  # noqa: B006 (FastAPI copies form defaults)
+    values: TerritoryForm,
 ) -> Response:
-    values = _territory_form(name, description, bonus, holder, neighbours)
     with attempt(session) as outcome:
         body = _validated(TerritoryIn, values, TERRITORY_MESSAGES)
         change = territories.TerritoryChange(
