@@ -60,7 +60,7 @@ class Run:
         ratio = f"{p50 / quiet_p50:7.1f}x" if quiet_p50 else "      -"
         codes = " ".join(f"{code}x{n}" for code, n in sorted(self.statuses.items(), key=str))
         worst_health = max(self.health, default=0.0)
-        write = f"{self.write_ms:8.0f}" if self.write_ms is not None else "       -"
+        write = f"{self.write_ms:9.0f}" if self.write_ms is not None else "        -"
         return (
             f"  {self.name:<26}{len(self.latencies):>6}{p50:>9.0f}{p95:>9.0f}{ratio}"
             f"{worst_health:>10.0f}{write}   {codes}"
@@ -261,7 +261,7 @@ def main() -> None:
     print(f"\nOne app process, {url.split(':', 1)[0]}:")
     print(
         f"  {'run':<26}{'reqs':>6}{'p50 ms':>9}{'p95 ms':>9}{'  ratio':>8}"
-        f"{'health ms':>10}{'write ms':>8}   statuses"
+        f"{'health ms':>10}{'write ms':>9}   statuses"
     )
     quiet_p50 = pct(runs[0].latencies, 50)
     for run in runs:

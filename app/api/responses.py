@@ -69,6 +69,10 @@ EXTRA: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {
         422: ("password_length",),
         429: ("rate_limited",),
     },
+    ("POST", "/api/v1/auth/pin"): {
+        422: ("password_invalid", "pin_invalid"),
+        429: ("rate_limited",),
+    },
     ("POST", "/api/v1/auth/tokens"): {422: ("campaign_not_found",), 429: ("rate_limited",)},
     ("DELETE", "/api/v1/auth/tokens/{token_id}"): {404: ("token_not_found",)},
     ("GET", "/api/v1/rules/missions"): {404: ("battle_size_unknown",)},

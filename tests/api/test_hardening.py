@@ -3,10 +3,15 @@ bodies, rate limits, and errors that never leak internals."""
 
 from __future__ import annotations
 
+import inspect
+import re
+
 import pytest
+from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
+from app.api import auth, battles, membership, webhooks
 from app.api.hardening import MAX_BODY, SECURITY_HEADERS
 from tests.api.helpers import assert_problem, dump
 
@@ -164,3 +169,45 @@ class TestRateLimits:
         ]
         assert codes[:10] == [201] * 10
         assert codes[10] == 429
+
+    def test_setting_a_pin_is_limited(self, client: TestClient) -> None:
+        wrong = {"current_password": "not my password", "pin": "1234"}
+        codes = [client.post("/api/v1/auth/pin", json=wrong).status_code for _ in range(11)]
+        assert codes[:10] == [422] * 10
+        assert_problem(client.post("/api/v1/auth/pin", json=wrong), 429, "rate_limited")
+
+    def test_every_rate_limited_route_documents_its_429(self, client: TestClient) -> None:
+        """A bot reads the OpenAPI document to learn what to retry: each route whose handler
+        counts tries against a limit must list 429 (schemathesis cannot reach most limits)."""
+        paths = client.get("/openapi.json").json()["paths"]
+        routers = (auth.router, battles.router, membership.router, webhooks.router)
+        limited = [
+            (method.lower(), f"/api/v1{route.path}")
+            for router in routers
+            for route in router.routes
+            if isinstance(route, APIRoute) and "limits.hit(" in inspect.getsource(route.endpoint)
+            for method in route.methods
+        ]
+        assert len(limited) >= 4
+        undocumented = [(m, p) for m, p in limited if "429" not in paths[p][m]["responses"]]
+        assert undocumented == []
+
+
+def test_every_path_answers_a_method_it_does_not_take_with_405_and_allow(
+    client: TestClient,
+) -> None:
+    """What schemathesis's unsupported_method check asks of every operation, for every path
+    of the OpenAPI document at once: 405, and an Allow header naming the documented methods."""
+    paths = client.get("/openapi.json").json()["paths"]
+    wrong = []
+    for template, operations in paths.items():
+        path = re.sub(r"\{[^}]+\}", "1", template)
+        documented = {method.upper() for method in operations}
+        allowed = documented | ({"HEAD"} if "GET" in documented else set())
+        for method in {"GET", "POST", "PUT", "PATCH", "DELETE"} - documented:
+            response = client.request(method, path)
+            allow = {m.strip() for m in response.headers.get("allow", "").split(",") if m}
+            if response.status_code != 405 or allow != allowed:
+                wrong.append((method, template, response.status_code, sorted(allow)))
+    assert len(paths) > 50
+    assert wrong == []

@@ -9,7 +9,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from tests.api.helpers import assert_problem, campaign, dump, force
+from tests.api.helpers import assert_problem, campaign, dump, force, unit
 from tests.services.test_roster_parse import (
     BILLION_LAUGHS,
     COMMANDER,
@@ -227,6 +227,43 @@ def test_a_commander_with_drones_imports_without_the_drone_keyword(
     assert "CHARACTER" in card["keywords"]
     assert not {"DRONE", "TACTICAL DRONES"} & set(card["keywords"])
     assert card["gains_experience"] is True
+
+    # and it does: one battle played, the Commander has its XP for taking part
+    enemy = force(client, campaign_id, "Black Legion", "CHAOS")
+    lord = unit(client, enemy, "Chaos Lord", 5, keywords=["CHAOS", "INFANTRY", "CHARACTER"])
+    mustered = client.post(
+        f"/api/v1/campaigns/{campaign_id}/battles",
+        json={
+            "battle_size": "combat_patrol",
+            "mission": "sweep_and_clear",
+            "sides": [
+                {
+                    "force_id": tau,
+                    "role": "attacker",
+                    "roster": [card["id"]],
+                    "agendas": ["cull_the_hordes"],
+                },
+                {
+                    "force_id": enemy,
+                    "role": "defender",
+                    "roster": [lord["id"]],
+                    "agendas": ["cull_the_hordes"],
+                },
+            ],
+        },
+    )
+    assert mustered.status_code == 201, mustered.text
+    result = client.post(
+        f"/api/v1/battles/{mustered.json()['id']}/result",
+        json={
+            "sides": [
+                {"force_id": tau, "victory_points": 10, "units": [{"card_id": card["id"]}]},
+                {"force_id": enemy, "victory_points": 5, "units": [{"card_id": lord["id"]}]},
+            ]
+        },
+    )
+    assert result.status_code == 200, result.text
+    assert client.get(f"/api/v1/cards/{card['id']}").json()["xp"] == 1
 
 
 def test_a_sub_faction_fills_the_placeholder_on_import(client: TestClient) -> None:

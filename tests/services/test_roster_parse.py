@@ -330,6 +330,19 @@ class TestUnitsWrittenAsUpgrades:
         ]
         assert {"DEATH GUARD", "VEHICLE"} <= set(roster.units[0].keywords)
 
+    def test_a_real_death_guard_list_reads_its_crawlers(self) -> None:
+        """A real 2,000-point list (SOURCES.md) whose two Plagueburst Crawlers BattleScribe
+        writes as force-level upgrades: every unit is read, and their Power is the roster's."""
+        roster = read("death_guard_2000.rosz")
+        crawlers = [u for u in roster.units if u.name == "Plagueburst Crawler"]
+        assert [(u.power_rating, u.battlefield_role, u.points) for u in crawlers] == [
+            (9, "Heavy Support", 175)
+        ] * 2
+        assert {"DEATH GUARD", "VEHICLE"} <= set(crawlers[0].keywords)
+        assert roster.unreadable == ()
+        assert (len(roster.units), roster.read_power, roster.total_power) == (13, 109, 109)
+        assert sum(u.points or 0 for u in roster.units) == roster.total_points == 2000
+
     def test_without_a_unit_profile_it_stays_unreadable_with_the_reason(self) -> None:
         roster = parse_roster(
             roster_with(CRAWLER.replace('typeName="Unit"', 'typeName="Abilities"'))
