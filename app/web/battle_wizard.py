@@ -235,6 +235,9 @@ def _setup_context(
             names.get(setup.get("opponent_id"), "Opponent's force"),
         ],
         "mustered": draft.battle_id is not None,
+        # both armies already chosen ("same as last battle", or back from the muster step)
+        "armies_known": all(d["rosters"]),
+        "roster_sizes": [len(r) for r in d["rosters"]],
         "rematch": bool(setup.get("force_id") and setup.get("opponent_id"))
         and wizard.last_battle(session, int(setup["force_id"]), int(setup["opponent_id"]))
         is not None,
@@ -296,7 +299,7 @@ def save_setup(
             raise RuleError(
                 "no_last_battle", "These two forces have not met before.", field="opponent_id"
             )
-        if action == "next":
+        if action in ("next", "muster_now"):
             if not d["setup"].get("mission") and d["setup"].get("battle_size"):
                 # "Next" without a mission rolls one: a tap saved
                 wizard.roll_mission(d, rulebooks.campaign_book(session, campaign_id))
@@ -307,6 +310,12 @@ def save_setup(
             wizard.save(session, draft, d, step="setup")
     if outcome.refused:
         return _wizard_page(request, session, principal, draft, "setup", refusal=outcome, d=d)
+    if action == "muster_now":  # the armies are known (same as last battle): muster at once
+        with attempt(session) as mustered:
+            wizard.muster(session, draft, d)
+        if mustered.refused:
+            return _wizard_page(request, session, principal, draft, "muster", refusal=mustered, d=d)
+        return redirect(_step_url(draft, "after"))
     if action == "next":
         return redirect(_step_url(draft, "muster"))
     return redirect(_step_url(draft, "setup") + ("#mission" if "roll" in action else ""))

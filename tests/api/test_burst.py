@@ -132,11 +132,17 @@ def test_long_polls_woken_together_and_polling_again_are_all_answered(
             for note in ("wake one", "wake two"):
                 await asyncio.sleep(3)  # every waiter is waiting
                 writes.append(await rename(client, world, note))
+            # A waiter that saw both changes at once waits for a third: wake it rather than
+            # let it sit out its 30 s (the answer is the same, a 200, only sooner).
+            while pending := [w for w in waiters if not w.done()]:
+                await asyncio.wait(pending, timeout=2)
+                if any(not w.done() for w in pending):
+                    writes.append(await rename(client, world, f"wake {len(writes) + 1}"))
             answers = await asyncio.gather(*waiters)
         return Counter(s for pair in answers for s in pair), writes, kinds
 
     statuses, writes, kinds = in_own_loop(polls())
-    assert writes == [200, 200]
+    assert len(writes) >= 2 and set(writes) == {200}
     assert statuses == Counter({200: 2 * POLLERS})
     # every waiter was woken and saw the change (on a loaded machine a waiter that only got
     # to wait after the first change sees both at once)

@@ -44,6 +44,7 @@ from playwright.sync_api import (
     Browser,
     BrowserContext,
     ConsoleMessage,
+    Locator,
     Page,
     Response,
     StorageState,
@@ -68,7 +69,8 @@ _names = itertools.count(1)
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Everything under tests/browser is a browser test (`-m "not browser"` skips them).
-    Under xdist (`make test`) they all run on one worker (tests/conftest.py's GROUPS)."""
+    Under xdist (`make test`) they run in two groups, one worker each (tests/conftest.py's
+    GROUPS)."""
     for item in items:
         if "tests/browser/" in str(item.path).replace(os.sep, "/"):
             item.add_marker(pytest.mark.browser)
@@ -332,3 +334,10 @@ def _assert_logged_in(page: Page, username: str, display_name: str = "") -> None
     account = page.locator("header a[href='/account']")
     assert account.count() == 1, f"not logged in as {username}: {page.url}\n{page.content()}"
     assert (display_name or username) in account.inner_text()
+
+
+def mission(page: Page, size: str, name: str) -> Locator:
+    """A mission's chip on the set-up step (one group of radio chips per battle size)."""
+    return page.get_by_role("group", name=f"Mission ({size})").get_by_label(
+        re.compile(f"{re.escape(name)}$")
+    )

@@ -150,8 +150,7 @@ def test_the_whole_journey_on_a_phone(fresh_server: str, new_page: Callable[...,
     expect(ruby.get_by_label("Opponent's force")).to_have_value(str(kai_force))
     ruby.get_by_label("Attacker").check()
     ruby.get_by_role("radio", name=re.compile("^Combat Patrol")).check()
-    mission = ruby.get_by_label("Mission (Combat Patrol)")
-    expect(mission).to_be_visible()
+    expect(ruby.get_by_role("group", name="Mission (Combat Patrol)")).to_be_visible()
     ruby.get_by_label("Or the D6 rolled at the table").fill("3")
     with ruby.expect_navigation():
         ruby.get_by_role("button", name="Use this roll").click()

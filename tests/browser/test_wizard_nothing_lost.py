@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.checks import assert_page_ok
-from tests.browser.conftest import log_in, unique_name
+from tests.browser.conftest import log_in, mission, unique_name
 from tests.browser.live import api_sign_up, battle_in_progress, csrf_form, two_forces
 from tests.browser.test_offline_rebase import at_the_table
 
@@ -85,13 +85,13 @@ def test_mission_and_agenda_ticks_survive_a_reload(
     page.get_by_label("Opponent's force").select_option(label="Waaagh!")
     # The mission is picked straight after the size, while the link is still busy.
     page.get_by_role("radio", name=re.compile("^Strike Force")).check()
-    page.get_by_label("Mission (Strike Force)").select_option(value="supplies_from_above")
+    mission(page, "Strike Force", "Supplies From Above").check()
     page.get_by_role("group", name="Agendas for Ultramarines").get_by_label("Assassins").check()
     page.get_by_role("group", name="Agendas for Waaagh!").get_by_label("Reaper").check()
     page.wait_for_function(QUEUE_EMPTY, timeout=20_000)
     page.reload()
     expect(page.get_by_role("radio", name=re.compile("^Strike Force"))).to_be_checked()
-    expect(page.get_by_label("Mission (Strike Force)")).to_have_value("supplies_from_above")
+    expect(mission(page, "Strike Force", "Supplies From Above")).to_be_checked()
     ours = page.get_by_role("group", name="Agendas for Ultramarines", include_hidden=True)
     theirs = page.get_by_role("group", name="Agendas for Waaagh!", include_hidden=True)
     assert ours.get_by_label("Assassins").is_checked()
@@ -177,15 +177,15 @@ def test_a_size_and_its_mission_picked_offline_survive_a_reload(
     page.reload()  # through the service worker, which keeps the step for later
     page.context.set_offline(True)
     page.get_by_role("radio", name=re.compile("^Strike Force")).check()
-    page.get_by_label("Mission (Strike Force)").select_option(value="supplies_from_above")
+    mission(page, "Strike Force", "Supplies From Above").check()
     expect(page.locator("#queue-status")).to_contain_text("waiting to be sent")
     page.reload()  # no signal: the kept page, with the waiting change put back on it
     expect(page.get_by_role("radio", name=re.compile("^Strike Force"))).to_be_checked()
-    expect(page.get_by_label("Mission (Strike Force)")).to_have_value("supplies_from_above")
+    expect(mission(page, "Strike Force", "Supplies From Above")).to_be_checked()
     page.context.set_offline(False)
     page.wait_for_function(QUEUE_EMPTY, timeout=30_000, polling=250)
     page.reload()
-    expect(page.get_by_label("Mission (Strike Force)")).to_have_value("supplies_from_above")
+    expect(mission(page, "Strike Force", "Supplies From Above")).to_be_checked()
 
 
 # Chromium reports the requests that fail while the phone is offline (and only those)

@@ -50,7 +50,9 @@ def test_defaults_and_a_rematch_in_few_taps(
     )
     assert reviewed.headers["location"] == f"{base}/review"
     assert draft_row(engine, draft_id)["step"] == "review"
-    assert ruby.post(f"{base}/review", {"action": "submit"}).status_code == 303
+    submitted = ruby.post(f"{base}/review", {"action": "submit"})
+    assert submitted.status_code == 303
+    first_battle = int(submitted.headers["location"].rsplit("/", 1)[1])
 
     # A rematch: one tap brings back the size, role, Agendas and armies.
     base2, draft2 = start(world)
@@ -71,6 +73,38 @@ def test_defaults_and_a_rematch_in_few_taps(
     assert copied["setup"]["agendas"] == [["assassins"], ["cull_the_hordes"]]
     assert copied["setup"]["role"] == "attacker"
     assert copied["rosters"] == stored["rosters"]
+
+    # ...and once the first result is confirmed (until then both forces are busy), one more
+    # tap musters those armies at once (no muster step to tap through)
+    assert kai.post(f"/battles/{first_battle}/confirm", {}).status_code == 303
+    page = ruby.get(f"{base2}/setup").text
+    assert 'value="muster_now"' in page and "Muster the same armies" in page
+    form = {**setup, "agendas_0": "assassins", "agendas_1": "cull_the_hordes"}
+    mustered = ruby.post(f"{base2}/setup", {**form, "action": "muster_now"})
+    assert mustered.status_code == 303, re.findall(r'data-code="[^"]+"', mustered.text)
+    row = draft_row(engine, draft2)
+    assert row["battle_id"] is not None and row["step"] == "after"
+
+
+def test_mustering_at_once_needs_armies_and_says_why_when_refused(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    """ "Muster the same armies" is offered only with both armies known; a set-up the rules
+    refuse (here: an army without its Agenda) stays on set-up, says why, musters nothing."""
+    world = campaign_with_two_players(person)
+    ruby = world["ruby"]
+    base, draft_id = start(world)
+    assert 'value="muster_now"' not in ruby.get(f"{base}/setup").text  # no armies yet
+    setup = {"role": "attacker", "battle_size": "combat_patrol", "version": ""}
+    setup |= {"force_id": world["ruby_force"], "opponent_id": world["kai_force"]}
+    setup |= {"agendas_0": "assassins", "agendas_1": "cull_the_hordes"}
+    assert ruby.post(f"{base}/setup", {**setup, "action": "next"}).status_code == 303
+    stored = draft_row(engine, draft_id)["data"]
+    assert all(stored["rosters"])  # back on set-up, the armies are known now
+    assert 'value="muster_now"' in ruby.get(f"{base}/setup").text
+    refused = ruby.post(f"{base}/setup", {**setup, "agendas_0": "", "action": "muster_now"})
+    assert refused.status_code == 422
+    assert draft_row(engine, draft_id)["battle_id"] is None
 
 
 def _rosters(stored: dict[str, object]) -> dict[str, object]:

@@ -535,10 +535,26 @@
     form.querySelectorAll("[data-size-block]").forEach(function (block) {
       var shown = block.getAttribute("data-size-block") === value;
       block.hidden = !shown;
-      block.querySelectorAll("select").forEach(function (select) { select.disabled = !shown; });
+      block.querySelectorAll("select, input").forEach(function (el) { el.disabled = !shown; });
     });
   }
   if (size) size.addEventListener("change", showSize);
+
+  // An army's Agenda fold says what is ticked, as it is ticked.
+  form.querySelectorAll("details.agenda-choice").forEach(function (fold) {
+    var said = fold.querySelector("[data-chosen-agendas]");
+    if (!said) return;
+    fold.addEventListener("change", function () {
+      var names = Array.prototype.map.call(fold.querySelectorAll("input:checked"), function (box) {
+        return box.parentNode.textContent.trim();
+      });
+      said.textContent = names.length ? names.join(", ") : "none chosen yet";
+      // Folded once the battle size's number is ticked: the other army's list comes up.
+      var chosenSize = size && size.querySelector("input:checked");
+      var needed = chosenSize ? Number(chosenSize.getAttribute("data-agendas")) : 0;
+      if (needed && names.length === needed) fold.open = false;
+    });
+  });
 
   // After the game: a warning (not a refusal) when one side's kills and the other side's
   // destroyed units do not add up; a unit can also fall to a mission rule or its own hazard.

@@ -54,7 +54,11 @@ self.addEventListener("fetch", function (event) {
       }
       return response;
     }).catch(function () {
-      return caches.match(url.pathname).then(function (kept) { return kept || offline(); });
+      // By the step's address (how both this worker and the page store it), else by the
+      // request itself; a stored Vary header never hides a kept step.
+      return caches.match(url.pathname, { ignoreVary: true })
+        .then(function (kept) { return kept || caches.match(request, { ignoreVary: true }); })
+        .then(function (kept) { return kept || offline(); });
     })
   );
 });
