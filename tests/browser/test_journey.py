@@ -228,6 +228,8 @@ def test_the_whole_journey_on_a_phone(fresh_server: str, new_page: Callable[...,
     # Review and submit: from a player, a proposal for Kai to confirm.
     expect(ruby.get_by_test_id("review-vp-0")).to_have_text("55")
     expect(ruby.get_by_test_id("review-vp-1")).to_have_text("30")
+    # the summary first; what each unit did (and the dice typed) under "Unit by unit"
+    ruby.get_by_text("Unit by unit: what was entered and what each unit gains").click()
     assert "dice rolled at the table: 1" in main_text(ruby)
     assert "Your opponent confirms the result" in main_text(ruby)
     assert_page_ok(ruby)
