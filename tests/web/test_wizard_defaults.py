@@ -50,9 +50,7 @@ def test_defaults_and_a_rematch_in_few_taps(
     )
     assert reviewed.headers["location"] == f"{base}/review"
     assert draft_row(engine, draft_id)["step"] == "review"
-    submitted = ruby.post(f"{base}/review", {"action": "submit"})
-    assert submitted.status_code == 303
-    first_battle = int(submitted.headers["location"].rsplit("/", 1)[1])
+    assert ruby.post(f"{base}/review", {"action": "submit"}).status_code == 303
 
     # A rematch: one tap brings back the size, role, Agendas and armies.
     base2, draft2 = start(world)
@@ -74,37 +72,44 @@ def test_defaults_and_a_rematch_in_few_taps(
     assert copied["setup"]["role"] == "attacker"
     assert copied["rosters"] == stored["rosters"]
 
-    # ...and once the first result is confirmed (until then both forces are busy), one more
-    # tap musters those armies at once (no muster step to tap through)
-    assert kai.post(f"/battles/{first_battle}/confirm", {}).status_code == 303
-    page = ruby.get(f"{base2}/setup").text
-    assert 'value="muster_now"' in page and "Muster the same armies" in page
-    form = {**setup, "agendas_0": "assassins", "agendas_1": "cull_the_hordes"}
-    mustered = ruby.post(f"{base2}/setup", {**form, "action": "muster_now"})
-    assert mustered.status_code == 303, re.findall(r'data-code="[^"]+"', mustered.text)
-    row = draft_row(engine, draft2)
-    assert row["battle_id"] is not None and row["step"] == "after"
 
-
-def test_mustering_at_once_needs_armies_and_says_why_when_refused(
+def test_a_rematch_musters_the_same_armies_in_one_tap(
     person: Callable[[str], Browser], engine: Engine
 ) -> None:
-    """ "Muster the same armies" is offered only with both armies known; a set-up the rules
-    refuse (here: an army without its Agenda) stays on set-up, says why, musters nothing."""
+    """ "Muster the same armies" is offered once both armies are known (after "Same as last
+    battle", or back from the muster step) and musters at once; a set-up the rules refuse
+    (an army without its Agenda) stays on set-up, says why and musters nothing."""
     world = campaign_with_two_players(person)
-    ruby = world["ruby"]
+    ruby, kai = world["ruby"], world["kai"]
     base, draft_id = start(world)
     assert 'value="muster_now"' not in ruby.get(f"{base}/setup").text  # no armies yet
-    setup = {"role": "attacker", "battle_size": "combat_patrol", "version": ""}
+    # Supply Drop: its victor bonus owes no decision, so the rematch is not held up.
+    setup = {"role": "attacker", "battle_size": "combat_patrol", "mission": "supply_drop"}
     setup |= {"force_id": world["ruby_force"], "opponent_id": world["kai_force"]}
-    setup |= {"agendas_0": "assassins", "agendas_1": "cull_the_hordes"}
+    setup |= {"agendas_0": "assassins", "agendas_1": "cull_the_hordes", "version": ""}
     assert ruby.post(f"{base}/setup", {**setup, "action": "next"}).status_code == 303
-    stored = draft_row(engine, draft_id)["data"]
-    assert all(stored["rosters"])  # back on set-up, the armies are known now
-    assert 'value="muster_now"' in ruby.get(f"{base}/setup").text
+    assert all(draft_row(engine, draft_id)["data"]["rosters"])
+    assert 'value="muster_now"' in ruby.get(f"{base}/setup").text  # back from the muster
     refused = ruby.post(f"{base}/setup", {**setup, "agendas_0": "", "action": "muster_now"})
     assert refused.status_code == 422
     assert draft_row(engine, draft_id)["battle_id"] is None
+    mustered = ruby.post(f"{base}/setup", {**setup, "action": "muster_now"})
+    assert mustered.status_code == 303 and mustered.headers["location"] == f"{base}/after"
+    ruby.post(f"{base}/after", {"form": "after", "vp_0": "20", "vp_1": "10", "action": "review"})
+    submitted = ruby.post(f"{base}/review", {"action": "submit"})
+    battle = int(submitted.headers["location"].rsplit("/", 1)[1])
+    assert kai.post(f"/battles/{battle}/confirm", {}).status_code == 303
+
+    base2, draft2 = start(world)
+    same = {k: v for k, v in setup.items() if k != "mission"}
+    assert ruby.post(f"{base2}/setup", {**same, "action": "same_as_last"}).status_code == 303
+    page = ruby.get(f"{base2}/setup").text
+    assert 'value="muster_now"' in page and "Muster the same armies" in page
+    mustered = ruby.post(f"{base2}/setup", {**setup, "action": "muster_now"})
+    assert mustered.status_code == 303, re.findall(r'data-code="[^"]+"', mustered.text)
+    assert mustered.headers["location"] == f"{base2}/after"
+    row = draft_row(engine, draft2)
+    assert row["battle_id"] is not None and row["step"] == "after"
 
 
 def _rosters(stored: dict[str, object]) -> dict[str, object]:
