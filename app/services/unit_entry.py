@@ -141,12 +141,17 @@ class AddUnitsView:
     first_line: dict[str, Any] = field(default_factory=dict)
 
 
+# Keywords no rule reads but real rosters carry on many units (issue 21): a tap each
+# instead of typing them.
+COMMON_KEYWORDS = ("FLY", "JUMP PACK", "TRANSPORT", "CORE")
+
+
 def keyword_chips(crusade_faction: str) -> list[str]:
     """The chips of the add-unit form: the force's faction keyword, the unaligned keyword,
-    then every keyword the rules read (app/rules/keywords.py)."""
+    every keyword the rules read (app/rules/keywords.py), then the common ones above."""
     book = rulebook()
     words = [crusade_faction.upper(), book.numbers.unaligned_keyword, *rule_keywords(book)]
-    return list(dict.fromkeys(words))
+    return list(dict.fromkeys([*words, *COMMON_KEYWORDS]))
 
 
 def add_units_view(session: Session, *, force_id: int, copy: int | None = None) -> AddUnitsView:

@@ -67,6 +67,18 @@ class TestKeywordChips:
             "PSYKER",
         ]
 
+    def test_keywords_real_rosters_carry_often_are_chips_too(
+        self, person: Callable[[str], Browser]
+    ) -> None:
+        world = campaign_with_two_players(person)
+        ruby, force = world["ruby"], world["ruby_force"]
+        page = ruby.get(f"/forces/{force}/cards/new").text
+        for word in ("FLY", "JUMP PACK", "TRANSPORT", "CORE"):
+            assert "checked" not in chip(page, "kw", word)
+        form = {"name": "Inceptors", "power_rating": "6", "kw": ["IMPERIUM", "FLY", "JUMP PACK"]}
+        assert ruby.post(f"/forces/{force}/cards", form).status_code == 303
+        assert units(ruby, force)["Inceptors"]["keywords"] == ["FLY", "IMPERIUM", "JUMP PACK"]
+
 
 class TestSeveralLines:
     def test_a_count_in_the_address_shows_that_many_lines(
@@ -161,6 +173,11 @@ class TestSeveralLines:
         assert 'value="Squad Vorn"' in more.text and "checked" in chip(more.text, "kw", "INFANTRY")
         assert "checked" in chip(more.text, "kw-5", "IMPERIUM")  # new lines: the faction
         assert "Add these units to the Order of Battle" in more.text
+        # the page comes back at the first new line (the form's address says where)
+        assert f'formaction="/forces/{force}/cards#line-6"' in more.text
+        assert 'id="line-1"' in more.text
+        first = ruby.get(f"/forces/{force}/cards/new").text
+        assert f'formaction="/forces/{force}/cards#line-1"' in first
         assert dump(engine) == before
 
 
