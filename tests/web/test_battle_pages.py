@@ -121,6 +121,10 @@ def test_the_opponent_confirms_and_the_proposer_cannot(
     assert "Decisions from this battle" in page.text
     assert "Failed Out of Action test: Intercessor Squad" in page.text
     assert "Confirm result" not in page.text
+    # the decisions owed are linked at the top too, before the results table
+    owed = page.text.split('data-testid="decisions-owed">', 1)[1].split("</p>", 1)[0]
+    assert "Failed Out of Action test: Intercessor Squad" in owed
+    assert page.text.index('data-testid="decisions-owed"') < page.text.index("Winner")
 
 
 def test_a_dispute_is_settled_by_an_organizer(person: Callable[[str], Browser]) -> None:

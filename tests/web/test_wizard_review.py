@@ -148,6 +148,9 @@ def test_after_roll_for_it_the_page_says_what_was_rolled(
     page = ruby.get(answered.headers["location"]).text
     assert 'data-testid="previous-outcome"' in page
     assert "rolled 4 (D6)" in page and "So it loses 4 XP" in page
+    # the decision just answered, seen again, points on to the one still waiting
+    done = ruby.get(f"/decisions/{decision}").text
+    assert "Next waiting decision</a> (1 left)" in done
     # the last one, a Battle Scar rolled here: the answered decision names the scar gained
     following = int(answered.headers["location"].split("?")[0].rsplit("/", 1)[1])
     ruby.post(f"/decisions/{following}/answer", {"consequence": "battle_scar"})
@@ -160,3 +163,5 @@ def test_after_roll_for_it_the_page_says_what_was_rolled(
     page = ruby.get(last.headers["location"]).text
     assert 'data-testid="decision-outcome"' in page and "rolled 2 (D6)" in page
     assert "Gained " in page
+    # the last one answered: no "Next waiting decision" to a list with nothing in it
+    assert "Next waiting decision" not in page and 'data-testid="none-left"' in page
