@@ -80,6 +80,7 @@ POLICIES: dict[tuple[str, str], Access] = {
     ("PUT", "/api/v1/battles/{battle_id}/report"): A.BATTLE_PLAY,
     ("GET", "/api/v1/rule-packs/schema"): A.PUBLIC,
     ("GET", "/api/v1/campaigns/{campaign_id}/rule-packs"): A.CAMPAIGN_READ,
+    ("GET", "/api/v1/campaigns/{campaign_id}/rules"): A.CAMPAIGN_READ,
     ("POST", "/api/v1/campaigns/{campaign_id}/rule-packs"): A.CAMPAIGN_ORGANIZE,
     ("GET", "/api/v1/campaigns/{campaign_id}/rule-packs/{pack_id}"): A.CAMPAIGN_READ,
     ("DELETE", "/api/v1/campaigns/{campaign_id}/rule-packs/{pack_id}"): A.CAMPAIGN_ORGANIZE,

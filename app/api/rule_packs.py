@@ -9,6 +9,7 @@ from fastapi import APIRouter, File, Query, Response, UploadFile, status
 
 from app.api.responses import located
 from app.api.schemas import (
+    CampaignRulebookPublic,
     JsonSchema,
     RulePackDocumentPublic,
     RulePackPreviewPublic,
@@ -39,6 +40,24 @@ def pack_schema() -> JsonSchema:
 @router.get("/campaigns/{campaign_id}/rule-packs", summary="The rule packs a campaign plays with")
 def list_packs(campaign_id: int, session: SessionDep) -> list[RulePackPublic]:
     return [_public(r) for r in rule_packs.list_packs(session, campaign_id)]
+
+
+@router.get(
+    "/campaigns/{campaign_id}/rules",
+    summary="The rules the campaign plays with: the core with its rule packs applied "
+    "(settings, Battle sizes, Agendas, Requisitions, Crusade Relics, counters)",
+)
+def campaign_rules(campaign_id: int, session: SessionDep) -> CampaignRulebookPublic:
+    versions, book = rule_packs.rules_in_play(session, campaign_id)
+    return CampaignRulebookPublic(
+        rule_packs=versions,
+        numbers=book.numbers,
+        battle_sizes=list(book.battle_sizes),
+        agendas=list(book.agendas),
+        requisitions=list(book.requisitions),
+        crusade_relics=list(book.honours.crusade_relics),
+        counters=list(book.counters),
+    )
 
 
 @router.post(

@@ -8,7 +8,15 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
 from app.rules import packs
-from app.rules.data import VictorBonus
+from app.rules.data import (
+    Agenda,
+    BattleSize,
+    Counter,
+    CrusadeNumbers,
+    CrusadeRelic,
+    Requisition,
+    VictorBonus,
+)
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
 Text = Annotated[str, StringConstraints(max_length=8000)]
@@ -881,6 +889,19 @@ class RulePackPublic(BaseModel):
     attached_at: datetime
     settings: packs.Settings = Field(description="The settings it changes")
     adds: dict[str, list[str]] = Field(description="Names of what it adds, by kind")
+
+
+class CampaignRulebookPublic(BaseModel):
+    """The rules a campaign plays with: the core rulebook with its rule packs applied (the
+    core alone is under /rules). Only what packs can change or add is listed here."""
+
+    rule_packs: dict[str, str] = Field(description="The packs in play, in order: id → version")
+    numbers: CrusadeNumbers
+    battle_sizes: list[BattleSize]
+    agendas: list[Agenda]
+    requisitions: list[Requisition]
+    crusade_relics: list[CrusadeRelic]
+    counters: list[Counter] = Field(description="Force and card counters the packs keep")
 
 
 class RulePackDocumentPublic(RulePackPublic):

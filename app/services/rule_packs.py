@@ -27,6 +27,14 @@ def list_packs(session: Session, campaign_id: int) -> list[RulePack]:
     return active_packs(session, campaign_id)
 
 
+def rules_in_play(session: Session, campaign_id: int) -> tuple[dict[str, str], Rulebook]:
+    """The campaign's rulebook as played (the core with its packs) and the packs' versions."""
+    get_campaign(session, campaign_id)
+    return rulebooks.versions_in_play(session, campaign_id), rulebooks.campaign_book(
+        session, campaign_id
+    )
+
+
 # --- attaching -------------------------------------------------------------------------
 
 

@@ -22,6 +22,10 @@ HOUSE = (EXAMPLES / "house-rules.yaml").read_text()
 PILGRIMS = (EXAMPLES / "ashen-pilgrims.yaml").read_text()
 
 
+def pilgrims_version() -> str:
+    return packs.load(PILGRIMS).version
+
+
 def attach(client: TestClient, campaign_id: int, text: str, **params: Any) -> Any:
     return client.post(
         f"/api/v1/campaigns/{campaign_id}/rule-packs",
@@ -265,3 +269,31 @@ def test_a_detach_is_checked_and_the_packs_travel_in_the_export(
     gone = client.delete(f"/api/v1/campaigns/{cid}/rule-packs/house_rules")
     assert gone.status_code == 200, gone.text
     assert client.get(f"/api/v1/forces/{force(client, cid)}").json()["supply_limit"] == 50
+
+
+def test_the_campaigns_rules_list_the_core_and_what_its_packs_add(
+    client: TestClient, anonymous: TestClient
+) -> None:
+    """GET /campaigns/{id}/rules: what the campaign plays with (GET /rules stays the core)."""
+    cid = campaign(client)
+    core = client.get(f"/api/v1/campaigns/{cid}/rules")
+    assert core.status_code == 200, core.text
+    assert core.json()["rule_packs"] == {} and core.json()["counters"] == []
+    assert core.json()["numbers"]["starting_supply_limit"] == 50
+    attached(client, cid, HOUSE)
+    attached(client, cid, PILGRIMS)
+    played = client.get(f"/api/v1/campaigns/{cid}/rules").json()
+    assert played["rule_packs"] == {"house_rules": "1", "ashen_pilgrims": pilgrims_version()}
+    assert played["numbers"]["starting_supply_limit"] == 75
+    agendas = {a["id"]: a for a in played["agendas"]}
+    pilgrims = packs.load(PILGRIMS)
+    assert {a.id for a in pilgrims.agendas} <= set(agendas)
+    assert {"assassins", "cull_the_hordes"} <= set(agendas)  # the core's are still there
+    assert {r.id for r in pilgrims.requisitions} <= {r["id"] for r in played["requisitions"]}
+    assert {r.id for r in pilgrims.relics} <= {r["id"] for r in played["crusade_relics"]}
+    assert [c["id"] for c in played["counters"]] == [c.id for c in pilgrims.counters]
+    # the core reference is unchanged
+    assert client.get("/api/v1/rules/numbers").json()["starting_supply_limit"] == 50
+    # a campaign's rules are read like the campaign: not by someone it is hidden from
+    assert_problem(anonymous.get(f"/api/v1/campaigns/{cid}/rules"), 401, "not_authenticated")
+    assert client.get("/api/v1/campaigns/999999/rules").status_code == 404
