@@ -961,3 +961,5 @@ class JsonSchema(BaseModel):
     maxLength: int | None = None
     minItems: int | None = None
     maxItems: int | None = None
+    maxProperties: int | None = None
+    patternProperties: dict[str, JsonSchema] | None = None

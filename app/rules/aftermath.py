@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from app.rules.agendas import AgendaResult, ScoringUnit, agenda_experience, check_scoring
 from app.rules.cards import CombatTallies, CrusadeCard, never_gains_xp
 from app.rules.data import (
+    Agenda,
     BonusBattleHonour,
     BonusTarget,
     ExtraMarkedForGreatness,
@@ -163,11 +164,44 @@ def resolve_side(force: OrderOfBattle, report: SideReport, book: Rulebook, dice:
         battle_rounds=book.numbers.battle_rounds,
         names={c: force.card(c).name for c in report.roster},
     )
-    result = Aftermath(force=force, dice=scored.dice)
+    result = Aftermath(force=_count_marks(force, agendas, tallies, book), dice=scored.dice)
     for card_id in report.roster:
         step = _resolve_unit(result.force, report.report_for(card_id), scored, report, book, dice)
         result = result.merge(step)
     return result.merge(_close_battle(result.force, report, book))
+
+
+def _count_marks(
+    force: OrderOfBattle,
+    agendas: tuple[Agenda, ...],
+    tallies: Mapping[str, Mapping[str, int]],
+    book: Rulebook,
+) -> OrderOfBattle:
+    """A rule pack's Agenda that moves counters: each tally mark adds its amount to a force
+    counter (the army's marks together) or to the unit's own card counter, kept within the
+    counter's bounds."""
+    rules = {c.id: c for c in book.counters}
+    for agenda in agendas:
+        for counter_id, amount in agenda.counters_per_mark.items():
+            rule = rules[counter_id]
+            marks = {
+                card_id: min(t.get(agenda.id, 0), agenda.max_tally or t.get(agenda.id, 0))
+                for card_id, t in tallies.items()
+            }
+            if rule.scope == "force":
+                value = force.counters.get(counter_id, rule.start) + amount * sum(marks.values())
+                clamped = max(rule.min, min(rule.max, value))
+                force = replace(force, counters={**force.counters, counter_id: clamped})
+                continue
+            for card_id, count in marks.items():
+                if count:
+                    card = force.card(card_id)
+                    value = card.counters.get(counter_id, rule.start) + amount * count
+                    clamped = max(rule.min, min(rule.max, value))
+                    force = force.with_card(
+                        replace(card, counters={**card.counters, counter_id: clamped})
+                    )
+    return force
 
 
 def _scoring_units(force: OrderOfBattle, report: SideReport) -> dict[str, ScoringUnit]:

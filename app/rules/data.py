@@ -438,6 +438,11 @@ class Agenda(Frozen):
     xp: AgendaXp
     summary: str = Field(min_length=1)
     pack: str | None = Field(default=None, description="The rule pack it comes from")
+    counters_per_mark: dict[str, int] = Field(
+        default_factory=dict,
+        description="A rule pack's counters each tally mark changes (counter id: amount): a "
+        "force counter by the army's marks, a card counter by that unit's own",
+    )
 
 
 # --- missions --------------------------------------------------------------------------

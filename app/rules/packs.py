@@ -26,6 +26,7 @@ from app.rules.data import (
     AgendaEligibility,
     ChangeCounter,
     Counter,
+    CounterId,
     CrusadeRelic,
     Effect,
     KillBound,
@@ -102,6 +103,12 @@ class PackAgenda(PackModel):
         max_length=20,
         description="A tally counts kills: at most the enemy units with any of these "
         "keywords the opponent reported destroyed ([] = any enemy unit)",
+    )
+    counters: dict[CounterId, Annotated[int, Field(ge=-100, le=100)]] = Field(
+        default_factory=dict,
+        max_length=5,
+        description="Counters of this pack each tally mark changes (id: amount); a force "
+        "counter by all the army's marks, a card counter by the unit's own",
     )
 
     _eligible = field_validator("eligible")(_expression)
@@ -360,6 +367,11 @@ def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
             Problem(path, None, f"'{rank}' is not a rank ({', '.join(sorted(ranks))})")
             for rank in sorted(eligibility.ranks_named(tree) - ranks)
         ]
+    for n, agenda in enumerate(pack.agendas):
+        problems += [
+            Problem(f"agendas[{n}].counters.{name}", None, f"no counter '{name}' in this pack")
+            for name in sorted(set(agenda.counters) - set(counters))
+        ]
     for n, requisition in enumerate(pack.requisitions):
         for m, effect in enumerate(requisition.effects):
             problems += _effect_problems(
@@ -455,6 +467,7 @@ def _agenda(agenda: PackAgenda, pack: RulePack) -> Agenda:
         xp=PerMark(kind="per_mark", xp_per_mark=agenda.xp_per_tally),
         summary=agenda.summary,
         pack=pack.id,
+        counters_per_mark=dict(agenda.counters),
     )
 
 

@@ -570,8 +570,9 @@ _CARD_STATE = (
     "destroyed_melee",
     "marked_for_greatness",
     "removed",
+    "counters",  # a rule pack's Agenda may move them (older snapshots lack it: untouched)
 )
-_FORCE_STATE = ("requisition_points", "supply_limit", "battle_tally", "victories")
+_FORCE_STATE = ("requisition_points", "supply_limit", "battle_tally", "victories", "counters")
 
 
 def _snapshot(view: ForceView, before: tuple[int, int]) -> dict[str, Any]:

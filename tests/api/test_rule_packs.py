@@ -102,9 +102,9 @@ def test_a_pack_requisition_changes_a_counter(client: TestClient) -> None:
     assert '<li data-counter="fervour"><strong>3</strong> Fervour' in page
 
 
-def pilgrim_world(client: TestClient) -> dict[str, Any]:
+def pilgrim_world(client: TestClient, pack: str = PILGRIMS) -> dict[str, Any]:
     cid = campaign(client)
-    attached(client, cid, PILGRIMS)
+    attached(client, cid, pack)
     blue, red = force(client, cid), force(client, cid, "Black Legion", "CHAOS")
     squad = unit(client, blue, "Pilgrim Band")
     tank = unit(client, blue, "Pilgrim Crawler", keywords=["IMPERIUM", "VEHICLE"])
@@ -170,6 +170,35 @@ def test_a_pack_agenda_scores_xp_in_a_battle(client: TestClient, engine: Engine)
     assert squad["xp"] == 1 + 2 * 2  # battle experience, and 2 XP per tally
     read = client.get(f"/api/v1/battles/{battle['id']}").json()
     assert read["rule_packs"] == {"ashen_pilgrims": "1.0"}
+
+
+def test_a_pack_agenda_moves_a_counter_and_a_revert_puts_it_back(
+    client: TestClient, engine: Engine
+) -> None:
+    """An Agenda whose marks add Fervour: 2 marks, +1 each, on top of the host's 1; a tally
+    past the counter's max stops at it; the revert restores the counter exactly."""
+    fervent = PILGRIMS.replace(
+        "    xp_per_tally: 2\n", "    xp_per_tally: 2\n    counters: {fervour: 1}\n", 1
+    )
+    world = pilgrim_world(client, fervent)
+    battle = muster_with(client, world, "bear_the_ashes")
+    recorded = client.post(
+        f"/api/v1/battles/{battle['id']}/result", json=result(world, world["squad"]["id"], 2)
+    )
+    assert recorded.status_code == 200, recorded.text
+    host = client.get(f"/api/v1/forces/{world['blue']}").json()
+    assert host["counters"] == {"fervour": 1 + 2}
+    rules = client.get(f"/api/v1/campaigns/{world['campaign']}/rules").json()
+    agenda = next(a for a in rules["agendas"] if a["id"] == "bear_the_ashes")
+    assert agenda["counters_per_mark"] == {"fervour": 1}
+    before = dump(engine)
+    assert client.post(f"/api/v1/battles/{battle['id']}/revert").status_code == 200
+    assert client.get(f"/api/v1/forces/{world['blue']}").json()["counters"] == {"fervour": 1}
+    assert dump(engine) != before
+    # a pack naming a counter it does not have is refused by path
+    unknown = attach(client, world["campaign"], fervent.replace("{fervour: 1}", "{zeal: 1}"))
+    assert unknown.status_code == 422
+    assert "agendas[0].counters.zeal" in unknown.json()["detail"]
 
 
 def test_an_update_is_checked_and_a_revert_across_it_is_exact(

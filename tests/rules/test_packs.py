@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from app.rules import packs
+from app.rules.aftermath import SideReport, UnitReport, resolve_side
 from app.rules.agendas import cannot_score
 from app.rules.cards import BattleScar
+from app.rules.dice import EnteredDice
 from app.rules.errors import RuleError
 from app.rules.order_of_battle import start_order_of_battle
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
@@ -267,3 +269,38 @@ requisitions:
     with pytest.raises(RuleError) as refused:
         purchase_requisition(army, RequisitionOrder("stoke", card_id="u1"), ANY_TIME, played)
     assert refused.value.code == "counter_out_of_range"
+
+
+FERVENT = PILGRIMS.replace(
+    "    xp_per_tally: 2\n", "    xp_per_tally: 2\n    counters: {fervour: 2, zeal: 1}\n", 1
+).replace(
+    "agendas:\n",
+    "  - id: zeal\n    name: Zeal\n    scope: card\n    start: 0\n    min: 0\n    max: 2\n"
+    "agendas:\n",
+    1,
+)
+
+
+def test_an_agendas_marks_move_force_and_card_counters_within_their_bounds() -> None:
+    """Each mark adds its amount: the army's marks to a force counter, a unit's own marks to
+    its card counter; neither passes its max (Fervour 1 + 2 x 4 stops at 6, Zeal at 2)."""
+    played = packs.apply(book(), [packs.load(FERVENT)])
+    army = force(
+        card(id="a", name="Pilgrims A"), card(id="b", name="Pilgrims B"), counters={"fervour": 1}
+    )
+    report = SideReport(
+        roster=("a", "b"),
+        agendas=("bear_the_ashes",),
+        units=(
+            UnitReport("a", agenda_tallies={"bear_the_ashes": 3}),
+            UnitReport("b", agenda_tallies={"bear_the_ashes": 1}),
+        ),
+    )
+    after = resolve_side(army, report, played, EnteredDice([]))
+    assert after.force.counters == {"fervour": 6}
+    assert after.force.card("a").counters == {"zeal": 2}
+    assert after.force.card("b").counters == {"zeal": 1}
+    assert after.force.card("a").xp == 1 + 3 * 2  # the XP as before
+    # without the counters, the same battle moves nothing
+    plain = resolve_side(army, report, PLAYED, EnteredDice([]))
+    assert plain.force.counters == {"fervour": 1} and plain.force.card("a").counters == {}
