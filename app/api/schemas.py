@@ -945,7 +945,8 @@ class JsonSchema(BaseModel):
     type: str | list[str] | None = None
     properties: dict[str, JsonSchema] | None = None
     required: list[str] | None = None
-    additionalProperties: bool | None = None
+    additionalProperties: bool | JsonSchema | None = None
+    propertyNames: JsonSchema | None = None
     items: JsonSchema | None = None
     anyOf: list[JsonSchema] | None = None
     oneOf: list[JsonSchema] | None = None
@@ -962,4 +963,3 @@ class JsonSchema(BaseModel):
     minItems: int | None = None
     maxItems: int | None = None
     maxProperties: int | None = None
-    patternProperties: dict[str, JsonSchema] | None = None

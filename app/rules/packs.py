@@ -26,7 +26,6 @@ from app.rules.data import (
     AgendaEligibility,
     ChangeCounter,
     Counter,
-    CounterId,
     CrusadeRelic,
     Effect,
     KillBound,
@@ -104,11 +103,13 @@ class PackAgenda(PackModel):
         description="A tally counts kills: at most the enemy units with any of these "
         "keywords the opponent reported destroyed ([] = any enemy unit)",
     )
-    counters: dict[CounterId, Annotated[int, Field(ge=-100, le=100)]] = Field(
-        default_factory=dict,
-        max_length=5,
-        description="Counters of this pack each tally mark changes (id: amount); a force "
-        "counter by all the army's marks, a card counter by the unit's own",
+    counters: dict[Annotated[str, Field(max_length=60)], Annotated[int, Field(ge=-100, le=100)]] = (
+        Field(
+            default_factory=dict,
+            max_length=5,
+            description="Counters of this pack each tally mark changes (id: amount); a force "
+            "counter by all the army's marks, a card counter by the unit's own",
+        )
     )
 
     _eligible = field_validator("eligible")(_expression)
