@@ -90,15 +90,30 @@ def xdist_group(nodeid: str) -> str | None:
     return next((g for prefix, g in GROUPS.items() if path.startswith(prefix)), None)
 
 
+# The order groups are handed out in: longest first (measured, issue 24), so that at the end
+# only single tests are left to share out, not a two-minute group one worker plays alone.
+GROUP_ORDER = ("browser", "browser-2", "live-servers", "fuzz", "webhook-receiver")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Grouped tests first, in GROUP_ORDER, then the rest as collected (a stable sort: the
+    tests of a group keep their order)."""
+    rank = {group: n for n, group in enumerate(GROUP_ORDER)}
+    items.sort(key=lambda item: rank.get(xdist_group(item.nodeid) or "", len(rank)))
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`--dist loadgroup`, with the groups above: pytest-xdist reads its `xdist_group`
     marks from node ids that pytest 9.2 no longer lets it change (pytest-xdist#1386), so
-    the groups are given here, by path. Largest groups are sent first (browser, fuzz),
-    single tests fill in around them."""
+    the groups are given here, by path, and handed out in collection order (GROUP_ORDER
+    first), not xdist's largest-count-first (the fuzz group has the most tests, not the
+    most time)."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False
 
     class PathGroups(LoadScopeScheduling):  # type: ignore[misc]
         def _split_scope(self, nodeid: str) -> str:
