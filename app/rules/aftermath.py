@@ -15,6 +15,7 @@ from app.rules.data import (
     Agenda,
     BonusBattleHonour,
     BonusTarget,
+    Counter,
     ExtraMarkedForGreatness,
     ExtraRequisitionPoints,
     HonourCategory,
@@ -179,29 +180,29 @@ def _count_marks(
 ) -> OrderOfBattle:
     """A rule pack's Agenda that moves counters: each tally mark adds its amount to a force
     counter (the army's marks together) or to the unit's own card counter, kept within the
-    counter's bounds."""
+    counter's bounds (the tallies were checked against the Agenda's own caps already)."""
     rules = {c.id: c for c in book.counters}
     for agenda in agendas:
+        marks = {card_id: t.get(agenda.id, 0) for card_id, t in tallies.items()}
         for counter_id, amount in agenda.counters_per_mark.items():
             rule = rules[counter_id]
-            marks = {
-                card_id: min(t.get(agenda.id, 0), agenda.max_tally or t.get(agenda.id, 0))
-                for card_id, t in tallies.items()
-            }
             if rule.scope == "force":
                 value = force.counters.get(counter_id, rule.start) + amount * sum(marks.values())
-                clamped = max(rule.min, min(rule.max, value))
-                force = replace(force, counters={**force.counters, counter_id: clamped})
+                force = replace(
+                    force, counters={**force.counters, counter_id: _bounded(rule, value)}
+                )
                 continue
             for card_id, count in marks.items():
                 if count:
                     card = force.card(card_id)
                     value = card.counters.get(counter_id, rule.start) + amount * count
-                    clamped = max(rule.min, min(rule.max, value))
-                    force = force.with_card(
-                        replace(card, counters={**card.counters, counter_id: clamped})
-                    )
+                    counters = {**card.counters, counter_id: _bounded(rule, value)}
+                    force = force.with_card(replace(card, counters=counters))
     return force
+
+
+def _bounded(rule: Counter, value: int) -> int:
+    return max(rule.min, min(rule.max, value))
 
 
 def _scoring_units(force: OrderOfBattle, report: SideReport) -> dict[str, ScoringUnit]:
