@@ -69,9 +69,12 @@ def open_draft(session: Session, *, campaign_id: int, user_id: int) -> BattleDra
     return session.exec(query).first()
 
 
-def start(session: Session, *, campaign_id: int, user_id: int) -> BattleDraft:
+def start(
+    session: Session, *, campaign_id: int, user_id: int, rematch: bool = False
+) -> BattleDraft:
     """Resume the user's open draft in the campaign, or begin a new one. Drafts whose battle
-    moved on without them (recorded or reverted elsewhere) are closed first."""
+    moved on without them (recorded or reverted elsewhere) are closed first. A rematch
+    begins as the last battle against the same opponent (size, role, Agendas, armies)."""
     get_campaign(session, campaign_id)
     stale = session.exec(
         select(BattleDraft)
@@ -91,6 +94,10 @@ def start(session: Session, *, campaign_id: int, user_id: int) -> BattleDraft:
         return found
     data = _empty()
     _preselect(session, campaign_id, user_id, data)
+    last = rematch_of(session, campaign_id=campaign_id, user_id=user_id) if rematch else None
+    if last is not None:  # else quietly a plain start: nothing to copy
+        data["setup"]["force_id"], data["setup"]["opponent_id"] = last.force_id, last.opponent_id
+        same_as_last(session, data)
     draft = BattleDraft(campaign_id=campaign_id, user_id=user_id, step="setup", data=data)
     session.add(draft)
     session.flush()
@@ -117,6 +124,36 @@ def _preselect(
         setup["opponent_id"] = last.opponent_id
     if last is not None and last.opponent_id == setup.get("opponent_id"):
         setup["battle_size"] = last.battle_size
+
+
+@dataclass(frozen=True)
+class Rematch:
+    """The two forces of the player's latest battle (for the "Rematch" button)."""
+
+    force_id: int
+    force_name: str
+    opponent_id: int
+    opponent_name: str
+
+
+def rematch_of(session: Session, *, campaign_id: int, user_id: int) -> Rematch | None:
+    """The player's latest battle in the campaign (not reverted), as the two forces that met:
+    one statement, whatever the number of forces or battles."""
+    mine, theirs = aliased(BattleSide), aliased(BattleSide)
+    my_force, their_force = aliased(Force), aliased(Force)
+    row = session.exec(
+        select(my_force.id, my_force.name, their_force.id, their_force.name)
+        .select_from(Battle)
+        .join(mine, col(mine.battle_id) == col(Battle.id))
+        .join(theirs, col(theirs.battle_id) == col(Battle.id))
+        .join(my_force, col(my_force.id) == col(mine.force_id))
+        .join(their_force, col(their_force.id) == col(theirs.force_id))
+        .where(Battle.campaign_id == campaign_id, Battle.status != "reverted")
+        .where(my_force.owner_id == user_id, col(theirs.force_id) != col(mine.force_id))
+        .order_by(col(Battle.id).desc())
+        .limit(1)
+    ).first()
+    return Rematch(*row) if row is not None else None
 
 
 @dataclass(frozen=True)

@@ -91,10 +91,15 @@ def new_battle_page(
 
 @router.post("/campaigns/{campaign_id}/battles/new")
 def start_battle(
-    request: Request, session: SessionDep, principal: Player, campaign_id: int
+    request: Request, session: SessionDep, principal: Player, form: Form, campaign_id: int
 ) -> Response:
     assert principal.user.id is not None
-    draft = wizard.start(session, campaign_id=campaign_id, user_id=principal.user.id)
+    draft = wizard.start(
+        session,
+        campaign_id=campaign_id,
+        user_id=principal.user.id,
+        rematch=field_text(form, "rematch", 5) == "1",
+    )
     return redirect(_step_url(draft))
 
 
@@ -279,13 +284,16 @@ def save_setup(
     if (conflict := _conflict(draft, form)) is not None:
         return _wizard_page(request, session, principal, draft, "setup", refusal=conflict)
     d = wizard.data(draft)
-    action = field_text(form, "action", 20)
+    action = field_text(form, "action", 80)
     with attempt(session) as outcome:
         if draft.battle_id is not None:
             raise DomainError(
                 "draft_mustered", "This battle is mustered; its set-up is fixed.", status=409
             )
         _read_setup(form, d)
+        if action.startswith("muster:"):  # a mission button of "Same armies": muster at once
+            d["setup"]["mission"], d["setup"]["mission_roll"] = action.split(":", 1)[1], None
+            action = "muster_now"
         if action == "roll":
             wizard.roll_mission(d, rulebooks.campaign_book(session, campaign_id))
         elif action == "use_roll":

@@ -298,11 +298,17 @@ def _dashboard(
         if waiting is not None and principal is not None and principal.user.id is not None
         else None
     )
+    rematch = (
+        wizard.rematch_of(session, campaign_id=campaign_id, user_id=principal.user.id)
+        if waiting is not None and draft is None and principal is not None and principal.user.id
+        else None
+    )
     return render(
         request,
         "pages/campaign.html",
         principal,
         draft=draft,
+        rematch=rematch,
         status=status,
         campaign=campaign,
         role=role,

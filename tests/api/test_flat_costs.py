@@ -1,5 +1,5 @@
 """A request's cost follows the page it shows, not the campaign's past: the statements each
-main read and a battle's resolution send are the same at 10 and at 200 battles, and a
+main read and a battle's resolution send are the same at 10 and at 80 battles, and a
 resolution sends as many with 5 varied units a side as with 40. (Counted, not timed: the
 figures are bench/league_bench.py's.)"""
 
@@ -178,13 +178,17 @@ def _ok(response: Any) -> Any:
     return response.json() if "json" in response.headers.get("content-type", "") else None
 
 
+# Eight times the battles: a statement per battle (or per few) would show as plainly as at
+# 200, for a third of the time (issue 24); bench/league_bench.py counts at 2,000.
+LATER = 80
+
+
 def test_statements_do_not_grow_with_battles_or_units(client: TestClient, engine: Engine) -> None:
     world = league(client, 40)
     play(engine, world, 10)
     at_10 = read_counts(client, engine, world)
     resolve_at_10 = resolution_count(client, engine, world, 5)
-    play(engine, world, 200)
-    at_200 = read_counts(client, engine, world)
-    assert at_200 == at_10
+    play(engine, world, LATER)
+    assert read_counts(client, engine, world) == at_10
     assert resolution_count(client, engine, world, 5) == resolve_at_10
     assert resolution_count(client, engine, world, 40) == resolve_at_10

@@ -116,3 +116,48 @@ def _rosters(stored: dict[str, object]) -> dict[str, object]:
     rosters = stored["rosters"]
     assert isinstance(rosters, list)
     return {"roster_0": rosters[0], "roster_1": rosters[1]}
+
+
+def test_rematch_from_the_campaign_page_then_one_tap_on_the_mission(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    """ "Rematch" on the campaign page starts the battle as the player's last one (forces,
+    size, role, Agendas, armies); on set-up each mission of that size is a button that
+    musters at once. A mission of another size is refused and musters nothing."""
+    world = campaign_with_two_players(person)
+    ruby, kai = world["ruby"], world["kai"]
+    url = f"/campaigns/{world['campaign_id']}"
+    assert "Rematch:" not in ruby.get(url).text  # no battle yet
+    base, _ = start(world)
+    setup = {"role": "defender", "battle_size": "combat_patrol", "mission": "supply_drop"}
+    setup |= {"force_id": world["ruby_force"], "opponent_id": world["kai_force"]}
+    setup |= {"agendas_0": "assassins", "agendas_1": "cull_the_hordes", "version": ""}
+    assert ruby.post(f"{base}/setup", {**setup, "action": "muster_now"}).status_code == 303
+    ruby.post(f"{base}/after", {"form": "after", "vp_0": "20", "vp_1": "10", "action": "review"})
+    battle = ruby.post(f"{base}/review", {"action": "submit"}).headers["location"]
+    assert kai.post(f"{battle}/confirm", {}).status_code == 303
+    first = draft_row(engine, int(base.rsplit("/", 1)[1]))["data"]
+
+    page = ruby.get(url).text
+    assert "Rematch: Ultramarines 4th vs Waaagh! Gorbad" in page
+    started = ruby.post(f"{url}/battles/new", {"rematch": "1"})
+    assert started.status_code == 303
+    base2 = started.headers["location"].rsplit("/", 1)[0]
+    draft2 = int(base2.rsplit("/", 1)[1])
+    copied = draft_row(engine, draft2)["data"]
+    assert copied["setup"]["role"] == "defender"
+    assert copied["setup"]["agendas"] == [["assassins"], ["cull_the_hordes"]]
+    assert copied["rosters"] == first["rosters"] and not copied["setup"].get("mission")
+    page = ruby.get(f"{base2}/setup").text
+    assert "Same armies, pick the mission" in page
+    assert "Assassins / Cull the Hordes" in page
+    buttons = re.findall(r'name="action" value="muster:([a-z_]+)"', page)
+    assert buttons == ["sweep_and_clear", "supply_drop", "assassinate"]  # Combat Patrol
+
+    form = {**setup, "mission": ""}
+    refused = ruby.post(f"{base2}/setup", {**form, "action": "muster:grand_assault"})
+    assert refused.status_code == 422 and draft_row(engine, draft2)["battle_id"] is None
+    mustered = ruby.post(f"{base2}/setup", {**form, "action": f"muster:{buttons[1]}"})
+    assert mustered.status_code == 303 and mustered.headers["location"] == f"{base2}/after"
+    row = draft_row(engine, draft2)
+    assert row["battle_id"] is not None and row["data"]["setup"]["mission"] == buttons[1]
