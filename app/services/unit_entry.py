@@ -140,10 +140,37 @@ class AddUnitsView:
     copied: Card | None = None
     first_line: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def blank_line(self) -> dict[str, Any]:
+        """A new line: the faction keyword and INFANTRY ticked (most units of an Order of
+        Battle are INFANTRY; the page's script unticks it when another unit type is
+        ticked)."""
+        return {"chips": [*self.chips[:1], DEFAULT_UNIT_TYPE]}
+
+    @property
+    def chips_shown(self) -> list[str]:
+        """The chips every line shows; the others fold under the line's "More"."""
+        return [c for c in FREQUENT_KEYWORDS if c in self.chips]
+
+    @property
+    def chips_folded(self) -> list[str]:
+        return [c for c in self.chips if c not in FREQUENT_KEYWORDS]
+
+    def lines_to_start_with(self) -> int:
+        """A force being built (under 5 units) gets 5 lines at once; one unit otherwise."""
+        return 5 if len(self.view.cards) < 5 and self.copied is None else 1
+
 
 # Keywords no rule reads but real rosters carry on many units (issue 21): a tap each
 # instead of typing them.
 COMMON_KEYWORDS = ("FLY", "JUMP PACK", "TRANSPORT", "CORE")
+DEFAULT_UNIT_TYPE = "INFANTRY"
+# Unit types a unit is instead of INFANTRY: ticking one unticks INFANTRY (the page's script).
+NOT_INFANTRY = ("VEHICLE", "MONSTER", "BIKER", "CAVALRY", "SWARM", "DRONE", "AIRCRAFT", "TITANIC")
+# The chips shown on every line, by how often real rosters tick them; the rest (the faction
+# keyword, ticked already, UNALIGNED, the Knights, TITANIC, FLY, ...) fold under "More"
+# so a 10-unit roster fits in 6 phone screens (issue 21).
+FREQUENT_KEYWORDS = ("INFANTRY", "CHARACTER", "PSYKER", "VEHICLE", "MONSTER", "BIKER")
 
 
 def keyword_chips(crusade_faction: str) -> list[str]:
@@ -162,7 +189,9 @@ def add_units_view(session: Session, *, force_id: int, copy: int | None = None) 
     campaign = forces.get_campaign(session, view.force.campaign_id)
     chips = keyword_chips(view.force.crusade_faction)
     if copy is None:
-        return AddUnitsView(view, campaign, chips, first_line={"chips": chips[:1]})
+        return AddUnitsView(
+            view, campaign, chips, first_line={"chips": [*chips[:1], DEFAULT_UNIT_TYPE]}
+        )
     source = next((c for c in view.cards if c.id == copy), None)
     if source is None:
         raise DomainError(

@@ -148,7 +148,8 @@ def add_unit_page(
     copy: Annotated[int | None, Query(ge=1, lt=2**31)] = None,
 ) -> Response:
     shown = unit_entry.add_units_view(session, force_id=force_id, copy=copy)
-    values = [shown.first_line] + [{"chips": shown.chips[:1]}] * (line_count(lines) - 1)
+    count = line_count(lines, default=shown.lines_to_start_with())
+    values = [shown.first_line] + [shown.blank_line] * (count - 1)
     return _add_units_page(request, session, principal, shown, values)
 
 
@@ -171,6 +172,8 @@ def _add_units_page(
         status=status,
         error=error,
         chips=shown.chips,
+        shown=shown,
+        not_infantry=unit_entry.NOT_INFANTRY,
         copied=shown.copied,
         lines=values,
         max_lines=MAX_LINES,
@@ -197,7 +200,7 @@ def add_units(
             values = [_typed_again(form, n) for n in range(count)]
         else:
             values = [line.model_dump() for line in typed]
-        values += [{"chips": shown.chips[:1]}] * more
+        values += [shown.blank_line] * more
         return _add_units_page(
             request,
             session,

@@ -65,11 +65,15 @@ def add_unit(page: Page, force_id: int, name: str, power: int, keywords: str) ->
     with page.expect_navigation():
         page.locator("main").get_by_role("button", name="Add a unit").click()
     assert page.url.endswith(f"/forces/{force_id}/cards/new")
-    page.get_by_label("Unit name").fill(name)
-    page.get_by_label("Power Rating").fill(str(power))
-    page.get_by_label("Keywords").fill(keywords)
+    line = page.locator("#line-0")  # a force being built: five lines, the first one used
+    line.get_by_label("Unit name").fill(name)
+    line.get_by_label("Power Rating").fill(str(power))
+    for word in keywords.split(", "):  # the faction and INFANTRY are ticked already
+        box = line.locator(f'input[type=checkbox][value="{word}"]')
+        if not box.is_checked():
+            box.check()
     with page.expect_navigation():
-        page.get_by_role("button", name="Add to the Order of Battle").click()
+        page.get_by_role("button", name="Add these units to the Order of Battle").click()
     assert f"/forces/{force_id}?added=" in page.url, page.url
     assert f"{name} joined the Order of Battle." in main_text(page)
     return card_id(page, name)

@@ -43,10 +43,14 @@ class TestKeywordChips:
         world = campaign_with_two_players(person)
         page = world["ruby"].get(f"/forces/{world['ruby_force']}/cards/new").text
         assert "checked" in chip(page, "kw", "IMPERIUM")
+        assert "checked" in chip(page, "kw", "INFANTRY")  # most units are: ticked on a new line
         assert "checked" not in chip(page, "kw", "UNALIGNED")
         for word in rule_keywords(rulebook()):
-            assert "checked" not in chip(page, "kw", word)
+            if word != "INFANTRY":
+                assert "checked" not in chip(page, "kw", word)
         assert "Other keywords (optional)" in page
+        # the form says which chips the script unticks INFANTRY for
+        assert 'data-not-infantry="VEHICLE,MONSTER,BIKER,' in page
 
     def test_ticked_chips_and_typed_keywords_make_the_units_keywords(
         self, person: Callable[[str], Browser]
@@ -176,8 +180,12 @@ class TestSeveralLines:
         # the page comes back at the first new line (the form's address says where)
         assert f'formaction="/forces/{force}/cards#line-6"' in more.text
         assert 'id="line-1"' in more.text
-        first = ruby.get(f"/forces/{force}/cards/new").text
+        first = ruby.get(f"/forces/{force}/cards/new?lines=1").text
         assert f'formaction="/forces/{force}/cards#line-1"' in first
+        # a force still being built (3 units) opens with 5 lines, each a new INFANTRY line
+        building = ruby.get(f"/forces/{force}/cards/new").text
+        assert 'name="lines" value="5"' in building
+        assert "checked" in chip(building, "kw-4", "INFANTRY")
         assert dump(engine) == before
 
 

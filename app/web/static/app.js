@@ -117,3 +117,18 @@
     nobody.dispatchEvent(new Event("change", { bubbles: true }));
   });
 })();
+
+// Add units: a new line starts as INFANTRY (most units are); ticking a unit type a unit is
+// instead (VEHICLE, MONSTER, BIKER, ...) unticks INFANTRY on that line, so a vehicle costs
+// one tap, not two. Without script the player unticks it.
+(function () {
+  document.addEventListener("change", function (event) {
+    var box = event.target;
+    var form = box && box.form;
+    if (!form || !box.checked || !form.hasAttribute("data-not-infantry")) return;
+    if (form.getAttribute("data-not-infantry").split(",").indexOf(box.value) < 0) return;
+    var line = box.closest(".unit-entry-line");
+    var infantry = line && line.querySelector('input[type=checkbox][value="INFANTRY"]');
+    if (infantry) infantry.checked = false;
+  });
+})();
