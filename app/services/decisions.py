@@ -109,6 +109,31 @@ def battle_of(session: Session, row: Decision) -> Battle | None:
     return session.get(Battle, row.battle_id) if row.battle_id else None
 
 
+def waiting_at_table(session: Session, *, battle_id: int, user_id: int) -> list[Decision]:
+    """The decisions of ``battle_id`` still waiting for ``user_id`` (the forces they own),
+    oldest first: what an opponent answers on the recorder's phone."""
+    query = (
+        select(Decision)
+        .join(Force, col(Force.id) == col(Decision.force_id))
+        .where(Decision.battle_id == battle_id, Decision.status == "pending")
+        .where(Force.owner_id == user_id)
+        .order_by(col(Decision.id))
+    )
+    return list(session.exec(query).all())
+
+
+def check_table_answer(session: Session, row: Decision, *, user_id: int, battle_id: int) -> None:
+    """A decision answered with a table pass must be the pass holder's, from that battle."""
+    force = session.get(Force, row.force_id)
+    if row.battle_id != battle_id or force is None or force.owner_id != user_id:
+        raise DomainError(
+            "table_pass_not_for_this",
+            "The opponent who confirmed at the table can answer only their own decisions "
+            "of that battle on this phone.",
+            status=403,
+        )
+
+
 def list_decisions(
     session: Session,
     *,

@@ -17,10 +17,20 @@ from app.db.models import BattleSide, Card, Force, User
 from app.db.session import SessionDep
 from app.errors import DomainError
 from app.rules.errors import RuleError
-from app.services import accounts, battles, confirmation, photos, rulebooks, stories, wizard
+from app.services import (
+    accounts,
+    battles,
+    confirmation,
+    decisions,
+    photos,
+    rulebooks,
+    stories,
+    wizard,
+)
 from app.services.access import Access
 from app.services.accounts import Principal
 from app.services.forces import get_campaign
+from app.web import table_pass
 from app.web.decisions import decision_title
 from app.web.forms import Form, field_text
 from app.web.pages import attempt, page, redirect, render, site_url
@@ -135,14 +145,29 @@ def _side_view(
 
 @router.get("/battles/{battle_id}")
 def battle_page(
-    request: Request, session: SessionDep, principal: Reader, battle_id: int
+    request: Request, session: SessionDep, principal: Reader, battle_id: int, handed_back: str = ""
 ) -> Response:
     return render(
         request,
         "pages/battle.html",
         principal,
+        handed_back=handed_back == "1",
         **_battle_context(session, principal, battle_id, site_url(request)),
+        **_at_table(request, session, principal, battle_id),
     )
+
+
+def _at_table(
+    request: Request, session: Session, principal: Principal | None, battle_id: int
+) -> dict[str, Any]:
+    """The opponent who confirmed on this phone: their decisions of this battle, to answer
+    here before the phone goes back (the table pass)."""
+    held = table_pass.read(request, battle_id=battle_id)
+    if held is None or principal is None:
+        return {}
+    guest = session.get(User, held.user_id)
+    waiting = decisions.waiting_at_table(session, battle_id=battle_id, user_id=held.user_id)
+    return {"guest": guest, "guest_waiting": waiting} if guest is not None else {}
 
 
 @router.get("/battles/{battle_id}/confirm")
@@ -204,6 +229,7 @@ def confirm_at_table(
     limits: RateLimits = request.app.state.rate_limits
     client = request.client.host if request.client else "?"
     locked: list[int] = []  # the account whose PIN this try locked, if it did
+    opponent = confirmation.table_opponent_of(session, battle_id=battle_id)
     with attempt(session) as outcome:
         limits.hit(limits.login, "table-confirm", client, str(battle_id))
         if "pin" in form:
@@ -224,7 +250,18 @@ def confirm_at_table(
             error=outcome.error,
             **_battle_context(session, principal, battle_id, site_url(request)),
         )
-    return redirect(f"/battles/{battle_id}")
+    confirmed = redirect(f"/battles/{battle_id}")
+    if opponent is not None and opponent.id is not None:  # they just proved who they are
+        table_pass.grant(request, confirmed, user_id=opponent.id, battle_id=battle_id)
+    return confirmed
+
+
+@router.post("/battles/{battle_id}/hand-back")
+def hand_back(request: Request, principal: BattlePlayer, battle_id: int) -> Response:
+    """The opponent is done answering on the recorder's phone: the pass goes."""
+    back = redirect(f"/battles/{battle_id}")
+    table_pass.drop(back)
+    return back
 
 
 def _confirm_with_pin(

@@ -12,8 +12,9 @@ from fastapi.responses import Response
 from sqlmodel import Session
 from starlette.datastructures import FormData
 
-from app.db.models import Card, Decision
+from app.db.models import Card, Decision, User
 from app.db.session import SessionDep
+from app.errors import DomainError
 from app.rules.data import (
     FreeRequisitions,
     HonourCategory,
@@ -28,6 +29,7 @@ from app.services import decisions, rulebooks, wizard
 from app.services.access import Access
 from app.services.accounts import Principal
 from app.services.forces import load_force
+from app.web import table_pass
 from app.web.forms import Form, field_int, field_text, field_texts
 from app.web.pages import attempt, page, redirect, render
 from app.web.schemas import DECISION_REQUISITION_FIELDS as REQUISITION_FIELDS
@@ -36,6 +38,7 @@ router = APIRouter()
 
 Reader = Annotated[Principal | None, page(Access.CAMPAIGN_READ)]
 Owner = Annotated[Principal, page(Access.FORCE_OWN)]
+Member = Annotated[Principal, page(Access.CAMPAIGN_READ)]
 
 
 def decision_title(row: Decision) -> str:
@@ -81,6 +84,10 @@ def _table_entry(book: Any, kind: str, entry_id: str) -> Any:
     return next((e for t in tables for e in t.entries if e.id == entry_id), None)
 
 
+def _name(user: User | None) -> str:
+    return (user.display_name or user.username) if user else ""
+
+
 def _next_pending(session: Session, force_id: int) -> Decision | None:
     waiting = decisions.list_decisions(session, force_id=force_id, status="pending")
     return waiting[0] if waiting else None
@@ -105,6 +112,7 @@ def _decision_context(
     category: str = "",
     card_choice: int | None = None,
     weapon_type: str = "",
+    held: table_pass.TablePass | None = None,
 ) -> dict[str, Any]:
     view = load_force(session, row.force_id)
     book = rulebooks.campaign_book(session, view.force.campaign_id)
@@ -120,7 +128,12 @@ def _decision_context(
             or wizard.is_organizer(session, campaign_id=view.force.campaign_id, user=user)
         )
     )
+    # the opponent who confirmed on this phone answers their own decision of that battle
+    guest = bool(held and held.battle_id == row.battle_id and held.user_id == view.force.owner_id)
     context: dict[str, Any] = {
+        "guest": guest,
+        "guest_name": _name(session.get(User, view.force.owner_id)) if guest else "",
+        "answer_url": f"/decisions/{row.id}/answer" + ("-at-table" if guest else ""),
         "row": row,
         "force": view.force,
         "card": card,
@@ -129,7 +142,7 @@ def _decision_context(
         "title": decision_title(row),
         "waiting": len(waiting),
         "position": next((i + 1 for i, w in enumerate(waiting) if w.id == row.id), None),
-        "may_answer": may_answer and row.status == "pending",
+        "may_answer": (may_answer or guest) and row.status == "pending",
         "units": [c for c in view.cards if not c.removed],
         "values": {},
         "used": [],
@@ -262,6 +275,7 @@ def decision_page(
         category=category[:40],
         card_choice=int(card_id) if card_id.isdigit() and len(card_id) < 10 else None,
         weapon_type=weapon_type[:10],
+        held=table_pass.read(request, battle_id=row.battle_id) if principal else None,
     )
     book = rulebooks.force_book(session, row.force_id)
     context["outcome"] = outcome_words(book, row) if row.status == "answered" else []
@@ -352,6 +366,37 @@ def _requisitions(row: Decision, form: FormData) -> list[dict[str, Any]]:
 def answer_decision(
     request: Request, session: SessionDep, principal: Owner, form: Form, decision_id: int
 ) -> Response:
+    return _answer_and_go(request, session, principal, form, decision_id, None)
+
+
+@router.post("/decisions/{decision_id}/answer-at-table")
+def answer_at_table(
+    request: Request, session: SessionDep, principal: Member, form: Form, decision_id: int
+) -> Response:
+    """The opponent answers their own decision on the recorder's phone, with the table pass
+    their confirmation there gave (app/web/table_pass.py)."""
+    row = decisions.get_decision(session, decision_id)
+    held = table_pass.read(request, battle_id=row.battle_id) if row.battle_id else None
+    if held is None:
+        raise DomainError(
+            "table_pass_missing",
+            "Only the opponent who just confirmed the result on this phone can answer here, "
+            "for a few minutes; otherwise answer from your own account.",
+            status=403,
+        )
+    decisions.check_table_answer(session, row, user_id=held.user_id, battle_id=held.battle_id)
+    session.info["actor_id"] = held.user_id  # the history names who answered
+    return _answer_and_go(request, session, principal, form, decision_id, held)
+
+
+def _answer_and_go(
+    request: Request,
+    session: Session,
+    principal: Principal,
+    form: FormData,
+    decision_id: int,
+    held: table_pass.TablePass | None,
+) -> Response:
     row = decisions.get_decision(session, decision_id)
     force_id = row.force_id
     with attempt(session) as outcome:
@@ -367,6 +412,7 @@ def answer_decision(
             category=field_text(form, "category", 40),
             card_choice=int(card_id) if card_id.isdigit() else None,
             weapon_type=field_text(form, "weapon_type", 10),
+            held=held,
         )
         context["values"] = {k: v for k, v in form.items() if isinstance(v, str)}
         context["used"] = field_texts(form, "use")
@@ -379,9 +425,23 @@ def answer_decision(
             error=outcome.error,
             **context,
         )
+    if held is not None:
+        return _next_at_table(session, row, held)
     following = _next_pending(session, force_id)
     rolled = bool((row.answer or {}).get("rolled"))
     if following is not None:
         return redirect(f"/decisions/{following.id}" + (f"?after={row.id}" if rolled else ""))
     # a roll is worth seeing before leaving: the answered decision says what it meant
     return redirect(f"/decisions/{row.id}" if rolled else f"/forces/{force_id}")
+
+
+def _next_at_table(session: Session, row: Decision, held: table_pass.TablePass) -> Response:
+    """The opponent's next decision of the battle; after the last, the pass goes and the
+    battle page says to hand the phone back."""
+    waiting = decisions.waiting_at_table(session, battle_id=held.battle_id, user_id=held.user_id)
+    rolled = bool((row.answer or {}).get("rolled"))
+    if waiting:
+        return redirect(f"/decisions/{waiting[0].id}" + (f"?after={row.id}" if rolled else ""))
+    done = redirect(f"/battles/{held.battle_id}?handed_back=1")
+    table_pass.drop(done)
+    return done
