@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from app.api.schemas import (
     CampaignPublic,
     CardPublic,
@@ -46,17 +48,27 @@ def _entries(
     entries = []
     for entry_id in ids:
         tables = [table] if table else list(book.honours.weapon_enhancements.values())
-        found = next(t.entry(entry_id) for t in tables if entry_id in {e.id for e in t.entries})
+        found: Any = next(
+            (t.entry(entry_id) for t in tables if entry_id in {e.id for e in t.entries}),
+            book.honours.pack_entry(category, entry_id),
+        )
+        if found is None:  # a rule pack's entry, the pack since detached: the card keeps it
+            entries.append(_detached(entry_id))
+            continue
         entries.append(EntryPublic(id=found.id, name=found.name, summary=found.summary))
     return entries
+
+
+def _detached(entry_id: str) -> EntryPublic:
+    name = entry_id.replace("_", " ").capitalize()
+    return EntryPublic(id=entry_id, name=name, summary="From a rule pack no longer attached.")
 
 
 def _relic(relic_id: str, book: Rulebook) -> EntryPublic:
     try:
         relic = book.honours.relic(relic_id)
     except KeyError:  # a rule pack's relic, the pack since detached: the card keeps it
-        name = relic_id.replace("_", " ").capitalize()
-        return EntryPublic(id=relic_id, name=name, summary="From a rule pack no longer attached.")
+        return _detached(relic_id)
     return EntryPublic(id=relic.id, name=relic.name, summary=relic.summary)
 
 

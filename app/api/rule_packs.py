@@ -45,7 +45,7 @@ def list_packs(campaign_id: int, session: SessionDep) -> list[RulePackPublic]:
 @router.get(
     "/campaigns/{campaign_id}/rules",
     summary="The rules the campaign plays with: the core with its rule packs applied "
-    "(settings, Battle sizes, Agendas, Requisitions, Crusade Relics, counters)",
+    "(settings, Battle sizes, Agendas, Requisitions, Crusade Relics, pack honours, counters)",
 )
 def campaign_rules(campaign_id: int, session: SessionDep) -> CampaignRulebookPublic:
     versions, book = rule_packs.rules_in_play(session, campaign_id)
@@ -57,6 +57,8 @@ def campaign_rules(campaign_id: int, session: SessionDep) -> CampaignRulebookPub
         requisitions=list(book.requisitions),
         crusade_relics=list(book.honours.crusade_relics),
         counters=list(book.counters),
+        pack_battle_traits=list(book.honours.pack_battle_traits),
+        pack_psychic_fortitudes=list(book.honours.pack_psychic_fortitudes),
     )
 
 

@@ -14,6 +14,7 @@ from app.rules.data import (
     Counter,
     CrusadeNumbers,
     CrusadeRelic,
+    PackHonour,
     Requisition,
     VictorBonus,
 )
@@ -902,6 +903,13 @@ class CampaignRulebookPublic(BaseModel):
     requisitions: list[Requisition]
     crusade_relics: list[CrusadeRelic]
     counters: list[Counter] = Field(description="Force and card counters the packs keep")
+    pack_battle_traits: list[PackHonour] = Field(
+        default_factory=list,
+        description="Battle Traits the packs add: chosen beside the core table, never rolled",
+    )
+    pack_psychic_fortitudes: list[PackHonour] = Field(
+        default_factory=list, description="Psychic Fortitudes the packs add (chosen, not rolled)"
+    )
 
 
 class RulePackDocumentPublic(RulePackPublic):

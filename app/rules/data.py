@@ -152,12 +152,36 @@ class RelicCategoryRule(Frozen):
     requisition_points: int = Field(ge=0)
 
 
+class PackHonour(Frozen):
+    """A Battle Trait or Psychic Fortitude a rule pack adds (a codex's own table, typed in
+    by the group): chosen instead of rolling on the core table, by a unit that meets
+    ``eligible`` (app/rules/eligibility.py)."""
+
+    id: str
+    name: str
+    summary: str = Field(min_length=1)
+    eligible: str | None = None
+    pack: str = ""
+
+
 class BattleHonourTables(Frozen):
     battle_traits: dict[UnitType, DiceTable]
     weapon_enhancements: dict[WeaponType, DiceTable]
     psychic_fortitudes: DiceTable
     relic_categories: dict[RelicCategory, RelicCategoryRule]
     crusade_relics: tuple[CrusadeRelic, ...]
+    pack_battle_traits: tuple[PackHonour, ...] = ()
+    pack_psychic_fortitudes: tuple[PackHonour, ...] = ()
+
+    def pack_entries(self, category: HonourCategory) -> tuple[PackHonour, ...]:
+        if category == HonourCategory.BATTLE_TRAIT:
+            return self.pack_battle_traits
+        if category == HonourCategory.PSYCHIC_FORTITUDE:
+            return self.pack_psychic_fortitudes
+        return ()
+
+    def pack_entry(self, category: HonourCategory, entry_id: str) -> PackHonour | None:
+        return next((e for e in self.pack_entries(category) if named(e.id, e.name, entry_id)), None)
 
     @model_validator(mode="after")
     def _complete(self) -> BattleHonourTables:

@@ -7,11 +7,13 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from app.rules import eligibility
 from app.rules.cards import BattleHonour, CrusadeCard, honour_crusade_points, never_gains_xp
 from app.rules.data import (
     CrusadeRelic,
     DiceTable,
     HonourCategory,
+    PackHonour,
     Rulebook,
     TableEntry,
     WeaponType,
@@ -131,9 +133,36 @@ def _entry(table: DiceTable, entry_id: str, what: str) -> TableEntry:
         ) from None
 
 
+def _pack_choice(
+    card: CrusadeCard, request: HonourRequest, book: Rulebook, what: str
+) -> PackHonour | None:
+    """A rule pack's entry, when that is what was chosen (never rolled: a pack's entries
+    are a table of their own, chosen in place of a roll on the core table)."""
+    if len(request.choice) != 1:
+        return None
+    entry = book.honours.pack_entry(request.category, request.choice[0])
+    if entry is None:
+        return None
+    if entry.id in card.honour_ids(request.category):
+        raise RuleError(
+            "honour_duplicate",
+            f"{card.name} already has the {what} {entry.name}; a unit cannot have it twice.",
+            field="choice",
+        )
+    if entry.eligible and not eligibility.meets(entry.eligible, card, {}, book):
+        raise RuleError(
+            "honour_not_eligible",
+            f"{entry.name} is only for units that meet: {entry.eligible}.",
+            field="choice",
+        )
+    return entry
+
+
 def _battle_trait(
     card: CrusadeCard, request: HonourRequest, book: Rulebook, dice: Dice
 ) -> BattleHonour:
+    if (chosen := _pack_choice(card, request, book, "Battle Trait")) is not None:
+        return BattleHonour(request.category, (chosen.id,), honour_crusade_points(card, book))
     table = book.honours.battle_traits[card.unit_type]
     entry, rolls = _pick_or_roll(card, request, table, dice, "Battle Trait")
     return BattleHonour(
@@ -150,6 +179,8 @@ def _psychic_fortitude(
             f"Only PSYKER units can gain Psychic Fortitudes, and {card.name} is not a PSYKER.",
             field="category",
         )
+    if (chosen := _pack_choice(card, request, book, "Psychic Fortitude")) is not None:
+        return BattleHonour(request.category, (chosen.id,), honour_crusade_points(card, book))
     table = book.honours.psychic_fortitudes
     entry, rolls = _pick_or_roll(card, request, table, dice, "Psychic Fortitude")
     return BattleHonour(

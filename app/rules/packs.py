@@ -29,6 +29,7 @@ from app.rules.data import (
     CrusadeRelic,
     Effect,
     KillBound,
+    PackHonour,
     PerMark,
     RelicCategory,
     Requisition,
@@ -138,6 +139,18 @@ class PackRelic(PackModel):
     summary: Summary
 
 
+class PackHonourEntry(PackModel):
+    """A Battle Trait or Psychic Fortitude of the group's own table: offered beside the core
+    table when a unit gains that honour, chosen (never rolled)."""
+
+    id: Id
+    name: Name
+    eligible: Expression | None = None
+    summary: Summary
+
+    _eligible = field_validator("eligible")(_expression)
+
+
 class RulePack(PackModel):
     format: Literal["crusade-rule-pack/1"] = Field(description="Always crusade-rule-pack/1")
     id: Id
@@ -149,6 +162,8 @@ class RulePack(PackModel):
     agendas: list[PackAgenda] = Field(default_factory=list, max_length=MAX_ITEMS)
     requisitions: list[PackRequisition] = Field(default_factory=list, max_length=MAX_ITEMS)
     relics: list[PackRelic] = Field(default_factory=list, max_length=MAX_ITEMS)
+    battle_traits: list[PackHonourEntry] = Field(default_factory=list, max_length=MAX_ITEMS)
+    psychic_fortitudes: list[PackHonourEntry] = Field(default_factory=list, max_length=MAX_ITEMS)
 
 
 # --- loading ---------------------------------------------------------------------------
@@ -330,16 +345,21 @@ def _collisions(pack: RulePack, book: Rulebook, others: Iterable[RulePack]) -> l
     return problems
 
 
+PackItem = PackAgenda | PackRequisition | PackRelic | PackHonourEntry
+
+
 def _content(pack: RulePack) -> list[tuple[str, str, tuple[tuple[str, str], ...]]]:
     """(kind, path, its id and name folded) of everything the pack adds."""
-    kinds: tuple[tuple[str, Sequence[PackAgenda | PackRequisition | PackRelic]], ...] = (
-        ("agenda", pack.agendas),
-        ("requisition", pack.requisitions),
-        ("relic", pack.relics),
+    kinds: tuple[tuple[str, str, Sequence[PackItem]], ...] = (
+        ("agenda", "agendas", pack.agendas),
+        ("requisition", "requisitions", pack.requisitions),
+        ("relic", "relics", pack.relics),
+        ("battle_trait", "battle_traits", pack.battle_traits),
+        ("psychic_fortitude", "psychic_fortitudes", pack.psychic_fortitudes),
     )
     return [
-        (kind, f"{kind}s[{n}]", ((kind, item.id.casefold()), (kind, item.name.casefold())))
-        for kind, items in kinds
+        (kind, f"{field}[{n}]", ((kind, item.id.casefold()), (kind, item.name.casefold())))
+        for kind, field, items in kinds
         for n, item in enumerate(items)
     ]
 
@@ -356,6 +376,11 @@ def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
     expressions += [
         (f"requisitions[{n}].eligible", r.eligible) for n, r in enumerate(pack.requisitions)
     ]
+    for field, entries in (
+        ("battle_traits", pack.battle_traits),
+        ("psychic_fortitudes", pack.psychic_fortitudes),
+    ):
+        expressions += [(f"{field}[{n}].eligible", e.eligible) for n, e in enumerate(entries)]
     for path, text in expressions:
         tree = eligibility.parse(text) if text else None
         if tree is None:
@@ -396,10 +421,15 @@ def _effect_problems(
 
 def _names(book: Rulebook) -> set[tuple[str, str]]:
     found: set[tuple[str, str]] = set()
+    honours = book.honours
     for kind, items in (
         ("agenda", book.agendas),
         ("requisition", book.requisitions),
-        ("relic", book.honours.crusade_relics),
+        ("relic", honours.crusade_relics),
+        ("battle_trait", [e for t in honours.battle_traits.values() for e in t.entries]),
+        ("battle_trait", honours.pack_battle_traits),
+        ("psychic_fortitude", honours.psychic_fortitudes.entries),
+        ("psychic_fortitude", honours.pack_psychic_fortitudes),
     ):
         for item in items:
             found |= {(kind, item.id.casefold()), (kind, item.name.casefold())}
@@ -417,6 +447,8 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
     agendas = list(book.agendas)
     requisitions = list(book.requisitions)
     relics = list(book.honours.crusade_relics)
+    traits = list(book.honours.pack_battle_traits)
+    fortitudes = list(book.honours.pack_psychic_fortitudes)
     counters = list(book.counters)
     for pack in packs:
         changed = {
@@ -432,8 +464,16 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
         agendas += [_agenda(a, pack) for a in pack.agendas]
         requisitions += [_requisition(r, pack) for r in pack.requisitions]
         relics += [_relic(r) for r in pack.relics]
+        traits += [_honour(e, pack) for e in pack.battle_traits]
+        fortitudes += [_honour(e, pack) for e in pack.psychic_fortitudes]
         counters += pack.counters
-    honours = book.honours.model_copy(update={"crusade_relics": tuple(relics)})
+    honours = book.honours.model_copy(
+        update={
+            "crusade_relics": tuple(relics),
+            "pack_battle_traits": tuple(traits),
+            "pack_psychic_fortitudes": tuple(fortitudes),
+        }
+    )
     return Rulebook.model_validate(
         book.model_copy(
             update={
@@ -484,6 +524,12 @@ def _requisition(requisition: PackRequisition, pack: RulePack) -> Requisition:
         counters=tuple(pack.counters),
         summary=requisition.summary,
         pack=pack.id,
+    )
+
+
+def _honour(entry: PackHonourEntry, pack: RulePack) -> PackHonour:
+    return PackHonour(
+        id=entry.id, name=entry.name, summary=entry.summary, eligible=entry.eligible, pack=pack.id
     )
 
 

@@ -45,7 +45,7 @@ class PackChanges:
     pack: packs.RulePack
     replaces_version: str | None
     settings: dict[str, tuple[Any, Any]]  # setting -> (before, after)
-    added: dict[str, list[str]]  # agendas / requisitions / relics / counters -> names
+    added: dict[str, list[str]]  # agendas / requisitions / relics / honours / counters
     removed: dict[str, list[str]]  # what the version it replaces had and this one has not
     breaks: list[str] = field(default_factory=list)  # what in play the removals affect
 
@@ -217,6 +217,8 @@ def content_names(pack: packs.RulePack) -> dict[str, list[str]]:
         "agendas": [a.name for a in pack.agendas],
         "requisitions": [r.name for r in pack.requisitions],
         "relics": [r.name for r in pack.relics],
+        "battle_traits": [e.name for e in pack.battle_traits],
+        "psychic_fortitudes": [e.name for e in pack.psychic_fortitudes],
         "counters": [c.name for c in pack.counters],
     }
 
@@ -229,9 +231,14 @@ def _removed(old: packs.RulePack, new: packs.RulePack) -> dict[str, list[str]]:
 def _breaks(
     session: Session, campaign_id: int, removed: dict[str, list[str]], old: packs.RulePack
 ) -> list[str]:
-    """What in the campaign uses content that would be gone: relics on cards, counters with
-    a value on a force or card."""
+    """What in the campaign uses content that would be gone: relics and pack honours on
+    cards, counters with a value on a force or card."""
     relic_ids = {r.id for r in old.relics if r.name in removed.get("relics", [])}
+    for kind, entries in (
+        ("battle_traits", old.battle_traits),
+        ("psychic_fortitudes", old.psychic_fortitudes),
+    ):  # honours held by cards: kept on the cards, shown as from a detached pack
+        relic_ids |= {e.id for e in entries if e.name in removed.get(kind, [])}
     counter_ids = {c.id for c in old.counters if c.name in removed.get("counters", [])}
     if not relic_ids and not counter_ids:
         return []

@@ -15,6 +15,7 @@ from starlette.datastructures import FormData
 from app.db.models import Card, Decision, User
 from app.db.session import SessionDep
 from app.errors import DomainError
+from app.rules import eligibility
 from app.rules.data import (
     FreeRequisitions,
     HonourCategory,
@@ -71,6 +72,10 @@ def outcome_words(book: Any, row: Decision) -> list[str]:
 
 def _table_entry(book: Any, kind: str, entry_id: str) -> Any:
     """The scar or honour entry with this id, from whichever table holds it."""
+    if kind in ("battle_trait", "psychic_fortitude"):
+        found = book.honours.pack_entry(HonourCategory(kind), entry_id)
+        if found is not None:
+            return found
     if kind == "scar":
         tables = list(book.scars.battle_scars.values())
     elif kind == "battle_trait":
@@ -215,14 +220,21 @@ def _honour_context(
     value = view.value.card(str(target))
     context["target_card"] = next(c for c in view.cards if c.id == target)
     held = value.honour_ids(chosen)
+    # a rule pack's own entries the unit may take come after the core table's
+    packs = [
+        e
+        for e in book.honours.pack_entries(chosen)
+        if e.id not in held
+        and (not e.eligible or eligibility.meets(e.eligible, value, view.value.counters, book))
+    ]
     if chosen == HonourCategory.BATTLE_TRAIT:
         table = book.honours.battle_traits[value.unit_type]
-        context["entries"] = [e for e in table.entries if e.id not in held]
+        context["entries"] = [e for e in table.entries if e.id not in held] + packs
         context["picks"] = 1
     elif chosen == HonourCategory.PSYCHIC_FORTITUDE:
         context["entries"] = [
             e for e in book.honours.psychic_fortitudes.entries if e.id not in held
-        ]
+        ] + packs
         context["picks"] = 1
     elif chosen == HonourCategory.WEAPON_ENHANCEMENT:
         kind = WeaponType.RANGED if context["weapon_type"] == "ranged" else WeaponType.MELEE

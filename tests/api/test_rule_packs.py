@@ -326,3 +326,40 @@ def test_the_campaigns_rules_list_the_core_and_what_its_packs_add(
     # a campaign's rules are read like the campaign: not by someone it is hidden from
     assert_problem(anonymous.get(f"/api/v1/campaigns/{cid}/rules"), 401, "not_authenticated")
     assert client.get("/api/v1/campaigns/999999/rules").status_code == 404
+
+
+def test_a_pack_battle_trait_is_offered_and_chosen(client: TestClient, engine: Engine) -> None:
+    """The squad reaches Blooded in a battle; its Battle Honour offers the pack's Battle
+    Traits it may take (INFANTRY: Ash Walkers; Pyre-hardened once Blooded) after the core
+    table, and the one chosen shows on the card with its name and summary (ruling 55)."""
+    world = pilgrim_world(client)
+    battle = muster_with(client, world, "bear_the_ashes")
+    body = result(world, world["squad"]["id"], 2)
+    body["sides"][0]["units"][0]["marked_for_greatness"] = True  # 1 + 3 + 2 x 2 = 8 XP
+    recorded = client.post(f"/api/v1/battles/{battle['id']}/result", json=body)
+    assert recorded.status_code == 200, recorded.text
+    owed = client.get(f"/api/v1/forces/{world['blue']}/decisions?status=pending").json()
+    honour = next(d for d in owed["items"] if d["kind"] == "battle_honour")
+    page = client.get(f"/decisions/{honour['id']}?category=battle_trait").text
+    assert "Ash Walkers" in page and "Pyre-hardened" in page
+    rules = client.get(f"/api/v1/campaigns/{world['campaign']}/rules").json()
+    assert [e["id"] for e in rules["pack_battle_traits"]] == ["ash_walkers", "pyre_hardened"]
+    assert [e["id"] for e in rules["pack_psychic_fortitudes"]] == ["embers_of_faith"]
+
+    before = dump(engine)
+    fortitude = client.post(
+        f"/api/v1/decisions/{honour['id']}/answer",
+        json={"category": "psychic_fortitude", "entries": ["embers_of_faith"]},
+    )
+    assert fortitude.status_code == 422, fortitude.text  # the squad is no PSYKER
+    assert dump(engine) == before
+    chosen = client.post(
+        f"/api/v1/decisions/{honour['id']}/answer",
+        json={"category": "battle_trait", "entries": ["ash_walkers"]},
+    )
+    assert chosen.status_code == 200, chosen.text
+    squad = client.get(f"/api/v1/cards/{world['squad']['id']}").json()
+    [trait] = [h for h in squad["honours"] if h["category"] == "battle_trait"]
+    assert [(e["id"], e["name"]) for e in trait["entries"]] == [("ash_walkers", "Ash Walkers")]
+    assert "ruins" in trait["entries"][0]["summary"]
+    assert "Ash Walkers" in client.get(f"/cards/{world['squad']['id']}").text

@@ -13,8 +13,10 @@ from app.rules import packs
 from app.rules.aftermath import SideReport, UnitReport, resolve_side
 from app.rules.agendas import cannot_score
 from app.rules.cards import BattleScar
+from app.rules.data import HonourCategory, Rulebook
 from app.rules.dice import EnteredDice
 from app.rules.errors import RuleError
+from app.rules.honours import HonourRequest, gain_battle_honour
 from app.rules.order_of_battle import start_order_of_battle
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
 from tests.factories import book, card, character, force
@@ -304,3 +306,67 @@ def test_an_agendas_marks_move_force_and_card_counters_within_their_bounds() -> 
     # without the counters, the same battle moves nothing
     plain = resolve_side(army, report, PLAYED, EnteredDice([]))
     assert plain.force.counters == {"fervour": 1} and plain.force.card("a").counters == {}
+
+
+class TestPackHonours:
+    """A pack's own Battle Traits and Psychic Fortitudes (ruling 55): chosen beside the
+    core table, never rolled; eligibility, duplicates and PSYKERs as the core's."""
+
+    def played(self) -> Rulebook:
+        return packs.apply(book(), [packs.load(PILGRIMS)])
+
+    def test_a_pack_trait_is_chosen_by_an_eligible_unit(self) -> None:
+        request = HonourRequest(HonourCategory.BATTLE_TRAIT, choice=("Ash Walkers",))
+        gained, honour = gain_battle_honour(card(), request, self.played(), EnteredDice([]))
+        assert honour.entry_ids == ("ash_walkers",)
+        assert honour.crusade_points == 1 and gained.honours == (honour,)
+        with pytest.raises(RuleError) as twice:
+            gain_battle_honour(gained, request, self.played(), EnteredDice([]))
+        assert twice.value.code == "honour_duplicate"
+
+    def test_its_expression_decides_who_may_take_it(self) -> None:
+        request = HonourRequest(HonourCategory.BATTLE_TRAIT, choice=("pyre_hardened",))
+        with pytest.raises(RuleError) as refused:  # Battle-ready: not yet Blooded
+            gain_battle_honour(card(), request, self.played(), EnteredDice([]))
+        assert refused.value.code == "honour_not_eligible"
+        assert "rank >= blooded" in str(refused.value)
+        blooded = card(xp=6, rank="blooded")
+        _, honour = gain_battle_honour(blooded, request, self.played(), EnteredDice([]))
+        assert honour.entry_ids == ("pyre_hardened",)
+        walker = HonourRequest(HonourCategory.BATTLE_TRAIT, choice=("ash_walkers",))
+        tank = card(keywords={"IMPERIUM", "VEHICLE"}, xp=6, rank="blooded")
+        with pytest.raises(RuleError) as not_infantry:
+            gain_battle_honour(tank, walker, self.played(), EnteredDice([]))
+        assert not_infantry.value.code == "honour_not_eligible"
+
+    def test_a_roll_uses_the_core_table_only(self) -> None:
+        core = {e.id for e in book().honours.battle_traits[card().unit_type].entries}
+        for roll in range(1, 7):
+            request = HonourRequest(HonourCategory.BATTLE_TRAIT)
+            _, honour = gain_battle_honour(card(), request, self.played(), EnteredDice([roll]))
+            assert honour.entry_ids[0] in core
+
+    def test_a_pack_fortitude_is_a_psykers(self) -> None:
+        request = HonourRequest(HonourCategory.PSYCHIC_FORTITUDE, choice=("embers_of_faith",))
+        with pytest.raises(RuleError) as refused:
+            gain_battle_honour(card(), request, self.played(), EnteredDice([]))
+        assert refused.value.code == "psychic_fortitude_requires_psyker"
+        psyker = card(keywords={"IMPERIUM", "INFANTRY", "PSYKER"})
+        _, honour = gain_battle_honour(psyker, request, self.played(), EnteredDice([]))
+        assert honour.entry_ids == ("embers_of_faith",)
+
+    def test_a_name_of_the_core_table_is_refused_in_a_pack(self) -> None:
+        core = book().honours.battle_traits[card().unit_type].entries[0]
+        text = f"""
+format: crusade-rule-pack/1
+id: clash
+name: Clash
+version: "1"
+battle_traits:
+  - id: mine
+    name: {core.name}
+    summary: Same name as the core's.
+"""
+        found = problems(text)
+        assert [p.path for p in found] == ["battle_traits[0].name"]
+        assert "already a battle_trait of the rulebook" in found[0].message
