@@ -267,6 +267,9 @@ class EventDetails(BaseModel):
     )
     version: str | None = Field(default=None, description="rule_pack_*: the pack's version")
     replaces: str | None = Field(default=None, description="rule_pack_updated: the old version")
+    counter: str | None = Field(default=None, description="counter_changed: the counter's id")
+    before: int | None = Field(default=None, description="counter_changed: its value before")
+    after: int | None = Field(default=None, description="counter_changed: its value after")
 
 
 class EventPublic(BaseModel):
@@ -807,7 +810,8 @@ class FeedEventPublic(BaseModel):
     result_confirmed, result_disputed, battle_recorded (a result applied: by an organizer, or
     on confirmation), battle_reverted, battle_called_off, report_written, report_edited,
     photo_added, decision_pending,
-    decision_answered, rank_gained, honour_gained, scar_gained, requisition_purchased,
+    decision_answered, rank_gained, honour_gained, scar_gained, counter_changed,
+    requisition_purchased,
     member_joined, member_removed, invite_created, invite_withdrawn,
     campaign_settings_changed (new kinds may be added: ignore those you do not know)."""
 

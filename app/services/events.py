@@ -150,6 +150,9 @@ DETAIL_FIELDS = (
     "counters",
     "version",
     "replaces",
+    "counter",
+    "before",
+    "after",
 )
 
 
@@ -285,6 +288,10 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             return f"{card} ({force}) gained a Battle Honour ({category})."
         case "scar_gained":
             return f"{card} ({force}) gained the Battle Scar {_scar(p.get('scar'), book)}."
+        case "counter_changed":
+            who = f"{card} ({force})" if p.get("card_id") else force
+            what = _counter(p.get("counter"), book)
+            return f"{who}: {what} went from {p.get('before')} to {p.get('after')}."
         case "requisition_purchased":
             name = p.get("requisition_name") or _requisition(p.get("requisition"), book)
             return (
@@ -322,6 +329,12 @@ def _score(payload: dict[str, Any], names: _Names) -> str:
     (a, va), (b, vb) = sorted(scores, key=lambda s: -s[1])
     verdict = f"{a} won" if va > vb else "a draw"
     return f"{a} {va} – {vb} {b}, {verdict}"
+
+
+def _counter(counter_id: Any, book: Rulebook) -> str:
+    """A rule pack's counter by its name (the id when the pack is no longer attached)."""
+    fallback = str(counter_id).replace("_", " ").capitalize()
+    return next((c.name for c in book.counters if c.id == counter_id), fallback)
 
 
 def _rank(rank_id: Any, book: Rulebook) -> str:

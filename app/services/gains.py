@@ -4,6 +4,8 @@ card (a battle's result, a decision answered later) reports the same way."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sqlmodel import Session
 
 from app.rules.cards import CrusadeCard
@@ -17,10 +19,36 @@ def record_gains(
 ) -> None:
     """``view`` is the force as loaded before the change; ``after`` the rules' new value."""
     before = {c.id: c for c in view.value.cards}
+    # A rule pack's counters moved by a battle (its Agendas' marks) or a decision: said in the
+    # history as any other gain, the force's first, then each unit's.
+    for counter, was, now in _moved(view.value.counters, after.counters):
+        history.record(
+            session,
+            campaign_id=view.force.campaign_id,
+            force_id=view.force.id,
+            battle_id=battle_id,
+            kind="counter_changed",
+            counter=counter,
+            before=was,
+            after=now,
+        )
     for card in after.cards:
         old = before.get(card.id)
         if old is None:
             continue
+        for counter, was, now in _moved(old.counters, card.counters):
+            history.record(
+                session,
+                campaign_id=view.force.campaign_id,
+                force_id=view.force.id,
+                battle_id=battle_id,
+                kind="counter_changed",
+                card_id=int(card.id),
+                name=card.name,
+                counter=counter,
+                before=was,
+                after=now,
+            )
         for kind, details in _gained(old, card):
             history.record(
                 session,
@@ -50,3 +78,13 @@ def _gained(old: CrusadeCard, new: CrusadeCard) -> list[tuple[str, dict[str, obj
         if scar.entry_id not in held:
             found.append(("scar_gained", {"scar": scar.entry_id}))
     return found
+
+
+def _moved(before: Mapping[str, int], after: Mapping[str, int]) -> list[tuple[str, int, int]]:
+    """Each counter whose value changed: (id, before, after); a counter not yet set was at
+    its start, which the rules wrote along with the first change."""
+    return [
+        (counter, before.get(counter, value), value)
+        for counter, value in sorted(after.items())
+        if before.get(counter) != value
+    ]

@@ -46,6 +46,7 @@ KINDS = (
     "rank_gained",
     "honour_gained",
     "scar_gained",
+    "counter_changed",
     "requisition_purchased",
     "member_joined",
     "member_removed",

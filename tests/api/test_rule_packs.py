@@ -188,6 +188,12 @@ def test_a_pack_agenda_moves_a_counter_and_a_revert_puts_it_back(
     assert recorded.status_code == 200, recorded.text
     host = client.get(f"/api/v1/forces/{world['blue']}").json()
     assert host["counters"] == {"fervour": 1 + 2}
+    feed = client.get(f"/api/v1/campaigns/{world['campaign']}/events").json()["items"]
+    [moved] = [e for e in feed if e["kind"] == "counter_changed"]  # said in the history
+    assert moved["battle_id"] == battle["id"] and moved["force_id"] == world["blue"]
+    assert (moved["details"]["counter"], moved["details"]["before"]) == ("fervour", 1)
+    assert moved["details"]["after"] == 3
+    assert moved["summary"].endswith(": Fervour went from 1 to 3.")
     rules = client.get(f"/api/v1/campaigns/{world['campaign']}/rules").json()
     agenda = next(a for a in rules["agendas"] if a["id"] == "bear_the_ashes")
     assert agenda["counters_per_mark"] == {"fervour": 1}
