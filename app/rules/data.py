@@ -266,6 +266,18 @@ class AddUpgrade(Frozen):
     crusade_points: int = Field(default=1, ge=0, le=10)
 
 
+class AddUnit(Frozen):
+    """A new unit joins the Order of Battle (within the Supply Limit), with the force's
+    Crusade faction keyword and these."""
+
+    kind: Literal["add_unit"]
+    name: str = Field(min_length=1, max_length=80)
+    power_rating: int = Field(ge=1, le=100)
+    keywords: tuple[Annotated[str, Field(min_length=1, max_length=60)], ...] = Field(
+        default=(), max_length=20
+    )
+
+
 class ChangeCounter(Frozen):
     kind: Literal["change_counter"]
     counter: CounterId
@@ -279,6 +291,7 @@ Effect = Annotated[
     | RemoveXp
     | RemoveBattleScar
     | AddUpgrade
+    | AddUnit
     | ChangeCounter,
     Field(discriminator="kind"),
 ]

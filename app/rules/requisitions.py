@@ -8,8 +8,9 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from app.rules import eligibility
-from app.rules.cards import CrusadeCard, Upgrade, spellings
+from app.rules.cards import CrusadeCard, Upgrade, new_card, spellings
 from app.rules.data import (
+    AddUnit,
     AddUpgrade,
     AddXp,
     ChangeCounter,
@@ -26,7 +27,12 @@ from app.rules.data import (
     Rulebook,
 )
 from app.rules.errors import RuleError
-from app.rules.order_of_battle import OrderOfBattle, check_supply, spend_requisition_points
+from app.rules.order_of_battle import (
+    OrderOfBattle,
+    add_unit,
+    check_supply,
+    spend_requisition_points,
+)
 from app.rules.out_of_action import remove_battle_scar
 from app.rules.ranks import change_xp, rank_index
 
@@ -469,6 +475,15 @@ def _effect(
             value = _within(force.requisition_points + amount, 0, 10**6, "RP", requisition)
             points = min(value, book.numbers.max_requisition_points)
             return replace(force, requisition_points=points), card
+        case AddUnit(name=name, power_rating=power, keywords=keywords):
+            # "new-N": an id of its own until the service gives the unit its row
+            unit = new_card(
+                id=f"new-{len(force.cards)}",
+                name=name,
+                power_rating=power,
+                keywords=[force.crusade_faction, *keywords],
+            )
+            return add_unit(force, unit, book), card
         case ChangeCounter(counter=counter_id, amount=amount):
             rule = counters[counter_id]
             if rule.scope == "card":

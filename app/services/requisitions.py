@@ -4,11 +4,13 @@ check timing, target and RP."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from sqlmodel import Session, col, select
 
-from app.db.models import Battle, BattleSide, RequisitionPurchase
+from app.db.models import Battle, BattleSide, Card, RequisitionPurchase
+from app.rules.cards import CrusadeCard
 from app.rules.data import Rulebook
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
 from app.services import history, rulebooks
@@ -46,7 +48,14 @@ def purchase(
     window = purchase_window(session, force_id, card_added)
     book = rulebooks.campaign_book(session, view.force.campaign_id)
     changed, bought = purchase_requisition(view.value, order, window, book)
-    write_force(view.force, view.cards, changed)
+    known = {str(c.id) for c in view.cards}
+    joined = [c for c in changed.cards if c.id not in known]  # a pack's add_unit effect
+    write_force(
+        view.force,
+        view.cards,
+        replace(changed, cards=tuple(c for c in changed.cards if c.id in known)),
+    )
+    _add_joined(session, view.force.campaign_id, force_id, joined)
     row = RequisitionPurchase(
         force_id=force_id,
         card_id=int(order.card_id) if order.card_id else None,
@@ -68,6 +77,34 @@ def purchase(
         **_from_pack(book, bought.requisition, changed.counters, view.value.counters),
     )
     return row
+
+
+def _add_joined(
+    session: Session, campaign_id: int, force_id: int, joined: list[CrusadeCard]
+) -> None:
+    """The units a requisition brought into the Order of Battle, as rows (the rules checked
+    them: faction keyword, Supply Limit), each said in the history like any unit added."""
+    rows = [
+        Card(
+            force_id=force_id,
+            name=c.name,
+            power_rating=c.power_rating,
+            keywords=sorted(c.keywords),
+        )
+        for c in joined
+    ]
+    session.add_all(rows)
+    session.flush()
+    for row in rows:
+        history.record(
+            session,
+            campaign_id=campaign_id,
+            force_id=force_id,
+            kind="card_added",
+            card_id=row.id,
+            name=row.name,
+            power_rating=row.power_rating,
+        )
 
 
 def _from_pack(

@@ -369,3 +369,53 @@ def test_a_pack_battle_trait_is_offered_and_chosen(client: TestClient, engine: E
     assert [(e["id"], e["name"]) for e in trait["entries"]] == [("ash_walkers", "Ash Walkers")]
     assert "ruins" in trait["entries"][0]["summary"]
     assert "Ash Walkers" in client.get(f"/cards/{world['squad']['id']}").text
+
+
+THRONG = """
+format: crusade-rule-pack/1
+id: throngs
+name: Throngs
+version: "1"
+requisitions:
+  - id: gather_the_faithful
+    name: Gather the Faithful
+    cost_rp: 1
+    summary: A throng of penitents joins the host.
+    effects:
+      - {kind: add_unit, name: Penitent Throng, power_rating: 3, keywords: [INFANTRY]}
+  - id: call_the_multitude
+    name: Call the Multitude
+    cost_rp: 1
+    summary: A whole crusade of penitents joins the host.
+    effects:
+      - {kind: add_unit, name: The Multitude, power_rating: 48}
+"""
+
+
+def test_a_pack_requisition_adds_a_unit(client: TestClient, engine: Engine) -> None:
+    """The unit joins with the force's faction keyword, a row and a card_added event of its
+    own; over the Supply Limit it is refused and nothing changes."""
+    cid = campaign(client)
+    attached(client, cid, THRONG)
+    fid = force(client, cid)
+    bought = client.post(
+        f"/api/v1/forces/{fid}/requisitions", json={"requisition": "gather_the_faithful"}
+    )
+    assert bought.status_code == 201, bought.text
+    host = client.get(f"/api/v1/forces/{fid}").json()
+    [throng] = [c for c in host["cards"] if c["name"] == "Penitent Throng"]
+    assert (throng["power_rating"], throng["keywords"], throng["xp"]) == (
+        3,
+        ["IMPERIUM", "INFANTRY"],
+        0,
+    )
+    assert host["requisition_points"] == 5 - 1 and host["supply_used"] == 3
+    feed = client.get(f"/api/v1/campaigns/{cid}/events").json()["items"]
+    assert any(e["kind"] == "card_added" and e["card_id"] == throng["id"] for e in feed)
+
+    before = dump(engine)  # 3 of 50 Power used: 48 more does not fit
+    over = client.post(
+        f"/api/v1/forces/{fid}/requisitions", json={"requisition": "call_the_multitude"}
+    )
+    assert_problem(over, 422, "supply_limit_exceeded")
+    assert dump(engine) == before

@@ -149,6 +149,7 @@ def test_the_schema_describes_every_field() -> None:
         "remove_xp",
         "remove_battle_scar",
         "add_upgrade",
+        "add_unit",
         "change_counter",
     }
 
@@ -207,6 +208,13 @@ def test_a_miracle_needs_fervour_spends_it_and_heals_a_scar() -> None:
         (
             "{kind: add_upgrade, name: Saint's ashes, crusade_points: 2}",
             lambda a: a.card("u1").crusade_points == 2,
+        ),
+        (
+            "{kind: add_unit, name: Pilgrim Mob, power_rating: 4, keywords: [INFANTRY]}",
+            lambda a: (
+                [(c.name, c.power_rating, sorted(c.keywords), c.xp) for c in a.cards[1:]]
+                == [("Pilgrim Mob", 4, ["IMPERIUM", "INFANTRY"], 0)]
+            ),
         ),
     ],
 )
@@ -370,3 +378,23 @@ battle_traits:
         found = problems(text)
         assert [p.path for p in found] == ["battle_traits[0].name"]
         assert "already a battle_trait of the rulebook" in found[0].message
+
+
+def test_a_unit_added_by_a_pack_keeps_within_the_supply_limit() -> None:
+    text = """
+format: crusade-rule-pack/1
+id: host
+name: Host
+version: "1"
+requisitions:
+  - id: summon
+    name: Summon the Host
+    cost_rp: 1
+    summary: A great host joins.
+    effects: [{kind: add_unit, name: Great Host, power_rating: 46}]
+"""
+    played = packs.apply(book(), [packs.load(text)])
+    army = force(card(xp=1))  # 5 of 50 Power used: 46 more does not fit
+    with pytest.raises(RuleError) as refused:
+        purchase_requisition(army, RequisitionOrder("summon"), ANY_TIME, played)
+    assert refused.value.code == "supply_limit_exceeded"
