@@ -33,7 +33,15 @@ from app.rules.data import VictorRole, rulebook
 from app.rules.dice import Dice, EnteredDice, SeededDice
 from app.rules.errors import RuleError
 from app.rules.requisitions import RequisitionOrder
-from app.services import battles, confirmation, decisions, photos, requisitions, stories
+from app.services import (
+    battles,
+    confirmation,
+    decisions,
+    photos,
+    requisitions,
+    rulebooks,
+    stories,
+)
 
 router = APIRouter(tags=["battles"])
 
@@ -67,7 +75,20 @@ def _photo(row: BattlePhoto) -> PhotoPublic:
     )
 
 
+def _mission_name(session: Session, battle: Battle) -> str:
+    """The core's missions by name at no cost; a rule pack's from the campaign's rules."""
+    try:
+        return rulebook().mission(battle.mission).name
+    except KeyError:
+        pass
+    try:
+        return rulebooks.campaign_book(session, battle.campaign_id).mission(battle.mission).name
+    except KeyError:  # its pack since gone (refused while a battle used it): the id in words
+        return battle.mission.replace("_", " ").capitalize()
+
+
 def _battle(
+    session: Session,
     battle: Battle,
     sides: list[BattleSide],
     report: BattleReport | None = None,
@@ -79,7 +100,7 @@ def _battle(
         campaign_id=battle.campaign_id,
         battle_size=battle.battle_size,
         mission=battle.mission,
-        mission_name=rulebook().mission(battle.mission).name,
+        mission_name=_mission_name(session, battle),
         mission_roll=battle.mission_roll,
         status=battle.status,
         outcome=battle.outcome,
@@ -94,6 +115,7 @@ def _battle(
 def _one(session: Session, battle_id: int) -> BattlePublic:
     """One battle as every route that answers with it shows it: sides and report."""
     return _battle(
+        session,
         *battles.get_battle(session, battle_id),
         stories.get_report(session, battle_id),
         photos.photos_of(session, battle_id),
@@ -134,7 +156,7 @@ def muster(
         territory_id=body.territory_id,
     )
     located(response, f"/battles/{battle.id}")
-    return _battle(battle, rows)
+    return _battle(session, battle, rows)
 
 
 @router.get(
@@ -155,7 +177,9 @@ def list_battles(
     ids = [b.id for b, _sides in rows if b.id is not None]
     stories_of = stories.reports_for(session, ids)
     pictures = photos.photos_for(session, ids)
-    page = [_battle(b, s, stories_of.get(b.id or 0), pictures.get(b.id or 0)) for b, s in rows]
+    page = [
+        _battle(session, b, s, stories_of.get(b.id or 0), pictures.get(b.id or 0)) for b, s in rows
+    ]
     return keyset_page(request, response, page, limit, following)
 
 

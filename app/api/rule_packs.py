@@ -57,6 +57,7 @@ def campaign_rules(campaign_id: int, session: SessionDep) -> CampaignRulebookPub
         requisitions=list(book.requisitions),
         crusade_relics=list(book.honours.crusade_relics),
         counters=list(book.counters),
+        missions=list(book.missions),
         pack_battle_traits=list(book.honours.pack_battle_traits),
         pack_psychic_fortitudes=list(book.honours.pack_psychic_fortitudes),
     )

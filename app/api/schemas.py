@@ -14,6 +14,7 @@ from app.rules.data import (
     Counter,
     CrusadeNumbers,
     CrusadeRelic,
+    Mission,
     PackHonour,
     Requisition,
     VictorBonus,
@@ -907,6 +908,11 @@ class CampaignRulebookPublic(BaseModel):
     requisitions: list[Requisition]
     crusade_relics: list[CrusadeRelic]
     counters: list[Counter] = Field(description="Force and card counters the packs keep")
+    missions: list[Mission] = Field(
+        default_factory=list,
+        description="Every mission by battle size: the core's tables (low-high: the D6 "
+        "results) and the packs' own (low and high 0: chosen, never rolled)",
+    )
     pack_battle_traits: list[PackHonour] = Field(
         default_factory=list,
         description="Battle Traits the packs add: chosen beside the core table, never rolled",

@@ -505,12 +505,12 @@ class BonusTarget(StrEnum):
 
 class ExtraRequisitionPoints(Frozen):
     kind: Literal["extra_requisition_points"]
-    amount: int = Field(gt=0)
+    amount: int = Field(ge=1, le=10)
 
 
 class ExtraMarkedForGreatness(Frozen):
     kind: Literal["extra_marked_for_greatness"]
-    count: int = Field(gt=0)
+    count: int = Field(ge=1, le=10)
 
 
 class BonusBattleHonour(Frozen):
@@ -547,14 +547,17 @@ class Mission(Frozen):
     id: str
     name: str
     battle_size: str
-    low: int = Field(ge=1, le=6)
-    high: int = Field(ge=1, le=6)
+    # The D6 results of the size's mission table; 0 for a rule pack's mission, which is
+    # chosen, never rolled (ruling 56).
+    low: int = Field(default=0, ge=0, le=6)
+    high: int = Field(default=0, ge=0, le=6)
     objective_markers: int = Field(ge=0, description="Objective markers set up at the start")
     exfiltration: bool = Field(
         default=False, description="Units can be exfiltrated (leave by the enemy's edge)"
     )
     summary: str = Field(min_length=1)
     victor_bonus: tuple[VictorBonus, ...] = Field(min_length=1)
+    pack: str | None = Field(default=None, description="The rule pack that adds it, if any")
 
 
 # --- the whole rulebook ----------------------------------------------------------------
@@ -618,7 +621,8 @@ class Rulebook(Frozen):
                 if isinstance(effect, FreeRequisitions) and not set(effect.requisitions) <= req_ids:
                     raise ValueError(f"mission {mission.id}: unknown requisition in bonus")
         for size in self.battle_sizes:
-            _check_mission_table(size.id, [m for m in self.missions if m.battle_size == size.id])
+            table = [m for m in self.missions if m.battle_size == size.id and m.pack is None]
+            _check_mission_table(size.id, table)
         return self
 
     def battle_size(self, size_id: str) -> BattleSize:

@@ -28,7 +28,9 @@ from app.rules.data import (
     Counter,
     CrusadeRelic,
     Effect,
+    FreeRequisitions,
     KillBound,
+    Mission,
     PackHonour,
     PerMark,
     RelicCategory,
@@ -36,6 +38,7 @@ from app.rules.data import (
     RequisitionTarget,
     RequisitionTiming,
     Rulebook,
+    VictorBonus,
 )
 
 FORMAT = "crusade-rule-pack/1"
@@ -151,6 +154,18 @@ class PackHonourEntry(PackModel):
     _eligible = field_validator("eligible")(_expression)
 
 
+class PackMission(PackModel):
+    """A mission of the group's own (a supplement's, a narrative night's): chosen at set-up
+    for its battle size, never rolled; its victor bonus from the core rules' bonus kinds."""
+
+    id: Id
+    name: Name
+    battle_size: Annotated[str, Field(min_length=1, max_length=40)]
+    objective_markers: int = Field(default=0, ge=0, le=12)
+    summary: Summary
+    victor_bonus: list[VictorBonus] = Field(min_length=1, max_length=3)
+
+
 class RulePack(PackModel):
     format: Literal["crusade-rule-pack/1"] = Field(description="Always crusade-rule-pack/1")
     id: Id
@@ -162,6 +177,7 @@ class RulePack(PackModel):
     agendas: list[PackAgenda] = Field(default_factory=list, max_length=MAX_ITEMS)
     requisitions: list[PackRequisition] = Field(default_factory=list, max_length=MAX_ITEMS)
     relics: list[PackRelic] = Field(default_factory=list, max_length=MAX_ITEMS)
+    missions: list[PackMission] = Field(default_factory=list, max_length=MAX_ITEMS)
     battle_traits: list[PackHonourEntry] = Field(default_factory=list, max_length=MAX_ITEMS)
     psychic_fortitudes: list[PackHonourEntry] = Field(default_factory=list, max_length=MAX_ITEMS)
 
@@ -345,7 +361,7 @@ def _collisions(pack: RulePack, book: Rulebook, others: Iterable[RulePack]) -> l
     return problems
 
 
-PackItem = PackAgenda | PackRequisition | PackRelic | PackHonourEntry
+PackItem = PackAgenda | PackRequisition | PackRelic | PackHonourEntry | PackMission
 
 
 def _content(pack: RulePack) -> list[tuple[str, str, tuple[tuple[str, str], ...]]]:
@@ -354,6 +370,7 @@ def _content(pack: RulePack) -> list[tuple[str, str, tuple[tuple[str, str], ...]
         ("agenda", "agendas", pack.agendas),
         ("requisition", "requisitions", pack.requisitions),
         ("relic", "relics", pack.relics),
+        ("mission", "missions", pack.missions),
         ("battle_trait", "battle_traits", pack.battle_traits),
         ("psychic_fortitude", "psychic_fortitudes", pack.psychic_fortitudes),
     )
@@ -393,6 +410,7 @@ def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
             Problem(path, None, f"'{rank}' is not a rank ({', '.join(sorted(ranks))})")
             for rank in sorted(eligibility.ranks_named(tree) - ranks)
         ]
+    problems += _mission_problems(pack, book)
     for n, agenda in enumerate(pack.agendas):
         problems += [
             Problem(f"agendas[{n}].counters.{name}", None, f"no counter '{name}' in this pack")
@@ -403,6 +421,38 @@ def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
             problems += _effect_problems(
                 f"requisitions[{n}].effects[{m}]", effect, requisition, counters
             )
+    return problems
+
+
+def _mission_problems(pack: RulePack, book: Rulebook) -> list[Problem]:
+    """A pack's missions name a battle size of the rules and requisitions that exist."""
+    sizes = {s.id for s in book.battle_sizes}
+    requisitions = {r.id for r in book.requisitions} | {r.id for r in pack.requisitions}
+    problems = []
+    for n, mission in enumerate(pack.missions):
+        if mission.battle_size not in sizes:
+            problems.append(
+                Problem(
+                    f"missions[{n}].battle_size",
+                    None,
+                    f"'{mission.battle_size}' is not a battle size ({', '.join(sorted(sizes))})",
+                )
+            )
+        for m, bonus in enumerate(mission.victor_bonus):
+            effect = bonus.effect
+            unknown = (
+                sorted(set(effect.requisitions) - requisitions)
+                if isinstance(effect, FreeRequisitions)
+                else []
+            )
+            problems += [
+                Problem(
+                    f"missions[{n}].victor_bonus[{m}].effect.requisitions",
+                    None,
+                    f"no requisition '{r}' in the rules or this pack",
+                )
+                for r in unknown
+            ]
     return problems
 
 
@@ -426,6 +476,7 @@ def _names(book: Rulebook) -> set[tuple[str, str]]:
         ("agenda", book.agendas),
         ("requisition", book.requisitions),
         ("relic", honours.crusade_relics),
+        ("mission", book.missions),
         ("battle_trait", [e for t in honours.battle_traits.values() for e in t.entries]),
         ("battle_trait", honours.pack_battle_traits),
         ("psychic_fortitude", honours.psychic_fortitudes.entries),
@@ -450,6 +501,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
     traits = list(book.honours.pack_battle_traits)
     fortitudes = list(book.honours.pack_psychic_fortitudes)
     counters = list(book.counters)
+    missions = list(book.missions)
     for pack in packs:
         changed = {
             k: v
@@ -467,6 +519,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
         traits += [_honour(e, pack) for e in pack.battle_traits]
         fortitudes += [_honour(e, pack) for e in pack.psychic_fortitudes]
         counters += pack.counters
+        missions += [_mission(m, pack) for m in pack.missions]
     honours = book.honours.model_copy(
         update={
             "crusade_relics": tuple(relics),
@@ -483,6 +536,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
                 "requisitions": tuple(requisitions),
                 "honours": honours,
                 "counters": tuple(counters),
+                "missions": tuple(missions),
             }
         ).model_dump()
     )
@@ -523,6 +577,18 @@ def _requisition(requisition: PackRequisition, pack: RulePack) -> Requisition:
         effects=tuple(requisition.effects),
         counters=tuple(pack.counters),
         summary=requisition.summary,
+        pack=pack.id,
+    )
+
+
+def _mission(mission: PackMission, pack: RulePack) -> Mission:
+    return Mission(
+        id=mission.id,
+        name=mission.name,
+        battle_size=mission.battle_size,
+        objective_markers=mission.objective_markers,
+        summary=mission.summary,
+        victor_bonus=tuple(mission.victor_bonus),
         pack=pack.id,
     )
 

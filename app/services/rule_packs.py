@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from app.db.models import Card, Force, RulePack, utcnow
+from app.db.models import Battle, Card, Force, RulePack, utcnow
 from app.errors import DomainError, NotFound
 from app.rules import packs
 from app.rules.data import Rulebook, rulebook
@@ -89,6 +89,9 @@ def attach(
             status=409,
             field="version",
         )
+    if current is not None:
+        old = packs.RulePack.model_validate(current.document)
+        _refuse_missions_in_use(session, campaign_id, old, keep={m.id for m in pack.missions})
     if changes.breaks and not accept_breaking:
         raise DomainError(
             "rule_pack_update_breaks",
@@ -139,6 +142,7 @@ def detach(
 ) -> RulePack:
     row = get_pack(session, campaign_id, pack_id)
     old = packs.RulePack.model_validate(row.document)
+    _refuse_missions_in_use(session, campaign_id, old, keep=set())
     breaks = _breaks(session, campaign_id, content_names(old), old)
     if breaks and not accept_breaking:
         raise DomainError(
@@ -217,6 +221,7 @@ def content_names(pack: packs.RulePack) -> dict[str, list[str]]:
         "agendas": [a.name for a in pack.agendas],
         "requisitions": [r.name for r in pack.requisitions],
         "relics": [r.name for r in pack.relics],
+        "missions": [m.name for m in pack.missions],
         "battle_traits": [e.name for e in pack.battle_traits],
         "psychic_fortitudes": [e.name for e in pack.psychic_fortitudes],
         "counters": [c.name for c in pack.counters],
@@ -226,6 +231,29 @@ def content_names(pack: packs.RulePack) -> dict[str, list[str]]:
 def _removed(old: packs.RulePack, new: packs.RulePack) -> dict[str, list[str]]:
     was, now = content_names(old), content_names(new)
     return {kind: [n for n in names if n not in now[kind]] for kind, names in was.items()}
+
+
+def _refuse_missions_in_use(
+    session: Session, campaign_id: int, old: packs.RulePack, *, keep: set[str]
+) -> None:
+    """A battle keeps the mission it was fought on (its page, its revert, its victor bonus
+    read it), so a pack's mission a battle used cannot go, even when asked to."""
+    gone = {m.id: m.name for m in old.missions if m.id not in keep}
+    if not gone:
+        return
+    used = session.exec(
+        select(Battle.id, Battle.mission)
+        .where(Battle.campaign_id == campaign_id, col(Battle.mission).in_(list(gone)))
+        .order_by(col(Battle.id))
+        .limit(1)
+    ).first()
+    if used is not None:
+        raise DomainError(
+            "rule_pack_mission_in_use",
+            f"Battle {used[0]} was fought on {gone[used[1]]}, a mission of {old.name}: a "
+            "mission a battle used stays attached (keep it in the new version).",
+            status=409,
+        )
 
 
 def _breaks(

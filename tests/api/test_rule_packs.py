@@ -419,3 +419,85 @@ def test_a_pack_requisition_adds_a_unit(client: TestClient, engine: Engine) -> N
     )
     assert_problem(over, 422, "supply_limit_exceeded")
     assert dump(engine) == before
+
+
+VIGIL = """
+format: crusade-rule-pack/1
+id: vigil
+name: Vigil Nights
+version: "1"
+missions:
+  - id: the_long_vigil
+    name: The Long Vigil
+    battle_size: combat_patrol
+    objective_markers: 3
+    summary: Hold the shrine through the night.
+    victor_bonus:
+      - summary: The victor gains 2 extra RP.
+        effect: {kind: extra_requisition_points, amount: 2}
+"""
+
+
+def test_a_pack_mission_is_played_and_stays_while_a_battle_used_it(
+    client: TestClient, engine: Engine
+) -> None:
+    """Mustered by its id, its victor bonus paid; the campaign's rules list it (low 0: chosen,
+    never rolled); detaching it, or an update without it, is refused even when asked to."""
+    cid = campaign(client)
+    attached(client, cid, VIGIL)
+    rules = client.get(f"/api/v1/campaigns/{cid}/rules").json()
+    [vigil] = [m for m in rules["missions"] if m["id"] == "the_long_vigil"]
+    assert (vigil["low"], vigil["pack"], vigil["battle_size"]) == (0, "vigil", "combat_patrol")
+    blue, red = force(client, cid), force(client, cid, "Black Legion", "CHAOS")
+    squad, foe = unit(client, blue)["id"], unit(client, red, "Legionaries", keywords=["CHAOS"])
+    for _ in range(3):  # 5 RP -> 2, so what the battle brings shows under the cap of 5
+        spent = client.post(
+            f"/api/v1/forces/{blue}/requisitions", json={"requisition": "increase_supply_limit"}
+        )
+        assert spent.status_code == 201, spent.text
+    body = {
+        "battle_size": "combat_patrol",
+        "mission": "the_long_vigil",
+        "sides": [
+            {"force_id": blue, "role": "attacker", "roster": [squad], "agendas": ["assassins"]},
+            {"force_id": red, "role": "defender", "roster": [foe["id"]], "agendas": ["assassins"]},
+        ],
+    }
+    battle = client.post(f"/api/v1/campaigns/{cid}/battles", json=body)
+    assert battle.status_code == 201, battle.text
+    won = client.post(
+        f"/api/v1/battles/{battle.json()['id']}/result",
+        json={
+            "sides": [
+                {"force_id": blue, "victory_points": 20},
+                {"force_id": red, "victory_points": 5},
+            ]
+        },
+    )
+    assert won.status_code == 200, won.text
+    rp = client.get(f"/api/v1/forces/{blue}").json()["requisition_points"]
+    assert rp == 2 + 1 + 2  # 2 left, the battle's 1, the mission's victor bonus 2
+    page = client.get(f"/battles/{battle.json()['id']}").text
+    assert "The Long Vigil" in page
+    assert client.get(f"/api/v1/battles/{battle.json()['id']}").json()["mission_name"] == (
+        "The Long Vigil"
+    )
+    # the set-up page offers it among the Combat Patrol missions, with no D6 result
+    started = client.post(f"/campaigns/{cid}/battles/new", headers=with_csrf_header(client))
+    assert started.status_code == 200 and "/setup" in str(started.url)  # followed there
+    setup = started.text
+    assert 'value="the_long_vigil"' in setup and "> The Long Vigil</label>" in setup
+
+    before = dump(engine)
+    gone = client.delete(
+        f"/api/v1/campaigns/{cid}/rule-packs/vigil", params={"accept_breaking": "true"}
+    )
+    assert_problem(gone, 409, "rule_pack_mission_in_use")
+    without = VIGIL.replace('version: "1"', 'version: "2"').split("missions:")[0]
+    update = attach(client, cid, without + "description: none\n", accept_breaking="true")
+    assert_problem(update, 409, "rule_pack_mission_in_use")
+    assert dump(engine) == before
+
+
+def with_csrf_header(client: TestClient) -> dict[str, str]:
+    return {"X-CSRF-Token": client.get("/api/v1/auth/csrf").json()["csrf_token"]}

@@ -12,6 +12,7 @@ import pytest
 from app.rules import packs
 from app.rules.aftermath import SideReport, UnitReport, resolve_side
 from app.rules.agendas import cannot_score
+from app.rules.battle import choose_mission, roll_mission
 from app.rules.cards import BattleScar
 from app.rules.data import HonourCategory, Rulebook
 from app.rules.dice import EnteredDice
@@ -134,9 +135,16 @@ def test_hostile_yaml_is_refused(text: str, says: str) -> None:
 def test_the_schema_describes_every_field() -> None:
     schema = packs.schema()
     assert set(schema["required"]) == {"format", "id", "name", "version"}
-    assert {"settings", "counters", "agendas", "requisitions", "relics"} <= set(
-        schema["properties"]
-    )
+    assert {
+        "settings",
+        "counters",
+        "agendas",
+        "requisitions",
+        "relics",
+        "missions",
+        "battle_traits",
+        "psychic_fortitudes",
+    } <= set(schema["properties"])
     effect_kinds = {
         v["properties"]["kind"]["const"]
         for k, v in schema["$defs"].items()
@@ -151,6 +159,11 @@ def test_the_schema_describes_every_field() -> None:
         "add_upgrade",
         "add_unit",
         "change_counter",
+        # a pack mission's victor bonus: the core rules' own kinds
+        "extra_requisition_points",
+        "extra_marked_for_greatness",
+        "battle_honour",
+        "free_requisitions",
     }
 
 
@@ -398,3 +411,48 @@ requisitions:
     with pytest.raises(RuleError) as refused:
         purchase_requisition(army, RequisitionOrder("summon"), ANY_TIME, played)
     assert refused.value.code == "supply_limit_exceeded"
+
+
+VIGIL = """
+format: crusade-rule-pack/1
+id: vigil
+name: Vigil Nights
+version: "1"
+missions:
+  - id: the_long_vigil
+    name: The Long Vigil
+    battle_size: combat_patrol
+    objective_markers: 3
+    summary: Hold the shrine through the night.
+    victor_bonus:
+      - summary: The victor gains 2 extra RP.
+        effect: {kind: extra_requisition_points, amount: 2}
+"""
+
+
+class TestPackMissions:
+    """A pack's missions (ruling 56): offered for their battle size, chosen, never rolled."""
+
+    def test_a_mission_is_chosen_for_its_size_and_never_rolled(self) -> None:
+        played = packs.apply(book(), [packs.load(VIGIL)])
+        size = played.battle_size("combat_patrol")
+        chosen = choose_mission(size, "the_long_vigil", played)
+        assert (chosen.pack, chosen.low, chosen.objective_markers) == ("vigil", 0, 3)
+        rolled = {roll_mission(size, played, EnteredDice([r]))[0].id for r in range(1, 7)}
+        assert "the_long_vigil" not in rolled
+        assert rolled == {m.id for m in book().missions_for("combat_patrol")}
+        with pytest.raises(RuleError):
+            choose_mission(played.battle_size("strike_force"), "the_long_vigil", played)
+
+    def test_its_size_and_bonus_requisitions_must_exist(self) -> None:
+        wrong = VIGIL.replace("battle_size: combat_patrol", "battle_size: skirmish")
+        assert [p.path for p in problems(wrong)] == ["missions[0].battle_size"]
+        free = VIGIL.replace(
+            "effect: {kind: extra_requisition_points, amount: 2}",
+            "effect: {kind: free_requisitions, requisitions: [no_such], mode: all, target: force}",
+        )
+        assert [p.path for p in problems(free)] == [
+            "missions[0].victor_bonus[0].effect.requisitions"
+        ]
+        clash = VIGIL.replace("name: The Long Vigil", "name: Supply Drop")
+        assert [p.path for p in problems(clash)] == ["missions[0].name"]
