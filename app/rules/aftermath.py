@@ -14,6 +14,7 @@ from app.rules.cards import CombatTallies, CrusadeCard, never_gains_xp
 from app.rules.data import (
     Agenda,
     BonusBattleHonour,
+    BonusCounter,
     BonusTarget,
     Counter,
     ExtraMarkedForGreatness,
@@ -436,6 +437,9 @@ def _close_battle(force: OrderOfBattle, report: SideReport, book: Rulebook) -> A
     force = record_battle_played(
         force, won=report.won, extra_requisition_points=extra_rp, book=book
     )
+    for bonus in report.victor_bonuses:  # a pack mission's: a force counter moves at once
+        if isinstance(bonus.effect, BonusCounter):
+            force = _move_counter(force, bonus.effect, book)
     waiting: list[Decision] = []
     for bonus in report.victor_bonuses:
         if isinstance(bonus.effect, BonusBattleHonour):
@@ -446,9 +450,18 @@ def _close_battle(force: OrderOfBattle, report: SideReport, book: Rulebook) -> A
                         None, "victor_bonus", bonus.effect.categories, eligible=eligible
                     )
                 )
-        elif not isinstance(bonus.effect, ExtraRequisitionPoints | ExtraMarkedForGreatness):
+        elif not isinstance(
+            bonus.effect, ExtraRequisitionPoints | ExtraMarkedForGreatness | BonusCounter
+        ):
             waiting.append(VictorBonusDecision(bonus))
     return Aftermath(force=force, pending=tuple(waiting))
+
+
+def _move_counter(force: OrderOfBattle, effect: BonusCounter, book: Rulebook) -> OrderOfBattle:
+    """Within the counter's bounds: a bonus past its max stops there, as an Agenda's marks."""
+    rule = next(c for c in book.counters if c.id == effect.counter)
+    value = force.counters.get(rule.id, rule.start) + effect.amount
+    return replace(force, counters={**force.counters, rule.id: max(rule.min, min(rule.max, value))})
 
 
 def _eligible(

@@ -531,8 +531,21 @@ class FreeRequisitions(Frozen):
     ignores_rank_timing: bool = False
 
 
+class BonusCounter(Frozen):
+    """A rule pack mission's victor bonus: one of the pack's force counters moves (within its
+    bounds), as the battle is resolved."""
+
+    kind: Literal["change_counter"]
+    counter: str = Field(pattern=r"^[a-z][a-z0-9_]{0,59}$")
+    amount: int = Field(ge=-100, le=100)
+
+
 VictorBonusEffect = Annotated[
-    ExtraRequisitionPoints | ExtraMarkedForGreatness | BonusBattleHonour | FreeRequisitions,
+    ExtraRequisitionPoints
+    | ExtraMarkedForGreatness
+    | BonusBattleHonour
+    | FreeRequisitions
+    | BonusCounter,
     Field(discriminator="kind"),
 ]
 

@@ -24,6 +24,7 @@ from app.rules.data import (
     UNIT_EFFECTS,
     Agenda,
     AgendaEligibility,
+    BonusCounter,
     ChangeCounter,
     Counter,
     CrusadeRelic,
@@ -440,6 +441,16 @@ def _mission_problems(pack: RulePack, book: Rulebook) -> list[Problem]:
             )
         for m, bonus in enumerate(mission.victor_bonus):
             effect = bonus.effect
+            if isinstance(effect, BonusCounter):
+                counter = next((c for c in pack.counters if c.id == effect.counter), None)
+                if counter is None or counter.scope != "force":
+                    problems.append(
+                        Problem(
+                            f"missions[{n}].victor_bonus[{m}].effect.counter",
+                            None,
+                            f"no force counter '{effect.counter}' in this pack",
+                        )
+                    )
             unknown = (
                 sorted(set(effect.requisitions) - requisitions)
                 if isinstance(effect, FreeRequisitions)

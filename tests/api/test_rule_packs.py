@@ -501,3 +501,62 @@ def test_a_pack_mission_is_played_and_stays_while_a_battle_used_it(
 
 def with_csrf_header(client: TestClient) -> dict[str, str]:
     return {"X-CSRF-Token": client.get("/api/v1/auth/csrf").json()["csrf_token"]}
+
+
+EMBERS = """
+format: crusade-rule-pack/1
+id: embers
+name: Embers
+version: "1"
+counters:
+  - {id: embers, name: Embers, scope: force, start: 1, min: 0, max: 4}
+missions:
+  - id: kindle_the_pyres
+    name: Kindle the Pyres
+    battle_size: combat_patrol
+    summary: Light the pyres across the field.
+    victor_bonus:
+      - summary: The victor's host gathers 5 Embers (4 at most).
+        effect: {kind: change_counter, counter: embers, amount: 5}
+"""
+
+
+def test_a_pack_missions_victor_bonus_moves_a_counter(client: TestClient, engine: Engine) -> None:
+    """Paid as the battle is resolved (no decision), within the counter's bounds, said in the
+    history, put back by a revert; a bonus naming a counter the pack lacks is refused."""
+    cid = campaign(client)
+    attached(client, cid, EMBERS)
+    blue, red = force(client, cid), force(client, cid, "Black Legion", "CHAOS")
+    squad, foe = unit(client, blue)["id"], unit(client, red, "Legionaries", keywords=["CHAOS"])
+    body = {
+        "battle_size": "combat_patrol",
+        "mission": "kindle_the_pyres",
+        "sides": [
+            {"force_id": blue, "role": "attacker", "roster": [squad], "agendas": ["assassins"]},
+            {"force_id": red, "role": "defender", "roster": [foe["id"]], "agendas": ["assassins"]},
+        ],
+    }
+    battle = client.post(f"/api/v1/campaigns/{cid}/battles", json=body).json()["id"]
+    won = client.post(
+        f"/api/v1/battles/{battle}/result",
+        json={
+            "sides": [
+                {"force_id": blue, "victory_points": 20},
+                {"force_id": red, "victory_points": 5},
+            ]
+        },
+    )
+    assert won.status_code == 200, won.text
+    assert client.get(f"/api/v1/forces/{blue}").json()["counters"] == {"embers": 4}  # 1+5, max 4
+    assert client.get(f"/api/v1/forces/{red}").json()["counters"] == {"embers": 1}  # at start
+    owed = client.get(f"/api/v1/forces/{blue}/decisions?status=pending").json()["items"]
+    assert owed == []  # paid at once, nothing to decide
+    feed = client.get(f"/api/v1/campaigns/{cid}/events").json()["items"]
+    [moved] = [e for e in feed if e["kind"] == "counter_changed"]
+    assert (moved["details"]["before"], moved["details"]["after"]) == (1, 4)
+    assert client.post(f"/api/v1/battles/{battle}/revert").status_code == 200
+    assert client.get(f"/api/v1/forces/{blue}").json()["counters"] == {"embers": 1}
+
+    unknown = attach(client, cid, EMBERS.replace("counter: embers,", "counter: ashes,"))
+    assert unknown.status_code == 422
+    assert "missions[0].victor_bonus[0].effect.counter" in unknown.json()["detail"]
