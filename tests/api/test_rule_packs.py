@@ -448,40 +448,12 @@ def test_a_pack_mission_is_played_and_stays_while_a_battle_used_it(
     rules = client.get(f"/api/v1/campaigns/{cid}/rules").json()
     [vigil] = [m for m in rules["missions"] if m["id"] == "the_long_vigil"]
     assert (vigil["low"], vigil["pack"], vigil["battle_size"]) == (0, "vigil", "combat_patrol")
-    blue, red = force(client, cid), force(client, cid, "Black Legion", "CHAOS")
-    squad, foe = unit(client, blue)["id"], unit(client, red, "Legionaries", keywords=["CHAOS"])
-    for _ in range(3):  # 5 RP -> 2, so what the battle brings shows under the cap of 5
-        spent = client.post(
-            f"/api/v1/forces/{blue}/requisitions", json={"requisition": "increase_supply_limit"}
-        )
-        assert spent.status_code == 201, spent.text
-    body = {
-        "battle_size": "combat_patrol",
-        "mission": "the_long_vigil",
-        "sides": [
-            {"force_id": blue, "role": "attacker", "roster": [squad], "agendas": ["assassins"]},
-            {"force_id": red, "role": "defender", "roster": [foe["id"]], "agendas": ["assassins"]},
-        ],
-    }
-    battle = client.post(f"/api/v1/campaigns/{cid}/battles", json=body)
-    assert battle.status_code == 201, battle.text
-    won = client.post(
-        f"/api/v1/battles/{battle.json()['id']}/result",
-        json={
-            "sides": [
-                {"force_id": blue, "victory_points": 20},
-                {"force_id": red, "victory_points": 5},
-            ]
-        },
-    )
-    assert won.status_code == 200, won.text
+    blue, _red, battle = blue_wins_on(client, cid, "the_long_vigil", spend_rp=3)
     rp = client.get(f"/api/v1/forces/{blue}").json()["requisition_points"]
     assert rp == 2 + 1 + 2  # 2 left, the battle's 1, the mission's victor bonus 2
-    page = client.get(f"/battles/{battle.json()['id']}").text
+    page = client.get(f"/battles/{battle}").text
     assert "The Long Vigil" in page
-    assert client.get(f"/api/v1/battles/{battle.json()['id']}").json()["mission_name"] == (
-        "The Long Vigil"
-    )
+    assert client.get(f"/api/v1/battles/{battle}").json()["mission_name"] == ("The Long Vigil")
     # the set-up page offers it among the Combat Patrol missions, with no D6 result
     started = client.post(f"/campaigns/{cid}/battles/new", headers=with_csrf_header(client))
     assert started.status_code == 200 and "/setup" in str(started.url)  # followed there
@@ -526,27 +498,7 @@ def test_a_pack_missions_victor_bonus_moves_a_counter(client: TestClient, engine
     history, put back by a revert; a bonus naming a counter the pack lacks is refused."""
     cid = campaign(client)
     attached(client, cid, EMBERS)
-    blue, red = force(client, cid), force(client, cid, "Black Legion", "CHAOS")
-    squad, foe = unit(client, blue)["id"], unit(client, red, "Legionaries", keywords=["CHAOS"])
-    body = {
-        "battle_size": "combat_patrol",
-        "mission": "kindle_the_pyres",
-        "sides": [
-            {"force_id": blue, "role": "attacker", "roster": [squad], "agendas": ["assassins"]},
-            {"force_id": red, "role": "defender", "roster": [foe["id"]], "agendas": ["assassins"]},
-        ],
-    }
-    battle = client.post(f"/api/v1/campaigns/{cid}/battles", json=body).json()["id"]
-    won = client.post(
-        f"/api/v1/battles/{battle}/result",
-        json={
-            "sides": [
-                {"force_id": blue, "victory_points": 20},
-                {"force_id": red, "victory_points": 5},
-            ]
-        },
-    )
-    assert won.status_code == 200, won.text
+    blue, red, battle = blue_wins_on(client, cid, "kindle_the_pyres")
     assert client.get(f"/api/v1/forces/{blue}").json()["counters"] == {"embers": 4}  # 1+5, max 4
     assert client.get(f"/api/v1/forces/{red}").json()["counters"] == {"embers": 1}  # at start
     owed = client.get(f"/api/v1/forces/{blue}/decisions?status=pending").json()["items"]
@@ -560,3 +512,28 @@ def test_a_pack_missions_victor_bonus_moves_a_counter(client: TestClient, engine
     unknown = attach(client, cid, EMBERS.replace("counter: embers,", "counter: ashes,"))
     assert unknown.status_code == 422
     assert "missions[0].victor_bonus[0].effect.counter" in unknown.json()["detail"]
+
+
+def blue_wins_on(
+    client: TestClient, cid: int, mission: str, spend_rp: int = 0
+) -> tuple[int, int, int]:
+    """Two new forces of one unit each play a Combat Patrol on ``mission``; blue wins (after
+    spending ``spend_rp`` RP on Increase Supply Limit, so RP gained shows under the cap)."""
+    blue, red = force(client, cid), force(client, cid, "Black Legion", "CHAOS")
+    squad, foe = unit(client, blue)["id"], unit(client, red, "Legionaries", keywords=["CHAOS"])
+    for _ in range(spend_rp):
+        spent = client.post(
+            f"/api/v1/forces/{blue}/requisitions", json={"requisition": "increase_supply_limit"}
+        )
+        assert spent.status_code == 201, spent.text
+    sides = [
+        {"force_id": blue, "role": "attacker", "roster": [squad], "agendas": ["assassins"]},
+        {"force_id": red, "role": "defender", "roster": [foe["id"]], "agendas": ["assassins"]},
+    ]
+    body = {"battle_size": "combat_patrol", "mission": mission, "sides": sides}
+    battle = client.post(f"/api/v1/campaigns/{cid}/battles", json=body)
+    assert battle.status_code == 201, battle.text
+    scores = [{"force_id": blue, "victory_points": 20}, {"force_id": red, "victory_points": 5}]
+    won = client.post(f"/api/v1/battles/{battle.json()['id']}/result", json={"sides": scores})
+    assert won.status_code == 200, won.text
+    return blue, red, int(battle.json()["id"])
