@@ -18,48 +18,31 @@ def record_gains(
     session: Session, view: ForceView, *, after: OrderOfBattle, battle_id: int | None
 ) -> None:
     """``view`` is the force as loaded before the change; ``after`` the rules' new value."""
-    before = {c.id: c for c in view.value.cards}
-    # A rule pack's counters moved by a battle (its Agendas' marks) or a decision: said in the
-    # history as any other gain, the force's first, then each unit's.
-    for counter, was, now in _moved(view.value.counters, after.counters):
+
+    def say(kind: str, **details: object) -> None:
         history.record(
             session,
             campaign_id=view.force.campaign_id,
             force_id=view.force.id,
             battle_id=battle_id,
-            kind="counter_changed",
-            counter=counter,
-            before=was,
-            after=now,
+            kind=kind,
+            **details,
         )
+
+    before = {c.id: c for c in view.value.cards}
+    # A rule pack's counters moved by a battle (its Agendas' marks) or a decision: said in the
+    # history as any other gain, the force's first, then each unit's.
+    for counter, was, now in _moved(view.value.counters, after.counters):
+        say("counter_changed", counter=counter, before=was, after=now)
     for card in after.cards:
         old = before.get(card.id)
         if old is None:
             continue
+        unit = {"card_id": int(card.id), "name": card.name}
         for counter, was, now in _moved(old.counters, card.counters):
-            history.record(
-                session,
-                campaign_id=view.force.campaign_id,
-                force_id=view.force.id,
-                battle_id=battle_id,
-                kind="counter_changed",
-                card_id=int(card.id),
-                name=card.name,
-                counter=counter,
-                before=was,
-                after=now,
-            )
+            say("counter_changed", **unit, counter=counter, before=was, after=now)
         for kind, details in _gained(old, card):
-            history.record(
-                session,
-                campaign_id=view.force.campaign_id,
-                force_id=view.force.id,
-                battle_id=battle_id,
-                kind=kind,
-                card_id=int(card.id),
-                name=card.name,
-                **details,
-            )
+            say(kind, **unit, **details)
 
 
 def _gained(old: CrusadeCard, new: CrusadeCard) -> list[tuple[str, dict[str, object]]]:

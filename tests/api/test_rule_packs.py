@@ -16,6 +16,7 @@ from sqlmodel import Session
 from app.rules import packs
 from app.services import transfer
 from tests.api.helpers import assert_problem, campaign, dump, force, unit
+from tests.rules.test_packs import VIGIL
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "packs"
 HOUSE = (EXAMPLES / "house-rules.yaml").read_text()
@@ -419,23 +420,6 @@ def test_a_pack_requisition_adds_a_unit(client: TestClient, engine: Engine) -> N
     )
     assert_problem(over, 422, "supply_limit_exceeded")
     assert dump(engine) == before
-
-
-VIGIL = """
-format: crusade-rule-pack/1
-id: vigil
-name: Vigil Nights
-version: "1"
-missions:
-  - id: the_long_vigil
-    name: The Long Vigil
-    battle_size: combat_patrol
-    objective_markers: 3
-    summary: Hold the shrine through the night.
-    victor_bonus:
-      - summary: The victor gains 2 extra RP.
-        effect: {kind: extra_requisition_points, amount: 2}
-"""
 
 
 def test_a_pack_mission_is_played_and_stays_while_a_battle_used_it(
