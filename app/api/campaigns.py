@@ -92,7 +92,7 @@ def create_force(
         session, campaign_id=campaign_id, **body.model_dump(), owner_id=principal.user.id
     )
     located(response, f"/forces/{row.id}")
-    return present.force_summary(row)
+    return present.force_summary(row, book=rulebooks.campaign_book(session, campaign_id))
 
 
 @router.get(
@@ -108,13 +108,14 @@ def list_forces(
     limit: Limit = 50,
 ) -> KeysetPage[ForceSummary]:
     views = forces.list_forces(session, campaign_id=campaign_id, limit=limit + 1, after=cursor)
+    book = rulebooks.campaign_book(session, campaign_id)
     return page_of(
         request,
         response,
         views,
         limit,
         lambda v: v.force.id,
-        lambda v: present.force_summary(v.force, v),
+        lambda v: present.force_summary(v.force, v, book),
     )
 
 
@@ -145,7 +146,8 @@ def get_order_of_battle(force_id: int, request: Request, session: SessionDep) ->
 def update_force(force_id: int, body: ForceUpdate, session: SessionDep) -> ForceSummary:
     forces.update_force(session, force_id=force_id, **body.model_dump(exclude_unset=True))
     view = forces.load_force(session, force_id)
-    return present.force_summary(view.force, view)
+    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    return present.force_summary(view.force, view, book)
 
 
 @router.post(

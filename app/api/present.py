@@ -18,6 +18,7 @@ from app.api.schemas import (
 from app.db.models import Campaign, Card, Force
 from app.rules.cards import CrusadeCard, never_gains_xp
 from app.rules.data import DiceTable, HonourCategory, Rulebook, rulebook
+from app.rules.order_of_battle import supply_used
 from app.rules.ranks import next_rank
 from app.services.convert import card_value, dice_json
 from app.services.forces import ForceView
@@ -142,8 +143,12 @@ def card(
     )
 
 
-def force_summary(row: Force, view: ForceView | None = None) -> ForceSummary:
+def force_summary(
+    row: Force, view: ForceView | None = None, book: Rulebook | None = None
+) -> ForceSummary:
+    """``book``: the campaign's rules, for what supply counts (Power Rating without one)."""
     assert row.id is not None
+    book = book or rulebook()
     return ForceSummary(
         id=row.id,
         campaign_id=row.campaign_id,
@@ -152,7 +157,8 @@ def force_summary(row: Force, view: ForceView | None = None) -> ForceSummary:
         crusade_faction=row.crusade_faction,
         requisition_points=row.requisition_points,
         supply_limit=row.supply_limit,
-        supply_used=view.value.supply_used if view else 0,
+        supply_used=supply_used(view.value, book) if view else 0,
+        muster_by=book.numbers.muster_by,
         battle_tally=row.battle_tally,
         victories=row.victories,
         crusade_points=view.value.crusade_points if view else 0,
@@ -162,7 +168,7 @@ def force_summary(row: Force, view: ForceView | None = None) -> ForceSummary:
 
 
 def order_of_battle(view: ForceView, book: Rulebook | None = None) -> OrderOfBattlePublic:
-    summary = force_summary(view.force, view)
+    summary = force_summary(view.force, view, book)
     values = {v.id: v for v in view.value.cards}
     cards = [
         card(

@@ -76,6 +76,11 @@ class ForceSummary(BaseModel):
     counters: dict[str, int] = Field(
         default_factory=dict, description="Rule packs' force counters, by counter id"
     )
+    muster_by: Literal["power_level", "points"] = Field(
+        default="power_level",
+        description="What supply_limit and supply_used count: Power Rating, or points where "
+        "a rule pack's house rule musters by points",
+    )
 
 
 class EntryPublic(BaseModel):
@@ -292,6 +297,13 @@ class RequisitionIn(Input):
     requisition: Annotated[str, StringConstraints(max_length=40)]
     card_id: Id | None = None
     new_power_rating: int | None = Field(default=None, ge=1, le=200)
+    new_points: int | None = Field(
+        default=None,
+        ge=1,
+        le=10000,
+        description="Fresh Recruits: the unit's points with its new models (needed where the "
+        "campaign musters by points)",
+    )
     wargear: Annotated[str, StringConstraints(max_length=4000)] | None = None
     replaced_weapons: list[Annotated[str, StringConstraints(max_length=120)]] = Field(
         default_factory=list, max_length=20
@@ -312,6 +324,7 @@ class RequisitionDetails(BaseModel):
 
     card_id: int | None = None
     new_power_rating: int | None = None
+    new_points: int | None = None
     wargear: str | None = None
     replaced_weapons: list[str] = Field(default_factory=list)
     scar: str | None = None
@@ -881,8 +894,8 @@ class DeliveryPublic(BaseModel):
 
 
 class SettingChange(BaseModel):
-    before: int | list[int] | None = Field(description="The campaign's value before")
-    after: int
+    before: int | list[int] | str | None = Field(description="The campaign's value before")
+    after: int | str = Field(description="A number; for muster_by, power_level or points")
 
 
 class RulePackPublic(BaseModel):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from app.rules.cards import CrusadeCard
-from app.rules.data import BattleSize, Mission, Rulebook, VictorBonus, VictorRole
+from app.rules.data import BattleSize, Mission, MusterBy, Rulebook, VictorBonus, VictorRole
 from app.rules.dice import Dice, DieRoll
 from app.rules.errors import RuleError
 from app.rules.order_of_battle import OrderOfBattle
@@ -65,9 +65,11 @@ def muster(
     size: BattleSize,
     *,
     unavailable: Collection[str] = (),
+    muster_by: MusterBy = "power_level",
 ) -> tuple[CrusadeCard, ...]:
-    """An army roster drawn from the Order of Battle within the battle size's Power Level.
-    ``unavailable`` holds units that cannot be picked now (e.g. awaiting a decision)."""
+    """An army roster drawn from the Order of Battle within the battle size's Power Level
+    (or its points limit, where the campaign musters by points). ``unavailable`` holds units
+    that cannot be picked now (e.g. awaiting a decision)."""
     if not card_ids:
         raise RuleError("roster_empty", "An army needs at least one unit.", field="roster")
     if len(set(card_ids)) != len(card_ids):
@@ -83,6 +85,9 @@ def muster(
             field="roster",
         )
     _check_split_units(force, cards)
+    if muster_by == "points":
+        _check_points(cards, size)
+        return cards
     power = sum(c.power_rating for c in cards)
     if power > size.max_power_level:
         raise RuleError(
@@ -92,6 +97,37 @@ def muster(
             field="roster",
         )
     return cards
+
+
+def army_size(cards: Sequence[CrusadeCard], book: Rulebook) -> int:
+    """An army's Power Level, or its points where the campaign musters by points."""
+    if book.numbers.muster_by == "points":
+        return sum(c.points or 0 for c in cards)
+    return sum(c.power_rating for c in cards)
+
+
+def size_limit(size: BattleSize, book: Rulebook) -> int:
+    """The battle size's limit on each army, in what the campaign musters by."""
+    return size.max_points if book.numbers.muster_by == "points" else size.max_power_level
+
+
+def _check_points(cards: Sequence[CrusadeCard], size: BattleSize) -> None:
+    unknown = [c.name for c in cards if c.points is None]
+    if unknown:
+        raise RuleError(
+            "points_missing",
+            f"This campaign musters by points: give {', '.join(unknown)} a points value "
+            "before mustering.",
+            field="roster",
+        )
+    points = sum(c.points or 0 for c in cards)
+    if points > size.max_points:
+        raise RuleError(
+            "points_limit_exceeded",
+            f"The roster is {points} points; a {size.name} army may have at most "
+            f"{size.max_points} points.",
+            field="roster",
+        )
 
 
 def _check_split_units(force: OrderOfBattle, cards: Sequence[CrusadeCard]) -> None:

@@ -67,6 +67,9 @@ class CrusadeCard:
     name: str
     power_rating: int
     keywords: frozenset[str] = frozenset()
+    # Its points value, when known (a roster gives it); counted only where forces muster by
+    # points (a rule pack's house rule).
+    points: int | None = None
     battlefield_role: str = ""
     champion: str | None = None
     named_character: bool = False

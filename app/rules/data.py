@@ -17,6 +17,10 @@ from typing import Annotated, Any, Literal, Protocol, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+# What an army and a Supply Limit are measured in (core book: "Power Level" or "points
+# limit"); the Crusade rules count Power Rating, a house rule may count points.
+MusterBy = Literal["power_level", "points"]
+
 SEED_DATA = Path(__file__).resolve().parents[2] / "seed_data"
 
 
@@ -65,6 +69,7 @@ class BattleSize(Frozen):
     id: str
     name: str
     max_power_level: int = Field(gt=0)
+    max_points: int = Field(gt=0, description="Each army's points limit (core book table)")
     command_points: int = Field(ge=0)
     agendas: int = Field(gt=0)
     duration_hours: int = Field(gt=0)
@@ -273,6 +278,9 @@ class AddUnit(Frozen):
     kind: Literal["add_unit"]
     name: str = Field(min_length=1, max_length=80)
     power_rating: int = Field(ge=1, le=100)
+    points: int | None = Field(
+        default=None, ge=1, le=10_000, description="Needed where forces muster by points"
+    )
     keywords: tuple[Annotated[str, Field(min_length=1, max_length=60)], ...] = Field(
         default=(), max_length=20
     )
@@ -586,6 +594,11 @@ class CrusadeNumbers(Frozen):
     requisition_points_per_battle: int = Field(ge=0)
     starting_supply_limit: int = Field(ge=0)
     supply_limit_increase: int = Field(gt=0)
+    muster_by: MusterBy = Field(
+        default="power_level",
+        description="What the Supply Limit and battle sizes count: Power Rating (the Crusade "
+        "rules) or points (a house rule; a rule pack's settings.muster_by)",
+    )
     max_battle_honours: int = Field(gt=0)
     max_battle_scars: int = Field(gt=0)
     battle_experience_xp: int = Field(ge=0)

@@ -25,6 +25,7 @@ class OrderOfBattle:
 
     @property
     def supply_used(self) -> int:
+        """Power Rating used; ``supply_used(force, book)`` counts what the campaign musters by."""
         return sum(c.power_rating for c in self.cards)
 
     @property
@@ -73,13 +74,43 @@ def start_order_of_battle(
     )
 
 
-def check_supply(force: OrderOfBattle, extra_power: int) -> None:
-    if force.supply_used + extra_power > force.supply_limit:
+def unit_supply(card: CrusadeCard, book: Rulebook) -> int:
+    """What a unit counts against the Supply Limit (and a battle size's limit): its Power
+    Rating, or its points where the campaign musters by points (a unit whose points are
+    not known yet counts 0 there: it cannot be mustered until they are, see ``require_points``)."""
+    if book.numbers.muster_by == "points":
+        return card.points or 0
+    return card.power_rating
+
+
+def supply_used(force: OrderOfBattle, book: Rulebook) -> int:
+    return sum(unit_supply(c, book) for c in force.cards)
+
+
+def supply_unit(book: Rulebook) -> str:
+    """The Supply Limit's unit, as a sentence names it."""
+    return "points" if book.numbers.muster_by == "points" else "Power"
+
+
+def require_points(card: CrusadeCard, book: Rulebook, field: str = "points") -> None:
+    """Where forces muster by points, every unit needs its points value (ruling 57)."""
+    if book.numbers.muster_by == "points" and card.points is None:
+        raise RuleError(
+            "points_missing",
+            f"This campaign musters by points: give {card.name} its points value.",
+            field=field,
+        )
+
+
+def check_supply(force: OrderOfBattle, extra: int, book: Rulebook) -> None:
+    used = supply_used(force, book)
+    if used + extra > force.supply_limit:
+        field = "points" if book.numbers.muster_by == "points" else "power_rating"
         raise RuleError(
             "supply_limit_exceeded",
-            f"That would bring Supply Used to {force.supply_used + extra_power} Power, over "
+            f"That would bring Supply Used to {used + extra} {supply_unit(book)}, over "
             f"the Supply Limit of {force.supply_limit}.",
-            field="power_rating",
+            field=field,
         )
 
 
@@ -103,7 +134,8 @@ def add_unit(force: OrderOfBattle, card: CrusadeCard, book: Rulebook) -> OrderOf
             "cannot join this Crusade force.",
             field="keywords",
         )
-    check_supply(force, card.power_rating)
+    require_points(card, book)
+    check_supply(force, unit_supply(card, book), book)
     return replace(force, cards=(*force.cards, card))
 
 

@@ -17,11 +17,19 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from app.rules import eligibility
 from app.rules.data import (
     UNIT_EFFECTS,
+    AddUnit,
     Agenda,
     AgendaEligibility,
     BonusCounter,
@@ -32,6 +40,7 @@ from app.rules.data import (
     FreeRequisitions,
     KillBound,
     Mission,
+    MusterBy,
     PackHonour,
     PerMark,
     RelicCategory,
@@ -88,6 +97,23 @@ class Settings(PackModel):
     max_requisition_points: int | None = Field(default=None, ge=0, le=100)
     requisition_points_per_battle: int | None = Field(default=None, ge=0, le=100)
     agendas_per_battle: int | None = Field(default=None, ge=1, le=5)
+    muster_by: MusterBy | None = Field(
+        default=None,
+        description="points: the Supply Limit, a unit's share of it and each battle size's "
+        "limit count points instead of Power Rating (a pack that sets it also sets "
+        "starting_supply_limit and supply_limit_increase, in points)",
+    )
+
+    @model_validator(mode="after")
+    def _points_need_a_supply_limit(self) -> Settings:
+        if self.muster_by == "points" and (
+            self.starting_supply_limit is None or self.supply_limit_increase is None
+        ):
+            raise ValueError(
+                "muster_by: points needs starting_supply_limit and supply_limit_increase, "
+                "given in points"
+            )
+        return self
 
 
 # --- content ----------------------------------------------------------------------------
@@ -337,7 +363,7 @@ def _line_of(root: yaml.Node, loc: Sequence[Any]) -> int | None:
 def check_against(pack: RulePack, book: Rulebook, others: Iterable[RulePack] = ()) -> None:
     """Refuse a pack whose content collides with the rulebook (the core, or another pack of
     the campaign) or names what does not exist (a counter, a rank)."""
-    problems = _collisions(pack, book, others) + _references(pack, book)
+    problems = _collisions(pack, book, others) + _references(pack, book) + _unpriced(pack)
     if problems:
         raise PackError(problems)
 
@@ -465,6 +491,20 @@ def _mission_problems(pack: RulePack, book: Rulebook) -> list[Problem]:
                 for r in unknown
             ]
     return problems
+
+
+def _unpriced(pack: RulePack) -> list[Problem]:
+    """A pack that musters by points brings no unit without its points."""
+    if pack.settings.muster_by != "points":
+        return []
+    return [
+        Problem(
+            f"requisitions[{i}].effects[{j}].points", None, "needed: this pack musters by points"
+        )
+        for i, requisition in enumerate(pack.requisitions)
+        for j, effect in enumerate(requisition.effects)
+        if isinstance(effect, AddUnit) and effect.points is None
+    ]
 
 
 def _effect_problems(

@@ -32,6 +32,7 @@ from app.rules.order_of_battle import (
     add_unit,
     check_supply,
     spend_requisition_points,
+    unit_supply,
 )
 from app.rules.out_of_action import remove_battle_scar
 from app.rules.ranks import change_xp, rank_index
@@ -54,6 +55,7 @@ class RequisitionOrder:
     requisition: str
     card_id: str | None = None
     new_power_rating: int | None = None
+    new_points: int | None = None  # Fresh Recruits where forces muster by points
     wargear: str | None = None
     replaced_weapons: tuple[str, ...] = ()
     scar: str | None = None
@@ -243,13 +245,30 @@ def _fresh_recruits(
             f"{card.power_rating}.",
             field="new_power_rating",
         )
-    check_supply(force, power - card.power_rating)
+    grown = replace(card, power_rating=power, points=_fresh_points(card, order, book))
+    check_supply(force, unit_supply(grown, book) - unit_supply(card, book), book)
     upgrades = card.upgrades
     threshold = book.numbers.honour_power_rating_threshold
     if card.rank == "blooded" and card.power_rating <= threshold < power:
         upgrades = (*upgrades, Upgrade("fresh_recruits", f"Power {power}", 1))
     wargear = card.wargear if order.wargear is None else order.wargear
-    return force.with_card(replace(card, power_rating=power, upgrades=upgrades, wargear=wargear))
+    return force.with_card(replace(grown, upgrades=upgrades, wargear=wargear))
+
+
+def _fresh_points(card: CrusadeCard, order: RequisitionOrder, book: Rulebook) -> int | None:
+    """The unit's points after Fresh Recruits: needed, and above the old value, where forces
+    muster by points; elsewhere taken when given (shown beside the Power Rating)."""
+    if order.new_points is None:
+        if book.numbers.muster_by == "points":
+            _required(None, "new_points", "Fresh Recruits")
+        return card.points
+    if order.new_points <= (card.points or 0):
+        raise RuleError(
+            "points_invalid",
+            f"Fresh Recruits adds models, so the new points must be above {card.points}.",
+            field="new_points",
+        )
+    return order.new_points
 
 
 def _rearm_and_resupply(
@@ -475,12 +494,13 @@ def _effect(
             value = _within(force.requisition_points + amount, 0, 10**6, "RP", requisition)
             points = min(value, book.numbers.max_requisition_points)
             return replace(force, requisition_points=points), card
-        case AddUnit(name=name, power_rating=power, keywords=keywords):
+        case AddUnit(name=name, power_rating=power, points=points, keywords=keywords):
             # "new-N": an id of its own until the service gives the unit its row
             unit = new_card(
                 id=f"new-{len(force.cards)}",
                 name=name,
                 power_rating=power,
+                points=points,
                 keywords=[force.crusade_faction, *keywords],
             )
             return add_unit(force, unit, book), card

@@ -127,6 +127,7 @@ def muster(
                 [str(i) for i in side.roster],
                 size,
                 unavailable={str(i) for i in view.pending_card_ids},
+                muster_by=book.numbers.muster_by,
             )
             # Agendas may be named by id or name; the battle keeps their ids.
             agenda_ids.append([a.id for a in check_agenda_selection(size, side.agendas, book)])

@@ -64,6 +64,8 @@ def card_value(row: Card) -> CrusadeCard:
         id=str(row.id),
         name=row.name,
         power_rating=row.power_rating,
+        # getattr: the totals' rebuild reads a fixed set of columns, from before points
+        points=getattr(row, "points", None),
         keywords=frozenset(row.keywords),
         battlefield_role=row.battlefield_role,
         champion=row.champion,
@@ -97,6 +99,7 @@ def write_card(row: Card, card: CrusadeCard) -> None:
     values = {
         "name": card.name,
         "power_rating": card.power_rating,
+        "points": card.points,
         "keywords": sorted(card.keywords),
         "wargear": card.wargear,
         "psychic_powers": card.psychic_powers,

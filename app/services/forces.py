@@ -271,7 +271,15 @@ def add_cards(
 
 
 def _rule_fields(details: dict[str, Any]) -> dict[str, Any]:
-    names = ("name", "power_rating", "keywords", "battlefield_role", "champion", "named_character")
+    names = (
+        "name",
+        "power_rating",
+        "points",
+        "keywords",
+        "battlefield_role",
+        "champion",
+        "named_character",
+    )
     return {k: details[k] for k in names if k in details}
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import update
 from sqlmodel import Session, col, select
 
 from app.db.models import Battle, Card, Force, RulePack, utcnow
@@ -79,6 +80,7 @@ def attach(
 ) -> tuple[RulePack, PackChanges]:
     """Attach a pack, or a new version of one already attached."""
     changes = preview(session, campaign_id=campaign_id, data=data)
+    before = campaign_book(session, campaign_id)
     pack = changes.pack
     current = _current(session, campaign_id, pack.id)
     if current is not None and current.pack_version == pack.version:
@@ -124,7 +126,7 @@ def attach(
     )
     session.add(row)
     session.flush()
-    rulebooks.forget(session)
+    _rules_changed(session, campaign_id, before)
     history.record(
         session,
         campaign_id=campaign_id,
@@ -141,6 +143,7 @@ def detach(
     session: Session, *, campaign_id: int, pack_id: str, accept_breaking: bool = False
 ) -> RulePack:
     row = get_pack(session, campaign_id, pack_id)
+    before = campaign_book(session, campaign_id)
     old = packs.RulePack.model_validate(row.document)
     _refuse_missions_in_use(session, campaign_id, old, keep=set())
     breaks = _breaks(session, campaign_id, content_names(old), old)
@@ -154,7 +157,7 @@ def detach(
     row.active = False
     session.add(row)
     session.flush()
-    rulebooks.forget(session)
+    _rules_changed(session, campaign_id, before)
     history.record(
         session,
         campaign_id=campaign_id,
@@ -284,3 +287,30 @@ def _breaks(
         held |= set(card.counters) & counter_ids
         found += [f"{card.name} has {k}" for k in sorted(held)]
     return found
+
+
+def _rules_changed(session: Session, campaign_id: int, before: Rulebook) -> None:
+    """The campaign plays by other rules now: forget its rulebook, and raise every force's
+    version, so an Order of Battle cached under the old rules is never served again. What
+    armies are measured in (Power Rating or points) changes only before the first force:
+    Supply Limits and their increases have no exact conversion (ruling 57)."""
+    rulebooks.forget(session)
+    now = campaign_book(session, campaign_id).numbers.muster_by
+    if now != before.numbers.muster_by:
+        first = session.exec(select(Force.id).where(Force.campaign_id == campaign_id)).first()
+        if first is not None:
+            raise DomainError(
+                "rule_pack_changes_muster",
+                f"That would muster armies by {_MEASURE[now]} instead of "
+                f"{_MEASURE[before.numbers.muster_by]} in a campaign that already has forces: "
+                "their Supply Limits are counted in the old measure. Choose how armies are "
+                "measured before the first force is created.",
+                status=409,
+                field="settings.muster_by",
+            )
+    session.execute(
+        update(Force).where(col(Force.campaign_id) == campaign_id).values(version=Force.version + 1)
+    )
+
+
+_MEASURE = {"power_level": "Power Rating", "points": "points"}

@@ -1,14 +1,15 @@
 """Campaign standings: every force's record, Crusade points and supply, in three queries
-whatever the number of forces, units or battles."""
+whatever the number of forces, units or battles (one more where the campaign musters by
+points: the kept lines count Power Rating)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
-from app.db.models import Force, ForceStanding
-from app.services import territories
+from app.db.models import Card, Force, ForceStanding
+from app.services import rulebooks, territories
 from app.services.forces import get_campaign
 
 
@@ -28,6 +29,7 @@ class Standing:
     requisition_points: int
     units: int
     territories: int = 0  # held on the campaign map (issue 23)
+    muster_by: str = "power_level"  # what supply counts: Power Rating or points
 
 
 def standings(session: Session, *, campaign_id: int) -> list[Standing]:
@@ -45,6 +47,11 @@ def standings(session: Session, *, campaign_id: int) -> list[Standing]:
         replace(_standing(force, line), territories=held.get(force.id or 0, 0))
         for force, line in rows
     ]
+    if rulebooks.campaign_book(session, campaign_id).numbers.muster_by == "points":
+        points = _points_used(session, campaign_id)
+        table = [
+            replace(s, supply_used=points.get(s.force_id, 0), muster_by="points") for s in table
+        ]
     return sorted(table, key=lambda s: (-s.wins, -s.draws, -s.crusade_points, s.name))
 
 
@@ -66,3 +73,14 @@ def _standing(force: Force, line: ForceStanding | None) -> Standing:
         requisition_points=force.requisition_points,
         units=line.units,
     )
+
+
+def _points_used(session: Session, campaign_id: int) -> dict[int, int]:
+    """Each force's live units' points (a unit without points counts none, ruling 57)."""
+    rows = session.exec(
+        select(Card.force_id, func.coalesce(func.sum(Card.points), 0))
+        .join(Force, col(Force.id) == col(Card.force_id))
+        .where(Force.campaign_id == campaign_id, col(Card.removed).is_(False))
+        .group_by(col(Card.force_id))
+    ).all()
+    return {force_id: int(points or 0) for force_id, points in rows}

@@ -433,7 +433,10 @@ def default_rosters(session: Session, draft_data: dict[str, Any]) -> None:
         available = [c for c in view.cards if not c.removed and c.id not in view.pending_card_ids]
         ids = {c.id for c in available}
         chosen = [int(i) for i in draft_data["rosters"][index] if int(i) in ids]
-        if not chosen and sum(c.power_rating for c in available) <= size.max_power_level:
+        whole = [card_value(c) for c in available]
+        if not chosen and battle_rules.army_size(whole, book) <= battle_rules.size_limit(
+            size, book
+        ):
             chosen = [c.id for c in available if c.id is not None]
         draft_data["rosters"][index] = chosen
         if draft_data["warlords"][index] not in chosen:
@@ -443,10 +446,11 @@ def default_rosters(session: Session, draft_data: dict[str, Any]) -> None:
 @dataclass(frozen=True)
 class ArmyTotal:
     force: Force
-    power: int
+    power: int  # Power Level, or points where the campaign musters by points (``unit``)
     limit: int
     crusade_points: int
     blessings: int
+    unit: str = "PL"
 
     @property
     def over(self) -> bool:
@@ -465,14 +469,22 @@ def army_totals(session: Session, draft_data: dict[str, Any]) -> list[ArmyTotal]
         for roster, view in zip(draft_data["rosters"], views, strict=True)
     ]
     power = [
-        sum(v.value.card(i).power_rating for i in r) for v, r in zip(views, rosters, strict=True)
+        battle_rules.army_size([v.value.card(i) for i in r], book)
+        for v, r in zip(views, rosters, strict=True)
     ]
     points = [
         battle_rules.roster_crusade_points(v.value, r) for v, r in zip(views, rosters, strict=True)
     ]
     bonus = battle_rules.crusade_blessings(points[0], points[1])
     return [
-        ArmyTotal(views[i].force, power[i], size.max_power_level, points[i], bonus[i])
+        ArmyTotal(
+            views[i].force,
+            power[i],
+            battle_rules.size_limit(size, book),
+            points[i],
+            bonus[i],
+            "pts" if book.numbers.muster_by == "points" else "PL",
+        )
         for i in range(2)
     ]
 

@@ -229,6 +229,7 @@ def _setup_context(
         "all_forces": every,
         "sizes": book.battle_sizes,
         "size": size,
+        "by_points": book.numbers.muster_by == "points",
         "missions": missions,
         "missions_by_size": by_size,
         "mission": chosen,
@@ -386,6 +387,7 @@ def _muster_context(
         "totals": wizard.army_totals(session, d),
         "size": book.battle_size(setup["battle_size"]),
         "mission": book.mission(setup["mission"]),
+        "by_points": book.numbers.muster_by == "points",
     }
     if draft.battle_id is not None:
         context["battle_sides"] = wizard.battle_sides(session, draft)

@@ -16,7 +16,7 @@ from app.api import present
 from app.db.session import SessionDep
 from app.errors import DomainError
 from app.rules.data import rulebook
-from app.services import forces, roster_import
+from app.services import forces, roster_import, rulebooks
 from app.services.access import Access
 from app.services.accounts import Principal
 from app.web.pages import attempt, page, redirect, render
@@ -50,7 +50,7 @@ def _page(
         principal,
         status=status,
         force=view.force,
-        oob=present.order_of_battle(view),
+        oob=present.order_of_battle(view, rulebooks.campaign_book(session, view.force.campaign_id)),
         campaign=forces.get_campaign(session, view.force.campaign_id),
         change_names=CHANGE_NAMES,
         requisition_names={r.id: r.name for r in rulebook().requisitions},

@@ -35,6 +35,8 @@ LABELS = {
     "player_name": "Player",
     "requisitions": "Requisitions",
     "new_power_rating": "New Power Rating",
+    "new_points": "New points",
+    "points": "Points",
     "replaced_weapons": "Weapons swapped out",
     "scar": "Battle Scar",
     "stratagem": "Stratagem",
@@ -61,6 +63,9 @@ class FieldSpec(NamedTuple):
 REQUISITION_FIELDS: dict[str, tuple[FieldSpec, ...]] = {
     "fresh_recruits": (
         FieldSpec("new_power_rating", "New Power Rating", "number", True),
+        FieldSpec(
+            "new_points", "New points (where the campaign musters by points)", "number", False
+        ),
         FieldSpec("wargear", "Wargear with the new models (optional)", "textarea", False),
     ),
     "rearm_and_resupply": (
@@ -107,6 +112,7 @@ class UnitForm(BaseModel):
 
     name: Typed = ""
     power_rating: Typed = ""
+    points: Typed = ""  # asked for where the campaign musters by points
     chips: list[Annotated[str, StringConstraints(max_length=120)]] = Field(
         default_factory=list, max_length=60
     )
@@ -155,6 +161,7 @@ class UnitForm(BaseModel):
         return {
             "name": self.name,
             "power_rating": self.power_rating,
+            "points": self.points.strip() or None,
             "keywords": self.all_keywords(),
             "datasheet": self.datasheet.strip(),
             "battlefield_role": self.battlefield_role.strip(),
@@ -211,6 +218,7 @@ class RequisitionForm(BaseModel):
     card_id: Typed = ""
     card_scar: Typed = ""
     new_power_rating: Typed = ""
+    new_points: Typed = ""
     wargear: Typed = ""
     replaced_weapons: Typed = ""
     psychic_powers: Typed = ""
@@ -236,6 +244,7 @@ class RequisitionForm(BaseModel):
         }
         for name in (
             "new_power_rating",
+            "new_points",
             "wargear",
             "psychic_powers",
             "stratagem",
