@@ -12,13 +12,14 @@ import pytest
 from app.rules import packs
 from app.rules.aftermath import SideReport, UnitReport, resolve_side
 from app.rules.agendas import cannot_score
-from app.rules.battle import choose_mission, roll_mission
+from app.rules.battle import choose_mission, muster, roll_mission
+from app.rules.battle import size_limit as battle_size_limit
 from app.rules.cards import BattleScar
 from app.rules.data import HonourCategory, Rulebook
 from app.rules.dice import EnteredDice
 from app.rules.errors import RuleError
 from app.rules.honours import HonourRequest, gain_battle_honour
-from app.rules.order_of_battle import start_order_of_battle
+from app.rules.order_of_battle import add_unit, start_order_of_battle, supply_used
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
 from tests.factories import book, card, character, force
 
@@ -456,3 +457,97 @@ class TestPackMissions:
         ]
         clash = VIGIL.replace("name: The Long Vigil", "name: Supply Drop")
         assert [p.path for p in problems(clash)] == ["missions[0].name"]
+
+
+POINTS = (EXAMPLES / "points.yaml").read_text()
+
+
+class TestMusterByPoints:
+    """Ruling 57: a pack's `muster_by: points` measures supply and battle sizes in points."""
+
+    played = packs.apply(book(), [packs.load(POINTS)])
+
+    def test_the_numbers_and_limits_are_in_points(self) -> None:
+        numbers = self.played.numbers
+        assert (numbers.muster_by, numbers.starting_supply_limit) == ("points", 1000)
+        limits = {s.id: battle_size_limit(s, self.played) for s in self.played.battle_sizes}
+        assert limits == {
+            "combat_patrol": 500,
+            "incursion": 1000,
+            "strike_force": 2000,
+            "onslaught": 3000,
+        }
+        core = book()
+        assert battle_size_limit(core.battle_size("combat_patrol"), core) == 25
+
+    def test_a_unit_needs_its_points_and_counts_them(self) -> None:
+        army = force(card(points=400), supply_limit=1000)
+        assert (supply_used(army, self.played), supply_used(army, book())) == (400, 5)
+        with pytest.raises(RuleError) as refused:
+            add_unit(army, card(id="u2", name="Scouts"), self.played)
+        assert refused.value.code == "points_missing" and "Scouts" in refused.value.message
+        with pytest.raises(RuleError) as refused:
+            add_unit(army, card(id="u2", points=601), self.played)
+        assert refused.value.code == "supply_limit_exceeded"
+        assert "1001 points" in refused.value.message
+        assert len(add_unit(army, card(id="u2", points=600), self.played).cards) == 2
+
+    def test_the_muster_reads_points_not_power(self) -> None:
+        small = card(power_rating=30, points=200)  # over 25 PL, under 500 points
+        big = card(id="u2", power_rating=2, points=501)
+        size = self.played.battle_size("combat_patrol")
+        army = force(small, big)
+        assert muster(army, ["u1"], size, muster_by="points") == (small,)
+        with pytest.raises(RuleError) as refused:
+            muster(army, ["u2"], size, muster_by="points")
+        assert refused.value.code == "points_limit_exceeded"
+        unpriced = force(card())
+        with pytest.raises(RuleError) as refused:
+            muster(unpriced, ["u1"], size, muster_by="points")
+        assert refused.value.code == "points_missing"
+
+    def test_fresh_recruits_asks_for_the_new_points(self) -> None:
+        army = force(card(points=100), supply_limit=1000)
+        window = PurchaseWindow()
+        with pytest.raises(RuleError) as refused:
+            purchase_requisition(
+                army,
+                RequisitionOrder("fresh_recruits", card_id="u1", new_power_rating=7),
+                window,
+                self.played,
+            )
+        assert refused.value.code == "requisition_detail_missing"
+        for points, code in ((100, "points_invalid"), (1001, "supply_limit_exceeded")):
+            with pytest.raises(RuleError) as refused:
+                purchase_requisition(
+                    army,
+                    RequisitionOrder(
+                        "fresh_recruits", card_id="u1", new_power_rating=7, new_points=points
+                    ),
+                    window,
+                    self.played,
+                )
+            assert refused.value.code == code
+        grown, _ = purchase_requisition(
+            army,
+            RequisitionOrder("fresh_recruits", card_id="u1", new_power_rating=7, new_points=180),
+            window,
+            self.played,
+        )
+        assert (grown.card("u1").power_rating, grown.card("u1").points) == (7, 180)
+
+    def test_a_points_pack_gives_its_supply_numbers_and_prices_its_units(self) -> None:
+        [problem] = problems(POINTS.replace("  starting_supply_limit: 1000\n", ""))
+        assert problem.path == "settings" and "starting_supply_limit" in problem.message
+        unpriced = POINTS + (
+            "requisitions:\n"
+            "  - id: levy\n"
+            "    name: Levy\n"
+            "    cost_rp: 1\n"
+            "    summary: A levy joins.\n"
+            "    effects: [{kind: add_unit, name: Levy, power_rating: 3}]\n"
+        )
+        [problem] = problems(unpriced)
+        assert problem.path == "requisitions[0].effects[0].points"
+        priced = unpriced.replace("power_rating: 3}", "power_rating: 3, points: 60}")
+        assert packs.check_against(packs.load(priced), book()) is None
