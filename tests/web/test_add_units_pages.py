@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
@@ -318,3 +319,32 @@ class TestBadInput:
         for query in ("lines=abc", "lines=0", "copy=0", "copy=99999999999", "lines=5&copy=x"):
             answer = ruby.get(f"/forces/{force}/cards/new?{query}")
             assert answer.status_code in (200, 404, 422), (query, answer.status_code)
+
+
+class TestPointsCampaign:
+    """A campaign that musters by points (ruling 57): the page asks each unit's points and
+    counts the supply in points."""
+
+    def test_the_page_asks_for_points_and_refuses_a_unit_without(
+        self, person: Callable[[str], Browser], engine: Engine
+    ) -> None:
+        orga = person("orga")
+        cid = orga.api("POST", "/campaigns", json={"name": "Points league"})["id"]
+        pack = (Path(__file__).resolve().parents[2] / "examples/packs/points.yaml").read_bytes()
+        orga.api("POST", f"/campaigns/{cid}/rule-packs", files={"file": ("p.yaml", pack)})
+        body = {"name": "Sons of Dorn", "crusade_faction": "IMPERIUM", "player_name": "Orga"}
+        fid = orga.api("POST", f"/campaigns/{cid}/forces", json=body)["id"]
+
+        page = orga.get(f"/forces/{fid}/cards/new").text
+        assert 'name="points"' in page and "0 of 1000 points used" in page
+        before = dump(engine)
+        scouts = {"name": "Scouts", "power_rating": "4", "kw": ["IMPERIUM", "INFANTRY"]}
+        refused = orga.post(f"/forces/{fid}/cards", scouts)
+        assert refused.status_code == 422
+        assert "give Scouts its points value" in refused.text
+        assert dump(engine) == before
+
+        added = orga.post(f"/forces/{fid}/cards", {**scouts, "points": "70"})
+        assert added.status_code == 303, added.text
+        assert units(orga, fid)["Scouts"]["points"] == 70
+        assert "70 / 1000</strong> points used" in orga.get(f"/forces/{fid}").text
