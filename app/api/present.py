@@ -60,6 +60,15 @@ def _entries(
     return entries
 
 
+def _scar(book: Rulebook, card: CrusadeCard, scar_id: str) -> Any:
+    """A held scar's entry: the core table's or a rule pack's (the pack since detached:
+    the card keeps it, named from its id)."""
+    try:
+        return book.scars.scar(card.unit_type, scar_id)
+    except KeyError:
+        return _detached(scar_id)
+
+
 def _detached(entry_id: str) -> EntryPublic:
     name = entry_id.replace("_", " ").capitalize()
     return EntryPublic(id=entry_id, name=name, summary="From a rule pack no longer attached.")
@@ -84,7 +93,6 @@ def card(
     book = book or rulebook()
     value = value or card_value(row)
     following = next_rank(value, book)
-    scar_table = book.scars.battle_scars[value.unit_type]
     assert row.id is not None
     return CardPublic(
         id=row.id,
@@ -121,8 +129,8 @@ def card(
         scars=[
             ScarPublic(
                 id=s.entry_id,
-                name=scar_table.entry(s.entry_id).name,
-                summary=scar_table.entry(s.entry_id).summary,
+                name=_scar(book, value, s.entry_id).name,
+                summary=_scar(book, value, s.entry_id).summary,
                 dice=dice_json(s.dice),
             )
             for s in value.scars

@@ -16,6 +16,7 @@ from app.rules.data import (
     CrusadeRelic,
     Mission,
     PackHonour,
+    PackScar,
     Requisition,
     VictorBonus,
 )
@@ -932,6 +933,10 @@ class CampaignRulebookPublic(BaseModel):
     )
     pack_psychic_fortitudes: list[PackHonour] = Field(
         default_factory=list, description="Psychic Fortitudes the packs add (chosen, not rolled)"
+    )
+    pack_battle_scars: list[PackScar] = Field(
+        default_factory=list,
+        description="Battle Scars the packs add: chosen beside the core table, never rolled",
     )
 
 

@@ -202,6 +202,27 @@ def _count_marks(
     return force
 
 
+def _move_counters(
+    force: OrderOfBattle, card_id: str, counters: Mapping[str, int], book: Rulebook
+) -> OrderOfBattle:
+    """A rule pack's honour or scar that moves counters when a unit gains it (ruling 59):
+    a force counter of its force, a card counter on the unit, kept within the counter's
+    bounds as an Agenda's marks are."""
+    rules = {c.id: c for c in book.counters}
+    for counter_id, amount in counters.items():
+        rule = rules[counter_id]
+        if rule.scope == "force":
+            value = force.counters.get(counter_id, rule.start) + amount
+            force = replace(force, counters={**force.counters, counter_id: _bounded(rule, value)})
+            continue
+        card = force.card(card_id)
+        value = card.counters.get(counter_id, rule.start) + amount
+        force = force.with_card(
+            replace(card, counters={**card.counters, counter_id: _bounded(rule, value)})
+        )
+    return force
+
+
 def _bounded(rule: Counter, value: int) -> int:
     return max(rule.min, min(rule.max, value))
 
@@ -368,8 +389,9 @@ def answer_out_of_action(
 def answer_battle_scar(
     force: OrderOfBattle, card_id: str, book: Rulebook, dice: Dice, choice: str | None = None
 ) -> OrderOfBattle:
-    card, _scar = gain_battle_scar(force.card(card_id), book, dice, choice)
-    return force.with_card(card)
+    card, scar = gain_battle_scar(force.card(card_id), book, dice, choice)
+    moved = book.scars.pack_scar(scar.entry_id)
+    return _move_counters(force.with_card(card), card.id, moved.counters if moved else {}, book)
 
 
 def answer_battle_honour(
@@ -401,7 +423,7 @@ def answer_battle_honour(
             f"This Battle Honour must be one of: {allowed}.",
             field="category",
         )
-    card, _honour = gain_battle_honour(
+    card, honour = gain_battle_honour(
         force.card(target),
         request,
         book,
@@ -417,6 +439,8 @@ def answer_battle_honour(
             field="choice",
         )
     force = force.with_card(card)
+    entry = book.honours.pack_entry(request.category, honour.entry_ids[0])
+    force = _move_counters(force, card.id, entry.counters if entry else {}, book)
     return replace(force, requisition_points=force.requisition_points - relic_cost)
 
 

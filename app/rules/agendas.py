@@ -25,6 +25,7 @@ from app.rules.data import (
 )
 from app.rules.dice import Dice, DieRoll
 from app.rules.errors import RuleError
+from app.rules.out_of_action import held_scars
 
 Tallies = Mapping[str, Mapping[str, int]]  # card id -> agenda id -> tally
 
@@ -294,12 +295,7 @@ def _either(keywords: Sequence[str]) -> str:
 
 def _action_blocker(card: CrusadeCard, performs: AgendaAction, book: Rulebook) -> str | None:
     """The scar (held when the battle began) or relic that stops the unit's actions."""
-    table = book.scars.battle_scars[card.unit_type]
-    for scar in card.scars:
-        try:
-            entry = table.entry(scar.entry_id)
-        except KeyError:
-            continue
+    for entry in held_scars(card, book):
         if entry.forbids_actions:
             return f"the Battle Scar {entry.name} forbids"
     if performs == AgendaAction.PSYCHIC_ACTION:

@@ -167,6 +167,9 @@ class PackHonour(Frozen):
     summary: str = Field(min_length=1)
     eligible: str | None = None
     pack: str = ""
+    counters: dict[str, int] = Field(
+        default_factory=dict, description="The pack's counters it moves when gained (id: amount)"
+    )
 
 
 class BattleHonourTables(Frozen):
@@ -205,8 +208,31 @@ class BattleHonourTables(Frozen):
         raise KeyError(relic_id)
 
 
+class PackScar(PackHonour):
+    """A Battle Scar a rule pack adds (a codex's own scars, typed in by the group): chosen
+    instead of rolling on the core table, by a unit that meets ``eligible``; it may cap the
+    XP its unit gains after a battle or stop its actions, as core scars do."""
+
+    max_xp_per_battle: int | None = Field(default=None, ge=0)
+    forbids_actions: bool = False
+
+
 class BattleScarTables(Frozen):
     battle_scars: dict[UnitType, DiceTable]
+    pack_scars: tuple[PackScar, ...] = ()
+
+    def scar(self, unit_type: UnitType, scar_id: str) -> TableEntry | PackScar:
+        """A scar by id or name: on the unit type's core table, else a rule pack's."""
+        try:
+            return self.battle_scars[unit_type].entry(scar_id)
+        except KeyError:
+            found = self.pack_scar(scar_id)
+            if found is None:
+                raise
+            return found
+
+    def pack_scar(self, scar_id: str) -> PackScar | None:
+        return next((e for e in self.pack_scars if named(e.id, e.name, scar_id)), None)
 
     @model_validator(mode="after")
     def _complete(self) -> BattleScarTables:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from app.rules import eligibility
 from app.rules.cards import BattleScar, CrusadeCard, never_gains_xp
-from app.rules.data import Rulebook
+from app.rules.data import PackScar, Rulebook, TableEntry
 from app.rules.dice import Dice, DieRoll
 from app.rules.errors import RuleError
 from app.rules.honours import roll_unique
@@ -84,23 +86,48 @@ def gain_battle_scar(
         entry, rolls = roll_unique(table, card.scar_ids, dice, f"a Battle Scar for {card.name}")
         scar = BattleScar(entry.id, rolls)
     else:
-        try:
-            entry = table.entry(choice)
-        except KeyError:
-            raise RuleError(
-                "battle_scar_unknown",
-                f"'{choice}' is not on the Battle Scar table for {card.name}'s unit type; "
-                f"choose one of: {table.choices()}.",
-                field="choice",
-            ) from None
-        if entry.id in card.scar_ids:
+        chosen = _chosen_scar(card, choice, book)
+        if chosen.id in card.scar_ids:
             raise RuleError(
                 "battle_scar_duplicate",
-                f"{card.name} already has {entry.name}; a unit cannot have the same scar twice.",
+                f"{card.name} already has {chosen.name}; a unit cannot have the same scar twice.",
                 field="choice",
             )
-        scar = BattleScar(entry.id)
+        scar = BattleScar(chosen.id)
     return replace(card, scars=(*card.scars, scar)), scar
+
+
+def _chosen_scar(card: CrusadeCard, choice: str, book: Rulebook) -> TableEntry | PackScar:
+    """A scar named on the unit type's core table, or a rule pack's (ruling 58) that the
+    unit meets the ``eligible`` expression of."""
+    table = book.scars.battle_scars[card.unit_type]
+    with contextlib.suppress(KeyError):
+        return table.entry(choice)
+    pack_scar = book.scars.pack_scar(choice)
+    if pack_scar is None:
+        raise RuleError(
+            "battle_scar_unknown",
+            f"'{choice}' is not on the Battle Scar table for {card.name}'s unit type; "
+            f"choose one of: {table.choices()}.",
+            field="choice",
+        )
+    if pack_scar.eligible and not eligibility.meets(pack_scar.eligible, card, {}, book):
+        raise RuleError(
+            "battle_scar_not_eligible",
+            f"{pack_scar.name} is only for units that meet: {pack_scar.eligible}.",
+            field="choice",
+        )
+    return pack_scar
+
+
+def held_scars(card: CrusadeCard, book: Rulebook) -> list[TableEntry | PackScar]:
+    """The scars the unit holds, as their entries (a scar whose pack was detached is
+    left out: it no longer caps or forbids anything)."""
+    held = []
+    for scar in card.scars:
+        with contextlib.suppress(KeyError):
+            held.append(book.scars.scar(card.unit_type, scar.entry_id))
+    return held
 
 
 def remove_battle_scar(card: CrusadeCard, scar_id: str) -> CrusadeCard:
@@ -117,10 +144,5 @@ def remove_battle_scar(card: CrusadeCard, scar_id: str) -> CrusadeCard:
 
 def xp_cap(card: CrusadeCard, book: Rulebook) -> int | None:
     """The most XP the unit may gain after a battle, if a scar it holds caps it."""
-    table = book.scars.battle_scars[card.unit_type]
-    caps = [
-        e.max_xp_per_battle
-        for e in table.entries
-        if e.id in card.scar_ids and e.max_xp_per_battle is not None
-    ]
+    caps = [e.max_xp_per_battle for e in held_scars(card, book) if e.max_xp_per_battle is not None]
     return min(caps) if caps else None

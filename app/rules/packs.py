@@ -42,6 +42,7 @@ from app.rules.data import (
     Mission,
     MusterBy,
     PackHonour,
+    PackScar,
     PerMark,
     RelicCategory,
     Requisition,
@@ -177,8 +178,28 @@ class PackHonourEntry(PackModel):
     name: Name
     eligible: Expression | None = None
     summary: Summary
+    counters: dict[Annotated[str, Field(max_length=60)], Annotated[int, Field(ge=-100, le=100)]] = (
+        Field(
+            default_factory=dict,
+            max_length=5,
+            description="Counters of this pack that move when a unit gains it (id: amount): "
+            "a force counter of the unit's force, a card counter on the unit",
+        )
+    )
 
     _eligible = field_validator("eligible")(_expression)
+
+
+class PackScarEntry(PackHonourEntry):
+    """A Battle Scar of the group's own table: offered beside the core table when a unit
+    gains a scar, chosen (never rolled)."""
+
+    max_xp_per_battle: int | None = Field(
+        default=None, ge=0, le=100, description="The unit gains at most this XP after a battle"
+    )
+    forbids_actions: bool = Field(
+        default=False, description="The unit cannot perform actions (or psychic actions)"
+    )
 
 
 class PackMission(PackModel):
@@ -207,6 +228,7 @@ class RulePack(PackModel):
     missions: list[PackMission] = Field(default_factory=list, max_length=MAX_ITEMS)
     battle_traits: list[PackHonourEntry] = Field(default_factory=list, max_length=MAX_ITEMS)
     psychic_fortitudes: list[PackHonourEntry] = Field(default_factory=list, max_length=MAX_ITEMS)
+    battle_scars: list[PackScarEntry] = Field(default_factory=list, max_length=MAX_ITEMS)
 
 
 # --- loading ---------------------------------------------------------------------------
@@ -400,6 +422,7 @@ def _content(pack: RulePack) -> list[tuple[str, str, tuple[tuple[str, str], ...]
         ("mission", "missions", pack.missions),
         ("battle_trait", "battle_traits", pack.battle_traits),
         ("psychic_fortitude", "psychic_fortitudes", pack.psychic_fortitudes),
+        ("battle_scar", "battle_scars", pack.battle_scars),
     )
     return [
         (kind, f"{field}[{n}]", ((kind, item.id.casefold()), (kind, item.name.casefold())))
@@ -420,11 +443,18 @@ def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
     expressions += [
         (f"requisitions[{n}].eligible", r.eligible) for n, r in enumerate(pack.requisitions)
     ]
-    for field, entries in (
+    honours: tuple[tuple[str, Sequence[PackHonourEntry]], ...] = (
         ("battle_traits", pack.battle_traits),
         ("psychic_fortitudes", pack.psychic_fortitudes),
-    ):
+        ("battle_scars", pack.battle_scars),
+    )
+    for field, entries in honours:
         expressions += [(f"{field}[{n}].eligible", e.eligible) for n, e in enumerate(entries)]
+        problems += [
+            Problem(f"{field}[{n}].counters.{name}", None, f"no counter '{name}' in this pack")
+            for n, entry in enumerate(entries)
+            for name in sorted(set(entry.counters) - set(counters))
+        ]
     for path, text in expressions:
         tree = eligibility.parse(text) if text else None
         if tree is None:
@@ -532,6 +562,8 @@ def _names(book: Rulebook) -> set[tuple[str, str]]:
         ("battle_trait", honours.pack_battle_traits),
         ("psychic_fortitude", honours.psychic_fortitudes.entries),
         ("psychic_fortitude", honours.pack_psychic_fortitudes),
+        ("battle_scar", [e for t in book.scars.battle_scars.values() for e in t.entries]),
+        ("battle_scar", book.scars.pack_scars),
     ):
         for item in items:
             found |= {(kind, item.id.casefold()), (kind, item.name.casefold())}
@@ -551,6 +583,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
     relics = list(book.honours.crusade_relics)
     traits = list(book.honours.pack_battle_traits)
     fortitudes = list(book.honours.pack_psychic_fortitudes)
+    scars = list(book.scars.pack_scars)
     counters = list(book.counters)
     missions = list(book.missions)
     for pack in packs:
@@ -569,6 +602,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
         relics += [_relic(r) for r in pack.relics]
         traits += [_honour(e, pack) for e in pack.battle_traits]
         fortitudes += [_honour(e, pack) for e in pack.psychic_fortitudes]
+        scars += [_scar(e, pack) for e in pack.battle_scars]
         counters += pack.counters
         missions += [_mission(m, pack) for m in pack.missions]
     honours = book.honours.model_copy(
@@ -586,6 +620,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
                 "agendas": tuple(agendas),
                 "requisitions": tuple(requisitions),
                 "honours": honours,
+                "scars": book.scars.model_copy(update={"pack_scars": tuple(scars)}),
                 "counters": tuple(counters),
                 "missions": tuple(missions),
             }
@@ -646,7 +681,25 @@ def _mission(mission: PackMission, pack: RulePack) -> Mission:
 
 def _honour(entry: PackHonourEntry, pack: RulePack) -> PackHonour:
     return PackHonour(
-        id=entry.id, name=entry.name, summary=entry.summary, eligible=entry.eligible, pack=pack.id
+        id=entry.id,
+        name=entry.name,
+        summary=entry.summary,
+        eligible=entry.eligible,
+        pack=pack.id,
+        counters=dict(entry.counters),
+    )
+
+
+def _scar(entry: PackScarEntry, pack: RulePack) -> PackScar:
+    return PackScar(
+        id=entry.id,
+        name=entry.name,
+        summary=entry.summary,
+        eligible=entry.eligible,
+        pack=pack.id,
+        counters=dict(entry.counters),
+        max_xp_per_battle=entry.max_xp_per_battle,
+        forbids_actions=entry.forbids_actions,
     )
 
 

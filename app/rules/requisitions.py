@@ -294,7 +294,7 @@ def _repair_and_recuperate(
     scar = _required(order.scar, "scar", "Repair and Recuperate")
     # A scar may be named as the card shows it; an unknown one is refused below.
     with contextlib.suppress(KeyError):
-        scar = book.scars.battle_scars[card.unit_type].entry(scar).id
+        scar = book.scars.scar(card.unit_type, scar).id
     return force.with_card(remove_battle_scar(card, scar))
 
 
@@ -540,7 +540,7 @@ def _effect(
         case RemoveBattleScar():
             scar = _required(order.scar, "scar", requisition.name)
             with contextlib.suppress(KeyError):
-                scar = book.scars.battle_scars[card.unit_type].entry(scar).id
+                scar = book.scars.scar(card.unit_type, scar).id
             changed = remove_battle_scar(card, scar)
         case AddUpgrade(name=name, crusade_points=points):
             upgrade = Upgrade(requisition=requisition.id, detail=name, crusade_points=points)

@@ -227,6 +227,7 @@ def content_names(pack: packs.RulePack) -> dict[str, list[str]]:
         "missions": [m.name for m in pack.missions],
         "battle_traits": [e.name for e in pack.battle_traits],
         "psychic_fortitudes": [e.name for e in pack.psychic_fortitudes],
+        "battle_scars": [e.name for e in pack.battle_scars],
         "counters": [c.name for c in pack.counters],
     }
 
@@ -262,8 +263,8 @@ def _refuse_missions_in_use(
 def _breaks(
     session: Session, campaign_id: int, removed: dict[str, list[str]], old: packs.RulePack
 ) -> list[str]:
-    """What in the campaign uses content that would be gone: relics and pack honours on
-    cards, counters with a value on a force or card."""
+    """What in the campaign uses content that would be gone: relics, pack honours and
+    scars on cards, counters with a value on a force or card."""
     relic_ids = {r.id for r in old.relics if r.name in removed.get("relics", [])}
     for kind, entries in (
         ("battle_traits", old.battle_traits),
@@ -271,7 +272,8 @@ def _breaks(
     ):  # honours held by cards: kept on the cards, shown as from a detached pack
         relic_ids |= {e.id for e in entries if e.name in removed.get(kind, [])}
     counter_ids = {c.id for c in old.counters if c.name in removed.get("counters", [])}
-    if not relic_ids and not counter_ids:
+    scar_ids = {e.id for e in old.battle_scars if e.name in removed.get("battle_scars", [])}
+    if not relic_ids and not counter_ids and not scar_ids:
         return []
     found: list[str] = []
     forces = session.exec(select(Force).where(Force.campaign_id == campaign_id)).all()
@@ -285,6 +287,7 @@ def _breaks(
     for card in cards:
         held = {i for h in card.honours for i in h.get("entry_ids", [])} & relic_ids
         held |= set(card.counters) & counter_ids
+        held |= {s.get("entry_id") for s in card.scars} & scar_ids
         found += [f"{card.name} has {k}" for k in sorted(held)]
     return found
 

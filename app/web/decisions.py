@@ -167,6 +167,12 @@ def _decision_context(
         value = view.value.card(str(card.id))
         table = book.scars.battle_scars[value.unit_type]
         context["scars"] = [e for e in table.entries if e.id not in value.scar_ids]
+        context["pack_scars"] = [
+            e
+            for e in book.scars.pack_scars
+            if e.id not in value.scar_ids
+            and (not e.eligible or eligibility.meets(e.eligible, value, {}, book))
+        ]
     elif row.kind == "battle_honour":
         context.update(_honour_context(book, view, row, card, category, card_choice, weapon_type))
     elif row.kind == "victor_bonus":

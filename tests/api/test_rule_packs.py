@@ -521,3 +521,47 @@ def blue_wins_on(
     won = client.post(f"/api/v1/battles/{battle.json()['id']}/result", json={"sides": scores})
     assert won.status_code == 200, won.text
     return blue, red, int(battle.json()["id"])
+
+
+def test_a_pack_battle_scar_is_chosen_caps_xp_and_is_healed(
+    client: TestClient, engine: Engine
+) -> None:
+    """Ruling 58: the scar decision takes the pack's scar by id; the card names it; Repair
+    and Recuperate heals it by name; the campaign's rules list it (its XP cap: the rules
+    tests)."""
+    world = pilgrim_world(client)
+    squad = world["squad"]["id"]
+    battle = muster_with(client, world, "bear_the_ashes")
+    falls = {
+        "sides": [
+            {
+                "force_id": world["blue"],
+                "victory_points": 10,
+                "units": [{"card_id": squad, "destroyed": True}],
+                "dice": [1],
+            },
+            {"force_id": world["red"], "victory_points": 10},
+        ]
+    }
+    recorded = client.post(f"/api/v1/battles/{battle['id']}/result", json=falls)
+    assert recorded.status_code == 200, recorded.text
+    [test] = client.get(f"/api/v1/forces/{world['blue']}/decisions").json()["items"]
+    client.post(f"/api/v1/decisions/{test['id']}/answer", json={"consequence": "battle_scar"})
+    [scar] = client.get(f"/api/v1/forces/{world['blue']}/decisions").json()["items"]
+    before = dump(engine)
+    misspelled = client.post(f"/api/v1/decisions/{scar['id']}/answer", json={"scar": "ash_chocked"})
+    assert_problem(misspelled, 422, "battle_scar_unknown")
+    assert dump(engine) == before
+    answered = client.post(f"/api/v1/decisions/{scar['id']}/answer", json={"scar": "ash_choked"})
+    assert answered.status_code == 200, answered.text
+    card = client.get(f"/api/v1/cards/{squad}").json()
+    assert [(s["id"], s["name"]) for s in card["scars"]] == [("ash_choked", "Ash-choked")]
+    rules = client.get(f"/api/v1/campaigns/{world['campaign']}/rules").json()
+    assert [s["id"] for s in rules["pack_battle_scars"]] == ["ash_choked"]
+
+    healed = client.post(
+        f"/api/v1/forces/{world['blue']}/requisitions",
+        json={"requisition": "repair_and_recuperate", "card_id": squad, "scar": "Ash-choked"},
+    )
+    assert healed.status_code == 201, healed.text
+    assert client.get(f"/api/v1/cards/{squad}").json()["scars"] == []

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from app.rules import packs
-from app.rules.aftermath import SideReport, UnitReport, resolve_side
+from app.rules.aftermath import (
+    BattleHonourDecision,
+    SideReport,
+    UnitReport,
+    answer_battle_honour,
+    answer_battle_scar,
+    resolve_side,
+)
 from app.rules.agendas import cannot_score
 from app.rules.battle import choose_mission, muster, roll_mission
 from app.rules.battle import size_limit as battle_size_limit
@@ -20,6 +27,7 @@ from app.rules.dice import EnteredDice
 from app.rules.errors import RuleError
 from app.rules.honours import HonourRequest, gain_battle_honour
 from app.rules.order_of_battle import add_unit, start_order_of_battle, supply_used
+from app.rules.out_of_action import gain_battle_scar, xp_cap
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
 from tests.factories import book, card, character, force
 
@@ -551,3 +559,102 @@ class TestMusterByPoints:
         assert problem.path == "requisitions[0].effects[0].points"
         priced = unpriced.replace("power_rating: 3}", "power_rating: 3, points: 60}")
         assert packs.check_against(packs.load(priced), book()) is None
+
+
+class TestPackScars:
+    """A pack's own Battle Scars (ruling 58): chosen beside the core table, never rolled;
+    eligibility and duplicates as the core's; their caps and forbidden actions apply."""
+
+    played = packs.apply(book(), [packs.load(PILGRIMS)])
+
+    def test_a_pack_scar_is_chosen_by_an_eligible_unit(self) -> None:
+        scarred, scar = gain_battle_scar(card(), self.played, EnteredDice([]), "Ash-choked")
+        assert scar.entry_id == "ash_choked" and scarred.scar_ids == {"ash_choked"}
+        assert scarred.crusade_points == card().crusade_points - 1
+        with pytest.raises(RuleError) as twice:
+            gain_battle_scar(scarred, self.played, EnteredDice([]), "ash_choked")
+        assert twice.value.code == "battle_scar_duplicate"
+        tank = card(keywords={"IMPERIUM", "VEHICLE"})
+        with pytest.raises(RuleError) as refused:
+            gain_battle_scar(tank, self.played, EnteredDice([]), "ash_choked")
+        assert refused.value.code == "battle_scar_not_eligible"
+        with pytest.raises(RuleError) as unknown:  # without the pack: not a scar at all
+            gain_battle_scar(card(), book(), EnteredDice([]), "ash_choked")
+        assert unknown.value.code == "battle_scar_unknown"
+
+    def test_a_roll_uses_the_core_table_only(self) -> None:
+        core = {e.id for e in book().scars.battle_scars[card().unit_type].entries}
+        for roll in range(1, 7):
+            _, scar = gain_battle_scar(card(), self.played, EnteredDice([roll]))
+            assert scar.entry_id in core
+
+    def test_its_cap_and_forbidden_actions_apply_and_it_heals(self) -> None:
+        scarred, _ = gain_battle_scar(card(), self.played, EnteredDice([]), "ash_choked")
+        assert (xp_cap(scarred, self.played), xp_cap(card(), self.played)) == (3, None)
+        shaken = PILGRIMS + (
+            "  - id: shaken_nerve\n"
+            "    name: Shaken Nerve\n"
+            "    forbids_actions: true\n"
+            "    summary: The unit does nothing but fight.\n"
+        )
+        grim = packs.apply(book(), [packs.load(shaken)])
+        secure = grim.agenda("secure_the_area")
+        assert cannot_score(secure, card(), grim) is None
+        frozen, _ = gain_battle_scar(card(), grim, EnteredDice([]), "shaken_nerve")
+        assert "Shaken Nerve" in (cannot_score(secure, frozen, grim) or "")
+        healed, _ = purchase_requisition(
+            force(frozen),
+            RequisitionOrder("repair_and_recuperate", card_id="u1", scar="Shaken Nerve"),
+            PurchaseWindow(),
+            grim,
+        )
+        assert healed.card("u1").scars == ()
+
+
+class TestCountersMovedByADecision:
+    """Ruling 59: a pack's Battle Trait or scar may move counters when a unit gains it (the
+    decision's answer), a force counter of its force or a card counter on the unit, kept
+    within bounds."""
+
+    pack = (
+        PILGRIMS.replace(
+            "    summary: The unit ignores",
+            "    counters: {fervour: 2, zeal: 1}\n    summary: The unit ignores",
+            1,
+        )
+        .replace(
+            "    max_xp_per_battle: 3\n",
+            "    max_xp_per_battle: 3\n    counters: {fervour: -3}\n",
+            1,
+        )
+        .replace(
+            "agendas:\n",
+            "  - id: zeal\n    name: Zeal\n    scope: card\n    start: 0\n    min: 0\n    max: 2\n"
+            "agendas:\n",
+            1,
+        )
+    )
+    played = packs.apply(book(), [packs.load(pack)])
+
+    def test_a_trait_moves_the_force_and_the_units_counters(self) -> None:
+        owed = BattleHonourDecision(card_id="u1", reason="rank")
+        request = HonourRequest(HonourCategory.BATTLE_TRAIT, choice=("ash_walkers",))
+        host = force(card(), counters={"fervour": 5})
+        after = answer_battle_honour(host, owed, request, self.played, EnteredDice([]))
+        assert after.counters == {"fervour": 6}  # 5 + 2 stops at its max of 6
+        assert after.card("u1").counters == {"zeal": 1}
+
+    def test_a_scar_moves_them_too_and_a_core_one_does_not(self) -> None:
+        host = force(card(), counters={"fervour": 2})
+        after = answer_battle_scar(host, "u1", self.played, EnteredDice([]), "ash_choked")
+        assert after.counters == {"fervour": 0}  # 2 - 3 stops at its min of 0
+        core = answer_battle_scar(host, "u1", self.played, EnteredDice([]), "fatigued")
+        assert core.counters == {"fervour": 2}
+
+    def test_a_counter_the_pack_lacks_is_refused_by_path(self) -> None:
+        [problem] = problems(
+            PILGRIMS.replace(
+                "max_xp_per_battle: 3\n", "max_xp_per_battle: 3\n    counters: {zeal: 1}\n"
+            )
+        )
+        assert problem.path == "battle_scars[0].counters.zeal"
