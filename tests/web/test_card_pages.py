@@ -4,6 +4,7 @@ unit's battle history, narrative edits and the print layout."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -220,3 +221,28 @@ def test_a_private_campaign_card_needs_a_login(
     asked = site.get(f"/cards/{squad['id']}", follow_redirects=False)
     assert asked.status_code == 303 and asked.headers["location"].startswith("/login")
     assert site.get("/cards/99999").status_code == 404
+
+
+def test_a_pack_scar_is_offered_on_the_decision_page_and_taken(
+    person: Callable[[str], Browser],
+) -> None:
+    """Ruling 58: the Battle Scar decision offers the pack's scars the unit may take, after
+    the core table, and the card then shows the chosen one."""
+    world = campaign_with_two_players(person)
+    orga = world["orga"]
+    pack = (Path(__file__).resolve().parents[2] / "examples/packs/ashen-pilgrims.yaml").read_bytes()
+    orga.api(
+        "POST", f"/campaigns/{world['campaign_id']}/rule-packs", files={"file": ("p.yaml", pack)}
+    )
+    fight_a_battle(world, settle=False)
+    test = orga.api("GET", f"/forces/{world['kai_force']}/decisions")["items"][0]
+    orga.api("POST", f"/decisions/{test['id']}/answer", json={"consequence": "battle_scar"})
+    scar = orga.api("GET", f"/forces/{world['kai_force']}/decisions")["items"][0]
+    page = orga.get(f"/decisions/{scar['id']}").text
+    offered = page.split('data-testid="pack-scars"', 1)[1]
+    assert 'name="scar" value="ash_choked"' in offered and "Ash-choked" in offered
+    taken = orga.post(f"/decisions/{scar['id']}/answer", {"scar": "ash_choked"})
+    assert taken.status_code == 303, taken.text
+    captain = units(orga, world["kai_force"])["Captain"]
+    assert [s["name"] for s in captain["scars"]] == ["Ash-choked"]
+    assert "Ash-choked" in orga.get(f"/cards/{captain['id']}").text
