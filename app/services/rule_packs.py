@@ -299,6 +299,7 @@ def _rules_changed(session: Session, campaign_id: int, before: Rulebook) -> None
     Supply Limits and their increases have no exact conversion (ruling 57)."""
     rulebooks.forget(session)
     now = campaign_book(session, campaign_id).numbers.muster_by
+    _check_supply_measure(session, campaign_id, now)
     if now != before.numbers.muster_by:
         first = session.exec(select(Force.id).where(Force.campaign_id == campaign_id)).first()
         if first is not None:
@@ -317,3 +318,21 @@ def _rules_changed(session: Session, campaign_id: int, before: Rulebook) -> None
 
 
 _MEASURE = {"power_level": "Power Rating", "points": "points"}
+
+
+def _check_supply_measure(session: Session, campaign_id: int, now: str) -> None:
+    """A pack's Supply Limit numbers are in the measure it declares (Power Rating unless it
+    says ``muster_by: points``): they must be the campaign's measure (ruling 57)."""
+    for row in active_packs(session, campaign_id):
+        settings = packs.RulePack.model_validate(row.document).settings
+        gives = settings.starting_supply_limit, settings.supply_limit_increase
+        measure = settings.muster_by or "power_level"
+        if any(n is not None for n in gives) and measure != now:
+            raise DomainError(
+                "rule_pack_supply_measure",
+                f"{row.name} gives the Supply Limit in {_MEASURE[measure]}, but this campaign "
+                f"would muster armies by {_MEASURE[now]}: its numbers would be read in the "
+                "wrong measure. Attach a version of it that says muster_by, or leave it out.",
+                status=409,
+                field="settings.starting_supply_limit",
+            )

@@ -134,8 +134,17 @@ def test_the_measure_is_chosen_before_the_first_force(client: TestClient, engine
     detached = client.delete(f"/api/v1/campaigns/{other}/rule-packs/points_not_power")
     assert_problem(detached, 409, "rule_pack_changes_muster")
     assert dump(engine) == before
-    # A pack that leaves the measure alone still attaches beside it.
-    assert attach(client, other, HOUSE).status_code == 201
+    # A pack whose Supply Limit is in Power cannot join a points campaign (nor the
+    # reverse); one that leaves the Supply Limit alone can.
+    before = dump(engine)
+    problem = assert_problem(attach(client, other, HOUSE), 409, "rule_pack_supply_measure")
+    assert "Our house rules gives the Supply Limit in Power Rating" in problem["detail"]
+    assert dump(engine) == before
+    no_supply = HOUSE.replace("  starting_supply_limit: 75\n", "")
+    assert attach(client, other, no_supply).status_code == 201
+    fresh = campaign(client, "Power league")
+    attached(client, fresh, HOUSE)
+    problem = assert_problem(attach(client, fresh, POINTS), 409, "rule_pack_supply_measure")
 
 
 def test_a_pack_that_musters_by_points_gives_its_numbers_in_points(client: TestClient) -> None:
