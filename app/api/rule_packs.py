@@ -61,6 +61,7 @@ def campaign_rules(campaign_id: int, session: SessionDep) -> CampaignRulebookPub
         pack_battle_traits=list(book.honours.pack_battle_traits),
         pack_psychic_fortitudes=list(book.honours.pack_psychic_fortitudes),
         pack_battle_scars=list(book.scars.pack_scars),
+        pack_weapon_enhancements=list(book.honours.pack_weapon_enhancements),
     )
 
 

@@ -17,6 +17,7 @@ from app.rules.data import (
     Mission,
     PackHonour,
     PackScar,
+    PackWeaponEnhancement,
     Requisition,
     VictorBonus,
 )
@@ -933,6 +934,10 @@ class CampaignRulebookPublic(BaseModel):
     )
     pack_psychic_fortitudes: list[PackHonour] = Field(
         default_factory=list, description="Psychic Fortitudes the packs add (chosen, not rolled)"
+    )
+    pack_weapon_enhancements: list[PackWeaponEnhancement] = Field(
+        default_factory=list,
+        description="Weapon Enhancements the packs add: each chosen alone, never rolled",
     )
     pack_battle_scars: list[PackScar] = Field(
         default_factory=list,

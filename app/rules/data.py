@@ -172,6 +172,13 @@ class PackHonour(Frozen):
     )
 
 
+class PackWeaponEnhancement(PackHonour):
+    """A Weapon Enhancement a rule pack adds: chosen alone for one weapon of the kind it
+    names (ruling 60), never rolled."""
+
+    weapon_type: Literal["ranged", "melee", "any"] = "any"
+
+
 class BattleHonourTables(Frozen):
     battle_traits: dict[UnitType, DiceTable]
     weapon_enhancements: dict[WeaponType, DiceTable]
@@ -180,12 +187,15 @@ class BattleHonourTables(Frozen):
     crusade_relics: tuple[CrusadeRelic, ...]
     pack_battle_traits: tuple[PackHonour, ...] = ()
     pack_psychic_fortitudes: tuple[PackHonour, ...] = ()
+    pack_weapon_enhancements: tuple[PackWeaponEnhancement, ...] = ()
 
     def pack_entries(self, category: HonourCategory) -> tuple[PackHonour, ...]:
         if category == HonourCategory.BATTLE_TRAIT:
             return self.pack_battle_traits
         if category == HonourCategory.PSYCHIC_FORTITUDE:
             return self.pack_psychic_fortitudes
+        if category == HonourCategory.WEAPON_ENHANCEMENT:
+            return self.pack_weapon_enhancements
         return ()
 
     def pack_entry(self, category: HonourCategory, entry_id: str) -> PackHonour | None:

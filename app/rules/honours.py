@@ -225,6 +225,14 @@ def _weapon_enhancement(
             f"{card.name} has a champion ({card.champion}); the enhanced weapon must be theirs.",
             field="weapon",
         )
+    if (chosen := _pack_enhancement(card, request, weapon, book)) is not None:
+        return BattleHonour(
+            request.category,
+            (chosen.id,),
+            honour_crusade_points(card, book),
+            weapon=weapon.weapon,
+            model=weapon.model,
+        )
     # A weapon with both a ranged and a melee profile uses the melee table.
     kind = WeaponType.RANGED if weapon.weapon_type == "ranged" else WeaponType.MELEE
     table = book.honours.weapon_enhancements[kind]
@@ -242,6 +250,37 @@ def _weapon_enhancement(
         model=weapon.model,
         dice=rolls,
     )
+
+
+def _pack_enhancement(
+    card: CrusadeCard, request: HonourRequest, weapon: WeaponChoice, book: Rulebook
+) -> PackHonour | None:
+    """A rule pack's Weapon Enhancement, when one was chosen: alone, for a weapon of its
+    kind, by a unit that meets its expression (ruling 60)."""
+    found = [book.honours.pack_entry(request.category, c) for c in request.choice]
+    entry = next((e for e in found if e is not None), None)
+    if entry is None:
+        return None
+    if len(request.choice) != 1:
+        raise RuleError(
+            "weapon_enhancement_pack_alone",
+            f"{entry.name} comes from a rule pack: choose it alone, without another enhancement.",
+            field="choice",
+        )
+    kind = getattr(entry, "weapon_type", "any")
+    if kind != "any" and weapon.weapon_type not in (kind, "both"):
+        raise RuleError(
+            "weapon_enhancement_wrong_weapon",
+            f"{entry.name} is for a {kind} weapon; {weapon.weapon} is {weapon.weapon_type}.",
+            field="weapon",
+        )
+    if entry.eligible and not eligibility.meets(entry.eligible, card, {}, book):
+        raise RuleError(
+            "honour_not_eligible",
+            f"{entry.name} is only for units that meet: {entry.eligible}.",
+            field="choice",
+        )
+    return entry
 
 
 def _enhance_titanic(

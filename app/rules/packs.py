@@ -43,6 +43,7 @@ from app.rules.data import (
     MusterBy,
     PackHonour,
     PackScar,
+    PackWeaponEnhancement,
     PerMark,
     RelicCategory,
     Requisition,
@@ -190,6 +191,15 @@ class PackHonourEntry(PackModel):
     _eligible = field_validator("eligible")(_expression)
 
 
+class PackWeaponEnhancementEntry(PackHonourEntry):
+    """A Weapon Enhancement of the group's own table: chosen alone for one weapon of the
+    kind it names, never rolled (ruling 60)."""
+
+    weapon_type: Literal["ranged", "melee", "any"] = Field(
+        default="any", description="The weapons it may improve (a weapon with both: either)"
+    )
+
+
 class PackScarEntry(PackHonourEntry):
     """A Battle Scar of the group's own table: offered beside the core table when a unit
     gains a scar, chosen (never rolled)."""
@@ -229,6 +239,9 @@ class RulePack(PackModel):
     battle_traits: list[PackHonourEntry] = Field(default_factory=list, max_length=MAX_ITEMS)
     psychic_fortitudes: list[PackHonourEntry] = Field(default_factory=list, max_length=MAX_ITEMS)
     battle_scars: list[PackScarEntry] = Field(default_factory=list, max_length=MAX_ITEMS)
+    weapon_enhancements: list[PackWeaponEnhancementEntry] = Field(
+        default_factory=list, max_length=MAX_ITEMS
+    )
 
 
 # --- loading ---------------------------------------------------------------------------
@@ -423,6 +436,7 @@ def _content(pack: RulePack) -> list[tuple[str, str, tuple[tuple[str, str], ...]
         ("battle_trait", "battle_traits", pack.battle_traits),
         ("psychic_fortitude", "psychic_fortitudes", pack.psychic_fortitudes),
         ("battle_scar", "battle_scars", pack.battle_scars),
+        ("weapon_enhancement", "weapon_enhancements", pack.weapon_enhancements),
     )
     return [
         (kind, f"{field}[{n}]", ((kind, item.id.casefold()), (kind, item.name.casefold())))
@@ -447,6 +461,7 @@ def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
         ("battle_traits", pack.battle_traits),
         ("psychic_fortitudes", pack.psychic_fortitudes),
         ("battle_scars", pack.battle_scars),
+        ("weapon_enhancements", pack.weapon_enhancements),
     )
     for field, entries in honours:
         expressions += [(f"{field}[{n}].eligible", e.eligible) for n, e in enumerate(entries)]
@@ -563,6 +578,11 @@ def _names(book: Rulebook) -> set[tuple[str, str]]:
         ("psychic_fortitude", honours.psychic_fortitudes.entries),
         ("psychic_fortitude", honours.pack_psychic_fortitudes),
         ("battle_scar", [e for t in book.scars.battle_scars.values() for e in t.entries]),
+        (
+            "weapon_enhancement",
+            [e for t in honours.weapon_enhancements.values() for e in t.entries],
+        ),
+        ("weapon_enhancement", honours.pack_weapon_enhancements),
         ("battle_scar", book.scars.pack_scars),
     ):
         for item in items:
@@ -584,6 +604,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
     traits = list(book.honours.pack_battle_traits)
     fortitudes = list(book.honours.pack_psychic_fortitudes)
     scars = list(book.scars.pack_scars)
+    enhancements = list(book.honours.pack_weapon_enhancements)
     counters = list(book.counters)
     missions = list(book.missions)
     for pack in packs:
@@ -603,6 +624,10 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
         traits += [_honour(e, pack) for e in pack.battle_traits]
         fortitudes += [_honour(e, pack) for e in pack.psychic_fortitudes]
         scars += [_scar(e, pack) for e in pack.battle_scars]
+        enhancements += [
+            PackWeaponEnhancement(**_honour(e, pack).model_dump(), weapon_type=e.weapon_type)
+            for e in pack.weapon_enhancements
+        ]
         counters += pack.counters
         missions += [_mission(m, pack) for m in pack.missions]
     honours = book.honours.model_copy(
@@ -610,6 +635,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
             "crusade_relics": tuple(relics),
             "pack_battle_traits": tuple(traits),
             "pack_psychic_fortitudes": tuple(fortitudes),
+            "pack_weapon_enhancements": tuple(enhancements),
         }
     )
     return Rulebook.model_validate(

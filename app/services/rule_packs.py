@@ -228,6 +228,7 @@ def content_names(pack: packs.RulePack) -> dict[str, list[str]]:
         "battle_traits": [e.name for e in pack.battle_traits],
         "psychic_fortitudes": [e.name for e in pack.psychic_fortitudes],
         "battle_scars": [e.name for e in pack.battle_scars],
+        "weapon_enhancements": [e.name for e in pack.weapon_enhancements],
         "counters": [c.name for c in pack.counters],
     }
 
@@ -269,6 +270,7 @@ def _breaks(
     for kind, entries in (
         ("battle_traits", old.battle_traits),
         ("psychic_fortitudes", old.psychic_fortitudes),
+        ("weapon_enhancements", old.weapon_enhancements),
     ):  # honours held by cards: kept on the cards, shown as from a detached pack
         relic_ids |= {e.id for e in entries if e.name in removed.get(kind, [])}
     counter_ids = {c.id for c in old.counters if c.name in removed.get("counters", [])}

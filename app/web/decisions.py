@@ -244,8 +244,18 @@ def _honour_context(
         context["picks"] = 1
     elif chosen == HonourCategory.WEAPON_ENHANCEMENT:
         kind = WeaponType.RANGED if context["weapon_type"] == "ranged" else WeaponType.MELEE
-        context["entries"] = list(book.honours.weapon_enhancements[kind].entries)
+        # A pack's enhancement goes to a weapon of its kind, one per weapon (ruling 60): the
+        # same one may improve several weapons of the unit.
+        fits = ("any", context["weapon_type"]) if context["weapon_type"] != "both" else None
+        own = [
+            e
+            for e in book.honours.pack_weapon_enhancements
+            if (fits is None or e.weapon_type in fits)
+            and (not e.eligible or eligibility.meets(e.eligible, value, view.value.counters, book))
+        ]
+        context["entries"] = list(book.honours.weapon_enhancements[kind].entries) + own
         context["picks"] = weapon_enhancements_to_choose(value)
+        context["pack_enhancements"] = bool(own)
     else:
         context["entries"] = list(book.honours.crusade_relics)
         context["picks"] = 1

@@ -565,3 +565,41 @@ def test_a_pack_battle_scar_is_chosen_caps_xp_and_is_healed(
     )
     assert healed.status_code == 201, healed.text
     assert client.get(f"/api/v1/cards/{squad}").json()["scars"] == []
+
+
+def test_a_pack_weapon_enhancement_is_chosen_alone_for_its_kind_of_weapon(
+    client: TestClient, engine: Engine
+) -> None:
+    """Ruling 60: the squad reaches Blooded; its Battle Honour page offers the pack's melee
+    enhancement for a melee weapon only; chosen alone, the card names it on that weapon."""
+    world = pilgrim_world(client)
+    battle = muster_with(client, world, "bear_the_ashes")
+    body = result(world, world["squad"]["id"], 2)
+    body["sides"][0]["units"][0]["marked_for_greatness"] = True
+    assert client.post(f"/api/v1/battles/{battle['id']}/result", json=body).status_code == 200
+    owed = client.get(f"/api/v1/forces/{world['blue']}/decisions?status=pending").json()
+    honour = next(d for d in owed["items"] if d["kind"] == "battle_honour")
+    url = f"/decisions/{honour['id']}?category=weapon_enhancement"
+    assert "Censer-blessed" in client.get(f"{url}&weapon_type=melee").text
+    assert "Censer-blessed" not in client.get(f"{url}&weapon_type=ranged").text
+    rules = client.get(f"/api/v1/campaigns/{world['campaign']}/rules").json()
+    assert [(e["id"], e["weapon_type"]) for e in rules["pack_weapon_enhancements"]] == [
+        ("censer_blessed", "melee")
+    ]
+
+    answer = {
+        "category": "weapon_enhancement",
+        "entries": ["censer_blessed"],
+        "weapon": {"model": "Pilgrim", "weapon": "Bolter", "weapon_type": "ranged"},
+    }
+    before = dump(engine)
+    wrong = client.post(f"/api/v1/decisions/{honour['id']}/answer", json=answer)
+    assert_problem(wrong, 422, "weapon_enhancement_wrong_weapon")
+    assert dump(engine) == before
+    answer["weapon"] = {"model": "Pilgrim", "weapon": "Chain-flail", "weapon_type": "melee"}
+    chosen = client.post(f"/api/v1/decisions/{honour['id']}/answer", json=answer)
+    assert chosen.status_code == 200, chosen.text
+    squad = client.get(f"/api/v1/cards/{world['squad']['id']}").json()
+    [enhanced] = [h for h in squad["honours"] if h["category"] == "weapon_enhancement"]
+    assert enhanced["weapon"] == "Chain-flail"
+    assert [e["name"] for e in enhanced["entries"]] == ["Censer-blessed"]

@@ -25,7 +25,7 @@ from app.rules.cards import BattleScar
 from app.rules.data import HonourCategory, Rulebook
 from app.rules.dice import EnteredDice
 from app.rules.errors import RuleError
-from app.rules.honours import HonourRequest, gain_battle_honour
+from app.rules.honours import HonourRequest, WeaponChoice, gain_battle_honour
 from app.rules.order_of_battle import add_unit, start_order_of_battle, supply_used
 from app.rules.out_of_action import gain_battle_scar, xp_cap
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
@@ -658,3 +658,41 @@ class TestCountersMovedByADecision:
             )
         )
         assert problem.path == "battle_scars[0].counters.zeal"
+
+
+class TestPackWeaponEnhancements:
+    """Ruling 60: a pack's Weapon Enhancement is chosen alone, for a weapon of its kind."""
+
+    played = packs.apply(book(), [packs.load(PILGRIMS)])
+
+    def request(self, *choice: str, weapon_type: str = "melee") -> HonourRequest:
+        weapon = WeaponChoice(model="Sergeant", weapon="Chainsword", weapon_type=weapon_type)
+        return HonourRequest(HonourCategory.WEAPON_ENHANCEMENT, choice=choice, weapon=weapon)
+
+    def test_it_is_chosen_alone_for_a_weapon_of_its_kind(self) -> None:
+        gained, honour = gain_battle_honour(
+            card(), self.request("Censer-blessed"), self.played, EnteredDice([])
+        )
+        assert (honour.entry_ids, honour.weapon) == (("censer_blessed",), "Chainsword")
+        assert gained.honours == (honour,) and honour.crusade_points == 1
+        _, both = gain_battle_honour(
+            card(), self.request("censer_blessed", weapon_type="both"), self.played, EnteredDice([])
+        )
+        assert both.entry_ids == ("censer_blessed",)
+
+    def test_the_wrong_weapon_or_a_second_choice_is_refused(self) -> None:
+        for request, code in (
+            (
+                self.request("censer_blessed", weapon_type="ranged"),
+                "weapon_enhancement_wrong_weapon",
+            ),
+            (self.request("censer_blessed", "master_worked"), "weapon_enhancement_pack_alone"),
+        ):
+            with pytest.raises(RuleError) as refused:
+                gain_battle_honour(card(), request, self.played, EnteredDice([]))
+            assert refused.value.code == code
+
+    def test_a_roll_uses_the_core_table(self) -> None:
+        core = {e.id for t in book().honours.weapon_enhancements.values() for e in t.entries}
+        _, honour = gain_battle_honour(card(), self.request(), self.played, EnteredDice([4, 2]))
+        assert set(honour.entry_ids) <= core and len(honour.entry_ids) == 2
