@@ -6,7 +6,7 @@ victor bonuses) comes back as pending decisions; ``answer_*`` functions settle t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from app.rules.agendas import AgendaResult, ScoringUnit, agenda_experience, check_scoring
@@ -354,16 +354,23 @@ def apply_experience(
     card = force.card(card_id)
     amount = gain.total(devastating_blow=devastating)
     card, promotions = change_xp(card, amount, book)
-    room = book.numbers.max_battle_honours - len(card.honours)
-    owed = tuple(
-        BattleHonourDecision(card.id, f"rank:{p.rank}") for p in promotions[: max(room, 0)]
-    )
+    owed = honours_owed(card, promotions, book)
     return Aftermath(
         force=force.with_card(card),
         experience={card.id: amount},
         gains={card.id: gain},
         promotions=promotions,
         pending=owed,
+    )
+
+
+def honours_owed(
+    card: CrusadeCard, promotions: Sequence[Promotion], book: Rulebook
+) -> tuple[BattleHonourDecision, ...]:
+    """One Battle Honour per rank the unit gained, while it has room for more."""
+    room = book.numbers.max_battle_honours - len(card.honours)
+    return tuple(
+        BattleHonourDecision(card.id, f"rank:{p.rank}") for p in promotions[: max(room, 0)]
     )
 
 

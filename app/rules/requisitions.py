@@ -35,7 +35,7 @@ from app.rules.order_of_battle import (
     unit_supply,
 )
 from app.rules.out_of_action import remove_battle_scar
-from app.rules.ranks import change_xp, rank_index
+from app.rules.ranks import Promotion, change_xp, rank_index
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,8 @@ class RequisitionPurchase:
     card_id: str | None
     requisition_points_spent: int
     crusade_points_gained: int
+    # Ranks a unit reached through it (a rule pack's add_xp): each owes a Battle Honour.
+    promotions: tuple[Promotion, ...] = ()
 
 
 def knight_character_stratagem(
@@ -119,7 +121,23 @@ def purchase_requisition(
     apply = _apply_effects if requisition.effects else APPLY[requisition.id]
     changed = apply(paid, card, order, book)
     after = changed.card(card.id).crusade_points if card else 0
-    return changed, RequisitionPurchase(requisition.id, order.card_id, cost, after - before)
+    promotions = _promotions(force, changed, book)
+    return changed, RequisitionPurchase(
+        requisition.id, order.card_id, cost, after - before, promotions
+    )
+
+
+def _promotions(
+    before: OrderOfBattle, after: OrderOfBattle, book: Rulebook
+) -> tuple[Promotion, ...]:
+    """Each rank a unit of the force reached between ``before`` and ``after``."""
+    old = {c.id: rank_index(c.rank, book) for c in before.cards}
+    return tuple(
+        Promotion(card.id, rank.id)
+        for card in after.cards
+        if card.id in old
+        for rank in book.ranks[old[card.id] + 1 : rank_index(card.rank, book) + 1]
+    )
 
 
 def _requisition(requisition_id: str, book: Rulebook) -> Requisition:
@@ -529,14 +547,9 @@ def _effect(
     match effect:
         case AddXp(amount=amount) | RemoveXp(amount=amount):
             delta = amount if isinstance(effect, AddXp) else -amount
-            changed, promotions = change_xp(card, delta, book)
-            if promotions:
-                raise RuleError(
-                    "requisition_would_promote",
-                    f"{requisition.name} would take {card.name} to a new rank; a rank gained "
-                    "outside a battle is not handled yet, so add that XP after a battle.",
-                    field="card_id",
-                )
+            # A rank reached here owes its Battle Honour (ruling 61: purchase_requisition
+            # reports the promotions; the service raises the decisions).
+            changed, _promotions_here = change_xp(card, delta, book)
         case RemoveBattleScar():
             scar = _required(order.scar, "scar", requisition.name)
             with contextlib.suppress(KeyError):

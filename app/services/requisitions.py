@@ -10,10 +10,13 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from app.db.models import Battle, BattleSide, Card, RequisitionPurchase
+from app.rules.aftermath import honours_owed
 from app.rules.cards import CrusadeCard
 from app.rules.data import Rulebook
+from app.rules.order_of_battle import OrderOfBattle
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
-from app.services import history, rulebooks
+from app.rules.requisitions import RequisitionPurchase as Bought
+from app.services import decisions, history, rulebooks
 from app.services.convert import write_force
 from app.services.forces import load_force
 
@@ -76,7 +79,37 @@ def purchase(
         requisition_points_spent=bought.requisition_points_spent,
         **_from_pack(book, bought.requisition, changed.counters, view.value.counters),
     )
+    _owe_honours(session, view.force.campaign_id, force_id, changed, bought, book)
     return row
+
+
+def _owe_honours(
+    session: Session,
+    campaign_id: int,
+    force_id: int,
+    force: OrderOfBattle,
+    bought: Bought,
+    book: Rulebook,
+) -> None:
+    """A rank a unit reached through the requisition (a rule pack's add_xp): said in the
+    history as after a battle, and its Battle Honour owed as a decision of no battle
+    (ruling 61)."""
+    owed: list[Any] = []
+    for promotion in bought.promotions:
+        card = force.card(promotion.card_id)
+        history.record(
+            session,
+            campaign_id=campaign_id,
+            force_id=force_id,
+            kind="rank_gained",
+            card_id=int(card.id),
+            name=card.name,
+            rank=promotion.rank,
+        )
+    for card_id in dict.fromkeys(p.card_id for p in bought.promotions):
+        mine = [p for p in bought.promotions if p.card_id == card_id]
+        owed += honours_owed(force.card(card_id), mine, book)
+    decisions.store(session, force_id=force_id, battle_id=None, pending=tuple(owed))
 
 
 def _add_joined(
@@ -89,6 +122,7 @@ def _add_joined(
             force_id=force_id,
             name=c.name,
             power_rating=c.power_rating,
+            points=c.points,
             keywords=sorted(c.keywords),
         )
         for c in joined

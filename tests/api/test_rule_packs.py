@@ -603,3 +603,48 @@ def test_a_pack_weapon_enhancement_is_chosen_alone_for_its_kind_of_weapon(
     [enhanced] = [h for h in squad["honours"] if h["category"] == "weapon_enhancement"]
     assert enhanced["weapon"] == "Chain-flail"
     assert [e["name"] for e in enhanced["entries"]] == ["Censer-blessed"]
+
+
+BLESSING = HOUSE.replace(
+    "settings:",
+    "requisitions:\n"
+    "  - id: saints_blessing\n"
+    "    name: Saint's Blessing\n"
+    "    cost_rp: 1\n"
+    "    target: unit\n"
+    "    summary: The unit is blessed; it gains 6 XP.\n"
+    "    effects: [{kind: add_xp, amount: 6}]\n"
+    "settings:",
+)
+
+
+def test_xp_from_a_requisition_that_reaches_a_rank_owes_a_battle_honour(
+    client: TestClient, engine: Engine
+) -> None:
+    """Ruling 61: the unit is promoted, the history says so, and its Battle Honour waits as
+    a decision of no battle, answered as after a battle (and holding the next muster)."""
+    cid = campaign(client)
+    attached(client, cid, BLESSING)
+    fid = force(client, cid)
+    squad = unit(client, fid)["id"]
+    bought = client.post(
+        f"/api/v1/forces/{fid}/requisitions",
+        json={"requisition": "saints_blessing", "card_id": squad},
+    )
+    assert bought.status_code == 201, bought.text
+    card = client.get(f"/api/v1/cards/{squad}").json()
+    assert (card["xp"], card["rank"]) == (6, "blooded")
+    [owed] = client.get(f"/api/v1/forces/{fid}/decisions").json()["items"]
+    assert (owed["kind"], owed["card_id"], owed["battle_id"]) == ("battle_honour", squad, None)
+    feed = client.get(f"/api/v1/campaigns/{cid}/events").json()["items"]
+    assert any(e["kind"] == "rank_gained" and e["card_id"] == squad for e in feed)
+    page = client.get(f"/decisions/{owed['id']}")
+    assert page.status_code == 200 and "Battle Honour" in page.text
+    assert client.get(f"/forces/{fid}/decisions").status_code == 200
+    answered = client.post(
+        f"/api/v1/decisions/{owed['id']}/answer",
+        json={"category": "battle_trait", "entries": ["fleet_of_foot"]},
+    )
+    assert answered.status_code == 200, answered.text
+    honours = client.get(f"/api/v1/cards/{squad}").json()["honours"]
+    assert [h["category"] for h in honours] == ["battle_trait"]

@@ -264,18 +264,30 @@ requisitions:
     assert check(changed)
 
 
-def test_xp_that_would_reach_a_new_rank_is_refused_for_now() -> None:
+def test_xp_that_reaches_a_new_rank_promotes_and_reports_it() -> None:
+    """Ruling 61: the unit is promoted at once; the purchase reports each rank reached (the
+    service owes a Battle Honour for each, as after a battle)."""
     boon = "{id: boon, name: Boon, cost_rp: 0, target: unit, summary: x, effects: [EFFECT]}"
-    effect = "{kind: add_xp, amount: 6}"
+    effect = "{kind: add_xp, amount: 20}"
     text = HOUSE.replace(
         "settings:", f"requisitions: [{boon.replace('EFFECT', effect)}]\nsettings:"
     )
     played = packs.apply(book(), [packs.load(text)])
-    with pytest.raises(RuleError) as refused:
-        purchase_requisition(
-            force(card(xp=1)), RequisitionOrder("boon", card_id="u1"), ANY_TIME, played
-        )
-    assert refused.value.code == "requisition_would_promote"
+    after, bought = purchase_requisition(
+        force(card(xp=1)), RequisitionOrder("boon", card_id="u1"), ANY_TIME, played
+    )
+    assert (after.card("u1").xp, after.card("u1").rank) == (21, "battle_hardened")
+    assert [(p.card_id, p.rank) for p in bought.promotions] == [
+        ("u1", "blooded"),
+        ("u1", "battle_hardened"),
+    ]
+    _, small = purchase_requisition(
+        force(card(xp=0)),
+        RequisitionOrder("boon", card_id="u1"),
+        ANY_TIME,
+        packs.apply(book(), [packs.load(text.replace("amount: 20", "amount: 2"))]),
+    )
+    assert small.promotions == ()
 
 
 def test_a_card_counter_starts_at_its_start_and_changes_on_the_card() -> None:
