@@ -38,6 +38,11 @@ function offline() {
   return new Response(page, { status: 503, headers: { "Content-Type": "text/html; charset=utf-8" } });
 }
 
+// The copies this worker is still writing. Chrome takes a step's older copy out as soon as a
+// newer one starts to be written, so a page reloaded offline meanwhile (the page's own copy
+// and this worker's racing for the same step) must wait for the write, not miss the step.
+var writing = Promise.resolve();
+
 self.addEventListener("fetch", function (event) {
   var request = event.request;
   if (request.method !== "GET") return; // changes go through the page's queue
@@ -50,15 +55,30 @@ self.addEventListener("fetch", function (event) {
     fetch(request).then(function (response) {
       if (response.ok && !response.redirected && response.type === "basic") {
         var copy = response.clone();
-        caches.open(CACHE).then(function (cache) { cache.put(url.pathname, copy); });
+        var written = caches.open(CACHE)
+          .then(function (cache) { return cache.put(url.pathname, copy); })
+          .catch(function () { /* a copy is only a convenience */ });
+        writing = Promise.all([writing, written]);
+        event.waitUntil(written);
       }
       return response;
     }).catch(function () {
-      // By the step's address (how both this worker and the page store it), else by the
-      // request itself; a stored Vary header never hides a kept step.
-      return caches.match(url.pathname, { ignoreVary: true })
-        .then(function (kept) { return kept || caches.match(request, { ignoreVary: true }); })
+      return writing.then(function () { return keptCopy(url, request, 4); })
         .then(function (kept) { return kept || offline(); });
     })
   );
 });
+
+// The kept copy of a step: by its address (how both this worker and the page store it),
+// else by the request itself; a stored Vary header never hides it. A copy the page itself
+// is writing at that moment shows up a moment later: look again a few times (about a
+// second in all) before saying the step was never kept.
+function keptCopy(url, request, tries) {
+  return caches.match(url.pathname, { ignoreVary: true })
+    .then(function (kept) { return kept || caches.match(request, { ignoreVary: true }); })
+    .then(function (kept) {
+      if (kept || tries <= 0) return kept;
+      return new Promise(function (wake) { setTimeout(wake, 250); })
+        .then(function () { return keptCopy(url, request, tries - 1); });
+    });
+}
