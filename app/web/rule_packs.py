@@ -31,6 +31,7 @@ SETTING_NAMES = {
     "max_requisition_points": "Most Requisition points a force may hold",
     "requisition_points_per_battle": "Requisition points per battle",
     "agendas_per_battle": "Agendas per player per battle",
+    "muster_by": "Armies measured in (power_level: Power Rating; points)",
 }
 
 

@@ -648,3 +648,18 @@ def test_xp_from_a_requisition_that_reaches_a_rank_owes_a_battle_honour(
     assert answered.status_code == 200, answered.text
     honours = client.get(f"/api/v1/cards/{squad}").json()["honours"]
     assert [h["category"] for h in honours] == ["battle_trait"]
+
+
+def test_the_campaign_rules_page_lists_everything_a_pack_adds(client: TestClient) -> None:
+    cid = campaign(client)
+    attached(client, cid, PILGRIMS)
+    page = client.get(f"/campaigns/{cid}/rules").text
+    for heading, entry in (
+        ("Battle Traits", "Ash Walkers"),
+        ("Weapon Enhancements", "Censer-blessed"),
+        ("Psychic Fortitudes", "Embers of Faith"),
+        ("Battle Scars", "Ash-choked"),
+        ("Crusade Relics", "Censer of the Last Saint"),
+    ):
+        assert f"<h3>{heading}</h3>" in page and entry in page
+    assert "melee weapons" in page and "<code>INFANTRY</code>" in page
