@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
@@ -293,6 +293,15 @@ Count = Annotated[int, Field(ge=0, le=99)]
 Die = Annotated[int, Field(ge=1, le=6)]
 
 
+class NewUnitIn(Input):
+    """The unit a rule pack's requisition brings when the buyer names it."""
+
+    name: Name
+    power_rating: int = Field(ge=1, le=200)
+    points: int | None = Field(default=None, ge=0, le=10000)
+    keywords: list[Keyword] = Field(default_factory=list, max_length=40)
+
+
 class RequisitionIn(Input):
     """A Requisition to buy; only the fields that Requisition uses are read."""
 
@@ -319,6 +328,11 @@ class RequisitionIn(Input):
     model: Annotated[str, StringConstraints(max_length=120)] | None = None
     first_founding: StrictBool = False
     replaces_weapon: Annotated[str, StringConstraints(max_length=120)] | None = None
+    new_unit: NewUnitIn | None = Field(
+        default=None,
+        description="A rule pack's requisition that brings a unit the buyer names (add_unit "
+        "with chosen)",
+    )
 
 
 class RequisitionDetails(BaseModel):
@@ -338,6 +352,7 @@ class RequisitionDetails(BaseModel):
     model: str | None = None
     first_founding: bool = False
     replaces_weapon: str | None = None
+    new_unit: dict[str, Any] | None = None
 
 
 class RequisitionPublic(BaseModel):

@@ -309,17 +309,33 @@ class AddUpgrade(Frozen):
 
 class AddUnit(Frozen):
     """A new unit joins the Order of Battle (within the Supply Limit), with the force's
-    Crusade faction keyword and these."""
+    Crusade faction keyword and these. With ``chosen`` the buyer names it at purchase (name,
+    Power Rating, points, keywords), within ``max_power_rating``; the keywords here are
+    added to the buyer's."""
 
     kind: Literal["add_unit"]
-    name: str = Field(min_length=1, max_length=80)
-    power_rating: int = Field(ge=1, le=100)
+    name: str | None = Field(default=None, min_length=1, max_length=80)
+    power_rating: int | None = Field(default=None, ge=1, le=100)
     points: int | None = Field(
         default=None, ge=1, le=10_000, description="Needed where forces muster by points"
     )
     keywords: tuple[Annotated[str, Field(min_length=1, max_length=60)], ...] = Field(
         default=(), max_length=20
     )
+    chosen: bool = Field(
+        default=False, description="The buyer names the unit at purchase (new_unit)"
+    )
+    max_power_rating: int | None = Field(
+        default=None, ge=1, le=100, description="With chosen: the most Power it may have"
+    )
+
+    @model_validator(mode="after")
+    def _named_here_or_at_purchase(self) -> AddUnit:
+        if self.chosen and (self.name is not None or self.power_rating is not None):
+            raise ValueError("with chosen: true the buyer gives name and power_rating")
+        if not self.chosen and (self.name is None or self.power_rating is None):
+            raise ValueError("name and power_rating are needed (or chosen: true)")
+        return self
 
 
 class ChangeCounter(Frozen):

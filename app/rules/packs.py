@@ -548,7 +548,7 @@ def _unpriced(pack: RulePack) -> list[Problem]:
         )
         for i, requisition in enumerate(pack.requisitions)
         for j, effect in enumerate(requisition.effects)
-        if isinstance(effect, AddUnit) and effect.points is None
+        if isinstance(effect, AddUnit) and effect.points is None and not effect.chosen
     ]
 
 
@@ -687,6 +687,8 @@ def _requisition(requisition: PackRequisition, pack: RulePack) -> Requisition:
         target=requisition.target,
         eligible=requisition.eligible,
         effects=tuple(requisition.effects),
+        # one that heals a scar needs a scarred unit, and the buyer names the scar
+        needs_battle_scar=any(e.kind == "remove_battle_scar" for e in requisition.effects),
         counters=tuple(pack.counters),
         summary=requisition.summary,
         pack=pack.id,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from app.rules import eligibility
 from app.rules.cards import CrusadeCard, Upgrade, new_card, spellings
@@ -67,6 +67,9 @@ class RequisitionOrder:
     model: str | None = None
     first_founding: bool = False
     replaces_weapon: str | None = None
+    # A rule pack's add_unit with chosen: the unit the buyer names (name, power_rating,
+    # points, keywords), as plain data (kept with the purchase).
+    new_unit: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -512,16 +515,8 @@ def _effect(
             value = _within(force.requisition_points + amount, 0, 10**6, "RP", requisition)
             points = min(value, book.numbers.max_requisition_points)
             return replace(force, requisition_points=points), card
-        case AddUnit(name=name, power_rating=power, points=points, keywords=keywords):
-            # "new-N": an id of its own until the service gives the unit its row
-            unit = new_card(
-                id=f"new-{len(force.cards)}",
-                name=name,
-                power_rating=power,
-                points=points,
-                keywords=[force.crusade_faction, *keywords],
-            )
-            return add_unit(force, unit, book), card
+        case AddUnit():
+            return add_unit(force, _joining(force, effect, order, requisition), book), card
         case ChangeCounter(counter=counter_id, amount=amount):
             rule = counters[counter_id]
             if rule.scope == "card":
@@ -561,6 +556,34 @@ def _effect(
         case _:
             raise AssertionError(effect)
     return force.with_card(changed), changed
+
+
+def _joining(
+    force: OrderOfBattle, effect: AddUnit, order: RequisitionOrder, requisition: Requisition
+) -> CrusadeCard:
+    """The unit an add_unit effect brings: the pack's, or (``chosen``) the one the buyer
+    names, within the effect's most Power; "new-N" is its id until it gets its row."""
+    if not effect.chosen:
+        assert effect.name is not None and effect.power_rating is not None
+        name, power, points, own = effect.name, effect.power_rating, effect.points, ()
+    else:
+        unit = _required(order.new_unit, "new_unit", requisition.name)
+        name, power = str(unit.get("name") or ""), int(unit.get("power_rating") or 0)
+        points, own = unit.get("points"), tuple(unit.get("keywords") or ())
+        if effect.max_power_rating is not None and power > effect.max_power_rating:
+            raise RuleError(
+                "power_rating_invalid",
+                f"{requisition.name} brings a unit of at most {effect.max_power_rating} "
+                f"Power; {name or 'this one'} has {power}.",
+                field="new_unit.power_rating",
+            )
+    return new_card(
+        id=f"new-{len(force.cards)}",
+        name=name,
+        power_rating=power,
+        points=points,
+        keywords=[force.crusade_faction, *effect.keywords, *own],
+    )
 
 
 def _within(value: int, low: int, high: int, what: str, requisition: Requisition) -> int:

@@ -44,7 +44,6 @@ from app.web.pages import attempt, page, redirect, render
 from app.web.reference import requisition_terms
 from app.web.schemas import (
     MAX_LINES,
-    REQUISITION_FIELDS,
     CardForm,
     ForceForm,
     RequisitionForm,
@@ -52,6 +51,7 @@ from app.web.schemas import (
     checked,
     line_count,
     line_key,
+    requisition_fields,
     unit_lines,
     unit_of,
 )
@@ -337,7 +337,8 @@ def _requisitions_page(
     **context: Any,
 ) -> Response:
     view = forces.load_force(session, force_id)
-    oob = present.order_of_battle(view, rulebooks.campaign_book(session, view.force.campaign_id))
+    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    oob = present.order_of_battle(view, book)
     return _force_page(
         request,
         session,
@@ -347,7 +348,7 @@ def _requisitions_page(
         status=status,
         oob=oob,
         choices=requisition_choices(session, view, oob),
-        fields=REQUISITION_FIELDS,
+        fields=requisition_fields(book),
         joining=(RequisitionTiming.CARD_ADDED, RequisitionTiming.CARD_ADDED_OR_CHARACTER_RANK),
         **context,
     )

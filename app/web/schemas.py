@@ -16,6 +16,7 @@ from pydantic_core import ErrorDetails
 from starlette.datastructures import FormData
 
 from app.errors import DomainError
+from app.rules.data import AddUnit, Rulebook
 
 Typed = Annotated[str, StringConstraints(max_length=8000)]
 M = TypeVar("M", bound=BaseModel)
@@ -93,6 +94,28 @@ REQUISITION_FIELDS: dict[str, tuple[FieldSpec, ...]] = {
 
 # The same table as one-line inputs (name, label, text or number) for the decisions page,
 # which grants Requisitions as a battle's bonus (no tick boxes there).
+# The unit a rule pack's requisition brings when the buyer names it (add_unit, chosen).
+NEW_UNIT_FIELDS = (
+    FieldSpec("unit_name", "Name of the new unit", "text", True),
+    FieldSpec("unit_power_rating", "Its Power Rating", "number", True),
+    FieldSpec(
+        "unit_points", "Its points (needed where the campaign musters by points)", "number", False
+    ),
+    FieldSpec("unit_keywords", "Its keywords, separated by commas", "text", False),
+)
+
+
+def requisition_fields(book: Rulebook) -> dict[str, tuple[FieldSpec, ...]]:
+    """The details each Requisition of the campaign asks for: the core's, and a unit's for
+    a pack's that lets the buyer name it."""
+    chosen = {
+        r.id: NEW_UNIT_FIELDS
+        for r in book.requisitions
+        if any(isinstance(e, AddUnit) and e.chosen for e in r.effects)
+    }
+    return {**REQUISITION_FIELDS, **chosen}
+
+
 DECISION_REQUISITION_FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
     requisition: tuple(
         (f.name, f.label, "number" if f.kind == "number" else "text")
@@ -229,6 +252,10 @@ class RequisitionForm(BaseModel):
     model: Typed = ""
     replaces_weapon: Typed = ""
     first_founding: Typed = ""
+    unit_name: Typed = ""
+    unit_power_rating: Typed = ""
+    unit_points: Typed = ""
+    unit_keywords: Typed = ""
 
     def body(self) -> dict[str, Any]:
         """The RequisitionIn body; empty fields are left out, as the API's callers do."""
@@ -256,6 +283,13 @@ class RequisitionForm(BaseModel):
         ):
             if getattr(self, name).strip():
                 data[name] = getattr(self, name)
+        if self.unit_name.strip() or self.unit_power_rating.strip():
+            data["new_unit"] = {
+                "name": self.unit_name,
+                "power_rating": self.unit_power_rating,
+                "points": self.unit_points.strip() or None,
+                "keywords": [k.strip().upper() for k in _list(self.unit_keywords)],
+            }
         return data
 
 

@@ -390,6 +390,12 @@ requisitions:
     summary: A whole crusade of penitents joins the host.
     effects:
       - {kind: add_unit, name: The Multitude, power_rating: 48}
+  - id: raise_a_warband
+    name: Raise a Warband
+    cost_rp: 1
+    summary: The player names the warband that joins (6 Power at most).
+    effects:
+      - {kind: add_unit, chosen: true, max_power_rating: 6, keywords: [INFANTRY]}
 """
 
 
@@ -523,21 +529,16 @@ def blue_wins_on(
     return blue, red, int(battle.json()["id"])
 
 
-def test_a_pack_battle_scar_is_chosen_caps_xp_and_is_healed(
-    client: TestClient, engine: Engine
-) -> None:
-    """Ruling 58: the scar decision takes the pack's scar by id; the card names it; Repair
-    and Recuperate heals it by name; the campaign's rules list it (its XP cap: the rules
-    tests)."""
-    world = pilgrim_world(client)
-    squad = world["squad"]["id"]
+def scar_owed(client: TestClient, world: dict[str, Any]) -> dict[str, Any]:
+    """The squad is destroyed in a drawn battle, fails its Out of Action test and takes the
+    Battle Scar: the scar decision it then owes."""
     battle = muster_with(client, world, "bear_the_ashes")
     falls = {
         "sides": [
             {
                 "force_id": world["blue"],
                 "victory_points": 10,
-                "units": [{"card_id": squad, "destroyed": True}],
+                "units": [{"card_id": world["squad"]["id"], "destroyed": True}],
                 "dice": [1],
             },
             {"force_id": world["red"], "victory_points": 10},
@@ -548,6 +549,18 @@ def test_a_pack_battle_scar_is_chosen_caps_xp_and_is_healed(
     [test] = client.get(f"/api/v1/forces/{world['blue']}/decisions").json()["items"]
     client.post(f"/api/v1/decisions/{test['id']}/answer", json={"consequence": "battle_scar"})
     [scar] = client.get(f"/api/v1/forces/{world['blue']}/decisions").json()["items"]
+    return dict(scar)
+
+
+def test_a_pack_battle_scar_is_chosen_caps_xp_and_is_healed(
+    client: TestClient, engine: Engine
+) -> None:
+    """Ruling 58: the scar decision takes the pack's scar by id; the card names it; Repair
+    and Recuperate heals it by name; the campaign's rules list it (its XP cap: the rules
+    tests)."""
+    world = pilgrim_world(client)
+    squad = world["squad"]["id"]
+    scar = scar_owed(client, world)
     before = dump(engine)
     misspelled = client.post(f"/api/v1/decisions/{scar['id']}/answer", json={"scar": "ash_chocked"})
     assert_problem(misspelled, 422, "battle_scar_unknown")
@@ -663,3 +676,76 @@ def test_the_campaign_rules_page_lists_everything_a_pack_adds(client: TestClient
     ):
         assert f"<h3>{heading}</h3>" in page and entry in page
     assert "melee weapons" in page and "<code>INFANTRY</code>" in page
+
+
+def test_a_pack_requisition_that_heals_a_scar_asks_for_it_on_the_page(client: TestClient) -> None:
+    """The Pilgrim's Miracle (spend 3 Fervour, shed a scar) on the force's Requisitions page:
+    it asks which scar, as Repair and Recuperate does, and heals it."""
+    world = pilgrim_world(client)
+    scar = scar_owed(client, world)
+    client.post(f"/api/v1/decisions/{scar['id']}/answer", json={"scar": "ash_choked"})
+    blue, squad = world["blue"], world["squad"]["id"]
+    client.post(f"/api/v1/forces/{blue}/requisitions", json={"requisition": "kindle_fervour"})
+    page = client.get(f"/forces/{blue}/requisitions").text
+    miracle = page.split('id="requisition-pilgrims_miracle"', 1)[1].split("</article>", 1)[0]
+    assert f'value="{squad}/ash_choked"' in miracle and "Pilgrim Band: Ash-choked" in miracle
+    bought = client.post(
+        f"/forces/{blue}/requisitions",
+        data={"requisition": "pilgrims_miracle", "card_scar": f"{squad}/ash_choked"},
+        headers=with_csrf_header(client),
+        follow_redirects=False,
+    )
+    assert bought.status_code == 303, bought.text
+    assert client.get(f"/api/v1/cards/{squad}").json()["scars"] == []
+    assert client.get(f"/api/v1/forces/{blue}").json()["counters"] == {"fervour": 0}
+
+
+def test_a_pack_requisition_adds_the_unit_the_buyer_names(
+    client: TestClient, engine: Engine
+) -> None:
+    """add_unit with chosen: the buyer gives name, Power and keywords (the pack adds its
+    own and the faction's); over the effect's most Power, or without a unit, refused and
+    nothing changes; the Requisitions page asks for the unit."""
+    cid = campaign(client)
+    attached(client, cid, THRONG)
+    fid = force(client, cid)
+    before = dump(engine)
+    for body, code in (
+        ({"requisition": "raise_a_warband"}, "requisition_detail_missing"),
+        (
+            {"requisition": "raise_a_warband", "new_unit": {"name": "Ogryns", "power_rating": 9}},
+            "power_rating_invalid",
+        ),
+    ):
+        refused = client.post(f"/api/v1/forces/{fid}/requisitions", json=body)
+        assert_problem(refused, 422, code)
+        assert dump(engine) == before
+    named = {"name": "Zealot Band", "power_rating": 4, "keywords": ["Zealot"]}
+    bought = client.post(
+        f"/api/v1/forces/{fid}/requisitions",
+        json={"requisition": "raise_a_warband", "new_unit": named},
+    )
+    assert bought.status_code == 201, bought.text
+    [band] = client.get(f"/api/v1/forces/{fid}").json()["cards"]
+    assert (band["name"], band["power_rating"], band["keywords"]) == (
+        "Zealot Band",
+        4,
+        ["IMPERIUM", "INFANTRY", "ZEALOT"],
+    )
+    page = client.get(f"/forces/{fid}/requisitions").text
+    warband = page.split('id="requisition-raise_a_warband"', 1)[1].split("</article>", 1)[0]
+    assert 'name="unit_name"' in warband and 'name="unit_power_rating"' in warband
+    by_page = client.post(
+        f"/forces/{fid}/requisitions",
+        data={
+            "requisition": "raise_a_warband",
+            "unit_name": "Flagellants",
+            "unit_power_rating": "3",
+            "unit_keywords": "penitent",
+        },
+        headers=with_csrf_header(client),
+        follow_redirects=False,
+    )
+    assert by_page.status_code == 303, by_page.text
+    names = {c["name"]: c["keywords"] for c in client.get(f"/api/v1/forces/{fid}").json()["cards"]}
+    assert names["Flagellants"] == ["IMPERIUM", "INFANTRY", "PENITENT"]

@@ -708,3 +708,16 @@ class TestPackWeaponEnhancements:
         core = {e.id for t in book().honours.weapon_enhancements.values() for e in t.entries}
         _, honour = gain_battle_honour(card(), self.request(), self.played, EnteredDice([4, 2]))
         assert set(honour.entry_ids) <= core and len(honour.entry_ids) == 2
+
+
+def test_an_add_unit_is_named_in_the_pack_or_at_purchase_never_both() -> None:
+    base = "{id: levy, name: Levy, cost_rp: 1, summary: x, effects: [EFFECT]}"
+    for effect, says in (
+        ("{kind: add_unit, chosen: true, name: Levy, power_rating: 3}", "buyer gives"),
+        ("{kind: add_unit, keywords: [INFANTRY]}", "name and power_rating are needed"),
+    ):
+        text = HOUSE.replace(
+            "settings:", f"requisitions: [{base.replace('EFFECT', effect)}]\nsettings:"
+        )
+        [problem] = problems(text)
+        assert problem.path.startswith("requisitions[0].effects[0]") and says in problem.message
