@@ -406,6 +406,9 @@ class Requisition(Frozen):
     effects: tuple[Effect, ...] = ()
     counters: tuple[Counter, ...] = ()
     pack: str | None = Field(default=None, description="The rule pack it comes from")
+    only_as_bonus: bool = Field(
+        default=False, description="Never bought: granted only by a mission's victor bonus"
+    )
 
     @model_validator(mode="after")
     def _each_character_stratagem_has_its_faction(self) -> Requisition:

@@ -157,6 +157,11 @@ class PackRequisition(PackModel):
     eligible: Expression | None = None
     effects: list[Effect] = Field(min_length=1, max_length=10)
     summary: Summary
+    only_as_bonus: bool = Field(
+        default=False,
+        description="Never bought with RP: only a mission's victor bonus grants it "
+        "(free_requisitions), so a victor bonus can use the whole effect vocabulary",
+    )
 
     _eligible = field_validator("eligible")(_expression)
 
@@ -689,6 +694,7 @@ def _requisition(requisition: PackRequisition, pack: RulePack) -> Requisition:
         effects=tuple(requisition.effects),
         # one that heals a scar needs a scarred unit, and the buyer names the scar
         needs_battle_scar=any(e.kind == "remove_battle_scar" for e in requisition.effects),
+        only_as_bonus=requisition.only_as_bonus,
         counters=tuple(pack.counters),
         summary=requisition.summary,
         pack=pack.id,

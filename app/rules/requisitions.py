@@ -115,6 +115,12 @@ def purchase_requisition(
             "Requisitions can never be bought during a battle.",
             field="requisition",
         )
+    if requisition.only_as_bonus and not free:
+        raise RuleError(
+            "requisition_only_as_bonus",
+            f"{requisition.name} is never bought: only a mission's victor bonus grants it.",
+            field="requisition",
+        )
     card = _target(force, requisition, order, book)
     if not ignore_timing:
         _check_timing(requisition, card, window)

@@ -749,3 +749,59 @@ def test_a_pack_requisition_adds_the_unit_the_buyer_names(
     assert by_page.status_code == 303, by_page.text
     names = {c["name"]: c["keywords"] for c in client.get(f"/api/v1/forces/{fid}").json()["cards"]}
     assert names["Flagellants"] == ["IMPERIUM", "INFANTRY", "PENITENT"]
+
+
+PILGRIMAGE = """
+format: crusade-rule-pack/1
+id: pilgrimage
+name: Pilgrimage
+version: "1"
+requisitions:
+  - id: relics_of_the_road
+    name: Relics of the Road
+    cost_rp: 1
+    only_as_bonus: true
+    summary: The victor's host finds supplies on the road; its Supply Limit grows by 10.
+    effects: [{kind: change_supply_limit, amount: 10}]
+missions:
+  - id: the_road_home
+    name: The Road Home
+    battle_size: combat_patrol
+    summary: Reach the far edge first.
+    victor_bonus:
+      - summary: The victor gains Relics of the Road.
+        effect:
+          kind: free_requisitions
+          requisitions: [relics_of_the_road]
+          mode: all
+          target: force
+"""
+
+
+def test_a_victor_bonus_grants_a_pack_requisition_never_bought(
+    client: TestClient, engine: Engine
+) -> None:
+    """A pack requisition marked only_as_bonus is refused (and greyed out, with the reason)
+    as a purchase, and a pack mission's victor bonus grants it: any effect of the
+    vocabulary can be a victor bonus this way."""
+    cid = campaign(client)
+    attached(client, cid, PILGRIMAGE)
+    blue, _red, _battle = blue_wins_on(client, cid, "the_road_home")
+    before = dump(engine)
+    bought = client.post(
+        f"/api/v1/forces/{blue}/requisitions", json={"requisition": "relics_of_the_road"}
+    )
+    assert_problem(bought, 422, "requisition_only_as_bonus")
+    assert dump(engine) == before
+    page = client.get(f"/forces/{blue}/requisitions").text
+    shop = page.split('id="requisition-relics_of_the_road"', 1)[1].split("</article>", 1)[0]
+    assert "Not now:" in shop and "victor bonus" in shop
+    [bonus] = client.get(f"/api/v1/forces/{blue}/decisions").json()["items"]
+    assert bonus["kind"] == "victor_bonus"
+    answered = client.post(
+        f"/api/v1/decisions/{bonus['id']}/answer",
+        json={"requisitions": [{"requisition": "relics_of_the_road"}]},
+    )
+    assert answered.status_code == 200, answered.text
+    host = client.get(f"/api/v1/forces/{blue}").json()
+    assert (host["supply_limit"], host["requisition_points"]) == (60, 5)
