@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
@@ -335,6 +335,17 @@ class RequisitionIn(Input):
     )
 
 
+class NewUnitOut(BaseModel):
+    """The unit a buyer named for a rule pack's requisition (add_unit with chosen)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    power_rating: int
+    points: int | None = None
+    keywords: list[str] = Field(default_factory=list)
+
+
 class RequisitionDetails(BaseModel):
     """The order's own fields (those the Requisition used)."""
 
@@ -352,7 +363,7 @@ class RequisitionDetails(BaseModel):
     model: str | None = None
     first_founding: bool = False
     replaces_weapon: str | None = None
-    new_unit: dict[str, Any] | None = None
+    new_unit: NewUnitOut | None = None
 
 
 class RequisitionPublic(BaseModel):
