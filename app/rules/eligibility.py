@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from app.rules.cards import CrusadeCard, spellings
 from app.rules.data import Rulebook
+from app.rules.errors import RuleError
 
 MAX_LENGTH = 500
 MAX_DEPTH = 20
@@ -287,3 +288,10 @@ def meets(
     # A counter never changed is at its start.
     starts = {c.id: c.start for c in book.counters}
     return holds(parsed(text), facts_of(card, {**starts, **force_counters}), order)
+
+
+def require(name: str, text: str | None, card: CrusadeCard, book: Rulebook, code: str) -> None:
+    """Refuse (``code``) a rule pack's entry called ``name`` to a unit that does not meet its
+    ``eligible`` expression ``text`` (none: any unit)."""
+    if text and not meets(text, card, {}, book):
+        raise RuleError(code, f"{name} is only for units that meet: {text}.", field="choice")

@@ -149,12 +149,7 @@ def _pack_choice(
             f"{card.name} already has the {what} {entry.name}; a unit cannot have it twice.",
             field="choice",
         )
-    if entry.eligible and not eligibility.meets(entry.eligible, card, {}, book):
-        raise RuleError(
-            "honour_not_eligible",
-            f"{entry.name} is only for units that meet: {entry.eligible}.",
-            field="choice",
-        )
+    eligibility.require(entry.name, entry.eligible, card, book, "honour_not_eligible")
     return entry
 
 
@@ -274,12 +269,7 @@ def _pack_enhancement(
             f"{entry.name} is for a {kind} weapon; {weapon.weapon} is {weapon.weapon_type}.",
             field="weapon",
         )
-    if entry.eligible and not eligibility.meets(entry.eligible, card, {}, book):
-        raise RuleError(
-            "honour_not_eligible",
-            f"{entry.name} is only for units that meet: {entry.eligible}.",
-            field="choice",
-        )
+    eligibility.require(entry.name, entry.eligible, card, book, "honour_not_eligible")
     return entry
 
 

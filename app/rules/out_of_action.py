@@ -111,12 +111,7 @@ def _chosen_scar(card: CrusadeCard, choice: str, book: Rulebook) -> TableEntry |
             f"choose one of: {table.choices()}.",
             field="choice",
         )
-    if pack_scar.eligible and not eligibility.meets(pack_scar.eligible, card, {}, book):
-        raise RuleError(
-            "battle_scar_not_eligible",
-            f"{pack_scar.name} is only for units that meet: {pack_scar.eligible}.",
-            field="choice",
-        )
+    eligibility.require(pack_scar.name, pack_scar.eligible, card, book, "battle_scar_not_eligible")
     return pack_scar
 
 

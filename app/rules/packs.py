@@ -726,12 +726,7 @@ def _honour(entry: PackHonourEntry, pack: RulePack) -> PackHonour:
 
 def _scar(entry: PackScarEntry, pack: RulePack) -> PackScar:
     return PackScar(
-        id=entry.id,
-        name=entry.name,
-        summary=entry.summary,
-        eligible=entry.eligible,
-        pack=pack.id,
-        counters=dict(entry.counters),
+        **_honour(entry, pack).model_dump(),
         max_xp_per_battle=entry.max_xp_per_battle,
         forbids_actions=entry.forbids_actions,
     )
