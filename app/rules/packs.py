@@ -74,6 +74,10 @@ Expression = Annotated[
 ]
 
 
+# Counters of the pack something moves, by id: the amount of each move.
+CounterMoves = dict[Annotated[str, Field(max_length=60)], Annotated[int, Field(ge=-100, le=100)]]
+
+
 class PackModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -136,13 +140,11 @@ class PackAgenda(PackModel):
         description="A tally counts kills: at most the enemy units with any of these "
         "keywords the opponent reported destroyed ([] = any enemy unit)",
     )
-    counters: dict[Annotated[str, Field(max_length=60)], Annotated[int, Field(ge=-100, le=100)]] = (
-        Field(
-            default_factory=dict,
-            max_length=5,
-            description="Counters of this pack each tally mark changes (id: amount); a force "
-            "counter by all the army's marks, a card counter by the unit's own",
-        )
+    counters: CounterMoves = Field(
+        default_factory=dict,
+        max_length=5,
+        description="Counters of this pack each tally mark changes (id: amount); a force "
+        "counter by all the army's marks, a card counter by the unit's own",
     )
 
     _eligible = field_validator("eligible")(_expression)
@@ -184,13 +186,11 @@ class PackHonourEntry(PackModel):
     name: Name
     eligible: Expression | None = None
     summary: Summary
-    counters: dict[Annotated[str, Field(max_length=60)], Annotated[int, Field(ge=-100, le=100)]] = (
-        Field(
-            default_factory=dict,
-            max_length=5,
-            description="Counters of this pack that move when a unit gains it (id: amount): "
-            "a force counter of the unit's force, a card counter on the unit",
-        )
+    counters: CounterMoves = Field(
+        default_factory=dict,
+        max_length=5,
+        description="Counters of this pack that move when a unit gains it (id: amount): "
+        "a force counter of the unit's force, a card counter on the unit",
     )
 
     _eligible = field_validator("eligible")(_expression)
