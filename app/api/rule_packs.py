@@ -142,5 +142,9 @@ def _preview(
         adds=changes.added,
         removes=changes.removed,
         breaks=changes.breaks,
+        withdraws=changes.withdraws,
+        requisition_costs={
+            name: SettingChange(before=b, after=a) for name, (b, a) in changes.costs.items()
+        },
         attached=attached,
     )

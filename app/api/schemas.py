@@ -984,6 +984,13 @@ class RulePackPreviewPublic(BaseModel):
     adds: dict[str, list[str]]
     removes: dict[str, list[str]] = Field(description="What the replaced version had")
     breaks: list[str] = Field(description="What in play the removals would affect")
+    withdraws: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Core Agendas, Requisitions and Crusade Relics it withdraws, by name",
+    )
+    requisition_costs: dict[str, SettingChange] = Field(
+        default_factory=dict, description="Core Requisitions it reprices (RP), by name"
+    )
     attached: RulePackPublic | None = Field(
         default=None, description="The attached pack (none for a preview)"
     )

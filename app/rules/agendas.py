@@ -44,6 +44,14 @@ def check_agenda_selection(
                 f"'{agenda_id}' is not an Agenda; choose from: {listing(book.agendas)}.",
                 field="agendas",
             ) from None
+    withdrawn = [a for a in agendas if a.withdrawn_by]
+    if withdrawn:
+        raise RuleError(
+            "agenda_withdrawn",
+            f"{withdrawn[0].name} is not played in this campaign: the rule pack "
+            f"'{withdrawn[0].withdrawn_by}' withdraws it.",
+            field="agendas",
+        )
     if len(agendas) != size.agendas:
         raise RuleError(
             "agenda_count",

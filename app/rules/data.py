@@ -149,6 +149,11 @@ class CrusadeRelic(Frozen):
         default=False, description="The bearer's unit cannot perform psychic actions"
     )
     summary: str = Field(min_length=1)
+    pack: str | None = Field(default=None, description="The rule pack it comes from")
+    withdrawn_by: str | None = Field(
+        default=None,
+        description="The rule pack that withdrew this core entry from the campaign (ruling 62)",
+    )
 
 
 class RelicCategoryRule(Frozen):
@@ -409,6 +414,10 @@ class Requisition(Frozen):
     only_as_bonus: bool = Field(
         default=False, description="Never bought: granted only by a mission's victor bonus"
     )
+    withdrawn_by: str | None = Field(
+        default=None,
+        description="The rule pack that withdrew this core entry from the campaign (ruling 62)",
+    )
 
     @model_validator(mode="after")
     def _each_character_stratagem_has_its_faction(self) -> Requisition:
@@ -542,6 +551,10 @@ class Agenda(Frozen):
         default_factory=dict,
         description="A rule pack's counters each tally mark changes (counter id: amount): a "
         "force counter by the army's marks, a card counter by that unit's own",
+    )
+    withdrawn_by: str | None = Field(
+        default=None,
+        description="The rule pack that withdrew this core entry from the campaign (ruling 62)",
     )
 
 

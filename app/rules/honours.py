@@ -362,6 +362,13 @@ def check_crusade_relic(
             f"{listing(book.honours.crusade_relics)}.",
             field="choice",
         ) from None
+    if relic.withdrawn_by:
+        raise RuleError(
+            "crusade_relic_withdrawn",
+            f"{relic.name} is not given in this campaign: the rule pack "
+            f"'{relic.withdrawn_by}' withdraws it.",
+            field="choice",
+        )
     if not card.has("CHARACTER"):
         raise RuleError(
             "crusade_relic_requires_character",

@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import (
@@ -229,6 +229,29 @@ class PackMission(PackModel):
     victor_bonus: list[VictorBonus] = Field(min_length=1, max_length=3)
 
 
+class CoreWithdrawals(PackModel):
+    """Core entries the group does not play with, by id: never chosen or bought again in the
+    campaign; what cards and battles already hold stays (ruling 62)."""
+
+    agendas: list[Id] = Field(default_factory=list, max_length=MAX_ITEMS)
+    requisitions: list[Id] = Field(default_factory=list, max_length=MAX_ITEMS)
+    relics: list[Id] = Field(default_factory=list, max_length=MAX_ITEMS)
+
+
+class CoreChanges(PackModel):
+    """What the pack changes in the core rules' own content (the core is "pack 0"): only
+    entries that are chosen, never a rolled table's (that would change the dice)."""
+
+    withdraw: CoreWithdrawals = CoreWithdrawals()
+    requisition_costs: dict[
+        Annotated[str, Field(max_length=60)], Annotated[int, Field(ge=0, le=20)]
+    ] = Field(
+        default_factory=dict,
+        max_length=MAX_ITEMS,
+        description="A core requisition's id: its RP cost in this campaign",
+    )
+
+
 class RulePack(PackModel):
     format: Literal["crusade-rule-pack/1"] = Field(description="Always crusade-rule-pack/1")
     id: Id
@@ -236,6 +259,7 @@ class RulePack(PackModel):
     version: str = Field(pattern=r"^\d+(\.\d+){0,2}$", description="1, 1.2 or 1.2.3")
     description: str = Field(default="", max_length=4000)
     settings: Settings = Settings()
+    core: CoreChanges = CoreChanges()
     counters: list[Counter] = Field(default_factory=list, max_length=20)
     agendas: list[PackAgenda] = Field(default_factory=list, max_length=MAX_ITEMS)
     requisitions: list[PackRequisition] = Field(default_factory=list, max_length=MAX_ITEMS)
@@ -404,6 +428,7 @@ def check_against(pack: RulePack, book: Rulebook, others: Iterable[RulePack] = (
     """Refuse a pack whose content collides with the rulebook (the core, or another pack of
     the campaign) or names what does not exist (a counter, a rank)."""
     problems = _collisions(pack, book, others) + _references(pack, book) + _unpriced(pack)
+    problems += _core_problems(pack, book)
     if problems:
         raise PackError(problems)
 
@@ -543,6 +568,38 @@ def _mission_problems(pack: RulePack, book: Rulebook) -> list[Problem]:
     return problems
 
 
+def _core_problems(pack: RulePack, book: Rulebook) -> list[Problem]:
+    """What a pack withdraws or reprices must be core content (``book`` is the core)."""
+    core: dict[str, Sequence[Agenda | Requisition | CrusadeRelic]] = {
+        "agendas": [a for a in book.agendas if a.pack is None],
+        "requisitions": [r for r in book.requisitions if r.pack is None],
+        "relics": [r for r in book.honours.crusade_relics if r.pack is None],
+    }
+    withdraw = pack.core.withdraw
+    asked = [
+        (f"core.withdraw.{kind}[{n}]", kind, entry_id)
+        for kind, ids in (
+            ("agendas", withdraw.agendas),
+            ("requisitions", withdraw.requisitions),
+            ("relics", withdraw.relics),
+        )
+        for n, entry_id in enumerate(ids)
+    ]
+    asked += [
+        (f"core.requisition_costs.{entry_id}", "requisitions", entry_id)
+        for entry_id in pack.core.requisition_costs
+    ]
+    return [
+        Problem(path, None, f"no core {kind[:-1]} '{entry_id}' ({_ids(core[kind])})")
+        for path, kind, entry_id in asked
+        if entry_id not in {e.id for e in core[kind]}
+    ]
+
+
+def _ids(entries: Iterable[Agenda | Requisition | CrusadeRelic]) -> str:
+    return ", ".join(e.id for e in entries)
+
+
 def _unpriced(pack: RulePack) -> list[Problem]:
     """A pack that musters by points brings no unit without its points."""
     if pack.settings.muster_by != "points":
@@ -625,7 +682,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
             )
         agendas += [_agenda(a, pack) for a in pack.agendas]
         requisitions += [_requisition(r, pack) for r in pack.requisitions]
-        relics += [_relic(r) for r in pack.relics]
+        relics += [_relic(r, pack) for r in pack.relics]
         traits += [_honour(e, pack) for e in pack.battle_traits]
         fortitudes += [_honour(e, pack) for e in pack.psychic_fortitudes]
         scars += [_scar(e, pack) for e in pack.battle_scars]
@@ -635,6 +692,12 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
         ]
         counters += pack.counters
         missions += [_mission(m, pack) for m in pack.missions]
+        agendas = _withdrawn(agendas, pack.core.withdraw.agendas, pack)
+        requisitions = [
+            _repriced(r, pack)
+            for r in _withdrawn(requisitions, pack.core.withdraw.requisitions, pack)
+        ]
+        relics = _withdrawn(relics, pack.core.withdraw.relics, pack)
     honours = book.honours.model_copy(
         update={
             "crusade_relics": tuple(relics),
@@ -657,6 +720,28 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
             }
         ).model_dump()
     )
+
+
+_Core = TypeVar("_Core", Agenda, Requisition, CrusadeRelic)
+
+
+def _withdrawn(entries: list[_Core], ids: Sequence[str], pack: RulePack) -> list[_Core]:
+    """Kept in the rulebook (cards, battles and the feed still name them), marked as out of
+    the campaign; the first pack to withdraw one is the one named."""
+    gone = set(ids)
+    return [
+        e.model_copy(update={"withdrawn_by": pack.id})
+        if e.id in gone and e.pack is None and e.withdrawn_by is None
+        else e
+        for e in entries
+    ]
+
+
+def _repriced(requisition: Requisition, pack: RulePack) -> Requisition:
+    cost = pack.core.requisition_costs.get(requisition.id)
+    if cost is None or requisition.pack is not None:
+        return requisition
+    return requisition.model_copy(update={"cost_rp": cost})
 
 
 def _agenda(agenda: PackAgenda, pack: RulePack) -> Agenda:
@@ -732,8 +817,9 @@ def _scar(entry: PackScarEntry, pack: RulePack) -> PackScar:
     )
 
 
-def _relic(relic: PackRelic) -> CrusadeRelic:
+def _relic(relic: PackRelic, pack: RulePack) -> CrusadeRelic:
     return CrusadeRelic(
+        pack=pack.id,
         id=relic.id,
         name=relic.name,
         category=relic.category,

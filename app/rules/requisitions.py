@@ -121,6 +121,13 @@ def purchase_requisition(
             f"{requisition.name} is never bought: only a mission's victor bonus grants it.",
             field="requisition",
         )
+    if requisition.withdrawn_by and not free:
+        raise RuleError(
+            "requisition_withdrawn",
+            f"{requisition.name} is not bought in this campaign: the rule pack "
+            f"'{requisition.withdrawn_by}' withdraws it (a victor bonus may still grant it).",
+            field="requisition",
+        )
     card = _target(force, requisition, order, book)
     if not ignore_timing:
         _check_timing(requisition, card, window)

@@ -49,6 +49,8 @@ class PackChanges:
     added: dict[str, list[str]]  # agendas / requisitions / relics / honours / counters
     removed: dict[str, list[str]]  # what the version it replaces had and this one has not
     breaks: list[str] = field(default_factory=list)  # what in play the removals affect
+    withdraws: dict[str, list[str]] = field(default_factory=dict)  # core entries, by kind
+    costs: dict[str, tuple[int, int]] = field(default_factory=dict)  # core requisition's RP
 
 
 def preview(session: Session, *, campaign_id: int, data: bytes) -> PackChanges:
@@ -72,6 +74,11 @@ def preview(session: Session, *, campaign_id: int, data: bytes) -> PackChanges:
         added=content_names(pack),
         removed=removed,
         breaks=_breaks(session, campaign_id, removed, old) if old else [],
+        withdraws=withdrawn_names(pack, before),
+        costs={
+            before.requisition(r).name: (before.requisition(r).cost_rp, cost)
+            for r, cost in pack.core.requisition_costs.items()
+        },
     )
 
 
@@ -230,6 +237,16 @@ def content_names(pack: packs.RulePack) -> dict[str, list[str]]:
         "battle_scars": [e.name for e in pack.battle_scars],
         "weapon_enhancements": [e.name for e in pack.weapon_enhancements],
         "counters": [c.name for c in pack.counters],
+    }
+
+
+def withdrawn_names(pack: packs.RulePack, book: Rulebook) -> dict[str, list[str]]:
+    """The names of the core entries ``pack`` withdraws (``book`` holds them all)."""
+    withdraw = pack.core.withdraw
+    return {
+        "agendas": [book.agenda(a).name for a in withdraw.agendas],
+        "requisitions": [book.requisition(r).name for r in withdraw.requisitions],
+        "relics": [book.honours.relic(r).name for r in withdraw.relics],
     }
 
 

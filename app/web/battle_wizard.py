@@ -219,7 +219,7 @@ def _setup_context(
     by_size = {s.id: book.missions_for(s.id) for s in book.battle_sizes}
     chosen = next((m for m in missions if m.id == setup.get("mission")), None)
     categories: dict[str, list[Any]] = {}
-    for agenda in book.agendas:
+    for agenda in (a for a in book.agendas if a.withdrawn_by is None):
         categories.setdefault(agenda.category, []).append(agenda)
     names = {f.id: f.name for f in every}
     return {

@@ -257,7 +257,7 @@ def _honour_context(
         context["picks"] = weapon_enhancements_to_choose(value)
         context["pack_enhancements"] = bool(own)
     else:
-        context["entries"] = list(book.honours.crusade_relics)
+        context["entries"] = [r for r in book.honours.crusade_relics if r.withdrawn_by is None]
         context["picks"] = 1
         context["relics"] = True
     return context

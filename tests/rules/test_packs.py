@@ -18,14 +18,19 @@ from app.rules.aftermath import (
     answer_battle_scar,
     resolve_side,
 )
-from app.rules.agendas import cannot_score
+from app.rules.agendas import cannot_score, check_agenda_selection
 from app.rules.battle import choose_mission, muster, roll_mission
 from app.rules.battle import size_limit as battle_size_limit
 from app.rules.cards import BattleScar
 from app.rules.data import HonourCategory, Rulebook
 from app.rules.dice import EnteredDice
 from app.rules.errors import RuleError
-from app.rules.honours import HonourRequest, WeaponChoice, gain_battle_honour
+from app.rules.honours import (
+    HonourRequest,
+    WeaponChoice,
+    check_crusade_relic,
+    gain_battle_honour,
+)
 from app.rules.order_of_battle import add_unit, start_order_of_battle, supply_used
 from app.rules.out_of_action import gain_battle_scar, xp_cap
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
@@ -721,3 +726,66 @@ def test_an_add_unit_is_named_in_the_pack_or_at_purchase_never_both() -> None:
         )
         [problem] = problems(text)
         assert problem.path.startswith("requisitions[0].effects[0]") and says in problem.message
+
+
+LEAN = packs.load(
+    """
+format: crusade-rule-pack/1
+id: lean_crusade
+name: Lean Crusade
+version: "1"
+core:
+  withdraw: {agendas: [assassins], requisitions: [rearm_and_resupply], relics: [artisan_bionics]}
+  requisition_costs: {increase_supply_limit: 3}
+"""
+)
+
+
+def test_a_pack_withdraws_core_entries_but_keeps_them_in_the_book() -> None:
+    """Ruling 62: withdrawn core entries stay readable (battles and cards name them) and are
+    refused when chosen or bought; a victor bonus still grants a withdrawn requisition."""
+    lean = packs.apply(book(), [LEAN])
+    assert lean.agenda("assassins").withdrawn_by == "lean_crusade"
+    assert book().agenda("assassins").withdrawn_by is None
+    size = lean.battle_size("combat_patrol")
+    with pytest.raises(RuleError) as refused:
+        check_agenda_selection(size, ["assassins"], lean)
+    assert refused.value.code == "agenda_withdrawn"
+    with pytest.raises(RuleError) as relic:
+        check_crusade_relic(character(), "artisan_bionics", lean, ())
+    assert relic.value.code == "crusade_relic_withdrawn"
+    check_crusade_relic(character(), "artificer_weapon", lean, ())  # the others stay
+    army = force(card())
+    with pytest.raises(RuleError) as bought:
+        purchase_requisition(
+            army, RequisitionOrder("rearm_and_resupply", card_id="u1"), ANY_TIME, lean
+        )
+    assert bought.value.code == "requisition_withdrawn"
+    granted, _ = purchase_requisition(
+        army, RequisitionOrder("increase_supply_limit"), ANY_TIME, lean
+    )
+    assert (granted.supply_limit, granted.requisition_points) == (55, 2)  # 3 RP now
+
+
+def test_the_first_pack_to_withdraw_is_named_and_a_later_cost_wins() -> None:
+    again = LEAN.model_copy(
+        update={
+            "id": "later",
+            "core": LEAN.core.model_copy(
+                update={"requisition_costs": {"increase_supply_limit": 0}}
+            ),
+        }
+    )
+    both = packs.apply(book(), [LEAN, again])
+    assert both.agenda("assassins").withdrawn_by == "lean_crusade"
+    assert both.requisition("increase_supply_limit").cost_rp == 0
+
+
+def test_a_pack_cannot_withdraw_or_reprice_another_packs_content() -> None:
+    pilgrims = packs.load(PILGRIMS)
+    theirs = pilgrims.requisitions[0].id
+    grabby = LEAN.model_copy(update={"core": packs.CoreChanges(requisition_costs={theirs: 0})})
+    with pytest.raises(packs.PackError) as refused:
+        packs.check_against(grabby, book(), [pilgrims])
+    [problem] = refused.value.problems
+    assert problem.path == f"core.requisition_costs.{theirs}"

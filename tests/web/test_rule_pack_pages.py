@@ -12,6 +12,7 @@ from sqlalchemy import Engine
 
 from app.rules import packs
 from tests.api.helpers import dump
+from tests.api.test_pack_core_changes import LEAN
 from tests.web.conftest import Browser, campaign_with_two_players
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "packs"
@@ -70,3 +71,24 @@ def test_a_bad_pack_is_refused_in_words(person: Callable[[str], Browser], engine
     assert refused.status_code == 422
     assert "agendas[0].xp_per_tally (line " in refused.text
     assert dump(engine) == before
+
+
+def test_a_pack_that_changes_the_core_shows_it_and_the_wizard_leaves_it_out(
+    person: Callable[[str], Browser],
+) -> None:
+    world = campaign_with_two_players(person)
+    orga, ruby, cid = world["orga"], world["ruby"], world["campaign_id"]
+    url = f"/campaigns/{cid}/rules"
+    started = ruby.post(f"/campaigns/{cid}/battles/new")
+    assert 'value="assassins"' in ruby.get(started.headers["location"]).text
+    shown = upload(orga, f"{url}/packs", LEAN.encode())
+    preview = shown.text.split('data-testid="pack-preview"')[1].split("</article>")[0]
+    assert "Withdraws the core's agendas: Assassins." in preview
+    assert "Increase Supply Limit 1 → <strong>2 RP</strong>" in preview
+    attached = orga.post(f"{url}/packs", {"action": "attach", "text": LEAN})
+    assert attached.status_code == 303
+    page = ruby.get(url).text.split("Changes to the core rules", 1)[1]
+    assert "<strong>Rearm and Resupply</strong>: never bought" in page
+    assert "<strong>Increase Supply Limit</strong> costs <strong>2 RP</strong>" in page
+    again = ruby.post(f"/campaigns/{cid}/battles/new")
+    assert 'value="assassins"' not in ruby.get(again.headers["location"]).text
