@@ -364,6 +364,11 @@ class RequisitionDetails(BaseModel):
     first_founding: bool = False
     replaces_weapon: str | None = None
     new_unit: NewUnitOut | None = None
+    promoted: list[Id] = Field(
+        default_factory=list,
+        description="Units its XP took to a new rank: a CHARACTER among them may take a "
+        "Warlord Trait or Relic until its force musters again",
+    )
 
 
 class RequisitionPublic(BaseModel):

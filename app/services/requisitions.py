@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from sqlmodel import Session, col, select
@@ -24,8 +25,9 @@ from app.services.forces import load_force
 def purchase_window(
     session: Session, force_id: int, card_added: int | None = None
 ) -> PurchaseWindow:
-    """During a battle nothing can be bought. Right after a battle, CHARACTERs promoted in it
-    may take Warlord Trait or Relic until the force musters again."""
+    """During a battle nothing can be bought. CHARACTERs promoted since the force last
+    mustered (in the battle it fought, or by a requisition's XP) may take Warlord Trait or
+    Relic until it musters again (ruling 33)."""
     sides = session.exec(
         select(BattleSide, Battle)
         .join(Battle, col(Battle.id) == col(BattleSide.battle_id))
@@ -33,15 +35,30 @@ def purchase_window(
         .order_by(col(Battle.id).desc())
         .limit(1)
     ).all()
+    added = str(card_added) if card_added else None
     if not sides:
-        return PurchaseWindow(card_added=str(card_added) if card_added else None)
+        return PurchaseWindow(
+            card_added=added, rank_gained=_promoted_by_purchases(session, force_id, None)
+        )
     side, battle = sides[0]
     promoted = frozenset(str(p["card_id"]) for p in side.report.get("promotions", []))
+    if battle.status != "resolved":
+        promoted = frozenset()
     return PurchaseWindow(
         during_battle=battle.status in ("mustered", "proposed", "disputed"),
-        card_added=str(card_added) if card_added else None,
-        rank_gained=promoted if battle.status == "resolved" else frozenset(),
+        card_added=added,
+        rank_gained=promoted | _promoted_by_purchases(session, force_id, battle.created_at),
     )
+
+
+def _promoted_by_purchases(
+    session: Session, force_id: int, since: datetime | None
+) -> frozenset[str]:
+    """Units a requisition's XP promoted after the force's last muster (``since``)."""
+    query = select(RequisitionPurchase.details).where(RequisitionPurchase.force_id == force_id)
+    if since is not None:
+        query = query.where(col(RequisitionPurchase.created_at) > since)
+    return frozenset(str(c) for details in session.exec(query) for c in details.get("promoted", []))
 
 
 def purchase(
@@ -65,7 +82,7 @@ def purchase(
         requisition=bought.requisition,
         requisition_points_spent=bought.requisition_points_spent,
         crusade_points_gained=bought.crusade_points_gained,
-        details=_details(order),
+        details=_details(order) | _promotions(bought),
     )
     session.add(row)
     session.flush()
@@ -151,6 +168,12 @@ def _from_pack(
     named = {"pack": requisition.pack, "requisition_name": requisition.name}
     changed = {k: v for k, v in counters.items() if before.get(k) != v}
     return named | {"counters": changed} if changed else named
+
+
+def _promotions(bought: Bought) -> dict[str, Any]:
+    """The units the purchase promoted: they open the Warlord Trait and Relic window."""
+    promoted = sorted({int(p.card_id) for p in bought.promotions})
+    return {"promoted": promoted} if promoted else {}
 
 
 def _details(order: RequisitionOrder) -> dict[str, Any]:

@@ -663,6 +663,48 @@ def test_xp_from_a_requisition_that_reaches_a_rank_owes_a_battle_honour(
     assert [h["category"] for h in honours] == ["battle_trait"]
 
 
+def test_a_character_promoted_by_a_requisition_may_take_a_warlord_trait_until_it_musters(
+    client: TestClient, engine: Engine
+) -> None:
+    """Ruling 33 with ruling 61: a rank reached through a requisition opens the Warlord
+    Trait / Relic window as a battle's does, for that CHARACTER only, until its force
+    musters again."""
+    cid = campaign(client)
+    attached(client, cid, BLESSING)
+    fid, red = force(client, cid), force(client, cid, "Black Legion", "CHAOS")
+    hero = {"keywords": ["IMPERIUM", "INFANTRY", "CHARACTER"]}
+    captain = unit(client, fid, "Captain", **hero)["id"]
+    other = unit(client, fid, "Lieutenant", **hero)["id"]
+    buy = f"/api/v1/forces/{fid}/requisitions"
+    trait = {"requisition": "warlord_trait", "warlord_trait": "Rites of War"}
+    before = dump(engine)
+    assert_problem(client.post(buy, json={**trait, "card_id": captain}), 422, "requisition_timing")
+    assert dump(engine) == before
+    blessed = client.post(buy, json={"requisition": "saints_blessing", "card_id": captain})
+    assert blessed.status_code == 201, blessed.text
+    assert blessed.json()["details"]["promoted"] == [captain]
+    assert_problem(client.post(buy, json={**trait, "card_id": other}), 422, "requisition_timing")
+    taken = client.post(buy, json={**trait, "card_id": captain})
+    assert taken.status_code == 201, taken.text
+    [owed] = client.get(f"/api/v1/forces/{fid}/decisions").json()["items"]
+    answer = {"category": "battle_trait", "entries": ["swift_and_agile"]}
+    answered = client.post(f"/api/v1/decisions/{owed['id']}/answer", json=answer)
+    assert answered.status_code == 200, answered.text
+    foe = unit(client, red, "Legionaries", keywords=["CHAOS"])["id"]
+    sides = [
+        {"force_id": fid, "role": "attacker", "roster": [captain], "agendas": ["assassins"]},
+        {"force_id": red, "role": "defender", "roster": [foe], "agendas": ["assassins"]},
+    ]
+    body = {"battle_size": "combat_patrol", "mission": "sweep_and_clear", "sides": sides}
+    battle = client.post(f"/api/v1/campaigns/{cid}/battles", json=body)
+    assert battle.status_code == 201, battle.text
+    scores = [{"force_id": fid, "victory_points": 20}, {"force_id": red, "victory_points": 5}]
+    played = client.post(f"/api/v1/battles/{battle.json()['id']}/result", json={"sides": scores})
+    assert played.status_code == 200, played.text
+    relic = {"requisition": "relic", "card_id": captain, "relic": "Sword of Ages"}
+    assert_problem(client.post(buy, json=relic), 422, "requisition_timing")
+
+
 def test_the_campaign_rules_page_lists_everything_a_pack_adds(client: TestClient) -> None:
     cid = campaign(client)
     attached(client, cid, PILGRIMS)
