@@ -7,6 +7,7 @@ import zlib
 from typing import TypeVar
 
 from sqlalchemy import text
+from sqlalchemy.event import listens_for
 from sqlmodel import Session
 
 T = TypeVar("T")
@@ -28,6 +29,24 @@ def _key(name: str) -> int:
 def for_change(session: Session, model: type[T], row_id: int) -> T | None:
     """The row with ``row_id``, locked for the rest of a writing transaction (PostgreSQL:
     SELECT ... FOR UPDATE), and re-read: a copy loaded earlier in the request, before the
-    lock, may be stale once the lock is granted. Reads take no lock."""
-    writes = bool(session.info.get("writes"))
-    return session.get(model, row_id, with_for_update=writes, populate_existing=writes)
+    lock, may be stale once the lock is granted. Reads take no lock. A row this transaction
+    already locked is not read again: nobody else could change it since."""
+    if not session.info.get("writes"):
+        return session.get(model, row_id)
+    locked: set[tuple[type, int]] = session.info.setdefault(LOCKED, set())
+    if (model, row_id) in locked:
+        return session.get(model, row_id)
+    row = session.get(model, row_id, with_for_update=True, populate_existing=True)
+    if row is not None:
+        locked.add((model, row_id))
+    return row
+
+
+LOCKED = "locks.for_change"
+
+
+@listens_for(Session, "after_commit")
+@listens_for(Session, "after_rollback")
+def _unlocked(session: Session) -> None:
+    """Row locks end with the transaction."""
+    session.info.pop(LOCKED, None)

@@ -52,10 +52,12 @@ def force_book(session: Session, force_id: int) -> Rulebook:
 
 def forget(session: Session) -> None:
     session.info.pop(MEMO, None)
+    session.info.pop(VERSIONS, None)
 
 
 def _built(session: Session, campaign_id: int) -> Rulebook:
     rows = active_packs(session, campaign_id)
+    session.info.setdefault(VERSIONS, {})[campaign_id] = _versions(rows)
     if not rows:
         return rulebook()
     key = tuple(json.dumps(r.document, sort_keys=True) for r in rows)
@@ -69,8 +71,19 @@ def _built(session: Session, campaign_id: int) -> Rulebook:
 
 
 def versions_in_play(session: Session, campaign_id: int) -> dict[str, str]:
-    """What a battle records: the id and version of each active pack."""
-    return {r.pack_id: r.pack_version for r in active_packs(session, campaign_id)}
+    """What a battle records: the id and version of each active pack (read with the
+    campaign's rulebook when the transaction asked for it already)."""
+    memo: dict[int, dict[str, str]] = session.info.setdefault(VERSIONS, {})
+    if campaign_id not in memo:
+        memo[campaign_id] = _versions(active_packs(session, campaign_id))
+    return dict(memo[campaign_id])
+
+
+VERSIONS = "rulebooks.versions_in_play"
+
+
+def _versions(rows: list[RulePack]) -> dict[str, str]:
+    return {r.pack_id: r.pack_version for r in rows}
 
 
 def starting_counters(book: Rulebook) -> dict[str, int]:
