@@ -927,8 +927,11 @@ class DeliveryPublic(BaseModel):
 
 
 class SettingChange(BaseModel):
-    before: int | list[int] | str | None = Field(description="The campaign's value before")
-    after: int | str = Field(description="A number; for muster_by, power_level or points")
+    before: bool | int | list[int] | str | None = Field(description="The campaign's value before")
+    after: bool | int | str = Field(
+        description="A number; for muster_by, power_level or points; for "
+        "organizer_results_need_confirmation, true or false"
+    )
 
 
 class RulePackPublic(BaseModel):

@@ -102,7 +102,20 @@ class Settings(PackModel):
     starting_requisition_points: int | None = Field(default=None, ge=0, le=100)
     max_requisition_points: int | None = Field(default=None, ge=0, le=100)
     requisition_points_per_battle: int | None = Field(default=None, ge=0, le=100)
-    agendas_per_battle: int | None = Field(default=None, ge=1, le=5)
+    agendas_per_battle: (
+        Annotated[int, Field(ge=1, le=5)]
+        | dict[Annotated[str, Field(max_length=40)], Annotated[int, Field(ge=1, le=5)]]
+        | None
+    ) = Field(
+        default=None,
+        description="Agendas each player picks: one number for every battle size, or a "
+        "battle size's id and its number (combat_patrol: 1, strike_force: 2)",
+    )
+    organizer_results_need_confirmation: bool | None = Field(
+        default=None,
+        description="Set on the campaign when the pack is attached: whether a result an "
+        "organizer enters for their own battle waits for the opponent",
+    )
     muster_by: MusterBy | None = Field(
         default=None,
         description="points: the Supply Limit, a unit's share of it and each battle size's "
@@ -481,6 +494,17 @@ def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
         for n, c in enumerate(pack.counters)
         if not c.min <= c.start <= c.max
     ]
+    sizes = {s.id for s in book.battle_sizes}
+    wanted = pack.settings.agendas_per_battle
+    problems += [
+        Problem(
+            f"settings.agendas_per_battle.{size}",
+            None,
+            f"'{size}' is not a battle size ({', '.join(sorted(sizes))})",
+        )
+        for size in (wanted if isinstance(wanted, dict) else {})
+        if size not in sizes
+    ]
     counters = {c.id: c for c in pack.counters}
     ranks = {r.id for r in book.ranks}
     expressions = [(f"agendas[{n}].eligible", a.eligible) for n, a in enumerate(pack.agendas)]
@@ -676,10 +700,10 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
             if k in type(numbers).model_fields
         }
         numbers = numbers.model_copy(update=changed)
-        if pack.settings.agendas_per_battle is not None:
-            sizes = tuple(
-                s.model_copy(update={"agendas": pack.settings.agendas_per_battle}) for s in sizes
-            )
+        sizes = tuple(
+            s.model_copy(update={"agendas": n}) if (n := agendas_for(pack.settings, s.id)) else s
+            for s in sizes
+        )
         agendas += [_agenda(a, pack) for a in pack.agendas]
         requisitions += [_requisition(r, pack) for r in pack.requisitions]
         relics += [_relic(r, pack) for r in pack.relics]
@@ -742,6 +766,12 @@ def _repriced(requisition: Requisition, pack: RulePack) -> Requisition:
     if cost is None or requisition.pack is not None:
         return requisition
     return requisition.model_copy(update={"cost_rp": cost})
+
+
+def agendas_for(settings: Settings, size_id: str) -> int | None:
+    """The Agendas per player a pack's settings give battles of ``size_id``, if any."""
+    wanted = settings.agendas_per_battle
+    return wanted.get(size_id) if isinstance(wanted, dict) else wanted
 
 
 def _agenda(agenda: PackAgenda, pack: RulePack) -> Agenda:

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import update
 from sqlmodel import Session, col, select
 
-from app.db.models import Battle, Card, Force, RulePack, utcnow
+from app.db.models import Battle, Campaign, Card, Force, RulePack, utcnow
 from app.errors import DomainError, NotFound
 from app.rules import packs
 from app.rules.data import Rulebook, rulebook
@@ -54,7 +54,7 @@ class PackChanges:
 
 
 def preview(session: Session, *, campaign_id: int, data: bytes) -> PackChanges:
-    get_campaign(session, campaign_id)
+    campaign = get_campaign(session, campaign_id)
     pack = _read(data)
     others = [r for r in active_packs(session, campaign_id) if r.pack_id != pack.id]
     try:
@@ -70,7 +70,7 @@ def preview(session: Session, *, campaign_id: int, data: bytes) -> PackChanges:
     return PackChanges(
         pack=pack,
         replaces_version=current.pack_version if current else None,
-        settings=_settings_changed(before, pack),
+        settings=_settings_changed(before, campaign, pack),
         added=content_names(pack),
         removed=removed,
         breaks=_breaks(session, campaign_id, removed, old) if old else [],
@@ -143,6 +143,7 @@ def attach(
         version=pack.version,
         replaces=changes.replaces_version,
     )
+    _set_campaign_settings(session, campaign_id, pack)
     return row, changes
 
 
@@ -215,14 +216,39 @@ def _refusal(error: packs.PackError) -> DomainError:
     )
 
 
-def _settings_changed(before: Rulebook, pack: packs.RulePack) -> dict[str, tuple[Any, Any]]:
+def _set_campaign_settings(session: Session, campaign_id: int, pack: packs.RulePack) -> None:
+    """A pack's campaign setting is the campaign's own once attached: the organizer may
+    change it afterwards on the campaign's settings, as any setting."""
+    wanted = pack.settings.organizer_results_need_confirmation
+    campaign = get_campaign(session, campaign_id)
+    if wanted is None or campaign.organizer_results_need_confirmation == wanted:
+        return
+    campaign.organizer_results_need_confirmation = wanted
+    session.add(campaign)
+    history.record(
+        session,
+        campaign_id=campaign_id,
+        kind="campaign_settings_changed",
+        fields=["organizer_results_need_confirmation"],
+        pack=pack.id,
+    )
+
+
+def _settings_changed(
+    before: Rulebook, campaign: Campaign, pack: packs.RulePack
+) -> dict[str, tuple[Any, Any]]:
     changed: dict[str, tuple[Any, Any]] = {}
     for name, value in pack.settings.model_dump(exclude_none=True).items():
-        if name == "agendas_per_battle":
-            was: Any = sorted({s.agendas for s in before.battle_sizes})
+        if name == "agendas_per_battle" and isinstance(value, dict):
+            for size in before.battle_sizes:  # one line per battle size it sets
+                if size.id in value:
+                    changed[f"{name}.{size.id}"] = (size.agendas, value[size.id])
+        elif name == "agendas_per_battle":
+            changed[name] = (sorted({s.agendas for s in before.battle_sizes}), value)
+        elif name == "organizer_results_need_confirmation":
+            changed[name] = (campaign.organizer_results_need_confirmation, value)
         else:
-            was = getattr(before.numbers, name)
-        changed[name] = (was, value)
+            changed[name] = (getattr(before.numbers, name), value)
     return changed
 
 

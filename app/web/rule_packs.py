@@ -32,7 +32,25 @@ SETTING_NAMES = {
     "requisition_points_per_battle": "Requisition points per battle",
     "agendas_per_battle": "Agendas per player per battle",
     "muster_by": "Armies measured in (power_level: Power Rating; points)",
+    "organizer_results_need_confirmation": "An organizer's result for their own battle waits "
+    "for the opponent",
 }
+
+
+def setting_name(key: str) -> str:
+    """``agendas_per_battle.strike_force`` reads "Agendas per player per battle (Strike
+    Force)"."""
+    name, _, size = key.partition(".")
+    words = SETTING_NAMES.get(name, name)
+    return f"{words} ({size.replace('_', ' ').title()})" if size else words
+
+
+def setting_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        return ", ".join(f"{k.replace('_', ' ').title()} {v}" for k, v in value.items())
+    return str(value)
 
 
 @router.get("/campaigns/{campaign_id}/rules")
@@ -63,7 +81,8 @@ def _page(
         organizer=_organizer(session, campaign_id, principal),
         packs=[(row, packs.RulePack.model_validate(row.document)) for row in rows],
         book=book,
-        setting_names=SETTING_NAMES,
+        setting_name=setting_name,
+        setting_value=setting_value,
         terms=lambda requisition: requisition_terms(requisition, book),
         max_kb=packs.MAX_BYTES // 1024,
         **context,
