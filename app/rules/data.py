@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from app.rules import documents
 
 # What an army and a Supply Limit are measured in (core book: "Power Level" or "points
 # limit"); the Crusade rules count Power Rating, a house rule may count points.
@@ -782,25 +784,47 @@ def _check_mission_table(size_id: str, missions: list[Mission]) -> None:
         raise ValueError(f"{size_id} missions must cover D6 results 1..6 once, got {covered}")
 
 
-def _read(name: str, directory: Path) -> Any:
-    with (directory / name).open(encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+# Each part of the rulebook: the file it is read from, and the key that holds it there.
+_FILES = {
+    "numbers": ("crusade.yaml", None),
+    "ranks": ("ranks.yaml", "ranks"),
+    "battle_sizes": ("battle_sizes.yaml", "battle_sizes"),
+    "honours": ("battle_honours.yaml", None),
+    "scars": ("battle_scars.yaml", None),
+    "requisitions": ("requisitions.yaml", "requisitions"),
+    "agendas": ("agendas.yaml", "agendas"),
+    "missions": ("missions.yaml", "missions"),
+}
 
 
 def load_rulebook(directory: Path = SEED_DATA) -> Rulebook:
-    """Read and validate every rule table in ``directory``."""
-    return Rulebook.model_validate(
-        {
-            "numbers": _read("crusade.yaml", directory),
-            "ranks": _read("ranks.yaml", directory)["ranks"],
-            "battle_sizes": _read("battle_sizes.yaml", directory)["battle_sizes"],
-            "honours": _read("battle_honours.yaml", directory),
-            "scars": _read("battle_scars.yaml", directory),
-            "requisitions": _read("requisitions.yaml", directory)["requisitions"],
-            "agendas": _read("agendas.yaml", directory)["agendas"],
-            "missions": _read("missions.yaml", directory)["missions"],
-        }
-    )
+    """Read and validate every rule table in ``directory``, through the reader rule packs
+    use (app/rules/documents.py): a mistake names its file, path and line."""
+    parts: dict[str, Any] = {}
+    roots: dict[str, yaml.Node] = {}
+    for part, (name, key) in _FILES.items():
+        text = (directory / name).read_text(encoding="utf-8")
+        try:
+            document, roots[part] = documents.read(text, f"{name} is a mapping", MAX_DEPTH)
+        except documents.DocumentError as error:
+            raise ValueError(f"seed_data/{name}: {error}") from None
+        parts[part] = document[key] if key else document
+    try:
+        return Rulebook.model_validate(parts)
+    except ValidationError as error:
+        raise ValueError("\n".join(_where(e, roots) for e in error.errors()[:10])) from None
+
+
+MAX_DEPTH = 12
+
+
+def _where(error: Any, roots: dict[str, yaml.Node]) -> str:
+    if not error["loc"]:  # the rulebook as a whole (ranks out of order, a mission table)
+        return str(error["msg"])
+    part, *rest = error["loc"]
+    name, key = _FILES[part]
+    loc = [key, *rest] if key else rest
+    return f"seed_data/{name}: " + documents.problem_at(roots[part], loc, error["msg"]).sentence()
 
 
 @cache

@@ -1,7 +1,8 @@
 """Rule packs (issue 22): a campaign's house rules and its own Crusade content, written as a
-YAML or JSON document, validated here and turned into rule data for the engine, exactly as
-``seed_data/`` is. The core rulebook stays the base; each pack changes settings and adds
-content on top of it (``apply``).
+YAML or JSON document, read by the reader ``seed_data/`` goes through
+(``app.rules.documents``), validated here and turned into the rule data the core's tables
+are. The core is the first layer ("pack 0"); each pack, in order, changes settings, withdraws
+or reprices the core's chosen content and adds its own on top (``apply``).
 
 A pack never carries code: effects come from a fixed vocabulary (``Effect``) and who may use
 content is an expression of ``app.rules.eligibility``, parsed, never evaluated as Python.
@@ -13,10 +14,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -26,7 +25,7 @@ from pydantic import (
     model_validator,
 )
 
-from app.rules import eligibility
+from app.rules import documents, eligibility
 from app.rules.data import (
     UNIT_EFFECTS,
     AddUnit,
@@ -289,24 +288,8 @@ class RulePack(PackModel):
 # --- loading ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One reason a pack is refused: where (``agendas[2].xp_per_tally``), the line in the
-    file when known, and what is wrong."""
-
-    path: str
-    line: int | None
-    message: str
-
-    def sentence(self) -> str:
-        where = f"{self.path} (line {self.line})" if self.line else self.path or "the pack"
-        return f"{where}: {self.message}"
-
-
-class PackError(ValueError):
-    def __init__(self, problems: Sequence[Problem]) -> None:
-        super().__init__("; ".join(p.sentence() for p in problems))
-        self.problems = tuple(problems)
+Problem = documents.Problem
+PackError = documents.DocumentError
 
 
 def load(data: bytes | str) -> RulePack:
@@ -314,125 +297,26 @@ def load(data: bytes | str) -> RulePack:
     text = data.decode("utf-8", errors="strict") if isinstance(data, bytes) else data
     if len(text.encode()) > MAX_BYTES:
         raise PackError([Problem("", None, f"a pack is at most {MAX_BYTES // 1024} KB")])
-    root = _compose(text)
-    document = _plain(root, 0, "")
+    root = documents.compose(text, "a pack is a mapping (format, id, name, version, ...)")
+    document = documents.plain(root, MAX_DEPTH)
     try:
         return RulePack.model_validate(document)
     except ValidationError as error:
-        raise PackError([_problem(e, root) for e in error.errors()[:10]]) from None
-
-
-def _compose(text: str) -> yaml.Node:
-    try:
-        node = yaml.compose(text, Loader=_StrictLoader)
-    except yaml.MarkedYAMLError as error:
-        line = error.problem_mark.line + 1 if error.problem_mark else None
-        raise PackError([Problem("", line, f"not valid YAML: {error.problem}")]) from None
-    except yaml.YAMLError as error:
-        raise PackError([Problem("", None, f"not valid YAML: {error}")]) from None
-    except UnicodeDecodeError:
-        raise PackError([Problem("", None, "not UTF-8 text")]) from None
-    if not isinstance(node, yaml.MappingNode):
-        raise PackError([Problem("", 1, "a pack is a mapping (format, id, name, version, ...)")])
-    return node
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """Safe YAML without what a hostile file uses: no aliases (a "billion laughs" bomb
-    expands through them) and no tags beyond the plain types."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()  # type: ignore[no-untyped-call]
-            raise yaml.MarkedYAMLError(
-                problem="anchors and aliases (*name) are not allowed in a rule pack",
-                problem_mark=event.start_mark,
-            )
-        return super().compose_node(parent, index)
-
-
-_PLAIN_TAGS = {
-    "tag:yaml.org,2002:str",
-    "tag:yaml.org,2002:int",
-    "tag:yaml.org,2002:bool",
-    "tag:yaml.org,2002:null",
-    "tag:yaml.org,2002:float",
-    "tag:yaml.org,2002:seq",
-    "tag:yaml.org,2002:map",
-}
-
-
-def _plain(node: yaml.Node, depth: int, path: str) -> Any:
-    """The node as plain Python values, refusing depth and tags a pack never needs."""
-    if depth > MAX_DEPTH:
-        raise PackError([Problem(path, _line(node), f"nested more than {MAX_DEPTH} deep")])
-    if node.tag not in _PLAIN_TAGS:
-        raise PackError([Problem(path, _line(node), f"the YAML tag {node.tag} is not allowed")])
-    if isinstance(node, yaml.MappingNode):
-        out: dict[str, Any] = {}
-        for key, value in node.value:
-            name = str(_scalar(key))
-            if name in out:
-                raise PackError([Problem(_join(path, name), _line(key), "given twice")])
-            out[name] = _plain(value, depth + 1, _join(path, name))
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_plain(v, depth + 1, f"{path}[{n}]") for n, v in enumerate(node.value)]
-    return _scalar(node)
-
-
-_CONSTRUCTOR = yaml.constructor.SafeConstructor()
-
-
-def _scalar(node: yaml.Node) -> Any:
-    return _CONSTRUCTOR.construct_object(node, deep=True)
-
-
-def _line(node: yaml.Node) -> int:
-    return int(node.start_mark.line) + 1
-
-
-def _join(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name
-
-
-def _problem(error: Any, root: yaml.Node) -> Problem:
-    loc = [p for p in error["loc"] if not (isinstance(p, str) and p in _UNION_TAGS)]
-    path = ""
-    for part in loc:
-        path = f"{path}[{part}]" if isinstance(part, int) else _join(path, str(part))
-    message = str(error["msg"]).removeprefix("Value error, ")
-    return Problem(path, _line_of(root, loc), message)
+        raise PackError(documents.problems_of(error, root, _UNION_TAGS)) from None
 
 
 # pydantic names the union member in an error's location (effects[0].add_xp.amount)
-_UNION_TAGS = {
-    "change_supply_limit",
-    "change_requisition_points",
-    "add_xp",
-    "remove_xp",
-    "remove_battle_scar",
-    "add_upgrade",
-    "change_counter",
-}
-
-
-def _line_of(root: yaml.Node, loc: Sequence[Any]) -> int | None:
-    node: yaml.Node = root
-    for part in loc:
-        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
-            found = [v for k, v in node.value if str(k.value) == part]
-            if not found:
-                return _line(node)
-            node = found[0]
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-            if part >= len(node.value):
-                return _line(node)
-            node = node.value[part]
-        else:
-            break
-    return _line(node)
-
+_UNION_TAGS = frozenset(
+    {
+        "change_supply_limit",
+        "change_requisition_points",
+        "add_xp",
+        "remove_xp",
+        "remove_battle_scar",
+        "add_upgrade",
+        "change_counter",
+    }
+)
 
 # --- against the rulebook ----------------------------------------------------------------
 

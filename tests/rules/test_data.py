@@ -84,29 +84,47 @@ class TestTablesAreValidated:
         def drop_a_row(data):  # type: ignore[no-untyped-def]
             data["battle_scars"]["other"]["entries"].pop()
 
-        with pytest.raises(ValidationError, match="cover"):
+        with pytest.raises(ValueError, match=r"seed_data/battle_scars\.yaml: .*cover"):
             load_rulebook(_broken_copy(tmp_path, "battle_scars.yaml", drop_a_row))
 
     def test_a_mission_table_with_a_gap_is_refused(self, tmp_path: Path) -> None:
         def drop_mission(data):  # type: ignore[no-untyped-def]
             data["missions"] = [m for m in data["missions"] if m["id"] != "ambush"]
 
-        with pytest.raises(ValidationError, match="strike_force"):
+        with pytest.raises(ValueError, match="strike_force"):
             load_rulebook(_broken_copy(tmp_path, "missions.yaml", drop_mission))
 
     def test_ranks_out_of_order_are_refused(self, tmp_path: Path) -> None:
         def swap(data):  # type: ignore[no-untyped-def]
             data["ranks"][1]["min_xp"] = 40
 
-        with pytest.raises(ValidationError, match="out of order"):
+        with pytest.raises(ValueError, match="out of order"):
             load_rulebook(_broken_copy(tmp_path, "ranks.yaml", swap))
 
     def test_unknown_fields_are_refused(self, tmp_path: Path) -> None:
         def typo(data):  # type: ignore[no-untyped-def]
             data["requisitions"][0]["cost"] = 1
 
-        with pytest.raises(ValidationError):
+        with pytest.raises(ValueError) as refused:
             load_rulebook(_broken_copy(tmp_path, "requisitions.yaml", typo))
+        assert "seed_data/requisitions.yaml: requisitions[0].cost (line " in str(refused.value)
+
+    def test_the_core_is_read_like_a_rule_pack(self, tmp_path: Path) -> None:
+        """The reader packs use (issue 22, "pack 0"): a key given twice, which plain YAML
+        would keep silently, and an alias are refused with the file, path and line."""
+        target = tmp_path / "seed"
+        shutil.copytree(SEED_DATA, target)
+        ranks = target / "ranks.yaml"
+        ranks.write_text(ranks.read_text() + "ranks: []\n")
+        with pytest.raises(
+            ValueError, match=r"seed_data/ranks.yaml: ranks \(line \d+\): given twice"
+        ):
+            load_rulebook(target)
+        shutil.copy(SEED_DATA / "ranks.yaml", ranks)
+        sizes = target / "battle_sizes.yaml"
+        sizes.write_text("base: &b {agendas: 1}\nagain: *b\n" + sizes.read_text())
+        with pytest.raises(ValueError, match="anchors and aliases"):
+            load_rulebook(target)
 
     def test_loaded_tables_are_frozen(self) -> None:
         with pytest.raises(ValidationError):
