@@ -348,3 +348,51 @@ class TestPointsCampaign:
         assert added.status_code == 303, added.text
         assert units(orga, fid)["Scouts"]["points"] == 70
         assert "70 / 1000</strong> points used" in orga.get(f"/forces/{fid}").text
+
+    def test_the_wizard_counts_the_muster_in_points(self, person: Callable[[str], Browser]) -> None:
+        """The set-up offers each size's points limit and the muster totals count points
+        (over the limit said in points), Crusade points staying on Power Rating."""
+        orga = person("orga")
+        cid = orga.api("POST", "/campaigns", json={"name": "Points league"})["id"]
+        pack = (Path(__file__).resolve().parents[2] / "examples/packs/points.yaml").read_bytes()
+        orga.api("POST", f"/campaigns/{cid}/rule-packs", files={"file": ("p.yaml", pack)})
+        armies = []
+        for name, faction, points in (
+            ("Sons of Dorn", "IMPERIUM", 260),
+            ("Iron Hands", "IMPERIUM", 480),
+        ):
+            body = {"name": name, "crusade_faction": faction, "player_name": name}
+            fid = orga.api("POST", f"/campaigns/{cid}/forces", json=body)["id"]
+            for unit, pts in (("Sternguard", points), ("Scouts", 70)):
+                card = {"name": unit, "power_rating": 5, "points": pts, "keywords": [faction]}
+                orga.api("POST", f"/forces/{fid}/cards", json=card)
+            armies.append(fid)
+        started = orga.post(f"/campaigns/{cid}/battles/new")
+        base = started.headers["location"].removesuffix("/setup")
+        setup = orga.get(f"{base}/setup").text
+        assert "500 pts" in setup and "3000 pts" in setup and " PL," not in setup
+        chosen = {
+            "force_id": armies[0],
+            "opponent_id": armies[1],
+            "role": "attacker",
+            "battle_size": "combat_patrol",
+            "mission": "supply_drop",
+            "agendas_0": "assassins",
+            "agendas_1": "cull_the_hordes",
+            "action": "next",
+        }
+        assert orga.post(f"{base}/setup", chosen).status_code == 303
+        muster = orga.get(f"{base}/muster").text
+        assert "each army may field up to <strong>500 points</strong>" in muster
+        cards = {a: [c["id"] for c in orga.api("GET", f"/forces/{a}")["cards"]] for a in armies}
+        updated = orga.post(
+            f"{base}/muster",
+            {"roster_0": cards[armies[0]], "roster_1": cards[armies[1]], "action": "update"},
+        )
+        assert updated.status_code == 303, updated.text  # back to the muster, totals kept
+        totals = orga.get(f"{base}/muster").text
+        counter = totals.split('data-testid="pl-counter"', 1)[1].split("</div>", 1)[0]
+        assert '<output data-testid="pl-0">330</output> / 500 pts' in counter
+        assert '<output data-testid="pl-1">550</output> / 500 pts' in counter
+        assert "over the limit by 50" in counter
+        assert "500 pts · 0 Crusade points" in counter  # Crusade points stay on Power Rating
