@@ -28,15 +28,18 @@ from pydantic import (
 from app.rules import documents, eligibility
 from app.rules.data import (
     UNIT_EFFECTS,
+    Achieved,
     AddUnit,
     Agenda,
     AgendaEligibility,
+    AgendaXp,
     BonusCounter,
     ChangeCounter,
     Counter,
     CrusadeRelic,
     Effect,
     FreeRequisitions,
+    HighestTally,
     KillBound,
     Mission,
     MusterBy,
@@ -49,6 +52,7 @@ from app.rules.data import (
     RequisitionTarget,
     RequisitionTiming,
     Rulebook,
+    Threshold,
     VictorBonus,
 )
 
@@ -137,12 +141,48 @@ class Settings(PackModel):
 # --- content ----------------------------------------------------------------------------
 
 
+XpAward = Annotated[int, Field(ge=1, le=20)]
+
+
+class PackThreshold(PackModel):
+    """Each unit whose tally reaches ``min_tally`` gains ``xp`` once."""
+
+    kind: Literal["threshold"]
+    min_tally: int = Field(ge=1, le=100)
+    xp: XpAward
+
+
+class PackAchieved(PackModel):
+    """Each unit that achieved it (a tally of 1) gains ``xp``."""
+
+    kind: Literal["achieved"]
+    xp: XpAward
+
+
+class PackHighestTally(PackModel):
+    """The one unit with the highest tally (above 0) gains ``xp``; a tie is the player's pick."""
+
+    kind: Literal["highest_tally"]
+    xp: XpAward
+
+
+PackAgendaXp = Annotated[
+    PackThreshold | PackAchieved | PackHighestTally, Field(discriminator="kind")
+]
+
+
 class PackAgenda(PackModel):
     id: Id
     name: Name
     category: str = Field(default="", max_length=60, description="One Agenda per category")
     summary: Summary
-    xp_per_tally: int = Field(ge=1, le=20)
+    xp_per_tally: int | None = Field(
+        default=None, ge=1, le=20, description="XP per tally mark (or give xp instead)"
+    )
+    xp: PackAgendaXp | None = Field(
+        default=None,
+        description="Instead of xp_per_tally: threshold, achieved or highest_tally",
+    )
     max_tally: int | None = Field(default=None, ge=1, le=100)
     max_units: int | None = Field(default=None, ge=1, le=100)
     eligible: Expression | None = None
@@ -160,6 +200,12 @@ class PackAgenda(PackModel):
     )
 
     _eligible = field_validator("eligible")(_expression)
+
+    @model_validator(mode="after")
+    def _one_way_to_gain_xp(self) -> PackAgenda:
+        if (self.xp_per_tally is None) == (self.xp is None):
+            raise ValueError("give either xp_per_tally or xp (threshold, achieved, highest_tally)")
+        return self
 
 
 class PackRequisition(PackModel):
@@ -315,6 +361,9 @@ _UNION_TAGS = frozenset(
         "remove_battle_scar",
         "add_upgrade",
         "change_counter",
+        "threshold",  # an Agenda's xp
+        "achieved",
+        "highest_tally",
     }
 )
 
@@ -675,11 +724,22 @@ def _agenda(agenda: PackAgenda, pack: RulePack) -> Agenda:
             if kills is not None
             else None
         ),
-        xp=PerMark(kind="per_mark", xp_per_mark=agenda.xp_per_tally),
+        xp=_agenda_xp(agenda),
         summary=agenda.summary,
         pack=pack.id,
         counters_per_mark=dict(agenda.counters),
     )
+
+
+def _agenda_xp(agenda: PackAgenda) -> AgendaXp:
+    if agenda.xp is None:
+        assert agenda.xp_per_tally is not None  # one of the two, checked on loading
+        return PerMark(kind="per_mark", xp_per_mark=agenda.xp_per_tally)
+    if isinstance(agenda.xp, PackThreshold):
+        return Threshold(kind="threshold", min_tally=agenda.xp.min_tally, xp=agenda.xp.xp)
+    if isinstance(agenda.xp, PackAchieved):
+        return Achieved(kind="achieved", xp=agenda.xp.xp)
+    return HighestTally(kind="highest_tally", xp=agenda.xp.xp)
 
 
 def _requisition(requisition: PackRequisition, pack: RulePack) -> Requisition:

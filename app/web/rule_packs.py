@@ -16,7 +16,7 @@ from app.services import forces, membership, rule_packs, rulebooks
 from app.services.access import Access
 from app.services.accounts import Principal
 from app.web.pages import attempt, page, redirect, render
-from app.web.reference import requisition_terms
+from app.web.reference import agenda_xp, requisition_terms
 
 router = APIRouter()
 Reader = Annotated[Principal | None, page(Access.CAMPAIGN_READ)]
@@ -84,6 +84,7 @@ def _page(
         setting_name=setting_name,
         setting_value=setting_value,
         terms=lambda requisition: requisition_terms(requisition, book),
+        agenda_xp=agenda_xp,
         max_kb=packs.MAX_BYTES // 1024,
         **context,
     )

@@ -178,6 +178,10 @@ def test_the_schema_describes_every_field() -> None:
         "extra_marked_for_greatness",
         "battle_honour",
         "free_requisitions",
+        # a pack Agenda's xp, other than per tally mark
+        "achieved",
+        "highest_tally",
+        "threshold",
     }
 
 
