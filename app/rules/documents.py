@@ -125,8 +125,14 @@ def problems_of(
 
 
 def _problem(error: Any, root: yaml.Node, skip: frozenset[str], prefix: str) -> Problem:
-    loc = [p for p in error["loc"] if not (isinstance(p, str) and p in skip)]
+    loc = [p for p in error["loc"] if not (isinstance(p, str) and (p in skip or _a_type(p)))]
     return problem_at(root, loc, str(error["msg"]), prefix)
+
+
+def _a_type(part: str) -> bool:
+    """pydantic names the member of a plain union it tried (``constrained-int``,
+    ``dict[constrained-str,constrained-int]``): never a key of the document."""
+    return part.startswith("constrained-") or "[" in part or part in {"int", "str", "bool"}
 
 
 def problem_at(root: yaml.Node, loc: Sequence[Any], message: str, prefix: str = "") -> Problem:

@@ -107,7 +107,10 @@ class Settings(PackModel):
     requisition_points_per_battle: int | None = Field(default=None, ge=0, le=100)
     agendas_per_battle: (
         Annotated[int, Field(ge=1, le=5)]
-        | dict[Annotated[str, Field(max_length=40)], Annotated[int, Field(ge=1, le=5)]]
+        | Annotated[
+            dict[Annotated[str, Field(max_length=40)], Annotated[int, Field(ge=1, le=5)]],
+            Field(max_length=10),
+        ]
         | None
     ) = Field(
         default=None,

@@ -65,5 +65,9 @@ def test_agendas_for_a_battle_size_that_does_not_exist_are_refused(
     assert problem["field"] == "settings.agendas_per_battle.skirmish"
     too_many = SETTINGS.replace("strike_force: 2", "strike_force: 9")
     problem = assert_problem(attach(client, cid, too_many), 422, "rule_pack_invalid")
-    assert problem["field"].startswith("settings.agendas_per_battle")
+    assert problem["field"] == "settings.agendas_per_battle"
+    assert (
+        "settings.agendas_per_battle.strike_force (line 7): Input should be less"
+        in problem["detail"]
+    )
     assert dump(engine) == before
