@@ -1,0 +1,84 @@
+"""Hostile rule packs through the API (issue 22), on SQLite and PostgreSQL: the example
+packs with one value anywhere replaced by something else (a wrong type, a huge number, an
+unknown id, an empty list...), previewed and attached. Never a 5xx; a refusal is a 4xx
+with a code and a field, and changes nothing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import Engine
+
+from tests.api.helpers import campaign, dump
+from tests.api.test_pack_agenda_xp import TRIALS
+from tests.api.test_pack_core_changes import LEAN
+from tests.api.test_rule_packs import HOUSE, PILGRIMS, attach
+
+DOCUMENTS = [yaml.safe_load(text) for text in (PILGRIMS, HOUSE, LEAN, TRIALS)]
+
+
+def _paths(node: Any, here: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [here] if here else []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found += _paths(value, (*here, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += _paths(value, (*here, index))
+    return found
+
+
+VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**63),
+    st.text(max_size=30),
+    st.sampled_from(["assassins", "combat_patrol", "fervour", "CHARACTER", "not (", "heroic"]),
+    st.lists(st.integers(-5, 5), max_size=3),
+    st.dictionaries(st.text(max_size=8), st.integers(-5, 5), max_size=3),
+)
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> dict[str, Any]:
+    document = json.loads(json.dumps(draw(st.sampled_from(DOCUMENTS))))
+    path = draw(st.sampled_from(_paths(document)))
+    parent = document
+    for step in path[:-1]:
+        parent = parent[step]
+    parent[path[-1]] = draw(VALUES)
+    return document
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(document=mutated())
+def test_a_mutated_pack_is_refused_cleanly_or_attached(
+    client: TestClient, engine: Engine, document: dict[str, Any]
+) -> None:
+    cid = campaign(client, "Fuzzed")
+    text = json.dumps(document)
+    before = dump(engine)
+    shown = attach(client, cid, text, preview="true")
+    assert shown.status_code in (200, 409, 422), shown.text
+    assert dump(engine) == before  # a preview changes nothing
+    made = attach(client, cid, text)
+    assert made.status_code in (201, 409, 422), made.text
+    if made.status_code != 201:
+        problem = made.json()
+        assert problem["code"] and problem["detail"] and problem.get("field")
+        assert dump(engine) == before
+    else:
+        assert shown.status_code == 200  # attached only what the preview accepted
+        rules = client.get(f"/api/v1/campaigns/{cid}/rules")
+        assert rules.status_code == 200, rules.text
+        assert client.get(f"/campaigns/{cid}/rules").status_code == 200
