@@ -46,7 +46,13 @@ LOCKED = "locks.for_change"
 
 
 @listens_for(Session, "after_commit")
-@listens_for(Session, "after_rollback")
 def _unlocked(session: Session) -> None:
     """Row locks end with the transaction."""
+    session.info.pop(LOCKED, None)
+
+
+@listens_for(Session, "after_soft_rollback")
+def _unlocked_by_rollback(session: Session, previous_transaction: object) -> None:
+    """A rollback, a savepoint's too (a trial run of a result), releases the locks taken
+    within it (PostgreSQL): forget them all, so the next for_change locks and reads again."""
     session.info.pop(LOCKED, None)
