@@ -20,6 +20,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    TypeAdapter,
     ValidationError,
     field_validator,
     model_validator,
@@ -28,7 +29,6 @@ from pydantic import (
 from app.rules import documents, eligibility
 from app.rules.data import (
     UNIT_EFFECTS,
-    Achieved,
     AddUnit,
     Agenda,
     AgendaEligibility,
@@ -39,7 +39,6 @@ from app.rules.data import (
     CrusadeRelic,
     Effect,
     FreeRequisitions,
-    HighestTally,
     KillBound,
     Mission,
     MusterBy,
@@ -52,7 +51,6 @@ from app.rules.data import (
     RequisitionTarget,
     RequisitionTiming,
     Rulebook,
-    Threshold,
     VictorBonus,
 )
 
@@ -738,11 +736,10 @@ def _agenda_xp(agenda: PackAgenda) -> AgendaXp:
     if agenda.xp is None:
         assert agenda.xp_per_tally is not None  # one of the two, checked on loading
         return PerMark(kind="per_mark", xp_per_mark=agenda.xp_per_tally)
-    if isinstance(agenda.xp, PackThreshold):
-        return Threshold(kind="threshold", min_tally=agenda.xp.min_tally, xp=agenda.xp.xp)
-    if isinstance(agenda.xp, PackAchieved):
-        return Achieved(kind="achieved", xp=agenda.xp.xp)
-    return HighestTally(kind="highest_tally", xp=agenda.xp.xp)
+    return _CORE_XP.validate_python(agenda.xp.model_dump())  # the core's kind of the same name
+
+
+_CORE_XP: TypeAdapter[AgendaXp] = TypeAdapter(AgendaXp)
 
 
 def _requisition(requisition: PackRequisition, pack: RulePack) -> Requisition:
