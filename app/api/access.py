@@ -5,9 +5,9 @@ cannot slip in unprotected (tests/api/test_authorization.py walks them all)."""
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Request
+from fastapi import BackgroundTasks, FastAPI, Request
 
-from app.api.auth import COOKIE, OptionalPrincipal
+from app.api.auth import COOKIE, resolve_principal
 from app.api.hardening import check_csrf
 from app.config import get_settings, secret_key
 from app.db.session import SessionDep
@@ -104,8 +104,10 @@ def policy_for(method: str, path: str) -> Access:
     return POLICIES[(method, path)]
 
 
-def enforce(request: Request, session: SessionDep, principal: OptionalPrincipal) -> None:
-    """Router-wide dependency: decide the request, and remember who acts (for history)."""
+def enforce(request: Request, session: SessionDep, background: BackgroundTasks) -> None:
+    """Router-wide dependency: decide the request, and remember who acts (for history).
+    Finds the caller too, in the same thread hand-off (issue 41)."""
+    principal = resolve_principal(request, session, background)
     # The scope holds the route as declared in its sub-router (without the /api/v1 prefix).
     path: str = request.scope["route"].path
     access = policy_for(request.method, path if path.startswith(API) else API + path)

@@ -8,6 +8,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, BackgroundTasks, Depends, Path, Request, Response, status
 from pydantic import BaseModel, Field, StrictBool, StringConstraints
+from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
 
 from app.api.hardening import RateLimits, csrf_token
 from app.api.paging import Cursor, KeysetPage, Limit, page_of
@@ -16,19 +18,28 @@ from app.config import get_settings, secret_key
 from app.db.models import ApiToken, User, utcnow
 from app.db.session import SessionDep, session_scope
 from app.errors import DomainError
+from app.routing import OneHopRoute
 from app.services import accounts
 from app.services.accounts import Principal
 
 COOKIE = "crusade_session"
-router = APIRouter(prefix="/auth", tags=["accounts"])
+router = APIRouter(prefix="/auth", tags=["accounts"], route_class=OneHopRoute)
 log = logging.getLogger(__name__)
 
 
-def optional_principal(
-    request: Request, session: SessionDep, background: BackgroundTasks
+def resolve_principal(
+    request: Request, session: Session, background: BackgroundTasks
 ) -> Principal | None:
     """The caller, if any. A Bearer token wins over the cookie; a bad token is an error,
-    never a silent fall back to anonymous."""
+    never a silent fall back to anonymous. Remembered on the request, so the access check
+    and the route resolve it once, in the access check's thread (issue 41)."""
+    principal = caller(request, session, background)
+    request.state.principal = principal
+    return principal
+
+
+def caller(request: Request, session: Session, background: BackgroundTasks) -> Principal | None:
+    """The caller by the request's token or cookie, read in ``session``."""
     header = request.headers.get("authorization", "")
     if header:
         scheme, _, token = header.partition(" ")
@@ -47,6 +58,17 @@ def optional_principal(
         session, cookie, secret_key(settings), settings.session_days * 86_400
     )
     return Principal(user) if user else None
+
+
+async def optional_principal(
+    request: Request, session: SessionDep, background: BackgroundTasks
+) -> Principal | None:
+    """The caller the access check already resolved (no thread hand-off), else resolved
+    now."""
+    if hasattr(request.state, "principal"):
+        resolved: Principal | None = request.state.principal
+        return resolved
+    return await run_in_threadpool(resolve_principal, request, session, background)
 
 
 def _record_token_use(request: Request, token_id: int) -> None:

@@ -29,6 +29,7 @@ from app.api.schemas import (
 )
 from app.db.models import Battle, BattlePhoto, BattleReport, BattleSide, Decision
 from app.db.session import SessionDep
+from app.routing import OneHopRoute
 from app.rules.data import VictorRole, rulebook
 from app.rules.dice import Dice, EnteredDice, SeededDice
 from app.rules.errors import RuleError
@@ -43,7 +44,7 @@ from app.services import (
     stories,
 )
 
-router = APIRouter(tags=["battles"])
+router = APIRouter(tags=["battles"], route_class=OneHopRoute)
 
 
 def _report(row: BattleReport | None) -> BattleReportPublic | None:

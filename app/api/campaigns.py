@@ -36,12 +36,13 @@ from app.api.schemas import (
 )
 from app.db.models import Card
 from app.db.session import SessionDep, session_scope
+from app.routing import OneHopRoute
 from app.services import forces, requisitions, rulebooks, standings, transfer, unit_entry
 from app.services import history as events
 from app.services.fields import request_fields
 from app.services.photos import PhotoStore
 
-router = APIRouter(tags=["campaigns"])
+router = APIRouter(tags=["campaigns"], route_class=OneHopRoute)
 
 
 @router.post("/campaigns", status_code=status.HTTP_201_CREATED, summary="Start a campaign")

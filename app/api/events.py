@@ -16,9 +16,10 @@ from app.api.admission import Gate, Ticket
 from app.api.reports import event_details
 from app.api.schemas import FeedEventPublic, FeedPage
 from app.db.session import SessionDep, session_scope
+from app.routing import OneHopRoute
 from app.services import events
 
-router = APIRouter(tags=["events"])
+router = APIRouter(tags=["events"], route_class=OneHopRoute)
 
 # Waiting requests look for a new event this often: one indexed query per campaign for all of
 # this process's waiters (NewestIds), so an event committed by any app process is seen within

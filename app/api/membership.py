@@ -15,9 +15,10 @@ from app.api.schemas import CampaignPublic, Input
 from app.config import get_settings, secret_key, site_address
 from app.db.models import Invite, User
 from app.db.session import SessionDep
+from app.routing import OneHopRoute
 from app.services import membership
 
-router = APIRouter(tags=["membership"])
+router = APIRouter(tags=["membership"], route_class=OneHopRoute)
 
 
 class CampaignSettings(Input):

@@ -16,10 +16,11 @@ from app.api.schemas import (
     RosterUnitPublic,
 )
 from app.db.session import SessionDep
+from app.routing import OneHopRoute
 from app.services import roster_import
 from app.services.roster_import import RosterPreview
 
-router = APIRouter(tags=["campaigns"])
+router = APIRouter(tags=["campaigns"], route_class=OneHopRoute)
 
 
 @router.post(

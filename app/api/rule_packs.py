@@ -18,10 +18,11 @@ from app.api.schemas import (
 )
 from app.db.models import RulePack
 from app.db.session import SessionDep
+from app.routing import OneHopRoute
 from app.rules import packs
 from app.services import rule_packs
 
-router = APIRouter(tags=["rule packs"])
+router = APIRouter(tags=["rule packs"], route_class=OneHopRoute)
 Breaking = Annotated[
     bool,
     Query(description="Go ahead although cards or forces use what the change takes away"),

@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from app.errors import NotFound
+from app.routing import OneHopRoute
 from app.rules.data import (
     Agenda,
     BattleSize,
@@ -20,7 +21,7 @@ from app.rules.data import (
     rulebook,
 )
 
-router = APIRouter(prefix="/rules", tags=["rules reference"])
+router = APIRouter(prefix="/rules", tags=["rules reference"], route_class=OneHopRoute)
 
 
 def _dump(value: Any) -> Any:

@@ -8,10 +8,11 @@ from app.api.responses import located
 from app.api.schemas import TerritoryIn, TerritoryPatch, TerritoryPublic
 from app.db.models import Territory
 from app.db.session import SessionDep
+from app.routing import OneHopRoute
 from app.services import territories
 from app.services.territories import TerritoryChange
 
-router = APIRouter(tags=["campaigns"])
+router = APIRouter(tags=["campaigns"], route_class=OneHopRoute)
 
 
 def _public(row: Territory) -> TerritoryPublic:

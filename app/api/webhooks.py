@@ -11,10 +11,11 @@ from app.api.responses import located
 from app.api.schemas import DeliveryPublic, WebhookCreate, WebhookCreated, WebhookPublic
 from app.db.models import Webhook, WebhookDelivery
 from app.db.session import SessionDep
+from app.routing import OneHopRoute
 from app.services import webhooks
 from app.services.webhook_worker import is_discord
 
-router = APIRouter(tags=["webhooks"])
+router = APIRouter(tags=["webhooks"], route_class=OneHopRoute)
 RowId = Annotated[int, Path(ge=1, lt=2**31)]
 
 

@@ -3,7 +3,7 @@ on any error, so a refused command leaves the database exactly as it was."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
 from typing import Annotated, Any
@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from sqlalchemy import Engine, event
 from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
 
 from app.config import get_settings
 from app.db.engine import make_engine
@@ -35,16 +36,41 @@ def session_scope(engine: Engine | None = None, *, writes: bool = True) -> Itera
             raise
 
 
-def get_session(request: Request) -> Iterator[Session]:
+async def get_session(request: Request) -> AsyncIterator[Session]:
     """The request's transaction, on the engine the app was created with. A middleware may
     leave ``before_commit`` in the request's state: it runs inside this transaction (the
-    Idempotency-Key is marked committed together with the command's changes)."""
+    Idempotency-Key is marked committed together with the command's changes).
+
+    Async, so opening it costs no thread hand-off (a Session connects only at its first
+    statement, in the route's thread); the end (commit or roll back, then close) is one
+    hand-off, since it talks to the database (issue 41)."""
     writes = request.method not in ("GET", "HEAD", "OPTIONS")
-    with session_scope(request.app.state.engine, writes=writes) as session:
+    bind: Engine = request.app.state.engine
+    if writes:
+        bind = bind.execution_options(sqlite_begin="IMMEDIATE")
+    session = Session(bind, expire_on_commit=False, info={"writes": writes})
+    try:
         yield session
-        before_commit = getattr(request.state, "before_commit", None)
-        if writes and before_commit is not None:
-            before_commit(session)
+    except BaseException:
+        await run_in_threadpool(_roll_back, session)
+        raise
+    await run_in_threadpool(_commit, session, getattr(request.state, "before_commit", None))
+
+
+def _commit(session: Session, before_commit: Callable[[Session], None] | None) -> None:
+    with session:
+        try:
+            if session.info["writes"] and before_commit is not None:
+                before_commit(session)
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+
+
+def _roll_back(session: Session) -> None:
+    with session:
+        session.rollback()
 
 
 @event.listens_for(Session, "before_flush")

@@ -7,7 +7,7 @@ from fastapi import APIRouter, BackgroundTasks, FastAPI, Request
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
-from app.api.auth import optional_principal
+from app.api.auth import caller
 from app.db.session import session_scope
 from app.web import (
     accounts,
@@ -61,7 +61,8 @@ def error_page(request: Request, status: int, code: str, detail: str) -> Respons
     if status != 500:
         try:
             with session_scope(request.app.state.engine, writes=False) as session:
-                principal = optional_principal(request, session, BackgroundTasks())
+                # Read again in a session of its own: the request's rolled back.
+                principal = caller(request, session, BackgroundTasks())
         except Exception:  # a bad token or cookie: show the error page anonymously
             principal = None
     return render(

@@ -12,12 +12,13 @@ from app.api.hardening import RateLimits
 from app.config import get_settings, secret_key
 from app.db.session import SessionDep
 from app.errors import DomainError
+from app.routing import OneHopRoute
 from app.services import accounts, membership
 from app.services.accounts import Principal
 from app.services.forces import list_campaigns
 from app.web.pages import Member, Viewer, attempt, redirect, render
 
-router = APIRouter()
+router = APIRouter(route_class=OneHopRoute)
 Text = Annotated[str, Form(max_length=4000)]
 
 

@@ -16,6 +16,7 @@ from starlette.datastructures import FormData
 from app.db.models import BattleDraft
 from app.db.session import SessionDep
 from app.errors import DomainError, NotFound
+from app.routing import OneHopRoute
 from app.rules.data import ArchiveRoll, HighestTally
 from app.rules.errors import RuleError
 from app.services import battles, confirmation, rulebooks, territories, wizard
@@ -25,7 +26,7 @@ from app.services.forces import get_campaign, load_force
 from app.web.forms import Form, field_int, field_ints, field_text, field_texts
 from app.web.pages import STATIC, Outcome, Viewer, attempt, page, redirect, render
 
-router = APIRouter()
+router = APIRouter(route_class=OneHopRoute)
 
 Player = Annotated[Principal, page(Access.CAMPAIGN_PLAY)]
 

@@ -16,6 +16,7 @@ from app.api.schemas import BattleReportIn
 from app.db.models import BattleSide, Card, Force, User
 from app.db.session import SessionDep
 from app.errors import DomainError
+from app.routing import OneHopRoute
 from app.rules.errors import RuleError
 from app.services import (
     accounts,
@@ -37,7 +38,7 @@ from app.web.pages import attempt, page, redirect, render, site_url
 from app.web.qr import qr_svg
 from app.web.schemas import checked
 
-router = APIRouter()
+router = APIRouter(route_class=OneHopRoute)
 
 Reader = Annotated[Principal | None, page(Access.CAMPAIGN_READ)]
 BattlePlayer = Annotated[Principal, page(Access.BATTLE_PLAY)]

@@ -17,6 +17,7 @@ from app.config import get_settings, secret_key
 from app.db.models import Battle, BattleSide, Campaign
 from app.db.session import SessionDep
 from app.errors import DomainError
+from app.routing import OneHopRoute
 from app.rules.data import rulebook
 from app.services import (
     battles,
@@ -37,7 +38,7 @@ from app.web import catchup
 from app.web.charts import Series, line_chart
 from app.web.pages import Member, Outcome, Viewer, attempt, page, redirect, render, site_url
 
-router = APIRouter()
+router = APIRouter(route_class=OneHopRoute)
 Text = Annotated[str, Form(max_length=4000)]
 Reader = Annotated[Principal | None, page(Access.CAMPAIGN_READ)]
 Player = Annotated[Principal, page(Access.CAMPAIGN_PLAY)]

@@ -35,8 +35,10 @@ def remember_visit(
     campaign_id: int,
     since: catchup.SinceLastVisit | None,
 ) -> Response:
-    """After the page is sent, in a transaction of its own (a page read never writes)."""
-    if since is not None and principal is not None and principal.user.id is not None:
+    """After the page is sent, in a transaction of its own (a page read never writes); none
+    when the visit saw nothing new (a reload costs no write, issue 41)."""
+    news = since is not None and (since.first_visit or bool(since.events))
+    if since is not None and news and principal is not None and principal.user.id is not None:
         response.background = BackgroundTask(
             _mark_seen, request.app.state.engine, principal.user.id, campaign_id, since.newest_id
         )

@@ -15,6 +15,7 @@ from starlette.datastructures import FormData
 from app.db.models import Card, Decision, User
 from app.db.session import SessionDep
 from app.errors import DomainError
+from app.routing import OneHopRoute
 from app.rules import eligibility
 from app.rules.data import (
     FreeRequisitions,
@@ -35,7 +36,7 @@ from app.web.forms import Form, field_int, field_text, field_texts
 from app.web.pages import attempt, page, redirect, render
 from app.web.schemas import DECISION_REQUISITION_FIELDS as REQUISITION_FIELDS
 
-router = APIRouter()
+router = APIRouter(route_class=OneHopRoute)
 
 Reader = Annotated[Principal | None, page(Access.CAMPAIGN_READ)]
 Owner = Annotated[Principal, page(Access.FORCE_OWN)]

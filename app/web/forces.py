@@ -23,6 +23,7 @@ from app.api.schemas import (
 from app.db.models import Card, Force
 from app.db.session import SessionDep
 from app.errors import DomainError
+from app.routing import OneHopRoute
 from app.rules.data import Requisition, RequisitionTiming, Rulebook
 from app.rules.errors import RuleError
 from app.rules.ranks import next_rank
@@ -56,7 +57,7 @@ from app.web.schemas import (
     unit_of,
 )
 
-router = APIRouter()
+router = APIRouter(route_class=OneHopRoute)
 Reader = Annotated[Principal | None, page(Access.CAMPAIGN_READ)]
 Owner = Annotated[Principal, page(Access.FORCE_OWN)]
 

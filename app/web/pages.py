@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import Depends, Request
+from fastapi import BackgroundTasks, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
 
-from app.api.auth import COOKIE, OptionalPrincipal
+from app.api.auth import COOKIE, resolve_principal
 from app.api.hardening import CSRF_HEADER, SAFE_METHODS, csrf_token
 from app.config import get_settings, secret_key, site_address
 from app.db.session import SessionDep
@@ -42,8 +43,18 @@ class PageAccess:
         self.access = access
 
     async def __call__(
-        self, request: Request, session: SessionDep, principal: OptionalPrincipal
+        self, request: Request, session: SessionDep, background: BackgroundTasks
     ) -> Principal | None:
+        # The database work in one thread hand-off, never on the event loop (issue 41).
+        principal = await run_in_threadpool(self._decide, request, session, background)
+        if request.method not in SAFE_METHODS and principal is not None:
+            await _check_form_csrf(request)
+        return principal
+
+    def _decide(
+        self, request: Request, session: Session, background: BackgroundTasks
+    ) -> Principal | None:
+        principal = resolve_principal(request, session, background)
         authorize(
             session,
             access=self.access,
@@ -51,8 +62,6 @@ class PageAccess:
             params=request.path_params,
             method=request.method,
         )
-        if request.method not in SAFE_METHODS and principal is not None:
-            await _check_form_csrf(request)
         session.info["actor_id"] = principal.user.id if principal else None
         if principal is not None and principal.user.id is not None:  # the header's count
             user_id = principal.user.id

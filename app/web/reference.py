@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from app.routing import OneHopRoute
 from app.rules.data import (
     Achieved,
     Agenda,
@@ -27,7 +28,7 @@ from app.rules.data import (
 )
 from app.web.pages import Viewer, render
 
-router = APIRouter()
+router = APIRouter(route_class=OneHopRoute)
 
 UNIT_TYPES = {
     UnitType.CHARACTER: "CHARACTER units (not VEHICLE or MONSTER)",

@@ -15,13 +15,14 @@ from fastapi.responses import Response
 from app.api import present
 from app.db.session import SessionDep
 from app.errors import DomainError
+from app.routing import OneHopRoute
 from app.rules.data import rulebook
 from app.services import forces, roster_import, rulebooks
 from app.services.access import Access
 from app.services.accounts import Principal
 from app.web.pages import attempt, page, redirect, render
 
-router = APIRouter()
+router = APIRouter(route_class=OneHopRoute)
 Owner = Annotated[Principal, page(Access.FORCE_OWN)]
 TEMPLATE = "pages/force_roster.html"
 

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Form, Request, UploadFile
 from fastapi.responses import Response
 
 from app.db.session import SessionDep
+from app.routing import OneHopRoute
 from app.rules import packs
 from app.services import forces, membership, rule_packs, rulebooks
 from app.services.access import Access
@@ -18,7 +19,7 @@ from app.services.accounts import Principal
 from app.web.pages import attempt, page, redirect, render
 from app.web.reference import agenda_xp, requisition_terms
 
-router = APIRouter()
+router = APIRouter(route_class=OneHopRoute)
 Reader = Annotated[Principal | None, page(Access.CAMPAIGN_READ)]
 Organizer = Annotated[Principal, page(Access.CAMPAIGN_ORGANIZE)]
 Text = Annotated[str, Form(max_length=packs.MAX_BYTES)]

@@ -1,0 +1,61 @@
+"""The cost of a request in thread hand-offs (issue 41): a count, not a time, so it cannot
+creep back silently. Every synchronous dependency and route FastAPI meets is one hand-off to
+the thread pool; the session, the caller and the access check are arranged so that a read
+or a write through the API, or a page, costs three: the access check (with the caller), the
+route, and the end of the transaction. (A member's first look at a campaign page writes the
+visit down after the page is sent: one more.)"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import anyio.to_thread
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.api.helpers import campaign, force, unit
+
+HAND_OFFS = 3
+
+
+@pytest.fixture
+def hand_offs(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Callable[[], Any]], int]]:
+    calls: list[object] = []
+    real = anyio.to_thread.run_sync
+
+    async def counted(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        calls.append(func)
+        return await real(func, *args, **kwargs)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+
+    def count(call: Callable[[], Any]) -> int:
+        calls.clear()
+        response = call()
+        assert response.status_code < 400, response.text
+        return len(calls)
+
+    yield count
+
+
+def test_a_read_a_write_and_a_page_cost_three_hand_offs_each(
+    client: TestClient, hand_offs: Callable[[Callable[[], Any]], int]
+) -> None:
+    campaign_id = campaign(client)
+    force_id = force(client, campaign_id)
+    unit(client, force_id)
+    assert hand_offs(lambda: client.get(f"/api/v1/forces/{force_id}")) == HAND_OFFS
+    assert hand_offs(lambda: client.get(f"/api/v1/campaigns/{campaign_id}/standings")) == HAND_OFFS
+    body = {"name": "Assault Squad", "power_rating": 5, "keywords": ["IMPERIUM", "INFANTRY"]}
+    write = lambda: client.post(f"/api/v1/forces/{force_id}/cards", json=body)  # noqa: E731
+    assert hand_offs(write) == HAND_OFFS
+    page = lambda: client.get(f"/campaigns/{campaign_id}")  # noqa: E731
+    assert hand_offs(page) == HAND_OFFS + 1  # and, after it is sent, the visit remembered
+    assert hand_offs(page) == HAND_OFFS  # nothing new since: nothing to remember
+
+
+def test_the_liveness_check_costs_none(
+    client: TestClient, hand_offs: Callable[[Callable[[], Any]], int]
+) -> None:
+    assert hand_offs(lambda: client.get("/health")) == 0
