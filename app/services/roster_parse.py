@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import math
-import re
 import zipfile
 from collections import Counter
 from collections.abc import Mapping
@@ -22,6 +21,7 @@ from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
 from app.errors import DomainError
+from app.services.roster_factions import Setting, fill_placeholders, placeholder_of, resolve
 
 NS = "{http://www.battlescribe.net/schema/rosterSchema}"
 # The 9th-edition game system (BSData wh40k, also what New Recruit writes).
@@ -303,27 +303,26 @@ def _power(selection: Element, cost_name: str = PL) -> float:
     return total
 
 
-_CHOICE = re.compile(r"^(?P<kind>[^:<>]{1,40}?)\s+(?:choice|selector|selection)$", re.IGNORECASE)
-
-
 def _sub_factions(force: Element) -> dict[str, str]:
-    """The sub-factions a detachment names, by the placeholder they fill: a "Sept Choice"
-    or "**Chapter Selector**" setting whose chosen option is "Vior'la Sept" or "Chapter:
-    Salamanders" fills ``<Sept>`` / ``<Chapter>``. An option that is itself a placeholder
-    ("Dynasty: <Custom>") or no option fills nothing."""
-    chosen: dict[str, str] = {}
+    """The sub-factions a detachment chose, by the placeholder they fill (rulings 51 and
+    74): its settings are the force-level selections that hold options but no unit."""
+    settings = []
+    placeholders = set()
     for selection in _children(force):
-        found = _CHOICE.match(" ".join(selection.get("name", "").strip("* ").split()))
-        options = _children(selection)
-        if not found or not options:
+        inner = _descendants(selection)
+        for part in (selection, *inner):
+            for category in _categories(part):
+                found = placeholder_of(category.get("name", ""))
+                if found:
+                    placeholders.add(found)
+        if selection.get("type") in ("unit", "model") or any(
+            d.get("type") in ("unit", "model") for d in inner
+        ):
             continue
-        kind = found.group("kind").casefold()
-        value = " ".join(options[0].get("name", "").split())
-        if value.casefold().startswith(f"{kind}:"):
-            value = value.split(":", 1)[1].strip()
-        if value and "<" not in value and ">" not in value:
-            chosen.setdefault(kind, value.upper()[:MAX_KEYWORD])
-    return chosen
+        options = tuple(" ".join(o.get("name", "").split()) for o in _children(selection))
+        if options:
+            settings.append(Setting(selection.get("name", ""), options))
+    return fill_placeholders(settings, placeholders)
 
 
 def _unit(
@@ -404,31 +403,38 @@ def _role(primary: str) -> str:
 
 
 def _keyword_categories(selection: Element, descendants: list[Element]) -> list[Element]:
-    """The unit's own categories. Only a unit that carries no keyword of its own (some
-    rosters put them on the models) takes its models' - and then those of its main kind of
-    model, the most numerous: attached models of another kind (a Commander's Gun Drones) add
-    models and wargear, not keywords (ruling 45). From an upgrade only a ``Faction:`` one
-    (e.g. a Knight household): an upgrade's other categories are options such as a Knight
-    Lance's CHARACTER, which Crusade forbids."""
+    """The categories that give a unit its keywords (ruling 73): its own; those that every
+    one of its models carries (a Valkyrie's AIRCRAFT, a Tactical Drone's faction); and those
+    of its principal model - the unit's one CHARACTER model when it has exactly one (Aun'Va
+    with her Ethereal Guard, the Silent King with his Menhirs, a Commander with drones), or
+    else, for a unit with no keyword of its own, its most numerous kind of model. Attached
+    models of another kind add models and wargear, not keywords (ruling 45). From an upgrade
+    only a ``Faction:`` one (e.g. a Knight household): an upgrade's other categories are
+    options such as a Knight Lance's CHARACTER, which Crusade forbids."""
     found = list(_categories(selection))
     for child in descendants:
         if child.get("type") != "model":
             found.extend(c for c in _categories(child) if _name(c).startswith("faction:"))
-    if any(_is_keyword(c) for c in _categories(selection)):
+    models = [m for m in (selection, *descendants) if m.get("type") == "model"]
+    kinds: dict[frozenset[str], list[Element]] = {}
+    counts: dict[frozenset[str], int] = {}
+    for model in models:
+        kind = frozenset(_name(c) for c in _categories(model) if c.get("primary") != "true")
+        kinds.setdefault(kind, []).append(model)
+        counts[kind] = counts.get(kind, 0) + _count(model)
+    if not kinds:
         return found
-    kinds: dict[tuple[str, ...], int] = {}
-    for child in descendants:
-        if child.get("type") == "model":
-            kind = tuple(sorted(_name(c) for c in _categories(child) if _is_keyword(c)))
-            kinds[kind] = kinds.get(kind, 0) + _count(child)
-    main = max(kinds.items(), key=lambda k: k[1], default=((), 0))[0]
-    for child in descendants:
-        own = _categories(child)
-        if (
-            child.get("type") == "model"
-            and tuple(sorted(_name(c) for c in own if _is_keyword(c))) == main
-        ):
-            found.extend(own)
+    shared = frozenset.intersection(*kinds)
+    found.extend(c for c in _categories(models[0]) if _name(c) in shared)
+    characters = [k for k in kinds if "character" in k]
+    if len(characters) == 1 and counts[characters[0]] == 1:
+        principal: frozenset[str] | None = characters[0]
+    elif any(_is_keyword(c) for c in _categories(selection)):
+        principal = None
+    else:
+        principal = max(counts.items(), key=lambda k: k[1])[0]
+    if principal is not None:
+        found.extend(_categories(kinds[principal][0]))
     return found
 
 
@@ -456,8 +462,7 @@ def _keywords(
         raw = " ".join(category.get("name", "").split())
         is_faction = raw.casefold().startswith("faction:")
         word = raw.split(":", 1)[1].strip().upper() if is_faction else raw.upper()
-        if word.startswith("<") and word.endswith(">"):
-            word = chosen.get(word[1:-1].strip().casefold(), "")
+        word = resolve(word, chosen)
         if not word or word.startswith("<") or word.casefold().startswith(SKIPPED_PREFIX):
             continue
         word = word[:MAX_KEYWORD]
