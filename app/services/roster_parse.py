@@ -14,7 +14,7 @@ import math
 import zipfile
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from xml.etree.ElementTree import Element, ParseError
 
 from defusedxml import DefusedXmlException
@@ -218,6 +218,23 @@ def parse_roster(data: bytes) -> ParsedRoster:
         chosen = _sub_factions(force)
         for s_index, selection in enumerate(_children(force), start=1):
             key = f"{f_index}.{s_index}"
+            wrapped = _wrapped_units(selection)
+            if wrapped:
+                role = _role(_primary(selection))
+                for w_index, inner in enumerate(wrapped, start=1):
+                    inner_key = key if len(wrapped) == 1 else f"{key}.{w_index}"
+                    read = _unit(inner, inner_key, detachment, chosen)
+                    if isinstance(read, RosterUnit):
+                        units.append(
+                            read if read.battlefield_role else replace(read, battlefield_role=role)
+                        )
+                    elif read is not None:
+                        unreadable.append(read)
+                inside = {id(d) for w in wrapped for d in (w, *_descendants(w))}
+                options += _power(selection) + sum(
+                    _power(d) for d in _descendants(selection) if id(d) not in inside
+                )
+                continue
             read = _unit(selection, key, detachment, chosen)
             if isinstance(read, RosterUnit):
                 units.append(read)
@@ -381,6 +398,23 @@ def _unit(
         ),
         detachment=detachment,
     )
+
+
+def _wrapped_units(selection: Element) -> list[Element]:
+    """The units a force-level selection that is not a unit itself holds: a Necron
+    "Dynastic Advisors" upgrade holding a Technomancer, a "Bound Creation" holding
+    Cryptothralls. Each is read as the unit it is, by its own name and categories; a
+    child model counts when it carries keywords of its own (a character on its own)."""
+    if selection.get("type") in ("unit", "model") or _written_as_upgrade(
+        selection, _primary(selection)
+    ):
+        return []
+    return [
+        child
+        for child in _children(selection)
+        if child.get("type") == "unit"
+        or (child.get("type") == "model" and any(_is_keyword(c) for c in _categories(child)))
+    ]
 
 
 def _written_as_upgrade(selection: Element, primary: str) -> bool:

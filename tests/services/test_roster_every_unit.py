@@ -203,3 +203,31 @@ class TestKeywordsOfTheModels:
         haulers = next(u for u in roster.units if u.name == "Myphitic Blight-haulers")
         assert "WRETCHED" in haulers.keywords and "WRETCHED" in haulers.faction_keywords
         assert all("WRETCHED" in u.keywords for u in roster.units if u.name != "Typhus")
+
+
+class TestUnitsInsideOtherSelections:
+    """Case 5: a force-level selection that holds a unit (a Dynastic Advisor holding a
+    Technomancer, a Bound Creation around Cryptothralls) is read as that unit."""
+
+    def test_a_dynastic_advisor_is_its_technomancer(self) -> None:
+        roster = read("constructed/necrons_silent_king_advisor.ros")
+        necrons = {"NECRONS", "SZAREKHAN"}
+        assert units_of(roster)[1:] == [
+            ("Overlord", 6, necrons | {"CHARACTER", "INFANTRY", "NOBLE", "OVERLORD"}),
+            ("Technomancer", 4, necrons | {"CHARACTER", "INFANTRY", "CRYPTEK", "TECHNOMANCER"}),
+            ("Necron Warriors", 6, necrons | {"CORE", "INFANTRY", "NECRON WARRIORS"}),
+        ]
+        assert (len(roster.units), roster.read_power, roster.total_power) == (4, 40, 40)
+        assert roster.unreadable == ()
+
+    def test_a_real_bound_creation_is_its_cryptothralls(self) -> None:
+        roster = read("necrons_patrol.rosz")
+        thralls = roster.units[-1]
+        assert (thralls.key, thralls.name, thralls.power_rating, set(thralls.keywords)) == (
+            "1.9",
+            "Cryptothralls",
+            2,
+            {"CRYPTOTHRALLS", "CANOPTEK", "NECRONS", "INFANTRY"},
+        )
+        assert thralls.models == ("2x Cryptothrall",)
+        assert roster.unreadable == () and roster.read_power == roster.total_power
