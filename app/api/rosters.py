@@ -18,6 +18,7 @@ from app.api.schemas import (
 from app.db.session import SessionDep
 from app.services import roster_import
 from app.services.roster_import import RosterPreview
+from app.services.roster_parse import read_upload
 
 router = APIRouter(tags=["campaigns"])
 
@@ -57,7 +58,7 @@ def import_roster(
         ),
     ] = None,
 ) -> RosterImportPublic | RosterPreviewPublic:
-    data = file.file.read()
+    data = read_upload(file.file)
     if preview:
         return preview_public(roster_import.preview(session, force_id=force_id, data=data))
     added = roster_import.add(

@@ -15,6 +15,7 @@ import zipfile
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import BinaryIO
 from xml.etree.ElementTree import Element, ParseError
 
 from defusedxml import DefusedXmlException
@@ -127,6 +128,19 @@ def _unreadable(why: str) -> DomainError:
 
 
 # --- the file ------------------------------------------------------------------------------
+
+
+def read_upload(stream: BinaryIO) -> bytes:
+    """An uploaded file, read to at most MAX_ROSTER_BYTES: no roster, zipped or not, is
+    larger, so a bigger upload is refused without being read whole."""
+    data = stream.read(MAX_ROSTER_BYTES + 1)
+    if len(data) > MAX_ROSTER_BYTES:
+        raise _problem(
+            "roster_too_large",
+            f"A roster file may be {MAX_ROSTER_BYTES // (1024 * 1024)} MB at most.",
+            status=413,
+        )
+    return data
 
 
 def roster_xml(data: bytes) -> bytes:
