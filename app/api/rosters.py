@@ -44,7 +44,10 @@ def import_roster(
     ] = False,
     units: Annotated[
         list[str] | None,
-        Form(description="Roster keys of the units to add (default: every new unit)"),
+        Form(
+            description="Roster keys of the units to add (default: every new unit that can "
+            "join, i.e. without a `problem`)"
+        ),
     ] = None,
     buy: Annotated[
         list[str] | None,
@@ -107,6 +110,7 @@ def preview_public(shown: RosterPreview) -> RosterPreviewPublic:
                 update_requisitions=[o.requisition for o in line.update.orders],
                 update_refused=line.update_refused,
                 not_applied=list(line.update.not_applied),
+                problem=line.problem,
             )
             for line in shown.lines
         ],
