@@ -417,11 +417,15 @@ def _unit(
 def _wrapped_units(selection: Element) -> list[Element]:
     """The units a force-level selection that is not a unit itself holds: a Necron
     "Dynastic Advisors" upgrade holding a Technomancer, a "Bound Creation" holding
-    Cryptothralls. Each is read as the unit it is, by its own name and categories; a
+    Cryptothralls (written as an upgrade, or as a 'unit' with no keyword of its own whose
+    child is the unit). Each is read as the unit it is, by its own name and categories; a
     child model counts when it carries keywords of its own (a character on its own)."""
-    if selection.get("type") in ("unit", "model") or _written_as_upgrade(
-        selection, _primary(selection)
-    ):
+    kind = selection.get("type")
+    if kind == "unit":
+        if any(_is_keyword(c) for c in _categories(selection)):
+            return []
+        return [child for child in _children(selection) if child.get("type") == "unit"]
+    if kind == "model" or _written_as_upgrade(selection, _primary(selection)):
         return []
     return [
         child
@@ -464,10 +468,11 @@ def _keyword_categories(selection: Element, descendants: list[Element]) -> list[
         if child.get("type") != "model":
             found.extend(c for c in _categories(child) if _name(c).startswith("faction:"))
     models = [m for m in (selection, *descendants) if m.get("type") == "model"]
+    found.extend(_option_categories(selection, models))
     kinds: dict[frozenset[str], list[Element]] = {}
     counts: dict[frozenset[str], int] = {}
     for model in models:
-        kind = frozenset(_name(c) for c in _categories(model) if c.get("primary") != "true")
+        kind = _kind_of(model)
         kinds.setdefault(kind, []).append(model)
         counts[kind] = counts.get(kind, 0) + _count(model)
     if not kinds:
@@ -484,6 +489,33 @@ def _keyword_categories(selection: Element, descendants: list[Element]) -> list[
     if principal is not None:
         found.extend(_categories(kinds[principal][0]))
     return found
+
+
+def _option_categories(selection: Element, models: list[Element]) -> list[Element]:
+    """The keywords a unit's options give it (ruling 73): a Jump Pack's FLY and JUMP PACK,
+    Smoke Launchers' SMOKESCREEN, a Chapter Command upgrade's CHAPTER MASTER, a Chaos
+    Knight's KHORNE - from an option of the unit itself or of a model whose keywords are the
+    unit's (its only kind of model, or its one CHARACTER). Never CHARACTER: a Knight Lance
+    makes no CHARACTER in Crusade (rulings 31 and 35)."""
+    kinds = {_kind_of(m) for m in models}
+    characters = [m for m in models if "character" in _kind_of(m)]
+    principal = characters[0] if len(characters) == 1 and _count(characters[0]) == 1 else None
+    found: list[Element] = []
+    stack = [(child, selection) for child in _children(selection)]
+    while stack:  # depth already bounded by _descendants, which the caller has walked
+        child, owner = stack.pop()
+        if child.get("type") == "model":
+            owner = child
+        elif child.get("type") == "upgrade" and (
+            owner is selection or len(kinds) == 1 or owner is principal
+        ):
+            found.extend(c for c in _categories(child) if _name(c) != "character")
+        stack.extend((grandchild, owner) for grandchild in _children(child))
+    return found
+
+
+def _kind_of(model: Element) -> frozenset[str]:
+    return frozenset(_name(c) for c in _categories(model) if c.get("primary") != "true")
 
 
 def _name(category: Element) -> str:

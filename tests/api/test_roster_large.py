@@ -1,7 +1,9 @@
-"""Issue 39, case 6: a real multi-detachment roster runs to several hundred KB, past the
-256 KiB every other request body is held to; roster uploads have their own bound, still
-counted as the body arrives, and the zip-bomb guards stay (tests/services/test_roster_parse.py).
-Runs on SQLite and PostgreSQL (the client fixture)."""
+"""Issue 39, case 6: a real roster runs to several hundred KB, past the 256 KiB every other
+request body is held to; roster uploads have their own bound, still counted as the body
+arrives, and the zip-bomb guards stay (tests/services/test_roster_parse.py). The real file is
+a 2,000-point Blood Angels list whose .ros is 370,448 bytes (SOURCES.md); four real
+detachments put together give a larger one of several detachments. Runs on SQLite and
+PostgreSQL (the client fixture)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,10 @@ from app.services.roster_parse import MAX_ROSTER_BYTES, parse_roster
 from tests.api.helpers import assert_problem, campaign, dump, force
 from tests.api.test_roster_api import post
 from tests.services.test_roster_parse import ros_of, zipped
+from tests.services.test_roster_real_files import BLOOD_ANGELS_2000
+
+# The real one: one Battalion, 12 units, 106 PL; its .ros as the list builder saved it
+BLOOD_ANGELS = ros_of("blood_angels_2000.rosz")
 
 # Four real detachments (SOURCES.md): a Salamanders Battalion and a Blood Angels Patrol, twice
 PARTS = ("salamanders_battalion.rosz", "blood_angels.rosz") * 2
@@ -43,6 +49,34 @@ def test_the_large_roster_is_real_size() -> None:
     roster = parse_roster(LARGE)
     assert len(roster.detachments) == 4 and len(roster.units) == 20
     assert roster.read_power == roster.total_power == 124 and roster.unreadable == ()
+
+
+def test_a_real_370_kb_ros_previews_unit_by_unit_and_imports(
+    client: TestClient, engine: Engine
+) -> None:
+    """Every unit as read by hand (tests/services/test_roster_real_files.py); the whole list
+    is past the Supply Limit (50 PL), so a player adds what fits."""
+    assert len(BLOOD_ANGELS) == 370_448 > MAX_BODY
+    force_id = force(client, campaign(client), "Angels of Baal", "IMPERIUM")
+    shown = post(client, force_id, BLOOD_ANGELS, preview=True)
+    assert shown.status_code == 200, shown.text
+    body = shown.json()
+    read = [
+        (u["key"], u["name"], u["power_rating"], frozenset(u["keywords"])) for u in body["units"]
+    ]
+    assert read == BLOOD_ANGELS_2000
+    assert body["read_power"] == body["roster_power_level"] == 106 and body["unreadable"] == []
+    assert [u["problem"] for u in body["units"]] == [None] * 12
+    before = dump(engine)
+    assert_problem(post(client, force_id, BLOOD_ANGELS), 422, "supply_limit_exceeded")
+    assert dump(engine) == before
+    added = post(client, force_id, BLOOD_ANGELS, units=["1.3", "1.4", "1.13"])  # 17+15+8 PL
+    assert added.status_code == 201, added.text
+    cards = added.json()["cards"]
+    assert [(c["name"], c["power_rating"]) for c in cards] == [
+        ("Sanguinary Guard", 17), ("Death Company Marines", 15), ("Chapter Master", 8)
+    ]  # fmt: skip
+    assert {"FLY", "JUMP PACK", "CHAPTER MASTER", "CHARACTER"} <= set(cards[2]["keywords"])
 
 
 def test_a_large_ros_previews_and_imports(client: TestClient) -> None:

@@ -1,7 +1,8 @@
 """Issue 39: rosters read exactly, unit by unit (name, Power Rating, keywords with their
 placeholders filled), against a reading of each file done by hand. Real files are in
-tests/fixtures/rosters, constructed ones (the same BattleScribe structure, one case each) in
-tests/fixtures/rosters/constructed; SOURCES.md says which is which."""
+tests/fixtures/rosters (the newest, read by hand in full: test_roster_real_files.py),
+constructed ones (the same BattleScribe structure, one case each, for cases no real file
+covers) in tests/fixtures/rosters/constructed; SOURCES.md says which is which."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from app.services.roster_factions import Setting, fill_placeholders
 from app.services.roster_parse import ParsedRoster, parse_roster
+from tests.services.test_roster_parse import COMMANDER, roster_with
 
 ROSTERS = Path(__file__).parents[1] / "fixtures" / "rosters"
 
@@ -24,7 +26,6 @@ def units_of(roster: ParsedRoster) -> list[tuple[str, int, set[str]]]:
 
 
 CHAOS = {"CHAOS", "HERETIC ASTARTES", "BLACK LEGION"}
-GREY_KNIGHTS = {"IMPERIUM", "GREY KNIGHTS", "SANCTIC ASTARTES", "RAPIERS"}
 ORKS = {"ORK", "GOFFS"}
 KNIGHTS = {"IMPERIUM", "IMPERIAL KNIGHTS", "QUESTOR IMPERIALIS", "HOUSE CADMUS"}
 SAIM_HANN = {"AELDARI", "ASURYANI", "SAIM-HANN"}
@@ -34,19 +35,6 @@ SUB_FACTIONS = {
     "constructed/chaos_legion.ros": [
         ("Chaos Lord", 5, CHAOS | {"CHARACTER", "INFANTRY", "CHAOS LORD"}),
         ("Legionaries", 6, CHAOS | {"CORE", "INFANTRY", "LEGIONARIES"}),
-    ],
-    "constructed/grey_knights_brotherhood.ros": [
-        (
-            "Brother-Captain",
-            6,
-            GREY_KNIGHTS | {"CHARACTER", "INFANTRY", "PSYKER", "BROTHER-CAPTAIN"},
-        ),
-        ("Strike Squad", 6, GREY_KNIGHTS | {"CORE", "INFANTRY", "PSYKER", "STRIKE SQUAD"}),
-        (
-            "Nemesis Dreadknight",
-            9,
-            GREY_KNIGHTS | {"VEHICLE", "CORE", "PSYKER", "NEMESIS DREADKNIGHT"},
-        ),
     ],
     "constructed/orks_clan_kultur.ros": [
         ("Warboss", 4, ORKS | {"CHARACTER", "INFANTRY", "WARBOSS"}),
@@ -182,20 +170,12 @@ MODELS = {
 
 class TestKeywordsOfTheModels:
     """Cases 3 and 4 (ruling 73): a unit's keywords are its own, those every model shares,
-    and those of its one CHARACTER model; an attached drone's never (ruling 45)."""
+    and those of its one CHARACTER model; an attached drone's never (ruling 45). The Silent
+    King of a real file: tests/services/test_roster_real_files.py."""
 
     @pytest.mark.parametrize("fixture", sorted(MODELS))
     def test_every_unit_as_the_file_has_it(self, fixture: str) -> None:
         assert units_of(read(fixture)) == MODELS[fixture]
-
-    def test_the_silent_king_is_a_character_not_a_menhir(self) -> None:
-        king = read("constructed/necrons_silent_king_advisor.ros").units[0]
-        assert (king.name, king.power_rating) == ("The Silent King", 24)
-        assert set(king.keywords) == {
-            "NECRONS", "TRIARCH", "VEHICLE", "FLY", "CHARACTER", "NOBLE", "SZAREKH",
-            "THE SILENT KING",
-        }  # fmt: skip
-        assert "TRIARCHAL MENHIR" not in king.keywords
 
     def test_a_real_death_guard_blight_hauler_keeps_its_company(self) -> None:
         """Both Blight-hauler models carry `Faction: Wretched`; the unit does not."""
@@ -207,18 +187,8 @@ class TestKeywordsOfTheModels:
 
 class TestUnitsInsideOtherSelections:
     """Case 5: a force-level selection that holds a unit (a Dynastic Advisor holding a
-    Technomancer, a Bound Creation around Cryptothralls) is read as that unit."""
-
-    def test_a_dynastic_advisor_is_its_technomancer(self) -> None:
-        roster = read("constructed/necrons_silent_king_advisor.ros")
-        necrons = {"NECRONS", "SZAREKHAN"}
-        assert units_of(roster)[1:] == [
-            ("Overlord", 6, necrons | {"CHARACTER", "INFANTRY", "NOBLE", "OVERLORD"}),
-            ("Technomancer", 4, necrons | {"CHARACTER", "INFANTRY", "CRYPTEK", "TECHNOMANCER"}),
-            ("Necron Warriors", 6, necrons | {"CORE", "INFANTRY", "NECRON WARRIORS"}),
-        ]
-        assert (len(roster.units), roster.read_power, roster.total_power) == (4, 40, 40)
-        assert roster.unreadable == ()
+    Technomancer, a Bound Creation around Cryptothralls) is read as that unit. A real file
+    with both: tests/services/test_roster_real_files.py."""
 
     def test_a_real_bound_creation_is_its_cryptothralls(self) -> None:
         roster = read("necrons_patrol.rosz")
@@ -231,3 +201,41 @@ class TestUnitsInsideOtherSelections:
         )
         assert thralls.models == ("2x Cryptothrall",)
         assert roster.unreadable == () and roster.read_power == roster.total_power
+
+
+def _option(name: str, *categories: str) -> str:
+    cats = "".join(f'<category name="{c}" primary="false"/>' for c in categories)
+    return (
+        f'<selection name="{name}" type="upgrade" number="1">'
+        f"<categories>{cats}</categories></selection>"
+    )
+
+
+class TestKeywordsOfTheOptions:
+    """Ruling 73 (real files: blood_angels_2000.rosz, chaos_knights.rosz): an option chosen
+    for the unit gives it the keywords the file puts on it - a Jump Pack's FLY and JUMP
+    PACK - when it is the unit's or its principal model's; never CHARACTER (a Lance,
+    rulings 31 and 35) nor the per-battle Warlord."""
+
+    def test_the_commanders_options_count_its_drones_do_not(self) -> None:
+        commander_options = (
+            _option("Jump Pack", "Fly", "Jump Pack")
+            + _option("Character (Lance)", "Character")
+            + _option("Warlord", "Warlord")
+        )
+        drone_option = _option("Shield Generator", "Shielded")
+        drone = '<category name="Fly" primary="false"/></categories></selection>'
+        with_options = COMMANDER.replace(
+            drone,
+            drone.replace("</selection>", f"<selections>{drone_option}</selections></selection>"),
+        ).replace("</categories><selections>", "</categories><selections>" + commander_options, 1)
+        assert with_options.count("Shield Generator") == with_options.count("Jump Pack") // 2 == 1
+        (commander,) = parse_roster(roster_with(with_options)).units
+        assert {"JUMP PACK", "FLY", "CHARACTER"} <= set(commander.keywords)
+        assert "SHIELDED" not in commander.keywords and "DRONE" not in commander.keywords
+        assert "WARLORD" not in commander.keywords and commander.warlord
+
+    def test_a_lance_alone_makes_no_character(self) -> None:
+        knight = read("chaos_knights.rosz").units[0]
+        assert "KHORNE" in knight.keywords  # its Khorne dedication, an option of its model
+        assert "CHARACTER" not in knight.keywords and knight.character_option
