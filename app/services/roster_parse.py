@@ -460,9 +460,9 @@ def _keyword_categories(selection: Element, descendants: list[Element]) -> list[
     of its principal model - the unit's one CHARACTER model when it has exactly one (Aun'Va
     with her Ethereal Guard, the Silent King with his Menhirs, a Commander with drones), or
     else, for a unit with no keyword of its own, its most numerous kind of model. Attached
-    models of another kind add models and wargear, not keywords (ruling 45). From an upgrade
-    only a ``Faction:`` one (e.g. a Knight household): an upgrade's other categories are
-    options such as a Knight Lance's CHARACTER, which Crusade forbids."""
+    models of another kind add models and wargear, not keywords (ruling 45). Any upgrade's
+    ``Faction:`` one (e.g. a Knight household), and the other categories of its options
+    (``_option_categories``), but never a Knight Lance's CHARACTER, which Crusade forbids."""
     found = list(_categories(selection))
     for child in descendants:
         if child.get("type") != "model":
