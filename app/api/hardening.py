@@ -35,6 +35,12 @@ MAX_BODY = 256 * 1024
 # form around it. app/services/photos.py refuses a photo over its own limit with its reason.
 MAX_PHOTO_BODY = 48 * 1024 * 1024  # the website sends several photos in one form
 PHOTO_UPLOAD = re.compile(r"^(?:/api/v1)?/battles/[0-9]{1,10}/photos$")
+# A roster upload (issue 39) is the other: a real multi-detachment .ros runs to several
+# hundred KB. Room for the largest .ros the reader takes (4 MB, MAX_ROSTER_BYTES in
+# app/services/roster_parse.py, which refuses past it with its reason, zipped or not) and
+# the form around it, or that file carried back zipped in base64 by the preview page.
+MAX_ROSTER_BODY = 6 * 1024 * 1024
+ROSTER_UPLOAD = re.compile(r"^(?:/api/v1)?/forces/[0-9]{1,10}/roster(?:/preview)?$")
 # Ids fit a 32-bit column on every engine, as the bodies' Id (app/api/schemas.py) does.
 ID_LIMIT = 2**31
 CSRF_HEADER = "x-csrf-token"
@@ -139,6 +145,8 @@ async def _run(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None
 def _body_limit(scope: Scope) -> int:
     if scope["method"] == "POST" and PHOTO_UPLOAD.match(scope.get("path", "")):
         return MAX_PHOTO_BODY
+    if scope["method"] == "POST" and ROSTER_UPLOAD.match(scope.get("path", "")):
+        return MAX_ROSTER_BODY
     return MAX_BODY
 
 

@@ -19,6 +19,7 @@ from app.db.session import SessionDep
 from app.routing import OneHopRoute
 from app.services import roster_import
 from app.services.roster_import import RosterPreview
+from app.services.roster_parse import read_upload
 
 router = APIRouter(tags=["campaigns"], route_class=OneHopRoute)
 
@@ -44,7 +45,10 @@ def import_roster(
     ] = False,
     units: Annotated[
         list[str] | None,
-        Form(description="Roster keys of the units to add (default: every new unit)"),
+        Form(
+            description="Roster keys of the units to add (default: every new unit that can "
+            "join, i.e. without a `problem`)"
+        ),
     ] = None,
     buy: Annotated[
         list[str] | None,
@@ -58,7 +62,7 @@ def import_roster(
         ),
     ] = None,
 ) -> RosterImportPublic | RosterPreviewPublic:
-    data = file.file.read()
+    data = read_upload(file.file)
     if preview:
         return preview_public(roster_import.preview(session, force_id=force_id, data=data))
     added = roster_import.add(
@@ -107,6 +111,7 @@ def preview_public(shown: RosterPreview) -> RosterPreviewPublic:
                 update_requisitions=[o.requisition for o in line.update.orders],
                 update_refused=line.update_refused,
                 not_applied=list(line.update.not_applied),
+                problem=line.problem,
             )
             for line in shown.lines
         ],

@@ -806,6 +806,11 @@ class RosterUnitPublic(BaseModel):
         default_factory=list,
         description="Changes no Requisition carries over (a lower Power Rating, keywords)",
     )
+    problem: str | None = Field(
+        default=None,
+        description="A new unit that cannot join this force as the file has it (no keywords, "
+        "not the force's faction): why. It is left out when `units` is not given (ruling 75)",
+    )
 
 
 class RosterSkippedPublic(BaseModel):

@@ -127,6 +127,14 @@ def add_unit(force: OrderOfBattle, card: CrusadeCard, book: Rulebook) -> OrderOf
         raise RuleError(
             "unit_already_added", f"{card.name} is already in the Order of Battle.", field="id"
         )
+    check_joins(force, card, book)
+    check_supply(force, unit_supply(card, book), book)
+    return replace(force, cards=(*force.cards, card))
+
+
+def check_joins(force: OrderOfBattle, card: CrusadeCard, book: Rulebook) -> None:
+    """What a unit must be to join this force, whatever else it holds: the Crusade Faction
+    keyword (or UNALIGNED), and points when the force musters by points."""
     if not (card.has(force.crusade_faction) or card.has(book.numbers.unaligned_keyword)):
         raise RuleError(
             "crusade_faction_mismatch",
@@ -135,8 +143,6 @@ def add_unit(force: OrderOfBattle, card: CrusadeCard, book: Rulebook) -> OrderOf
             field="keywords",
         )
     require_points(card, book)
-    check_supply(force, unit_supply(card, book), book)
-    return replace(force, cards=(*force.cards, card))
 
 
 def remove_unit(force: OrderOfBattle, card_id: str) -> OrderOfBattle:

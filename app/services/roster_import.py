@@ -15,6 +15,8 @@ from sqlmodel import Session
 
 from app.db.models import Card
 from app.errors import DomainError
+from app.rules import cards as card_rules
+from app.rules import order_of_battle as oob_rules
 from app.rules.data import CharacterStratagem, rulebook
 from app.rules.errors import RuleError
 from app.rules.requisitions import (
@@ -23,7 +25,7 @@ from app.rules.requisitions import (
     purchase_requisition,
 )
 from app.rules.roster_update import RosterUpdate, roster_update
-from app.services import forces, requisitions
+from app.services import forces, requisitions, rulebooks
 from app.services.roster_parse import (
     MAX_POWERS,
     MAX_WARGEAR,
@@ -44,6 +46,7 @@ class RosterLine:
     card_id: int | None = None
     update: RosterUpdate = field(default_factory=RosterUpdate)  # present: what differs
     update_refused: str | None = None  # why buying the update would be refused now
+    problem: str | None = None  # why this new unit cannot join as the file has it (ruling 75)
 
     @property
     def present(self) -> bool:
@@ -89,6 +92,12 @@ class RosterPreview:
         return tuple(line for line in self.lines if not line.present)
 
     @property
+    def addable(self) -> tuple[RosterLine, ...]:
+        """The new units that can join as the file has them: what an import adds unless
+        the player chooses otherwise (ruling 75)."""
+        return tuple(line for line in self.new if line.problem is None)
+
+    @property
     def new_power(self) -> int:
         return sum(line.unit.power_rating for line in self.new)
 
@@ -107,7 +116,11 @@ def preview(session: Session, *, force_id: int, data: bytes) -> RosterPreview:
     roster = parse_roster(data)
     live = [c for c in view.cards if not c.removed]
     window = requisitions.purchase_window(session, force_id)
-    lines = tuple(_with_update(line, view.value, window) for line in _match(roster, live))
+    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    lines = tuple(
+        _with_problem(_with_update(line, view.value, window), view.value, book)
+        for line in _match(roster, live)
+    )
     matched = {line.card_id for line in lines}
     return RosterPreview(
         roster=roster,
@@ -140,6 +153,29 @@ def _with_update(line: RosterLine, force: Any, window: Any) -> RosterLine:
     except RuleError as error:
         refused = error.message
     return replace(line, update=update, update_refused=refused)
+
+
+def _with_problem(line: RosterLine, force: Any, book: Any) -> RosterLine:
+    """A new unit that could not join this force whatever else is chosen - the file gives
+    it no keywords, or not the force's faction - says why, so the rest can be added
+    without it (ruling 75). The Supply Limit depends on what else is ticked: not here."""
+    if line.present:
+        return line
+    if not line.unit.keywords:
+        return replace(line, problem="The roster gives this unit no keywords at all.")
+    try:
+        unit = line.unit
+        card = card_rules.new_card(
+            id="roster",
+            name=unit.name,
+            power_rating=unit.power_rating,
+            keywords=list(unit.keywords),
+            points=unit.points,
+        )
+        oob_rules.check_joins(force, card, book)
+    except RuleError as refused:
+        return replace(line, problem=refused.message)
+    return line
 
 
 def _match(roster: ParsedRoster, cards: list[Card]) -> tuple[RosterLine, ...]:
@@ -228,7 +264,9 @@ def _updating(shown: RosterPreview, keys: list[str]) -> list[RosterLine]:
 
 def _chosen(shown: RosterPreview, units: list[str] | None) -> list[RosterLine]:
     if units is None:
-        return list(shown.new)
+        # every new unit that can join; when none can, all of them, so that the refusal
+        # names the first (a roster of another army is refused, not silently empty)
+        return list(shown.addable or shown.new)
     by_key = {line.unit.key: line for line in shown.lines}
     unknown = [k for k in units if k not in by_key]
     if unknown:

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import io
 import math
-import re
 import zipfile
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import BinaryIO
 from xml.etree.ElementTree import Element, ParseError
 
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
 from app.errors import DomainError
+from app.services.roster_factions import Setting, fill_placeholders, placeholder_of, resolve
 
 NS = "{http://www.battlescribe.net/schema/rosterSchema}"
 # The 9th-edition game system (BSData wh40k, also what New Recruit writes).
@@ -129,6 +130,19 @@ def _unreadable(why: str) -> DomainError:
 # --- the file ------------------------------------------------------------------------------
 
 
+def read_upload(stream: BinaryIO) -> bytes:
+    """An uploaded file, read to at most MAX_ROSTER_BYTES: no roster, zipped or not, is
+    larger, so a bigger upload is refused without being read whole."""
+    data = stream.read(MAX_ROSTER_BYTES + 1)
+    if len(data) > MAX_ROSTER_BYTES:
+        raise _problem(
+            "roster_too_large",
+            f"A roster file may be {MAX_ROSTER_BYTES // (1024 * 1024)} MB at most.",
+            status=413,
+        )
+    return data
+
+
 def roster_xml(data: bytes) -> bytes:
     """The ``.ros`` XML of an upload, unzipping a ``.rosz`` (told apart by its content)."""
     if not data.startswith(b"PK"):
@@ -218,6 +232,23 @@ def parse_roster(data: bytes) -> ParsedRoster:
         chosen = _sub_factions(force)
         for s_index, selection in enumerate(_children(force), start=1):
             key = f"{f_index}.{s_index}"
+            wrapped = _wrapped_units(selection)
+            if wrapped:
+                role = _role(_primary(selection))
+                for w_index, inner in enumerate(wrapped, start=1):
+                    inner_key = key if len(wrapped) == 1 else f"{key}.{w_index}"
+                    read = _unit(inner, inner_key, detachment, chosen)
+                    if isinstance(read, RosterUnit):
+                        units.append(
+                            read if read.battlefield_role else replace(read, battlefield_role=role)
+                        )
+                    elif read is not None:
+                        unreadable.append(read)
+                inside = {id(d) for w in wrapped for d in (w, *_descendants(w))}
+                options += _power(selection) + sum(
+                    _power(d) for d in _descendants(selection) if id(d) not in inside
+                )
+                continue
             read = _unit(selection, key, detachment, chosen)
             if isinstance(read, RosterUnit):
                 units.append(read)
@@ -303,27 +334,26 @@ def _power(selection: Element, cost_name: str = PL) -> float:
     return total
 
 
-_CHOICE = re.compile(r"^(?P<kind>[^:<>]{1,40}?)\s+(?:choice|selector|selection)$", re.IGNORECASE)
-
-
 def _sub_factions(force: Element) -> dict[str, str]:
-    """The sub-factions a detachment names, by the placeholder they fill: a "Sept Choice"
-    or "**Chapter Selector**" setting whose chosen option is "Vior'la Sept" or "Chapter:
-    Salamanders" fills ``<Sept>`` / ``<Chapter>``. An option that is itself a placeholder
-    ("Dynasty: <Custom>") or no option fills nothing."""
-    chosen: dict[str, str] = {}
+    """The sub-factions a detachment chose, by the placeholder they fill (rulings 51 and
+    74): its settings are the force-level selections that hold options but no unit."""
+    settings = []
+    placeholders = set()
     for selection in _children(force):
-        found = _CHOICE.match(" ".join(selection.get("name", "").strip("* ").split()))
-        options = _children(selection)
-        if not found or not options:
+        inner = _descendants(selection)
+        for part in (selection, *inner):
+            for category in _categories(part):
+                found = placeholder_of(category.get("name", ""))
+                if found:
+                    placeholders.add(found)
+        if selection.get("type") in ("unit", "model") or any(
+            d.get("type") in ("unit", "model") for d in inner
+        ):
             continue
-        kind = found.group("kind").casefold()
-        value = " ".join(options[0].get("name", "").split())
-        if value.casefold().startswith(f"{kind}:"):
-            value = value.split(":", 1)[1].strip()
-        if value and "<" not in value and ">" not in value:
-            chosen.setdefault(kind, value.upper()[:MAX_KEYWORD])
-    return chosen
+        options = tuple(" ".join(o.get("name", "").split()) for o in _children(selection))
+        if options:
+            settings.append(Setting(selection.get("name", ""), options))
+    return fill_placeholders(settings, placeholders)
 
 
 def _unit(
@@ -384,6 +414,27 @@ def _unit(
     )
 
 
+def _wrapped_units(selection: Element) -> list[Element]:
+    """The units a force-level selection that is not a unit itself holds: a Necron
+    "Dynastic Advisors" upgrade holding a Technomancer, a "Bound Creation" holding
+    Cryptothralls (written as an upgrade, or as a 'unit' with no keyword of its own whose
+    child is the unit). Each is read as the unit it is, by its own name and categories; a
+    child model counts when it carries keywords of its own (a character on its own)."""
+    kind = selection.get("type")
+    if kind == "unit":
+        if any(_is_keyword(c) for c in _categories(selection)):
+            return []
+        return [child for child in _children(selection) if child.get("type") == "unit"]
+    if kind == "model" or _written_as_upgrade(selection, _primary(selection)):
+        return []
+    return [
+        child
+        for child in _children(selection)
+        if child.get("type") == "unit"
+        or (child.get("type") == "model" and any(_is_keyword(c) for c in _categories(child)))
+    ]
+
+
 def _written_as_upgrade(selection: Element, primary: str) -> bool:
     """A unit BattleScribe's data writes as a force-level 'upgrade' (a Death Guard Daemon
     Prince, Plagueburst Crawlers, Necron Bound Creations): it has a Battlefield Role as its
@@ -404,32 +455,67 @@ def _role(primary: str) -> str:
 
 
 def _keyword_categories(selection: Element, descendants: list[Element]) -> list[Element]:
-    """The unit's own categories. Only a unit that carries no keyword of its own (some
-    rosters put them on the models) takes its models' - and then those of its main kind of
-    model, the most numerous: attached models of another kind (a Commander's Gun Drones) add
-    models and wargear, not keywords (ruling 45). From an upgrade only a ``Faction:`` one
-    (e.g. a Knight household): an upgrade's other categories are options such as a Knight
-    Lance's CHARACTER, which Crusade forbids."""
+    """The categories that give a unit its keywords (ruling 73): its own; those that every
+    one of its models carries (a Valkyrie's AIRCRAFT, a Tactical Drone's faction); and those
+    of its principal model - the unit's one CHARACTER model when it has exactly one (Aun'Va
+    with her Ethereal Guard, the Silent King with his Menhirs, a Commander with drones), or
+    else, for a unit with no keyword of its own, its most numerous kind of model. Attached
+    models of another kind add models and wargear, not keywords (ruling 45). Any upgrade's
+    ``Faction:`` one (e.g. a Knight household), and the other categories of its options
+    (``_option_categories``), but never a Knight Lance's CHARACTER, which Crusade forbids."""
     found = list(_categories(selection))
     for child in descendants:
         if child.get("type") != "model":
             found.extend(c for c in _categories(child) if _name(c).startswith("faction:"))
-    if any(_is_keyword(c) for c in _categories(selection)):
+    models = [m for m in (selection, *descendants) if m.get("type") == "model"]
+    found.extend(_option_categories(selection, models))
+    kinds: dict[frozenset[str], list[Element]] = {}
+    counts: dict[frozenset[str], int] = {}
+    for model in models:
+        kind = _kind_of(model)
+        kinds.setdefault(kind, []).append(model)
+        counts[kind] = counts.get(kind, 0) + _count(model)
+    if not kinds:
         return found
-    kinds: dict[tuple[str, ...], int] = {}
-    for child in descendants:
-        if child.get("type") == "model":
-            kind = tuple(sorted(_name(c) for c in _categories(child) if _is_keyword(c)))
-            kinds[kind] = kinds.get(kind, 0) + _count(child)
-    main = max(kinds.items(), key=lambda k: k[1], default=((), 0))[0]
-    for child in descendants:
-        own = _categories(child)
-        if (
-            child.get("type") == "model"
-            and tuple(sorted(_name(c) for c in own if _is_keyword(c))) == main
-        ):
-            found.extend(own)
+    shared = frozenset.intersection(*kinds)
+    found.extend(c for c in _categories(models[0]) if _name(c) in shared)
+    characters = [k for k in kinds if "character" in k]
+    if len(characters) == 1 and counts[characters[0]] == 1:
+        principal: frozenset[str] | None = characters[0]
+    elif any(_is_keyword(c) for c in _categories(selection)):
+        principal = None
+    else:
+        principal = max(counts.items(), key=lambda k: k[1])[0]
+    if principal is not None:
+        found.extend(_categories(kinds[principal][0]))
     return found
+
+
+def _option_categories(selection: Element, models: list[Element]) -> list[Element]:
+    """The keywords a unit's options give it (ruling 73): a Jump Pack's FLY and JUMP PACK,
+    Smoke Launchers' SMOKESCREEN, a Chapter Command upgrade's CHAPTER MASTER, a Chaos
+    Knight's KHORNE - from an option of the unit itself or of a model whose keywords are the
+    unit's (its only kind of model, or its one CHARACTER). Never CHARACTER: a Knight Lance
+    makes no CHARACTER in Crusade (rulings 31 and 35)."""
+    kinds = {_kind_of(m) for m in models}
+    characters = [m for m in models if "character" in _kind_of(m)]
+    principal = characters[0] if len(characters) == 1 and _count(characters[0]) == 1 else None
+    found: list[Element] = []
+    stack = [(child, selection) for child in _children(selection)]
+    while stack:  # depth already bounded by _descendants, which the caller has walked
+        child, owner = stack.pop()
+        if child.get("type") == "model":
+            owner = child
+        elif child.get("type") == "upgrade" and (
+            owner is selection or len(kinds) == 1 or owner is principal
+        ):
+            found.extend(c for c in _categories(child) if _name(c) != "character")
+        stack.extend((grandchild, owner) for grandchild in _children(child))
+    return found
+
+
+def _kind_of(model: Element) -> frozenset[str]:
+    return frozenset(_name(c) for c in _categories(model) if c.get("primary") != "true")
 
 
 def _name(category: Element) -> str:
@@ -456,8 +542,7 @@ def _keywords(
         raw = " ".join(category.get("name", "").split())
         is_faction = raw.casefold().startswith("faction:")
         word = raw.split(":", 1)[1].strip().upper() if is_faction else raw.upper()
-        if word.startswith("<") and word.endswith(">"):
-            word = chosen.get(word[1:-1].strip().casefold(), "")
+        word = resolve(word, chosen)
         if not word or word.startswith("<") or word.casefold().startswith(SKIPPED_PREFIX):
             continue
         word = word[:MAX_KEYWORD]

@@ -20,11 +20,14 @@ from app.rules.data import rulebook
 from app.services import forces, roster_import, rulebooks
 from app.services.access import Access
 from app.services.accounts import Principal
+from app.services.roster_parse import MAX_ROSTER_BYTES, read_upload
 from app.web.pages import attempt, page, redirect, render
 
 router = APIRouter(route_class=OneHopRoute)
 Owner = Annotated[Principal, page(Access.FORCE_OWN)]
 TEMPLATE = "pages/force_roster.html"
+# The preview's form carries the upload zipped, in base64 (4 characters per 3 bytes).
+MAX_CARRIED = MAX_ROSTER_BYTES * 4 // 3 + 4
 
 
 CHANGE_NAMES = {
@@ -72,7 +75,7 @@ def preview_page(
     force_id: int,
     file: UploadFile,
 ) -> Response:
-    data = file.file.read()
+    data = read_upload(file.file)
     with attempt(session) as outcome:
         shown = roster_import.preview(session, force_id=force_id, data=data)
     if outcome.refused:
@@ -88,7 +91,7 @@ def add_page(
     session: SessionDep,
     principal: Owner,
     force_id: int,
-    roster: Annotated[str, Form(max_length=400_000)],
+    roster: Annotated[str, Form(max_length=MAX_CARRIED)],
     units: Annotated[list[str] | None, Form()] = None,
     buy: Annotated[list[str] | None, Form()] = None,
     update: Annotated[list[str] | None, Form()] = None,

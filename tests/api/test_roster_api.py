@@ -64,12 +64,13 @@ class TestPreview:
             "Canoptek Scarab Swarms",
             "Skorpekh Destroyers",
             "Chronomancer",
+            "Cryptothralls",  # inside a Bound Creation (issue 39)
         ]
         warden = body["units"][0]
         assert warden["offered_requisitions"] == ["warlord_trait", "relic"]
         assert warden["present_card_id"] is None
-        assert body["unreadable"][0]["name"] == "Bound Creation"
-        assert (body["new_power"], body["supply_limit"]) == (29, 50)
+        assert body["unreadable"] == []
+        assert (body["new_power"], body["supply_limit"]) == (31, 50)
 
 
 class TestAdd:
@@ -78,13 +79,13 @@ class TestAdd:
         answer = post(client, force_id, NECRONS)
         assert answer.status_code == 201, answer.text
         cards = answer.json()["cards"]
-        assert len(cards) == 5
+        assert len(cards) == 6
         warriors = next(c for c in cards if c["name"] == "Necron Warriors")
         assert (warriors["power_rating"], warriors["battlefield_role"]) == (12, "Troops")
         assert warriors["datasheet"] == "Necron Warriors"
         assert "20x Gauss Reaper" in warriors["wargear"]
         oob = client.get(f"/api/v1/forces/{force_id}").json()
-        assert (oob["supply_used"], oob["requisition_points"]) == (29, 5)
+        assert (oob["supply_used"], oob["requisition_points"]) == (31, 5)
 
     def test_chosen_units_and_the_offered_requisitions(self, client: TestClient) -> None:
         force_id = necron_force(client)
@@ -114,7 +115,7 @@ class TestAdd:
         shown = post(client, force_id, NECRONS, preview=True).json()
         present = [u["name"] for u in shown["units"] if u["present_card_id"]]
         assert present == ["Royal Warden", "Necron Warriors"]
-        assert shown["new_power"] == 29 - 16
+        assert shown["new_power"] == 31 - 16
         before = dump(engine)
         assert_problem(post(client, force_id, NECRONS, units=[keys[0]]), 409, "roster_unit_present")
         assert dump(engine) == before
@@ -123,6 +124,7 @@ class TestAdd:
             "Canoptek Scarab Swarms",
             "Skorpekh Destroyers",
             "Chronomancer",
+            "Cryptothralls",
         ]
 
     def test_over_the_supply_limit_nothing_is_added_and_the_unit_is_named(
@@ -212,7 +214,7 @@ def test_idempotent_like_every_post(client: TestClient) -> None:
     again = client.post(url, content=body, headers=headers)
     assert first.status_code == again.status_code == 201, again.text
     assert again.headers.get("Idempotent-Replayed") == "true"
-    assert len(client.get(f"/api/v1/forces/{force_id}").json()["cards"]) == 5
+    assert len(client.get(f"/api/v1/forces/{force_id}").json()["cards"]) == 6
 
 
 def test_a_commander_with_drones_imports_without_the_drone_keyword(

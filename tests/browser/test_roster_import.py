@@ -34,16 +34,16 @@ def test_import_a_roster_on_a_phone(live_server: str, new_page: Callable[..., Pa
     with page.expect_navigation():
         page.get_by_role("button", name="Read the roster").click()
     boxes = page.locator('input[name="units"]')
-    expect(boxes).to_have_count(5)
-    for index in range(5):
+    expect(boxes).to_have_count(6)  # its Bound Creation is read as its Cryptothralls
+    for index in range(6):
         expect(boxes.nth(index)).to_be_checked()
-    expect(page.get_by_text("Bound Creation (2 PL): it is a 'upgrade' selection")).to_be_visible()
+    expect(page.get_by_role("checkbox", name="Cryptothralls")).to_be_checked()
     assert_page_ok(page)
     page.get_by_role("checkbox", name="Chronomancer").uncheck()
     page.get_by_role("checkbox", name="Buy the Warlord Trait: Enduring Will (1 RP)").check()
     with page.expect_navigation():
         page.get_by_role("button", name="Add the ticked units").click()
-    expect(page.get_by_text("4 units from the roster joined the Order of Battle.")).to_be_visible()
+    expect(page.get_by_text("5 units from the roster joined the Order of Battle.")).to_be_visible()
     units = page.locator(".unit-list")
     for name in ("Royal Warden", "Necron Warriors", "Canoptek Scarab Swarms", "Skorpekh"):
         expect(units.get_by_text(name).first).to_be_visible()
