@@ -11,6 +11,7 @@ from app.api.responses import located
 from app.api.schemas import (
     CampaignRulebookPublic,
     JsonSchema,
+    PackRefusalPublic,
     RulePackDocumentPublic,
     RulePackPreviewPublic,
     RulePackPublic,
@@ -83,7 +84,11 @@ def attach_pack(
     data = file.file.read(packs.MAX_BYTES + 1)
     if preview:
         response.status_code = status.HTTP_200_OK
-        return _preview(rule_packs.preview(session, campaign_id=campaign_id, data=data))
+        return _preview(
+            rule_packs.preview(
+                session, campaign_id=campaign_id, data=data, accept_breaking=accept_breaking
+            )
+        )
     row, changes = rule_packs.attach(
         session, campaign_id=campaign_id, data=data, accept_breaking=accept_breaking
     )
@@ -147,4 +152,14 @@ def _preview(
             name: SettingChange(before=b, after=a) for name, (b, a) in changes.costs.items()
         },
         attached=attached,
+        refusal=(
+            PackRefusalPublic(
+                code=changes.refusal.code,
+                status=changes.refusal.status,
+                detail=changes.refusal.message,
+                field=changes.refusal.field,
+            )
+            if changes.refusal is not None
+            else None
+        ),
     )

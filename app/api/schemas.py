@@ -735,6 +735,19 @@ class DecisionAnswerPublic(BaseModel):
     )
 
 
+class PackOfferPublic(BaseModel):
+    """A rule pack's entry a pending decision may be answered with (answer with its id)."""
+
+    category: str = Field(
+        description="battle_trait, weapon_enhancement, psychic_fortitude, crusade_relic, "
+        "battle_scar, or requisition (a victor bonus's free requisition)"
+    )
+    id: str
+    name: str
+    summary: str
+    pack: str = Field(description="The rule pack's id")
+
+
 class DecisionPublic(BaseModel):
     id: int
     force_id: Id
@@ -744,6 +757,11 @@ class DecisionPublic(BaseModel):
     payload: DecisionPayload
     status: str
     answer: DecisionAnswerPublic | None = Field(description="None while pending")
+    pack_entries: list[PackOfferPublic] = Field(
+        default_factory=list,
+        description="Pending: the campaign's rule pack entries it may be answered with, beside "
+        "the core's tables (for its unit, those it may take and does not hold)",
+    )
 
 
 # --- issue 13: roster import --------------------------------------------------------------
@@ -983,6 +1001,16 @@ class RulePackDocumentPublic(RulePackPublic):
     document: packs.RulePack = Field(description="The pack as attached (export it, share it)")
 
 
+class PackRefusalPublic(BaseModel):
+    """What attaching the previewed pack would answer instead of a 201: its problem's code,
+    status, sentence and field."""
+
+    code: str
+    status: int
+    detail: str
+    field: str | None = None
+
+
 class RulePackPreviewPublic(BaseModel):
     pack_id: str
     name: str
@@ -1001,6 +1029,11 @@ class RulePackPreviewPublic(BaseModel):
     )
     attached: RulePackPublic | None = Field(
         default=None, description="The attached pack (none for a preview)"
+    )
+    refusal: PackRefusalPublic | None = Field(
+        default=None,
+        description="A preview: the refusal attaching it (with the same accept_breaking) would "
+        "meet; none: attaching it answers 201",
     )
 
 

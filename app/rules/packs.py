@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -341,13 +342,22 @@ PackError = documents.DocumentError
 
 def load(data: bytes | str) -> RulePack:
     """Read and validate a pack (YAML, of which JSON is a part)."""
+    return read(data)[0]
+
+
+def read(data: bytes | str) -> tuple[RulePack, Any]:
+    """The pack, and the node tree it was read from (``located`` finds the line of a later
+    problem's path in it)."""
     text = data.decode("utf-8", errors="strict") if isinstance(data, bytes) else data
     if len(text.encode()) > MAX_BYTES:
         raise PackError([Problem("", None, f"a pack is at most {MAX_BYTES // 1024} KB")])
-    root = documents.compose(text, "a pack is a mapping (format, id, name, version, ...)")
+    what = "a pack is a mapping (format, id, name, version, ...)"
+    root = documents.compose(text, what, MAX_DEPTH)
     document = documents.plain(root, MAX_DEPTH)
     try:
-        return RulePack.model_validate(document)
+        # Strict, as JSON: a number is a number and a yes is true (never "3" for 3, true for
+        # 1 or "yes" for true), while an enumeration's text still names its member.
+        return RulePack.model_validate_json(json.dumps(document), strict=True), root
     except ValidationError as error:
         raise PackError(documents.problems_of(error, root, _UNION_TAGS)) from None
 
@@ -371,13 +381,16 @@ _UNION_TAGS = frozenset(
 # --- against the rulebook ----------------------------------------------------------------
 
 
-def check_against(pack: RulePack, book: Rulebook, others: Iterable[RulePack] = ()) -> None:
+def check_against(
+    pack: RulePack, book: Rulebook, others: Iterable[RulePack] = (), root: Any = None
+) -> None:
     """Refuse a pack whose content collides with the rulebook (the core, or another pack of
-    the campaign) or names what does not exist (a counter, a rank)."""
+    the campaign) or names what does not exist (a counter, a rank). ``root``: the node tree
+    the pack was read from, for the lines."""
     problems = _collisions(pack, book, others) + _references(pack, book) + _unpriced(pack)
     problems += _core_problems(pack, book)
     if problems:
-        raise PackError(problems)
+        raise PackError(documents.located(problems, root) if root is not None else problems)
 
 
 def _collisions(pack: RulePack, book: Rulebook, others: Iterable[RulePack]) -> list[Problem]:
@@ -400,6 +413,16 @@ def _collisions(pack: RulePack, book: Rulebook, others: Iterable[RulePack]) -> l
     return problems
 
 
+def folded(name: str) -> str:
+    """A name as people read it: compatibility forms unified, invisible characters (zero-width
+    spaces and joiners, direction marks) dropped, case and spacing ignored, so two names
+    that look the same are the same."""
+    visible = "".join(
+        c for c in unicodedata.normalize("NFKC", name) if unicodedata.category(c) != "Cf"
+    )
+    return " ".join(visible.casefold().split())
+
+
 PackItem = PackAgenda | PackRequisition | PackRelic | PackHonourEntry | PackMission
 
 
@@ -416,7 +439,7 @@ def _content(pack: RulePack) -> list[tuple[str, str, tuple[tuple[str, str], ...]
         ("weapon_enhancement", "weapon_enhancements", pack.weapon_enhancements),
     )
     return [
-        (kind, f"{field}[{n}]", ((kind, item.id.casefold()), (kind, item.name.casefold())))
+        (kind, f"{field}[{n}]", ((kind, folded(item.id)), (kind, folded(item.name))))
         for kind, field, items in kinds
         for n, item in enumerate(items)
     ]
@@ -424,7 +447,9 @@ def _content(pack: RulePack) -> list[tuple[str, str, tuple[tuple[str, str], ...]
 
 def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
     problems = [
-        Problem(f"counters[{n}].start", None, "start must be between min and max")
+        Problem(f"counters[{n}].max", None, f"max ({c.max}) is below min ({c.min})")
+        if c.min > c.max
+        else Problem(f"counters[{n}].start", None, "start must be between min and max")
         for n, c in enumerate(pack.counters)
         if not c.min <= c.start <= c.max
     ]
@@ -458,6 +483,18 @@ def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
             for n, entry in enumerate(entries)
             for name in sorted(set(entry.counters) - set(counters))
         ]
+    problems += [
+        Problem(
+            f"requisitions[{n}].eligible",
+            None,
+            "a requisition for the whole force (target: force) reads only counters: "
+            "keywords, rank, power_rating, xp and role are a unit's",
+        )
+        for n, r in enumerate(pack.requisitions)
+        if r.eligible
+        and r.target == RequisitionTarget.FORCE
+        and eligibility.reads_a_unit(eligibility.parse(r.eligible))
+    ]
     for path, text in expressions:
         tree = eligibility.parse(text) if text else None
         if tree is None:
@@ -606,7 +643,7 @@ def _names(book: Rulebook) -> set[tuple[str, str]]:
         ("battle_scar", book.scars.pack_scars),
     ):
         for item in items:
-            found |= {(kind, item.id.casefold()), (kind, item.name.casefold())}
+            found |= {(kind, folded(item.id)), (kind, folded(item.name))}
     return found
 
 

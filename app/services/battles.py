@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -602,11 +603,40 @@ def revert(session: Session, *, battle_id: int) -> Battle:
     if battle.status == "resolved":
         _check_revertible(session, battle, sides)
         territories.check_revert(session, battle)
+        starts = gains.counter_starts(session, battle.campaign_id)
         for side in sides:
-            _restore(session, side)
+            _restore(session, battle, side, starts)
         totals.unrecord(session, battle, sides)
         territories.undo_result(session, battle)
     return _undo(session, battle, kind="battle_reverted")
+
+
+def _say_counters(
+    session: Session,
+    battle: Battle,
+    force: Force,
+    card: Card | None,
+    now: Mapping[str, int] | None,
+    restored: Mapping[str, Any],
+    starts: Mapping[str, int],
+) -> None:
+    """A revert says what it puts back: a ``counter_changed`` for each counter of the force
+    (or card) it moves, as the battle said when it moved them."""
+    if "counters" not in restored:  # an older snapshot: its counters are left as they are
+        return
+    unit = {"card_id": int(card.id or 0), "name": card.name} if card is not None else {}
+    for counter, was, value in gains.moved(now or {}, restored["counters"] or {}, starts):
+        history.record(
+            session,
+            campaign_id=battle.campaign_id,
+            force_id=force.id,
+            battle_id=battle.id,
+            kind="counter_changed",
+            **unit,
+            counter=counter,
+            before=was,
+            after=value,
+        )
 
 
 def _check_musterer(
@@ -681,10 +711,12 @@ def _check_revertible(session: Session, battle: Battle, sides: list[BattleSide])
         )
 
 
-def _restore(session: Session, side: BattleSide) -> None:
+def _restore(session: Session, battle: Battle, side: BattleSide, starts: Mapping[str, int]) -> None:
     force = session.get(Force, side.force_id)
     assert force is not None
-    for key, value in side.snapshot["force"].items():
+    restored = side.snapshot["force"]
+    _say_counters(session, battle, force, None, force.counters, restored, starts)
+    for key, value in restored.items():
         setattr(force, key, value)
     session.add(force)
     states = side.snapshot["cards"]
@@ -695,6 +727,7 @@ def _restore(session: Session, side: BattleSide) -> None:
         state = states[str(card.id)]
         if all(getattr(card, key) == value for key, value in state.items()):
             continue  # not on the roster: nothing to undo
+        _say_counters(session, battle, force, card, card.counters, state, starts)
         for key, value in state.items():
             setattr(card, key, value)
             flag_modified(card, key)

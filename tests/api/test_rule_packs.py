@@ -254,7 +254,7 @@ def test_an_update_is_checked_and_a_revert_across_it_is_exact(
     ("text", "field", "says"),
     [
         ("{format: [", "file", "not valid YAML"),
-        ("a: &x [1]\nb: *x\n", "file", "anchors and aliases"),
+        ("a: &x [1]\nb: *x\n", "b", "anchors and aliases"),
         (
             PILGRIMS.replace("kind: remove_battle_scar", "kind: summon_daemon"),
             "requisitions[1].effects[1]",
