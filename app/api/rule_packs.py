@@ -63,6 +63,8 @@ def campaign_rules(campaign_id: int, session: SessionDep) -> CampaignRulebookPub
         pack_psychic_fortitudes=list(book.honours.pack_psychic_fortitudes),
         pack_battle_scars=list(book.scars.pack_scars),
         pack_weapon_enhancements=list(book.honours.pack_weapon_enhancements),
+        triggers=list(book.triggers),
+        thresholds=list(book.thresholds),
     )
 
 

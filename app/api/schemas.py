@@ -12,6 +12,7 @@ from app.rules.data import (
     Agenda,
     BattleSize,
     Counter,
+    CounterThreshold,
     CrusadeNumbers,
     CrusadeRelic,
     Mission,
@@ -19,6 +20,7 @@ from app.rules.data import (
     PackScar,
     PackWeaponEnhancement,
     Requisition,
+    Trigger,
     VictorBonus,
 )
 
@@ -994,6 +996,12 @@ class CampaignRulebookPublic(BaseModel):
     pack_battle_scars: list[PackScar] = Field(
         default_factory=list,
         description="Battle Scars the packs add: chosen beside the core table, never rolled",
+    )
+    triggers: list[Trigger] = Field(
+        default_factory=list, description="Counters the packs move every battle (issue 38)"
+    )
+    thresholds: list[CounterThreshold] = Field(
+        default_factory=list, description="What a pack counter reaching a value gives"
     )
 
 

@@ -325,7 +325,7 @@ def record_result(
     ]
     outcome = battle_rules.decide_victor(scores[0], scores[1])
     mission = book.mission(battle.mission)
-    _check_kill_marks(session, sides, by_force, results, book)
+    losses = _check_kill_marks(session, sides, by_force, results, book)
     totals_before = []
     for index, side in enumerate(sides):
         result = by_force[side.force_id]
@@ -333,7 +333,9 @@ def record_result(
             battle_rules.Outcome.A_WINS if index == 0 else battle_rules.Outcome.B_WINS
         )
         with request_fields(_SIDE_FIELDS, f"sides[{results.index(result)}]."):
-            totals_before.append(_resolve(session, battle, side, result, won, mission, index))
+            totals_before.append(
+                _resolve(session, battle, side, result, won, mission, index, losses[side.force_id])
+            )
         side.victory_points, side.painted, side.won = scores[index].total, result.painted, won
         session.add(side)
     territories.after_result(session, battle, sides)
@@ -360,9 +362,9 @@ def _check_kill_marks(
     by_force: dict[int, SideResult],
     results: list[SideResult],
     book: Rulebook,
-) -> None:
+) -> dict[int, list[EnemyLoss]]:
     """Each side's kill-counting Agenda marks against the units the other side reported
-    destroyed (one query for both sides' losses)."""
+    destroyed (one query for both sides' losses); each force's enemy losses."""
     destroyed = {
         s.force_id: [
             int(u["card_id"])
@@ -375,6 +377,7 @@ def _check_kill_marks(
     cards = (
         {c.id: c for c in session.exec(select(Card).where(col(Card.id).in_(ids)))} if ids else {}
     )
+    found: dict[int, list[EnemyLoss]] = {}
     for index, side in enumerate(sides):
         enemy = sides[1 - index]
         losses = [
@@ -394,6 +397,8 @@ def _check_kill_marks(
         }
         with request_fields(_SIDE_FIELDS, f"sides[{results.index(result)}]."):
             check_kill_bounds([book.agenda(a) for a in side.agendas], tallies, losses)
+        found[side.force_id] = losses
+    return found
 
 
 # The rules' names for what a side's result carries, as SideResultIn names them.
@@ -408,6 +413,7 @@ def _resolve(
     won: bool,
     mission: Any,
     index: int,
+    losses: list[EnemyLoss],
 ) -> tuple[int, int]:
     """Run one side's post-battle sequence; return its force's Crusade points and XP from
     just before (the progress chart's point)."""
@@ -428,6 +434,7 @@ def _resolve(
         warlord=str(side.warlord_card_id) if side.warlord_card_id else None,
         exfiltration=mission.exfiltration,
         extra_requisition_points=territories.bonus_rp(session, battle, side.force_id),
+        enemy_losses=tuple(loss.keywords for loss in losses),
     )
     dice = side_dice(result, (battle.seed or 0) + index)
     after = resolve_side(

@@ -300,6 +300,8 @@ def content_names(pack: packs.RulePack) -> dict[str, list[str]]:
         "battle_scars": [e.name for e in pack.battle_scars],
         "weapon_enhancements": [e.name for e in pack.weapon_enhancements],
         "counters": [c.name for c in pack.counters],
+        "triggers": [t.name for t in pack.triggers],
+        "thresholds": [t.name for t in pack.thresholds],
     }
 
 
