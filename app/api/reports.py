@@ -4,6 +4,8 @@ from. Stored JSON keys cards by string id; the API gives integer ids in lists.""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 from app.api.schemas import (
@@ -16,6 +18,7 @@ from app.api.schemas import (
     EventPublic,
     ExperienceGainPublic,
     OutOfActionTestPublic,
+    PackOfferPublic,
     PromotionPublic,
     RequisitionDetails,
     RequisitionPublic,
@@ -67,7 +70,7 @@ def side_report(report: dict[str, Any]) -> SideReportPublic:
     )
 
 
-def decision(row: Decision) -> DecisionPublic:
+def decision(row: Decision, offers: Sequence[Any] = ()) -> DecisionPublic:
     assert row.id is not None
     payload = dict(row.payload)
     reason = str(payload.get("reason") or "")
@@ -85,6 +88,7 @@ def decision(row: Decision) -> DecisionPublic:
         payload=DecisionPayload.model_validate(payload),
         status=row.status,
         answer=DecisionAnswerPublic.model_validate(answer) if answer is not None else None,
+        pack_entries=[PackOfferPublic.model_validate(asdict(o)) for o in offers],
     )
 
 

@@ -11,6 +11,7 @@ from app.api.responses import located
 from app.api.schemas import (
     CampaignRulebookPublic,
     JsonSchema,
+    PackRefusalPublic,
     RulePackDocumentPublic,
     RulePackPreviewPublic,
     RulePackPublic,
@@ -63,6 +64,8 @@ def campaign_rules(campaign_id: int, session: SessionDep) -> CampaignRulebookPub
         pack_psychic_fortitudes=list(book.honours.pack_psychic_fortitudes),
         pack_battle_scars=list(book.scars.pack_scars),
         pack_weapon_enhancements=list(book.honours.pack_weapon_enhancements),
+        triggers=list(book.triggers),
+        thresholds=list(book.thresholds),
     )
 
 
@@ -84,7 +87,11 @@ def attach_pack(
     data = file.file.read(packs.MAX_BYTES + 1)
     if preview:
         response.status_code = status.HTTP_200_OK
-        return _preview(rule_packs.preview(session, campaign_id=campaign_id, data=data))
+        return _preview(
+            rule_packs.preview(
+                session, campaign_id=campaign_id, data=data, accept_breaking=accept_breaking
+            )
+        )
     row, changes = rule_packs.attach(
         session, campaign_id=campaign_id, data=data, accept_breaking=accept_breaking
     )
@@ -148,4 +155,14 @@ def _preview(
             name: SettingChange(before=b, after=a) for name, (b, a) in changes.costs.items()
         },
         attached=attached,
+        refusal=(
+            PackRefusalPublic(
+                code=changes.refusal.code,
+                status=changes.refusal.status,
+                detail=changes.refusal.message,
+                field=changes.refusal.field,
+            )
+            if changes.refusal is not None
+            else None
+        ),
     )

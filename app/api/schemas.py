@@ -12,6 +12,7 @@ from app.rules.data import (
     Agenda,
     BattleSize,
     Counter,
+    CounterThreshold,
     CrusadeNumbers,
     CrusadeRelic,
     Mission,
@@ -19,6 +20,7 @@ from app.rules.data import (
     PackScar,
     PackWeaponEnhancement,
     Requisition,
+    Trigger,
     VictorBonus,
 )
 
@@ -735,6 +737,19 @@ class DecisionAnswerPublic(BaseModel):
     )
 
 
+class PackOfferPublic(BaseModel):
+    """A rule pack's entry a pending decision may be answered with (answer with its id)."""
+
+    category: str = Field(
+        description="battle_trait, weapon_enhancement, psychic_fortitude, crusade_relic, "
+        "battle_scar, or requisition (a victor bonus's free requisition)"
+    )
+    id: str
+    name: str
+    summary: str
+    pack: str = Field(description="The rule pack's id")
+
+
 class DecisionPublic(BaseModel):
     id: int
     force_id: Id
@@ -744,6 +759,11 @@ class DecisionPublic(BaseModel):
     payload: DecisionPayload
     status: str
     answer: DecisionAnswerPublic | None = Field(description="None while pending")
+    pack_entries: list[PackOfferPublic] = Field(
+        default_factory=list,
+        description="Pending: the campaign's rule pack entries it may be answered with, beside "
+        "the core's tables (for its unit, those it may take and does not hold)",
+    )
 
 
 # --- issue 13: roster import --------------------------------------------------------------
@@ -982,10 +1002,26 @@ class CampaignRulebookPublic(BaseModel):
         default_factory=list,
         description="Battle Scars the packs add: chosen beside the core table, never rolled",
     )
+    triggers: list[Trigger] = Field(
+        default_factory=list, description="Counters the packs move every battle (issue 38)"
+    )
+    thresholds: list[CounterThreshold] = Field(
+        default_factory=list, description="What a pack counter reaching a value gives"
+    )
 
 
 class RulePackDocumentPublic(RulePackPublic):
     document: packs.RulePack = Field(description="The pack as attached (export it, share it)")
+
+
+class PackRefusalPublic(BaseModel):
+    """What attaching the previewed pack would answer instead of a 201: its problem's code,
+    status, sentence and field."""
+
+    code: str
+    status: int
+    detail: str
+    field: str | None = None
 
 
 class RulePackPreviewPublic(BaseModel):
@@ -1006,6 +1042,11 @@ class RulePackPreviewPublic(BaseModel):
     )
     attached: RulePackPublic | None = Field(
         default=None, description="The attached pack (none for a preview)"
+    )
+    refusal: PackRefusalPublic | None = Field(
+        default=None,
+        description="A preview: the refusal attaching it (with the same accept_breaking) would "
+        "meet; none: attaching it answers 201",
     )
 
 

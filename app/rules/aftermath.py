@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from app.rules import triggers
 from app.rules.agendas import AgendaResult, ScoringUnit, agenda_experience, check_scoring
 from app.rules.cards import CombatTallies, CrusadeCard, never_gains_xp
 from app.rules.data import (
@@ -74,6 +75,8 @@ class SideReport:
     warlord: str | None = None
     exfiltration: bool = False  # the mission lets units be exfiltrated
     extra_requisition_points: int = 0  # e.g. from territories held (ruling 54)
+    # The keywords of each enemy unit the opponent reported destroyed (a pack's triggers)
+    enemy_losses: tuple[frozenset[str], ...] = ()
 
     def report_for(self, card_id: str) -> UnitReport:
         for unit in self.units:
@@ -170,7 +173,35 @@ def resolve_side(force: OrderOfBattle, report: SideReport, book: Rulebook, dice:
     for card_id in report.roster:
         step = _resolve_unit(result.force, report.report_for(card_id), scored, report, book, dice)
         result = result.merge(step)
-    return result.merge(_close_battle(result.force, report, book))
+    result = result.merge(_close_battle(result.force, report, book))
+    return result.merge(_pack_triggers(force, result, report, book))
+
+
+def _pack_triggers(
+    before: OrderOfBattle, result: Aftermath, report: SideReport, book: Rulebook
+) -> Aftermath:
+    """A rule pack's triggers move their counters by what the battle did; then each
+    threshold a counter rose to applies its effects (issue 38)."""
+    if not book.triggers and not book.thresholds:
+        return Aftermath(force=result.force)
+    moved = triggers.moved_by_triggers(
+        result.force,
+        book,
+        roster=report.roster,
+        won=report.won,
+        destroyed=[u.card_id for u in report.units if u.destroyed and u.card_id in report.roster],
+        failed_tests=[t.card_id for t in result.tests if not t.passed],
+        enemy_losses=report.enemy_losses,
+        kills={c: report.report_for(c).units_destroyed for c in report.roster},
+    )
+    reached = triggers.reached_thresholds(before, moved, book, report.roster)
+    force, promotions, _fired, owed = reached
+    pending: list[Decision] = []
+    for card_id in dict.fromkeys(p.card_id for p in promotions):
+        mine = [p for p in promotions if p.card_id == card_id]
+        pending += honours_owed(force.card(card_id), mine, book)
+    pending += [VictorBonusDecision(bonus) for bonus in owed]
+    return Aftermath(force=force, promotions=tuple(promotions), pending=tuple(pending))
 
 
 def _count_marks(

@@ -634,6 +634,52 @@ class VictorBonus(Frozen):
     summary: str = Field(min_length=1)
 
 
+# --- a rule pack's triggers and thresholds (issue 38) -----------------------------------
+
+TriggerWhen = Literal[
+    "battle_played", "victory", "enemy_unit_destroyed", "own_unit_destroyed", "out_of_action_failed"
+]
+
+
+class Trigger(Frozen):
+    """A counter moved by what happens in every battle, without an Agenda: per battle played,
+    per victory, per enemy unit destroyed, per own unit destroyed, per Out of Action test
+    failed. A force counter counts the whole side; a card counter each unit on the roster
+    (its own kills, its own loss, its own test)."""
+
+    id: str
+    name: str
+    when: TriggerWhen
+    counter: CounterId
+    amount: int = Field(ge=-100, le=100)
+    keywords_any: tuple[str, ...] = Field(
+        default=(), description="Only units with one of these keywords count (empty: any)"
+    )
+    summary: str = ""
+    pack: str = ""
+
+
+ThresholdEffect = Annotated[
+    ChangeCounter | ChangeRequisitionPoints | ChangeSupplyLimit | AddXp | FreeRequisitions,
+    Field(discriminator="kind"),
+]
+
+
+class CounterThreshold(Frozen):
+    """When a counter rises to ``at`` (from below, in a battle's update), its effects apply
+    once, for the force or the unit that holds it; ``reset_to`` then sets the counter, so
+    it can be reached again."""
+
+    id: str
+    name: str
+    counter: CounterId
+    at: int = Field(ge=-1_000, le=1_000)
+    reset_to: int | None = Field(default=None, ge=-1_000, le=1_000)
+    effects: tuple[ThresholdEffect, ...] = Field(min_length=1, max_length=5)
+    summary: str = Field(min_length=1)
+    pack: str = ""
+
+
 class Mission(Frozen):
     id: str
     name: str
@@ -696,6 +742,12 @@ class Rulebook(Frozen):
     agendas: tuple[Agenda, ...]
     missions: tuple[Mission, ...]
     counters: tuple[Counter, ...] = Field(default=(), description="Rule packs' counters")
+    triggers: tuple[Trigger, ...] = Field(
+        default=(), description="Rule packs' counters moved every battle (issue 38)"
+    )
+    thresholds: tuple[CounterThreshold, ...] = Field(
+        default=(), description="Rule packs' rewards for a counter reaching a value"
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Rulebook:

@@ -6,6 +6,7 @@ the path in the document (``agendas[2].xp_per_tally``) and its line."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,8 +25,9 @@ class Problem:
     message: str
 
     def sentence(self) -> str:
-        where = f"{self.path} (line {self.line})" if self.line else self.path or "the pack"
-        return f"{where}: {self.message}"
+        where = self.path or "the pack"
+        at = f" (line {self.line})" if self.line else ""
+        return f"{where}{at}: {self.message}"
 
 
 class DocumentError(ValueError):
@@ -37,13 +39,19 @@ class DocumentError(ValueError):
 def read(text: str, what: str, max_depth: int) -> tuple[Any, yaml.Node]:
     """The document as plain Python values, and its node tree (for the lines of later
     problems). ``what`` says what the top level must be, when it is not a mapping."""
-    root = compose(text, what)
+    root = compose(text, what, max_depth)
     return plain(root, max_depth), root
 
 
-def compose(text: str, what: str) -> yaml.Node:
+def compose(text: str, what: str, max_depth: int = 64) -> yaml.Node:
+    """The document's node tree, refused while it is read as soon as it nests deeper than
+    ``max_depth`` (a few hundred bytes of ``[[[[`` would otherwise exhaust the stack)."""
+    loader = _StrictLoader(text)
+    loader.max_depth = max_depth
     try:
-        node = yaml.compose(text, Loader=_StrictLoader)
+        node = loader.get_single_node()
+    except _Refused as error:
+        raise DocumentError([Problem(error.path, error.line, error.what)]) from None
     except yaml.MarkedYAMLError as error:
         line = error.problem_mark.line + 1 if error.problem_mark else None
         raise DocumentError([Problem("", line, f"not valid YAML: {error.problem}")]) from None
@@ -51,23 +59,60 @@ def compose(text: str, what: str) -> yaml.Node:
         raise DocumentError([Problem("", None, f"not valid YAML: {error}")]) from None
     except UnicodeDecodeError:
         raise DocumentError([Problem("", None, "not UTF-8 text")]) from None
+    finally:
+        loader.dispose()
     if not isinstance(node, yaml.MappingNode):
         raise DocumentError([Problem("", 1, what)])
     return node
 
 
+class _Refused(yaml.YAMLError):
+    """Something the reader refuses while composing, with the path it was met at."""
+
+    def __init__(self, path: str, line: int, what: str) -> None:
+        super().__init__(what)
+        self.path, self.line, self.what = path, line, what
+
+
 class _StrictLoader(yaml.SafeLoader):
-    """Safe YAML without what a hostile file uses: no aliases and no tags beyond the plain
-    types."""
+    """Safe YAML without what a hostile file uses: no aliases, and no nesting beyond
+    ``max_depth``, refused while composing (each level of PyYAML's composer is a few Python
+    frames: deep nesting would end in a RecursionError). It keeps the path it is at, so
+    each refusal names it."""
+
+    max_depth = 64
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.at: list[str] = []
 
     def compose_node(self, parent: Any, index: Any) -> Any:
+        path = self.at[-1] if self.at else ""
+        if parent is not None:
+            if isinstance(index, int):
+                path = f"{path}[{index}]"
+            elif isinstance(index, yaml.ScalarNode):
+                path = join(path, str(index.value))
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        mark = int(event.start_mark.line) + 1
         if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()  # type: ignore[no-untyped-call]
-            raise yaml.MarkedYAMLError(
-                problem="anchors and aliases (*name) are not allowed in a rule pack",
-                problem_mark=event.start_mark,
-            )
-        return super().compose_node(parent, index)
+            raise _Refused(path, mark, "anchors and aliases (*name) are not allowed")
+        if len(self.at) > self.max_depth:
+            raise _Refused(path, mark, f"nested more than {self.max_depth} deep")
+        self.at.append(path)
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.at.pop()
+
+    def fetch_flow_collection_start(self, TokenClass: Any) -> None:
+        # The scanner reads ahead of the composer (up to 1,024 characters of possible keys,
+        # each flow level checked per token): a deep ``[[[[`` is refused as it is scanned.
+        if self.flow_level >= self.max_depth:
+            path = self.at[-1] if self.at else ""
+            line = int(self.get_mark().line) + 1
+            raise _Refused(path, line, f"nested more than {self.max_depth} deep")
+        super().fetch_flow_collection_start(TokenClass)
 
 
 _PLAIN_TAGS = {
@@ -79,6 +124,12 @@ _PLAIN_TAGS = {
     "tag:yaml.org,2002:seq",
     "tag:yaml.org,2002:map",
 }
+_STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+MAX_NUMBER = 30  # characters of a number: far above any count a document needs
+# Control characters have no place in a name or a summary (NUL breaks PostgreSQL's text,
+# ESC drives terminals); tabs and line breaks are text.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def plain(node: yaml.Node, max_depth: int, depth: int = 0, path: str = "") -> Any:
@@ -90,21 +141,50 @@ def plain(node: yaml.Node, max_depth: int, depth: int = 0, path: str = "") -> An
     if isinstance(node, yaml.MappingNode):
         out: dict[str, Any] = {}
         for key, value in node.value:
-            name = str(_scalar(key))
+            name = _key(key, path)
             if name in out:
                 raise DocumentError([Problem(join(path, name), line(key), "given twice")])
             out[name] = plain(value, max_depth, depth + 1, join(path, name))
         return out
     if isinstance(node, yaml.SequenceNode):
         return [plain(v, max_depth, depth + 1, f"{path}[{n}]") for n, v in enumerate(node.value)]
-    return _scalar(node)
+    return _scalar(node, path)
+
+
+def _key(key: yaml.Node, path: str) -> str:
+    """A mapping's key: plain text, never null, a number, a list or a tag."""
+    if key.tag == _MERGE:
+        what = "merge keys (<<) are not allowed"
+    elif not isinstance(key, yaml.ScalarNode):
+        what = "a key must be text, not a list or a mapping"
+    elif key.tag not in _PLAIN_TAGS:
+        what = f"the YAML tag {key.tag} is not allowed"
+    elif key.tag != _STR:
+        what = f"a key must be text, not {str(key.value) or 'null'} (quote it)"
+    else:
+        name = str(key.value)
+        if _CONTROL.search(name):
+            raise DocumentError([Problem(path, line(key), "a key holds a control character")])
+        return name
+    raise DocumentError([Problem(path, line(key), what)])
 
 
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 
 
-def _scalar(node: yaml.Node) -> Any:
-    return _CONSTRUCTOR.construct_object(node, deep=True)
+def _scalar(node: yaml.Node, path: str) -> Any:
+    if node.tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float") and (
+        len(str(node.value)) > MAX_NUMBER
+    ):
+        raise DocumentError(
+            [Problem(path, line(node), f"a number is at most {MAX_NUMBER} characters long")]
+        )
+    value = _CONSTRUCTOR.construct_object(node, deep=True)
+    if isinstance(value, str) and _CONTROL.search(value):
+        raise DocumentError(
+            [Problem(path, line(node), "control characters (NUL, ESC...) are not allowed")]
+        )
+    return value
 
 
 def line(node: yaml.Node) -> int:
@@ -141,6 +221,22 @@ def problem_at(root: yaml.Node, loc: Sequence[Any], message: str, prefix: str = 
     for part in loc:
         path = f"{path}[{part}]" if isinstance(part, int) else join(path, str(part))
     return Problem(path, _line_of(root, loc), message.removeprefix("Value error, "))
+
+
+_PART = re.compile(r"\[(\d+)\]|\.?([^.\[]+)")
+
+
+def located(problems: Sequence[Problem], root: yaml.Node) -> list[Problem]:
+    """``problems`` found after reading (against the rulebook), each given the line its
+    path is at in the document whose node tree is ``root``."""
+    out = []
+    for problem in problems:
+        if problem.line is not None or not problem.path:
+            out.append(problem)
+            continue
+        loc: list[Any] = [int(m[1]) if m[1] else m[2] for m in _PART.finditer(problem.path) if m[0]]
+        out.append(Problem(problem.path, _line_of(root, loc), problem.message))
+    return out
 
 
 def _line_of(root: yaml.Node, loc: Sequence[Any]) -> int | None:

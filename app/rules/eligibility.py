@@ -161,7 +161,10 @@ class _Parser:
                 raise ExpressionError("a '(' is never closed")
             return node
         if kind == "string":
-            return HasKeyword(" ".join(text[1:-1].split()).upper())
+            keyword = " ".join(text[1:-1].split()).upper()
+            if not keyword:
+                raise ExpressionError('an empty keyword ("") is never held by any unit')
+            return HasKeyword(keyword)
         if kind == "word" and (text in FIELDS or text.startswith("counter.")):
             return self.comparison(text)
         if kind == "word" and text.upper() == text and text not in ("and", "or", "not"):
@@ -214,6 +217,22 @@ def ranks_named(node: Node) -> set[str]:
         case All(terms=terms) | AnyOf(terms=terms):
             return set().union(*(ranks_named(t) for t in terms))
     return set()
+
+
+def reads_a_unit(node: Node) -> bool:
+    """Whether the expression asks about a unit (a keyword, rank, Power Rating, XP, role)
+    rather than only counters: a force has none of those, so for it such a test never
+    passes, or always does, whatever happens."""
+    match node:
+        case HasKeyword():
+            return True
+        case Compare(name=name):
+            return not name.startswith("counter.")
+        case Not(term=term):
+            return reads_a_unit(term)
+        case All(terms=terms) | AnyOf(terms=terms):
+            return any(reads_a_unit(t) for t in terms)
+    return False
 
 
 # --- evaluating --------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -36,6 +37,7 @@ from app.rules.data import (
     BonusCounter,
     ChangeCounter,
     Counter,
+    CounterThreshold,
     CrusadeRelic,
     Effect,
     FreeRequisitions,
@@ -51,6 +53,9 @@ from app.rules.data import (
     RequisitionTarget,
     RequisitionTiming,
     Rulebook,
+    ThresholdEffect,
+    Trigger,
+    TriggerWhen,
     VictorBonus,
 )
 
@@ -58,6 +63,7 @@ FORMAT = "crusade-rule-pack/1"
 MAX_BYTES = 192 * 1024  # under the API's 256 KB body limit, so this refusal is the one met
 MAX_DEPTH = 12
 MAX_ITEMS = 200  # of each kind of content
+MAX_TRIGGERS = 20  # triggers, and thresholds, per pack: each runs once per battle and unit
 
 Id = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,59}$", description="a-z, 0-9 and _")]
 Name = Annotated[str, Field(min_length=1, max_length=80)]
@@ -288,6 +294,40 @@ class PackMission(PackModel):
     victor_bonus: list[VictorBonus] = Field(min_length=1, max_length=3)
 
 
+class PackTrigger(PackModel):
+    """A counter of the pack moved by what happens in every battle, outside the Agenda limit
+    (issue 38)."""
+
+    id: Id
+    name: Name
+    when: TriggerWhen = Field(
+        description="battle_played, victory, enemy_unit_destroyed, own_unit_destroyed or "
+        "out_of_action_failed"
+    )
+    counter: Id
+    amount: int = Field(ge=-100, le=100, description="Per time it happens")
+    keywords_any: list[Annotated[str, Field(min_length=1, max_length=60)]] = Field(
+        default_factory=list,
+        max_length=20,
+        description="Only these count: for a force counter's enemy_unit_destroyed, enemy "
+        "units with one of the keywords; otherwise own units with one of them",
+    )
+    summary: Summary
+
+
+class PackCounterThreshold(PackModel):
+    """When one of the pack's counters rises to ``at`` in a battle's update, its effects
+    apply, once; ``reset_to`` then sets the counter (issue 38)."""
+
+    id: Id
+    name: Name
+    counter: Id
+    at: int = Field(ge=-1_000, le=1_000)
+    reset_to: int | None = Field(default=None, ge=-1_000, le=1_000)
+    effects: list[ThresholdEffect] = Field(min_length=1, max_length=5)
+    summary: Summary
+
+
 class CoreWithdrawals(PackModel):
     """Core entries the group does not play with, by id: never chosen or bought again in the
     campaign; what cards and battles already hold stays (ruling 62)."""
@@ -330,6 +370,8 @@ class RulePack(PackModel):
     weapon_enhancements: list[PackWeaponEnhancementEntry] = Field(
         default_factory=list, max_length=MAX_ITEMS
     )
+    triggers: list[PackTrigger] = Field(default_factory=list, max_length=MAX_TRIGGERS)
+    thresholds: list[PackCounterThreshold] = Field(default_factory=list, max_length=MAX_TRIGGERS)
 
 
 # --- loading ---------------------------------------------------------------------------
@@ -341,13 +383,22 @@ PackError = documents.DocumentError
 
 def load(data: bytes | str) -> RulePack:
     """Read and validate a pack (YAML, of which JSON is a part)."""
+    return read(data)[0]
+
+
+def read(data: bytes | str) -> tuple[RulePack, Any]:
+    """The pack, and the node tree it was read from (``located`` finds the line of a later
+    problem's path in it)."""
     text = data.decode("utf-8", errors="strict") if isinstance(data, bytes) else data
     if len(text.encode()) > MAX_BYTES:
         raise PackError([Problem("", None, f"a pack is at most {MAX_BYTES // 1024} KB")])
-    root = documents.compose(text, "a pack is a mapping (format, id, name, version, ...)")
+    what = "a pack is a mapping (format, id, name, version, ...)"
+    root = documents.compose(text, what, MAX_DEPTH)
     document = documents.plain(root, MAX_DEPTH)
     try:
-        return RulePack.model_validate(document)
+        # Strict, as JSON: a number is a number and a yes is true (never "3" for 3, true for
+        # 1 or "yes" for true), while an enumeration's text still names its member.
+        return RulePack.model_validate_json(json.dumps(document), strict=True), root
     except ValidationError as error:
         raise PackError(documents.problems_of(error, root, _UNION_TAGS)) from None
 
@@ -362,6 +413,7 @@ _UNION_TAGS = frozenset(
         "remove_battle_scar",
         "add_upgrade",
         "change_counter",
+        "free_requisitions",  # a threshold's effect
         "threshold",  # an Agenda's xp
         "achieved",
         "highest_tally",
@@ -371,13 +423,16 @@ _UNION_TAGS = frozenset(
 # --- against the rulebook ----------------------------------------------------------------
 
 
-def check_against(pack: RulePack, book: Rulebook, others: Iterable[RulePack] = ()) -> None:
+def check_against(
+    pack: RulePack, book: Rulebook, others: Iterable[RulePack] = (), root: Any = None
+) -> None:
     """Refuse a pack whose content collides with the rulebook (the core, or another pack of
-    the campaign) or names what does not exist (a counter, a rank)."""
+    the campaign) or names what does not exist (a counter, a rank). ``root``: the node tree
+    the pack was read from, for the lines."""
     problems = _collisions(pack, book, others) + _references(pack, book) + _unpriced(pack)
     problems += _core_problems(pack, book)
     if problems:
-        raise PackError(problems)
+        raise PackError(documents.located(problems, root) if root is not None else problems)
 
 
 def _collisions(pack: RulePack, book: Rulebook, others: Iterable[RulePack]) -> list[Problem]:
@@ -400,7 +455,25 @@ def _collisions(pack: RulePack, book: Rulebook, others: Iterable[RulePack]) -> l
     return problems
 
 
-PackItem = PackAgenda | PackRequisition | PackRelic | PackHonourEntry | PackMission
+def folded(name: str) -> str:
+    """A name as people read it: compatibility forms unified, invisible characters (zero-width
+    spaces and joiners, direction marks) dropped, case and spacing ignored, so two names
+    that look the same are the same."""
+    visible = "".join(
+        c for c in unicodedata.normalize("NFKC", name) if unicodedata.category(c) != "Cf"
+    )
+    return " ".join(visible.casefold().split())
+
+
+PackItem = (
+    PackAgenda
+    | PackRequisition
+    | PackRelic
+    | PackHonourEntry
+    | PackMission
+    | PackTrigger
+    | PackCounterThreshold
+)
 
 
 def _content(pack: RulePack) -> list[tuple[str, str, tuple[tuple[str, str], ...]]]:
@@ -414,9 +487,11 @@ def _content(pack: RulePack) -> list[tuple[str, str, tuple[tuple[str, str], ...]
         ("psychic_fortitude", "psychic_fortitudes", pack.psychic_fortitudes),
         ("battle_scar", "battle_scars", pack.battle_scars),
         ("weapon_enhancement", "weapon_enhancements", pack.weapon_enhancements),
+        ("trigger", "triggers", pack.triggers),
+        ("threshold", "thresholds", pack.thresholds),
     )
     return [
-        (kind, f"{field}[{n}]", ((kind, item.id.casefold()), (kind, item.name.casefold())))
+        (kind, f"{field}[{n}]", ((kind, folded(item.id)), (kind, folded(item.name))))
         for kind, field, items in kinds
         for n, item in enumerate(items)
     ]
@@ -424,7 +499,9 @@ def _content(pack: RulePack) -> list[tuple[str, str, tuple[tuple[str, str], ...]
 
 def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
     problems = [
-        Problem(f"counters[{n}].start", None, "start must be between min and max")
+        Problem(f"counters[{n}].max", None, f"max ({c.max}) is below min ({c.min})")
+        if c.min > c.max
+        else Problem(f"counters[{n}].start", None, "start must be between min and max")
         for n, c in enumerate(pack.counters)
         if not c.min <= c.start <= c.max
     ]
@@ -458,6 +535,18 @@ def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
             for n, entry in enumerate(entries)
             for name in sorted(set(entry.counters) - set(counters))
         ]
+    problems += [
+        Problem(
+            f"requisitions[{n}].eligible",
+            None,
+            "a requisition for the whole force (target: force) reads only counters: "
+            "keywords, rank, power_rating, xp and role are a unit's",
+        )
+        for n, r in enumerate(pack.requisitions)
+        if r.eligible
+        and r.target == RequisitionTarget.FORCE
+        and eligibility.reads_a_unit(eligibility.parse(r.eligible))
+    ]
     for path, text in expressions:
         tree = eligibility.parse(text) if text else None
         if tree is None:
@@ -471,6 +560,7 @@ def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
             for rank in sorted(eligibility.ranks_named(tree) - ranks)
         ]
     problems += _mission_problems(pack, book)
+    problems += _trigger_problems(pack, book)
     for n, agenda in enumerate(pack.agendas):
         problems += [
             Problem(f"agendas[{n}].counters.{name}", None, f"no counter '{name}' in this pack")
@@ -481,6 +571,68 @@ def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
             problems += _effect_problems(
                 f"requisitions[{n}].effects[{m}]", effect, requisition, counters
             )
+    return problems
+
+
+def _trigger_problems(pack: RulePack, book: Rulebook) -> list[Problem]:
+    """Triggers and thresholds name the pack's counters, stay within them, and give a unit
+    XP only from a card counter's threshold."""
+    counters = {c.id: c for c in pack.counters}
+    requisitions = {r.id for r in book.requisitions} | {r.id for r in pack.requisitions}
+    problems = [
+        Problem(f"triggers[{n}].counter", None, f"no counter '{t.counter}' in this pack")
+        for n, t in enumerate(pack.triggers)
+        if t.counter not in counters
+    ]
+    for n, threshold in enumerate(pack.thresholds):
+        where = f"thresholds[{n}]"
+        rule = counters.get(threshold.counter)
+        if rule is None:
+            problems.append(
+                Problem(f"{where}.counter", None, f"no counter '{threshold.counter}' in this pack")
+            )
+            continue
+        if not rule.min < threshold.at <= rule.max:
+            problems.append(
+                Problem(
+                    f"{where}.at",
+                    None,
+                    f"{rule.name} runs from {rule.min} to {rule.max}: it can never rise to "
+                    f"{threshold.at}",
+                )
+            )
+        if threshold.reset_to is not None and not rule.min <= threshold.reset_to < threshold.at:
+            problems.append(
+                Problem(
+                    f"{where}.reset_to",
+                    None,
+                    f"between {rule.min} and {threshold.at - 1} (below at, within the counter)",
+                )
+            )
+        for m, effect in enumerate(threshold.effects):
+            path = f"{where}.effects[{m}]"
+            if isinstance(effect, ChangeCounter) and effect.counter not in counters:
+                problems.append(
+                    Problem(f"{path}.counter", None, f"no counter '{effect.counter}' in this pack")
+                )
+            elif (
+                isinstance(effect, ChangeCounter)
+                and counters[effect.counter].scope == "card"
+                and rule.scope == "force"
+            ):
+                problems.append(
+                    Problem(path, None, "a force counter's threshold moves no unit's counter")
+                )
+            elif effect.kind == "add_xp" and rule.scope == "force":
+                problems.append(
+                    Problem(path, None, "add_xp needs a unit: the threshold of a card counter")
+                )
+            elif isinstance(effect, FreeRequisitions):
+                problems += [
+                    Problem(f"{path}.requisitions", None, f"no requisition '{r}'")
+                    for r in effect.requisitions
+                    if r not in requisitions
+                ]
     return problems
 
 
@@ -606,7 +758,7 @@ def _names(book: Rulebook) -> set[tuple[str, str]]:
         ("battle_scar", book.scars.pack_scars),
     ):
         for item in items:
-            found |= {(kind, item.id.casefold()), (kind, item.name.casefold())}
+            found |= {(kind, folded(item.id)), (kind, folded(item.name))}
     return found
 
 
@@ -627,6 +779,8 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
     enhancements = list(book.honours.pack_weapon_enhancements)
     counters = list(book.counters)
     missions = list(book.missions)
+    triggers = list(book.triggers)
+    thresholds = list(book.thresholds)
     for pack in packs:
         changed = {
             k: v
@@ -650,6 +804,13 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
         ]
         counters += pack.counters
         missions += [_mission(m, pack) for m in pack.missions]
+        triggers += [
+            Trigger.model_validate({**t.model_dump(), "pack": pack.id}) for t in pack.triggers
+        ]
+        thresholds += [
+            CounterThreshold.model_validate({**t.model_dump(), "pack": pack.id})
+            for t in pack.thresholds
+        ]
         agendas = _withdrawn(agendas, pack.core.withdraw.agendas, pack)
         requisitions = [
             _repriced(r, pack)
@@ -675,6 +836,8 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
                 "scars": book.scars.model_copy(update={"pack_scars": tuple(scars)}),
                 "counters": tuple(counters),
                 "missions": tuple(missions),
+                "triggers": tuple(triggers),
+                "thresholds": tuple(thresholds),
             }
         ).model_dump()
     )

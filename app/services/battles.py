@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -324,7 +325,7 @@ def record_result(
     ]
     outcome = battle_rules.decide_victor(scores[0], scores[1])
     mission = book.mission(battle.mission)
-    _check_kill_marks(session, sides, by_force, results, book)
+    losses = _check_kill_marks(session, sides, by_force, results, book)
     totals_before = []
     for index, side in enumerate(sides):
         result = by_force[side.force_id]
@@ -332,7 +333,9 @@ def record_result(
             battle_rules.Outcome.A_WINS if index == 0 else battle_rules.Outcome.B_WINS
         )
         with request_fields(_SIDE_FIELDS, f"sides[{results.index(result)}]."):
-            totals_before.append(_resolve(session, battle, side, result, won, mission, index))
+            totals_before.append(
+                _resolve(session, battle, side, result, won, mission, index, losses[side.force_id])
+            )
         side.victory_points, side.painted, side.won = scores[index].total, result.painted, won
         session.add(side)
     territories.after_result(session, battle, sides)
@@ -359,9 +362,9 @@ def _check_kill_marks(
     by_force: dict[int, SideResult],
     results: list[SideResult],
     book: Rulebook,
-) -> None:
+) -> dict[int, list[EnemyLoss]]:
     """Each side's kill-counting Agenda marks against the units the other side reported
-    destroyed (one query for both sides' losses)."""
+    destroyed (one query for both sides' losses); each force's enemy losses."""
     destroyed = {
         s.force_id: [
             int(u["card_id"])
@@ -374,6 +377,7 @@ def _check_kill_marks(
     cards = (
         {c.id: c for c in session.exec(select(Card).where(col(Card.id).in_(ids)))} if ids else {}
     )
+    found: dict[int, list[EnemyLoss]] = {}
     for index, side in enumerate(sides):
         enemy = sides[1 - index]
         losses = [
@@ -393,6 +397,8 @@ def _check_kill_marks(
         }
         with request_fields(_SIDE_FIELDS, f"sides[{results.index(result)}]."):
             check_kill_bounds([book.agenda(a) for a in side.agendas], tallies, losses)
+        found[side.force_id] = losses
+    return found
 
 
 # The rules' names for what a side's result carries, as SideResultIn names them.
@@ -407,6 +413,7 @@ def _resolve(
     won: bool,
     mission: Any,
     index: int,
+    losses: list[EnemyLoss],
 ) -> tuple[int, int]:
     """Run one side's post-battle sequence; return its force's Crusade points and XP from
     just before (the progress chart's point)."""
@@ -427,6 +434,7 @@ def _resolve(
         warlord=str(side.warlord_card_id) if side.warlord_card_id else None,
         exfiltration=mission.exfiltration,
         extra_requisition_points=territories.bonus_rp(session, battle, side.force_id),
+        enemy_losses=tuple(loss.keywords for loss in losses),
     )
     dice = side_dice(result, (battle.seed or 0) + index)
     after = resolve_side(
@@ -602,11 +610,40 @@ def revert(session: Session, *, battle_id: int) -> Battle:
     if battle.status == "resolved":
         _check_revertible(session, battle, sides)
         territories.check_revert(session, battle)
+        starts = gains.counter_starts(session, battle.campaign_id)
         for side in sides:
-            _restore(session, side)
+            _restore(session, battle, side, starts)
         totals.unrecord(session, battle, sides)
         territories.undo_result(session, battle)
     return _undo(session, battle, kind="battle_reverted")
+
+
+def _say_counters(
+    session: Session,
+    battle: Battle,
+    force: Force,
+    card: Card | None,
+    now: Mapping[str, int] | None,
+    restored: Mapping[str, Any],
+    starts: Mapping[str, int],
+) -> None:
+    """A revert says what it puts back: a ``counter_changed`` for each counter of the force
+    (or card) it moves, as the battle said when it moved them."""
+    if "counters" not in restored:  # an older snapshot: its counters are left as they are
+        return
+    unit = {"card_id": int(card.id or 0), "name": card.name} if card is not None else {}
+    for counter, was, value in gains.moved(now or {}, restored["counters"] or {}, starts):
+        history.record(
+            session,
+            campaign_id=battle.campaign_id,
+            force_id=force.id,
+            battle_id=battle.id,
+            kind="counter_changed",
+            **unit,
+            counter=counter,
+            before=was,
+            after=value,
+        )
 
 
 def _check_musterer(
@@ -681,10 +718,12 @@ def _check_revertible(session: Session, battle: Battle, sides: list[BattleSide])
         )
 
 
-def _restore(session: Session, side: BattleSide) -> None:
+def _restore(session: Session, battle: Battle, side: BattleSide, starts: Mapping[str, int]) -> None:
     force = session.get(Force, side.force_id)
     assert force is not None
-    for key, value in side.snapshot["force"].items():
+    restored = side.snapshot["force"]
+    _say_counters(session, battle, force, None, force.counters, restored, starts)
+    for key, value in restored.items():
         setattr(force, key, value)
     session.add(force)
     states = side.snapshot["cards"]
@@ -695,6 +734,7 @@ def _restore(session: Session, side: BattleSide) -> None:
         state = states[str(card.id)]
         if all(getattr(card, key) == value for key, value in state.items()):
             continue  # not on the roster: nothing to undo
+        _say_counters(session, battle, force, card, card.counters, state, starts)
         for key, value in state.items():
             setattr(card, key, value)
             flag_modified(card, key)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from sqlalchemy import insert
@@ -12,6 +13,7 @@ from app.db.locks import for_change
 from app.db.models import Battle, BattleSide, Card, Decision, Force, as_utc, utcnow
 from app.errors import DomainError, NotFound
 from app.rules import aftermath as after_rules
+from app.rules import eligibility
 from app.rules.aftermath import (
     Aftermath,
     BattleHonourDecision,
@@ -20,7 +22,7 @@ from app.rules.aftermath import (
     VictorBonusDecision,
 )
 from app.rules.cards import normalise_keywords, spellings
-from app.rules.data import BonusTarget, HonourCategory, Rulebook, VictorBonus
+from app.rules.data import BonusTarget, FreeRequisitions, HonourCategory, Rulebook, VictorBonus
 from app.rules.dice import Dice, DieRoll
 from app.rules.experience import ExperienceGain
 from app.rules.honours import HonourRequest, WeaponChoice
@@ -387,3 +389,116 @@ def _free_requisition(
         ignore_timing=getattr(effect, "ignores_rank_timing", False),
     )
     return force
+
+
+# --- what a decision offers from the campaign's rule packs ---------------------------------
+
+
+@dataclass(frozen=True)
+class PackOffer:
+    """A rule pack's entry a pending decision may be answered with."""
+
+    category: str  # battle_trait, weapon_enhancement, psychic_fortitude, crusade_relic,
+    # battle_scar or requisition (a victor bonus's free requisition)
+    id: str
+    name: str
+    summary: str
+    pack: str
+
+
+def pack_offers(session: Session, rows: Sequence[Decision]) -> dict[int, list[PackOffer]]:
+    """For each pending decision of ``rows``: the pack entries it offers, as the website's
+    decision page lists them (those the unit may take and does not hold yet, when the
+    decision names its unit). A force's cards are read once, and only when its campaign's
+    packs add something a decision could offer."""
+    offers: dict[int, list[PackOffer]] = {}
+    views: dict[int, Any] = {}
+    for row in rows:
+        if row.status != "pending" or row.kind not in _OFFERING or row.id is None:
+            continue
+        force = session.get(Force, row.force_id)
+        assert force is not None
+        book = rulebooks.campaign_book(session, force.campaign_id)
+        if not _packs_offer(book):
+            continue
+        if row.force_id not in views:
+            views[row.force_id] = load_force(session, row.force_id)
+        offers[row.id] = _offers(book, views[row.force_id], row)
+    return offers
+
+
+_OFFERING = ("battle_honour", "battle_scar", "victor_bonus")
+
+
+def _packs_offer(book: Rulebook) -> bool:
+    honours = book.honours
+    return bool(
+        honours.pack_battle_traits
+        or honours.pack_psychic_fortitudes
+        or honours.pack_weapon_enhancements
+        or book.scars.pack_scars
+        or any(r.pack for r in honours.crusade_relics)
+        or any(r.pack for r in book.requisitions)
+    )
+
+
+def _offers(book: Rulebook, view: Any, row: Decision) -> list[PackOffer]:
+    card_id = row.card_id
+    eligible = [int(i) for i in row.payload.get("eligible", [])]
+    if card_id is None and len(eligible) == 1:
+        card_id = eligible[0]
+    card = next((c for c in view.value.cards if c.id == str(card_id)), None)
+
+    def fits(entry: Any, held: set[str]) -> bool:
+        if card is None:
+            return True
+        if entry.id in held:
+            return False
+        return not entry.eligible or eligibility.meets(
+            entry.eligible, card, view.value.counters, book
+        )
+
+    if row.kind == "battle_scar":
+        held = card.scar_ids if card else set()
+        return [_offer("battle_scar", e) for e in book.scars.pack_scars if fits(e, held)]
+    if row.kind == "victor_bonus":
+        effect = VictorBonus.model_validate(row.payload["bonus"]).effect
+        named = set(effect.requisitions) if isinstance(effect, FreeRequisitions) else set()
+        return [_offer("requisition", r) for r in book.requisitions if r.pack and r.id in named]
+    categories = [HonourCategory(c) for c in row.payload.get("categories", [])] or list(
+        HonourCategory
+    )
+    found: list[PackOffer] = []
+    for category in categories:
+        if card is not None and not _may_gain(category, card):
+            continue
+        held = card.honour_ids(category) if card else set()
+        if category == HonourCategory.CRUSADE_RELIC:
+            found += [
+                _offer(category.value, r)
+                for r in book.honours.crusade_relics
+                if r.pack
+                and r.withdrawn_by is None
+                and (card is None or not r.keywords_any or any(card.has(k) for k in r.keywords_any))
+            ]
+            continue
+        found += [
+            _offer(category.value, e) for e in book.honours.pack_entries(category) if fits(e, held)
+        ]
+    return found
+
+
+def _may_gain(category: HonourCategory, card: Any) -> bool:
+    """Psychic Fortitudes are for PSYKERs and Crusade Relics for CHARACTERs (the rules
+    refuse the others; the decision page leaves them out too)."""
+    if category == HonourCategory.PSYCHIC_FORTITUDE:
+        return bool(card.has("PSYKER"))
+    if category == HonourCategory.CRUSADE_RELIC:
+        return bool(card.has("CHARACTER"))
+    return True
+
+
+def _offer(category: str, entry: Any) -> PackOffer:
+    return PackOffer(
+        category=category, id=entry.id, name=entry.name, summary=entry.summary, pack=entry.pack
+    )

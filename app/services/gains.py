@@ -10,7 +10,7 @@ from sqlmodel import Session
 
 from app.rules.cards import CrusadeCard
 from app.rules.order_of_battle import OrderOfBattle
-from app.services import history
+from app.services import history, rulebooks
 from app.services.forces import ForceView
 
 
@@ -32,14 +32,15 @@ def record_gains(
     before = {c.id: c for c in view.value.cards}
     # A rule pack's counters moved by a battle (its Agendas' marks) or a decision: said in the
     # history as any other gain, the force's first, then each unit's.
-    for counter, was, now in _moved(view.value.counters, after.counters):
+    starts = counter_starts(session, view.force.campaign_id)
+    for counter, was, now in moved(view.value.counters, after.counters, starts):
         say("counter_changed", counter=counter, before=was, after=now)
     for card in after.cards:
         old = before.get(card.id)
         if old is None:
             continue
         unit = {"card_id": int(card.id), "name": card.name}
-        for counter, was, now in _moved(old.counters, card.counters):
+        for counter, was, now in moved(old.counters, card.counters, starts):
             say("counter_changed", **unit, counter=counter, before=was, after=now)
         for kind, details in _gained(old, card):
             say(kind, **unit, **details)
@@ -63,11 +64,20 @@ def _gained(old: CrusadeCard, new: CrusadeCard) -> list[tuple[str, dict[str, obj
     return found
 
 
-def _moved(before: Mapping[str, int], after: Mapping[str, int]) -> list[tuple[str, int, int]]:
-    """Each counter whose value changed: (id, before, after); a counter not yet set was at
-    its start, which the rules wrote along with the first change."""
+def counter_starts(session: Session, campaign_id: int) -> dict[str, int]:
+    """Each counter of the campaign's packs at its start (a counter never set is there)."""
+    return {c.id: c.start for c in rulebooks.campaign_book(session, campaign_id).counters}
+
+
+def moved(
+    before: Mapping[str, int], after: Mapping[str, int], starts: Mapping[str, int]
+) -> list[tuple[str, int, int]]:
+    """Each counter whose value changed: (id, before, after); a counter not set on one side
+    is at its start there (the rules write it along with its first change; a revert takes
+    it away again)."""
     return [
-        (counter, before.get(counter, value), value)
-        for counter, value in sorted(after.items())
-        if before.get(counter) != value
+        (counter, before.get(counter, starts.get(counter, 0)), now)
+        for counter in sorted(set(before) | set(after))
+        if (now := after.get(counter, starts.get(counter, 0)))
+        != before.get(counter, starts.get(counter, 0))
     ]

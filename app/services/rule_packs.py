@@ -8,7 +8,7 @@ revert restores the state kept on the battle, so an update never changes the pas
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import update
@@ -52,22 +52,27 @@ class PackChanges:
     withdraws: dict[str, list[str]] = field(default_factory=dict)  # core entries, by kind
     costs: dict[str, tuple[int, int]] = field(default_factory=dict)  # core requisition's RP
 
+    refusal: DomainError | None = None  # what attaching it would answer instead of a 201
 
-def preview(session: Session, *, campaign_id: int, data: bytes) -> PackChanges:
+
+def preview(
+    session: Session, *, campaign_id: int, data: bytes, accept_breaking: bool = False
+) -> PackChanges:
+    """What attaching ``data`` would add and change, and the refusal attaching it (with
+    ``accept_breaking``) would meet, if any: a preview predicts exactly what attach does."""
     campaign = get_campaign(session, campaign_id)
-    pack = _read(data)
-    others = [r for r in active_packs(session, campaign_id) if r.pack_id != pack.id]
+    pack, root = _read(data)
+    rows = active_packs(session, campaign_id)
+    others = [packs.RulePack.model_validate(r.document) for r in rows if r.pack_id != pack.id]
     try:
-        packs.check_against(
-            pack, rulebook(), [packs.RulePack.model_validate(r.document) for r in others]
-        )
+        packs.check_against(pack, rulebook(), others, root)
     except packs.PackError as error:
         raise _refusal(error) from None
     current = _current(session, campaign_id, pack.id)
     before = campaign_book(session, campaign_id)
     old = packs.RulePack.model_validate(current.document) if current else None
     removed = _removed(old, pack) if old else {}
-    return PackChanges(
+    changes = PackChanges(
         pack=pack,
         replaces_version=current.pack_version if current else None,
         settings=_settings_changed(before, campaign, pack),
@@ -80,34 +85,64 @@ def preview(session: Session, *, campaign_id: int, data: bytes) -> PackChanges:
             for r, cost in pack.core.requisition_costs.items()
         },
     )
+    after = [
+        pack if r.pack_id == pack.id else packs.RulePack.model_validate(r.document) for r in rows
+    ]
+    if current is None:
+        after.append(pack)
+    refusal = _refusal_to_attach(
+        session, campaign_id, changes, current, old, before, after, accept_breaking
+    )
+    return replace(changes, refusal=refusal)
 
 
-def attach(
-    session: Session, *, campaign_id: int, data: bytes, accept_breaking: bool = False
-) -> tuple[RulePack, PackChanges]:
-    """Attach a pack, or a new version of one already attached."""
-    changes = preview(session, campaign_id=campaign_id, data=data)
-    before = campaign_book(session, campaign_id)
+def _refusal_to_attach(
+    session: Session,
+    campaign_id: int,
+    changes: PackChanges,
+    current: RulePack | None,
+    old: packs.RulePack | None,
+    before: Rulebook,
+    after: list[packs.RulePack],
+    accept_breaking: bool,
+) -> DomainError | None:
+    """Every reason attach refuses a valid pack in this campaign, checked without writing."""
     pack = changes.pack
-    current = _current(session, campaign_id, pack.id)
     if current is not None and current.pack_version == pack.version:
-        raise DomainError(
+        return DomainError(
             "rule_pack_version_exists",
             f"Version {pack.version} of {pack.name} is already attached; raise the version "
             "to update it.",
             status=409,
             field="version",
         )
-    if current is not None:
-        old = packs.RulePack.model_validate(current.document)
-        _refuse_missions_in_use(session, campaign_id, old, keep={m.id for m in pack.missions})
+    if old is not None:
+        in_use = _missions_in_use(session, campaign_id, old, keep={m.id for m in pack.missions})
+        if in_use is not None:
+            return in_use
     if changes.breaks and not accept_breaking:
-        raise DomainError(
+        return DomainError(
             "rule_pack_update_breaks",
             f"Version {pack.version} of {pack.name} leaves out what is in play: "
             f"{'; '.join(changes.breaks[:5])}. Send accept_breaking=true to attach it anyway.",
             status=409,
         )
+    now = packs.apply(rulebook(), after).numbers.muster_by
+    return _supply_measure(after, now) or _muster_changed(
+        session, campaign_id, before.numbers.muster_by, now
+    )
+
+
+def attach(
+    session: Session, *, campaign_id: int, data: bytes, accept_breaking: bool = False
+) -> tuple[RulePack, PackChanges]:
+    """Attach a pack, or a new version of one already attached."""
+    changes = preview(session, campaign_id=campaign_id, data=data, accept_breaking=accept_breaking)
+    if changes.refusal is not None:
+        raise changes.refusal
+    before = campaign_book(session, campaign_id)
+    pack = changes.pack
+    current = _current(session, campaign_id, pack.id)
     stale = session.exec(
         select(RulePack).where(
             RulePack.campaign_id == campaign_id,
@@ -153,7 +188,9 @@ def detach(
     row = get_pack(session, campaign_id, pack_id)
     before = campaign_book(session, campaign_id)
     old = packs.RulePack.model_validate(row.document)
-    _refuse_missions_in_use(session, campaign_id, old, keep=set())
+    in_use = _missions_in_use(session, campaign_id, old, keep=set())
+    if in_use is not None:
+        raise in_use
     breaks = _breaks(session, campaign_id, content_names(old), old)
     if breaks and not accept_breaking:
         raise DomainError(
@@ -197,9 +234,9 @@ def _current(session: Session, campaign_id: int, pack_id: str) -> RulePack | Non
     ).first()
 
 
-def _read(data: bytes) -> packs.RulePack:
+def _read(data: bytes) -> tuple[packs.RulePack, Any]:
     try:
-        return packs.load(data)
+        return packs.read(data)
     except UnicodeDecodeError:
         raise _refusal(packs.PackError([packs.Problem("", None, "not UTF-8 text")])) from None
     except packs.PackError as error:
@@ -263,6 +300,8 @@ def content_names(pack: packs.RulePack) -> dict[str, list[str]]:
         "battle_scars": [e.name for e in pack.battle_scars],
         "weapon_enhancements": [e.name for e in pack.weapon_enhancements],
         "counters": [c.name for c in pack.counters],
+        "triggers": [t.name for t in pack.triggers],
+        "thresholds": [t.name for t in pack.thresholds],
     }
 
 
@@ -281,27 +320,28 @@ def _removed(old: packs.RulePack, new: packs.RulePack) -> dict[str, list[str]]:
     return {kind: [n for n in names if n not in now[kind]] for kind, names in was.items()}
 
 
-def _refuse_missions_in_use(
+def _missions_in_use(
     session: Session, campaign_id: int, old: packs.RulePack, *, keep: set[str]
-) -> None:
+) -> DomainError | None:
     """A battle keeps the mission it was fought on (its page, its revert, its victor bonus
     read it), so a pack's mission a battle used cannot go, even when asked to."""
     gone = {m.id: m.name for m in old.missions if m.id not in keep}
     if not gone:
-        return
+        return None
     used = session.exec(
         select(Battle.id, Battle.mission)
         .where(Battle.campaign_id == campaign_id, col(Battle.mission).in_(list(gone)))
         .order_by(col(Battle.id))
         .limit(1)
     ).first()
-    if used is not None:
-        raise DomainError(
-            "rule_pack_mission_in_use",
-            f"Battle {used[0]} was fought on {gone[used[1]]}, a mission of {old.name}: a "
-            "mission a battle used stays attached (keep it in the new version).",
-            status=409,
-        )
+    if used is None:
+        return None
+    return DomainError(
+        "rule_pack_mission_in_use",
+        f"Battle {used[0]} was fought on {gone[used[1]]}, a mission of {old.name}: a "
+        "mission a battle used stays attached (keep it in the new version).",
+        status=409,
+    )
 
 
 def _breaks(
@@ -344,19 +384,13 @@ def _rules_changed(session: Session, campaign_id: int, before: Rulebook) -> None
     Supply Limits and their increases have no exact conversion (ruling 57)."""
     rulebooks.forget(session)
     now = campaign_book(session, campaign_id).numbers.muster_by
-    _check_supply_measure(session, campaign_id, now)
-    if now != before.numbers.muster_by:
-        first = session.exec(select(Force.id).where(Force.campaign_id == campaign_id)).first()
-        if first is not None:
-            raise DomainError(
-                "rule_pack_changes_muster",
-                f"That would muster armies by {_MEASURE[now]} instead of "
-                f"{_MEASURE[before.numbers.muster_by]} in a campaign that already has forces: "
-                "their Supply Limits are counted in the old measure. Choose how armies are "
-                "measured before the first force is created.",
-                status=409,
-                field="settings.muster_by",
-            )
+    rows = active_packs(session, campaign_id)
+    in_play = [packs.RulePack.model_validate(r.document) for r in rows]
+    refusal = _supply_measure(in_play, now) or _muster_changed(
+        session, campaign_id, before.numbers.muster_by, now
+    )
+    if refusal is not None:
+        raise refusal
     session.execute(
         update(Force).where(col(Force.campaign_id) == campaign_id).values(version=Force.version + 1)
     )
@@ -365,19 +399,36 @@ def _rules_changed(session: Session, campaign_id: int, before: Rulebook) -> None
 _MEASURE = {"power_level": "Power Rating", "points": "points"}
 
 
-def _check_supply_measure(session: Session, campaign_id: int, now: str) -> None:
+def _muster_changed(session: Session, campaign_id: int, was: str, now: str) -> DomainError | None:
+    if now == was:
+        return None
+    first = session.exec(select(Force.id).where(Force.campaign_id == campaign_id)).first()
+    if first is None:
+        return None
+    return DomainError(
+        "rule_pack_changes_muster",
+        f"That would muster armies by {_MEASURE[now]} instead of {_MEASURE[was]} in a "
+        "campaign that already has forces: their Supply Limits are counted in the old "
+        "measure. Choose how armies are measured before the first force is created.",
+        status=409,
+        field="settings.muster_by",
+    )
+
+
+def _supply_measure(in_play: list[packs.RulePack], now: str) -> DomainError | None:
     """A pack's Supply Limit numbers are in the measure it declares (Power Rating unless it
     says ``muster_by: points``): they must be the campaign's measure (ruling 57)."""
-    for row in active_packs(session, campaign_id):
-        settings = packs.RulePack.model_validate(row.document).settings
+    for pack in in_play:
+        settings = pack.settings
         gives = settings.starting_supply_limit, settings.supply_limit_increase
         measure = settings.muster_by or "power_level"
         if any(n is not None for n in gives) and measure != now:
-            raise DomainError(
+            return DomainError(
                 "rule_pack_supply_measure",
-                f"{row.name} gives the Supply Limit in {_MEASURE[measure]}, but this campaign "
+                f"{pack.name} gives the Supply Limit in {_MEASURE[measure]}, but this campaign "
                 f"would muster armies by {_MEASURE[now]}: its numbers would be read in the "
                 "wrong measure. Attach a version of it that says muster_by, or leave it out.",
                 status=409,
                 field="settings.starting_supply_limit",
             )
+    return None

@@ -612,11 +612,13 @@ class TestPackScars:
     def test_its_cap_and_forbidden_actions_apply_and_it_heals(self) -> None:
         scarred, _ = gain_battle_scar(card(), self.played, EnteredDice([]), "ash_choked")
         assert (xp_cap(scarred, self.played), xp_cap(card(), self.played)) == (3, None)
-        shaken = PILGRIMS + (
+        shaken = PILGRIMS.replace(
+            "# Triggers",
             "  - id: shaken_nerve\n"
             "    name: Shaken Nerve\n"
             "    forbids_actions: true\n"
             "    summary: The unit does nothing but fight.\n"
+            "# Triggers",
         )
         grim = packs.apply(book(), [packs.load(shaken)])
         secure = grim.agenda("secure_the_area")

@@ -1,0 +1,199 @@
+"""A rule pack's triggers and thresholds (issue 38): counters that move with what happens in
+every battle, outside the Agenda limit, and rewards for a counter reaching a value.
+
+Run once at the end of a side's post-battle update, over values only: the force before the
+battle and after it. Bounded by construction: each trigger moves its counter once per
+holder, each threshold fires at most once per holder and battle, and a threshold's effect
+that moves another counter may reach another threshold only for ``MAX_PASSES`` passes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from app.rules.cards import CrusadeCard, spellings
+from app.rules.data import (
+    AddXp,
+    ChangeCounter,
+    ChangeRequisitionPoints,
+    ChangeSupplyLimit,
+    Counter,
+    CounterThreshold,
+    FreeRequisitions,
+    Rulebook,
+    Trigger,
+    VictorBonus,
+)
+from app.rules.order_of_battle import OrderOfBattle
+from app.rules.ranks import Promotion, change_xp
+
+MAX_PASSES = 5  # a threshold's effect may reach another threshold, this many times at most
+
+Holder = str | None  # a card's id, or None for the force
+Fired = tuple[Holder, CounterThreshold]
+
+
+def moved_by_triggers(
+    force: OrderOfBattle,
+    book: Rulebook,
+    *,
+    roster: Sequence[str],
+    won: bool,
+    destroyed: Iterable[str],
+    failed_tests: Iterable[str],
+    enemy_losses: Sequence[frozenset[str]],
+    kills: dict[str, int],
+) -> OrderOfBattle:
+    """Each trigger's counter moved by what the battle's report says: ``destroyed`` and
+    ``failed_tests`` are own units (card ids), ``enemy_losses`` the keywords of each enemy
+    unit the opponent reported destroyed, ``kills`` each own unit's enemy units destroyed."""
+    if not book.triggers:
+        return force
+    counters = {c.id: c for c in book.counters}
+    facts = _Facts(won, set(destroyed), set(failed_tests), enemy_losses, kills)
+    for trigger in book.triggers:
+        rule = counters[trigger.counter]
+        if rule.scope == "force":
+            force = _add(force, None, rule, trigger.amount * _side(trigger, force, roster, facts))
+            continue
+        for card_id in roster:
+            count = _unit(trigger, force.card(card_id), facts)
+            force = _add(force, card_id, rule, trigger.amount * count)
+    return force
+
+
+@dataclass(frozen=True)
+class _Facts:
+    won: bool
+    lost: set[str]
+    failed: set[str]
+    enemy_losses: Sequence[frozenset[str]]
+    kills: dict[str, int]
+
+
+def _side(trigger: Trigger, force: OrderOfBattle, roster: Sequence[str], facts: _Facts) -> int:
+    """How many times it happened to the side (a force counter): ``keywords_any`` picks
+    the own units counted, or for kills the enemy units counted."""
+    mine = [u for u in roster if _fits(trigger.keywords_any, force.card(u).keywords)]
+    match trigger.when:
+        case "battle_played":
+            return 1
+        case "victory":
+            return int(facts.won)
+        case "own_unit_destroyed":
+            return sum(1 for u in mine if u in facts.lost)
+        case "out_of_action_failed":
+            return sum(1 for u in mine if u in facts.failed)
+        case "enemy_unit_destroyed":
+            return sum(1 for loss in facts.enemy_losses if _fits(trigger.keywords_any, loss))
+    raise AssertionError(trigger.when)
+
+
+def _unit(trigger: Trigger, card: CrusadeCard, facts: _Facts) -> int:
+    """How many times it happened to one unit of the roster (a card counter): only units
+    with one of ``keywords_any`` count; its kills are its own enemy units destroyed."""
+    if not _fits(trigger.keywords_any, card.keywords):
+        return 0
+    match trigger.when:
+        case "battle_played":
+            return 1
+        case "victory":
+            return int(facts.won)
+        case "own_unit_destroyed":
+            return int(card.id in facts.lost)
+        case "out_of_action_failed":
+            return int(card.id in facts.failed)
+        case "enemy_unit_destroyed":
+            return facts.kills.get(card.id, 0)
+    raise AssertionError(trigger.when)
+
+
+def _fits(keywords_any: Sequence[str], keywords: Iterable[str]) -> bool:
+    if not keywords_any:
+        return True
+    held = {k for word in keywords for k in spellings(word)}
+    return any(not spellings(k).isdisjoint(held) for k in keywords_any)
+
+
+def _add(force: OrderOfBattle, holder: Holder, rule: Counter, amount: int) -> OrderOfBattle:
+    if amount == 0:
+        return force
+    return _set(force, holder, rule, _value(force, holder, rule) + amount)
+
+
+def _value(force: OrderOfBattle, holder: Holder, rule: Counter) -> int:
+    if holder is None:
+        return force.counters.get(rule.id, rule.start)
+    return force.card(holder).counters.get(rule.id, rule.start)
+
+
+def _set(force: OrderOfBattle, holder: Holder, rule: Counter, value: int) -> OrderOfBattle:
+    value = max(rule.min, min(rule.max, value))
+    if holder is None:
+        return replace(force, counters={**force.counters, rule.id: value})
+    card = force.card(holder)
+    return force.with_card(replace(card, counters={**card.counters, rule.id: value}))
+
+
+def reached_thresholds(
+    before: OrderOfBattle, force: OrderOfBattle, book: Rulebook, roster: Sequence[str]
+) -> tuple[OrderOfBattle, list[Promotion], list[Fired], list[VictorBonus]]:
+    """Each threshold whose counter rose to its ``at`` since ``before`` (the force before the
+    battle): its effects, then its ``reset_to``. Returns the force, the promotions its XP
+    gave, what fired (holder, threshold) and the free requisitions owed as decisions."""
+    if not book.thresholds:
+        return force, [], [], []
+    counters = {c.id: c for c in book.counters}
+    fired: list[tuple[Holder, CounterThreshold]] = []
+    promotions: list[Promotion] = []
+    owed: list[VictorBonus] = []
+    for _ in range(MAX_PASSES):
+        progressed = False
+        for threshold in book.thresholds:
+            rule = counters[threshold.counter]
+            holders: list[Holder] = [None] if rule.scope == "force" else list(roster)
+            for holder in holders:
+                if (holder, threshold) in fired:
+                    continue
+                was, now = _value(before, holder, rule), _value(force, holder, rule)
+                if not was < threshold.at <= now:
+                    continue
+                fired.append((holder, threshold))
+                progressed = True
+                force = _effects(force, holder, threshold, counters, book, promotions, owed)
+                if threshold.reset_to is not None:
+                    force = _set(force, holder, rule, threshold.reset_to)
+        if not progressed:
+            break
+    return force, promotions, fired, owed
+
+
+def _effects(
+    force: OrderOfBattle,
+    holder: Holder,
+    threshold: CounterThreshold,
+    counters: dict[str, Counter],
+    book: Rulebook,
+    promotions: list[Promotion],
+    owed: list[VictorBonus],
+) -> OrderOfBattle:
+    for effect in threshold.effects:
+        match effect:
+            case ChangeCounter(counter=counter_id, amount=amount):
+                rule = counters[counter_id]
+                force = _add(force, holder if rule.scope == "card" else None, rule, amount)
+            case ChangeRequisitionPoints(amount=amount):
+                points = max(0, force.requisition_points + amount)
+                points = min(points, book.numbers.max_requisition_points)
+                force = replace(force, requisition_points=points)
+            case ChangeSupplyLimit(amount=amount):
+                force = replace(force, supply_limit=max(0, force.supply_limit + amount))
+            case AddXp(amount=amount):
+                assert holder is not None  # checked on loading: a card counter's threshold
+                card: CrusadeCard
+                card, gained = change_xp(force.card(holder), amount, book)
+                force = force.with_card(card)
+                promotions += gained
+            case FreeRequisitions():
+                owed.append(VictorBonus(effect=effect, summary=threshold.summary))
+    return force
