@@ -266,6 +266,11 @@ def get_draft(
     return draft
 
 
+def draft_of_battle(session: Session, battle_id: int) -> BattleDraft | None:
+    """The wizard draft that recorded this battle, if it was recorded through the wizard."""
+    return session.exec(select(BattleDraft).where(BattleDraft.battle_id == battle_id)).first()
+
+
 def data(draft: BattleDraft) -> dict[str, Any]:
     """A copy of the draft's data, filled in with defaults (safe to change, then save)."""
     stored = copy.deepcopy(draft.data or {})

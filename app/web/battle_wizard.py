@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import FileResponse, HTMLResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from sqlmodel import Session
 from starlette.datastructures import FormData
 
@@ -841,6 +841,18 @@ STEP_CONTEXTS: dict[str, StepContext] = {
     "out_of_action": _ooa_context,
     "review": _review_context,
 }
+
+
+@router.get("/campaigns/{campaign_id}/drafts/{draft_id}/version")
+def draft_version(
+    session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+) -> Response:
+    """Script: the draft's version and step, looked at every few seconds by a step's page
+    while nothing waits to be sent, so it shows what another screen changed (issue 40)."""
+    draft = _draft(session, principal, campaign_id, draft_id)
+    return JSONResponse(
+        {"version": draft.version, "step": draft.step}, headers={"Cache-Control": "no-store"}
+    )
 
 
 @router.get("/campaigns/{campaign_id}/drafts/{draft_id}/{step}")
