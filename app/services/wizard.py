@@ -448,6 +448,20 @@ def default_rosters(session: Session, draft_data: dict[str, Any]) -> None:
             draft_data["warlords"][index] = None
 
 
+def whole_armies(session: Session, draft_data: dict[str, Any]) -> bool:
+    """Whether both rosters hold every unit of their Order of Battle, none of them waiting
+    on a decision: then the muster step has nothing to change (issue 40)."""
+    setup = draft_data["setup"]
+    for index, key in enumerate(("force_id", "opponent_id")):
+        view = load_force(session, int(setup[key]))
+        if view.pending_card_ids:
+            return False
+        every = {c.id for c in view.cards if not c.removed}
+        if not every or every != {int(i) for i in draft_data["rosters"][index]}:
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class ArmyTotal:
     force: Force

@@ -286,6 +286,11 @@ def save_setup(
         return _wizard_page(request, session, principal, draft, "setup", refusal=conflict)
     d = wizard.data(draft)
     action = field_text(form, "action", 80)
+    # "Next" (issue 40): with every unit of both armies in, nothing changes at the muster, so
+    # the battle is mustered at once; the muster stays one tap away ("next": its own step).
+    ahead = action == "ahead"
+    if ahead:
+        action = "next"
     with attempt(session) as outcome:
         if draft.battle_id is not None:
             raise DomainError(
@@ -315,6 +320,8 @@ def save_setup(
             wizard.check_setup(session, draft, d, user=principal.user)
             wizard.default_rosters(session, d)
             wizard.save(session, draft, d, step="muster" if draft.step == "setup" else None)
+            if ahead and wizard.whole_armies(session, d):
+                action = "muster_now"
         else:  # an unchecked change: the muster waits until "Next" checks it again
             wizard.save(session, draft, d, step="setup")
     if outcome.refused:

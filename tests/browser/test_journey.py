@@ -169,7 +169,7 @@ def test_the_whole_journey_on_a_phone(fresh_server: str, new_page: Callable[...,
     ).check()
     assert_page_ok(ruby)
     with ruby.expect_navigation():
-        ruby.get_by_role("button", name="Next: Muster").click()
+        ruby.get_by_role("button", name="Muster: choose the units").click()
     assert ruby.url.endswith(f"{base}/muster"), ruby.url
 
     # Muster: the whole Order of Battle fits, so it starts ticked; a tick updates the
