@@ -266,6 +266,11 @@ def get_draft(
     return draft
 
 
+def draft_of_battle(session: Session, battle_id: int) -> BattleDraft | None:
+    """The wizard draft that recorded this battle, if it was recorded through the wizard."""
+    return session.exec(select(BattleDraft).where(BattleDraft.battle_id == battle_id)).first()
+
+
 def data(draft: BattleDraft) -> dict[str, Any]:
     """A copy of the draft's data, filled in with defaults (safe to change, then save)."""
     stored = copy.deepcopy(draft.data or {})
@@ -441,6 +446,20 @@ def default_rosters(session: Session, draft_data: dict[str, Any]) -> None:
         draft_data["rosters"][index] = chosen
         if draft_data["warlords"][index] not in chosen:
             draft_data["warlords"][index] = None
+
+
+def whole_armies(session: Session, draft_data: dict[str, Any]) -> bool:
+    """Whether both rosters hold every unit of their Order of Battle, none of them waiting
+    on a decision: then the muster step has nothing to change (issue 40)."""
+    setup = draft_data["setup"]
+    for index, key in enumerate(("force_id", "opponent_id")):
+        view = load_force(session, int(setup[key]))
+        if view.pending_card_ids:
+            return False
+        every = {c.id for c in view.cards if not c.removed}
+        if not every or every != {int(i) for i in draft_data["rosters"][index]}:
+            return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import FileResponse, HTMLResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from sqlmodel import Session
 from starlette.datastructures import FormData
 
@@ -287,6 +287,11 @@ def save_setup(
         return _wizard_page(request, session, principal, draft, "setup", refusal=conflict)
     d = wizard.data(draft)
     action = field_text(form, "action", 80)
+    # "Next" (issue 40): with every unit of both armies in, nothing changes at the muster, so
+    # the battle is mustered at once; the muster stays one tap away ("next": its own step).
+    ahead = action == "ahead"
+    if ahead:
+        action = "next"
     with attempt(session) as outcome:
         if draft.battle_id is not None:
             raise DomainError(
@@ -316,6 +321,8 @@ def save_setup(
             wizard.check_setup(session, draft, d, user=principal.user)
             wizard.default_rosters(session, d)
             wizard.save(session, draft, d, step="muster" if draft.step == "setup" else None)
+            if ahead and wizard.whole_armies(session, d):
+                action = "muster_now"
         else:  # an unchecked change: the muster waits until "Next" checks it again
             wizard.save(session, draft, d, step="setup")
     if outcome.refused:
@@ -842,6 +849,18 @@ STEP_CONTEXTS: dict[str, StepContext] = {
     "out_of_action": _ooa_context,
     "review": _review_context,
 }
+
+
+@router.get("/campaigns/{campaign_id}/drafts/{draft_id}/version")
+def draft_version(
+    session: SessionDep, principal: Player, campaign_id: int, draft_id: int
+) -> Response:
+    """Script: the draft's version and step, looked at every few seconds by a step's page
+    while nothing waits to be sent, so it shows what another screen changed (issue 40)."""
+    draft = _draft(session, principal, campaign_id, draft_id)
+    return JSONResponse(
+        {"version": draft.version, "step": draft.step}, headers={"Cache-Control": "no-store"}
+    )
 
 
 @router.get("/campaigns/{campaign_id}/drafts/{draft_id}/{step}")

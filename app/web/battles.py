@@ -153,9 +153,19 @@ def battle_page(
         "pages/battle.html",
         principal,
         handed_back=handed_back == "1",
+        draft_base=_draft_base(session, principal, battle_id),
         **_battle_context(session, principal, battle_id, site_url(request)),
         **_at_table(request, session, principal, battle_id),
     )
+
+
+def _draft_base(session: Session, principal: Principal | None, battle_id: int) -> str | None:
+    """The address of the wizard draft that recorded this battle, for the phone that still
+    holds changes made for it after the result went in (listed beside the result)."""
+    if principal is None:
+        return None
+    draft = wizard.draft_of_battle(session, battle_id)
+    return f"/campaigns/{draft.campaign_id}/drafts/{draft.id}" if draft else None
 
 
 def _at_table(

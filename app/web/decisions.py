@@ -164,16 +164,11 @@ def _decision_context(
         )
         context["xp_after_blow"] = gain.get("dealers_of_death", 0)
         context["options"] = row.payload.get("options", [])
+        # issue 40: the scar (rolled or chosen) on the same page as the consequence
+        if "battle_scar" in context["options"] and card is not None:
+            context.update(_scar_context(book, view, card))
     elif row.kind == "battle_scar" and card is not None:
-        value = view.value.card(str(card.id))
-        table = book.scars.battle_scars[value.unit_type]
-        context["scars"] = [e for e in table.entries if e.id not in value.scar_ids]
-        context["pack_scars"] = [
-            e
-            for e in book.scars.pack_scars
-            if e.id not in value.scar_ids
-            and (not e.eligible or eligibility.meets(e.eligible, value, {}, book))
-        ]
+        context.update(_scar_context(book, view, card))
     elif row.kind == "battle_honour":
         context.update(_honour_context(book, view, row, card, category, card_choice, weapon_type))
     elif row.kind == "victor_bonus":
@@ -192,6 +187,20 @@ def _decision_context(
         ]
         context["one_of"] = isinstance(effect, FreeRequisitions) and effect.mode == "one_of"
     return context
+
+
+def _scar_context(book: Any, view: Any, card: Card) -> dict[str, Any]:
+    value = view.value.card(str(card.id))
+    table = book.scars.battle_scars[value.unit_type]
+    return {
+        "scars": [e for e in table.entries if e.id not in value.scar_ids],
+        "pack_scars": [
+            e
+            for e in book.scars.pack_scars
+            if e.id not in value.scar_ids
+            and (not e.eligible or eligibility.meets(e.eligible, value, {}, book))
+        ],
+    }
 
 
 def _honour_context(
@@ -221,11 +230,27 @@ def _honour_context(
         "weapon_type": weapon_type if weapon_type in ("ranged", "melee", "both") else "ranged",
         "reason": _honour_reason(book, row.payload.get("reason", "")),
     }
-    if chosen is None or target is None or target not in {c.id for c in view.cards}:
+    if target is None or target not in {c.id for c in view.cards}:
         context["category"] = None
         return context
-    value = view.value.card(str(target))
     context["target_card"] = next(c for c in view.cards if c.id == target)
+    if chosen is None:
+        # issue 40: every kind with its entries on one page (the kind and the entry in two
+        # taps at most; a Weapon Enhancement's melee table is a link away)
+        context["kinds"] = [
+            {"category": c, **_honour_entries(book, view, target, c, "ranged")} for c in categories
+        ]
+        return context
+    context.update(_honour_entries(book, view, target, chosen, context["weapon_type"]))
+    return context
+
+
+def _honour_entries(
+    book: Any, view: Any, target: int, chosen: HonourCategory, weapon_type: str
+) -> dict[str, Any]:
+    """The entries of one kind of Battle Honour the unit may take, and how many to pick."""
+    context: dict[str, Any] = {"weapon_type": weapon_type, "relics": False}
+    value = view.value.card(str(target))
     held = value.honour_ids(chosen)
     # a rule pack's own entries the unit may take come after the core table's
     packs = [
@@ -244,10 +269,10 @@ def _honour_context(
         ] + packs
         context["picks"] = 1
     elif chosen == HonourCategory.WEAPON_ENHANCEMENT:
-        kind = WeaponType.RANGED if context["weapon_type"] == "ranged" else WeaponType.MELEE
+        kind = WeaponType.RANGED if weapon_type == "ranged" else WeaponType.MELEE
         # A pack's enhancement goes to a weapon of its kind, one per weapon (ruling 60): the
         # same one may improve several weapons of the unit.
-        fits = ("any", context["weapon_type"]) if context["weapon_type"] != "both" else None
+        fits = ("any", weapon_type) if weapon_type != "both" else None
         own = [
             e
             for e in book.honours.pack_weapon_enhancements
@@ -295,6 +320,7 @@ def decision_page(
     card_id: str = "",
     weapon_type: str = "",
     after: str = "",
+    handed_back: str = "",
 ) -> Response:
     row = decisions.get_decision(session, decision_id)
     context = _decision_context(
@@ -308,6 +334,7 @@ def decision_page(
     )
     book = rulebooks.force_book(session, row.force_id)
     context["outcome"] = outcome_words(book, row) if row.status == "answered" else []
+    context["handed_back"] = handed_back == "1"
     if after.isdigit() and len(after) < 10:
         answered = decisions.find_decision(session, int(after))
         if answered is not None and answered.force_id == row.force_id:
@@ -343,7 +370,9 @@ def _answer(row: Decision, form: FormData) -> dict[str, Any]:
         if category not in {c.value for c in HonourCategory}:
             raise RuleError("decision_answer_incomplete", "Choose a category.", field="category")
         answer["category"] = category
-        answer["entries"] = field_texts(form, "entries")[:2]
+        # the one-page form names each kind's entries apart (entries_<kind>)
+        chosen = field_texts(form, f"entries_{category}") or field_texts(form, "entries")
+        answer["entries"] = [e for e in chosen if e][:2]
         if row.card_id is None:
             answer["card_id"] = field_int(form, "card_id")
             if answer["card_id"] is None:
@@ -369,6 +398,8 @@ def _requisitions(row: Decision, form: FormData) -> list[dict[str, Any]]:
     effect = bonus.effect
     granted = list(effect.requisitions) if isinstance(effect, FreeRequisitions) else []
     used = {int(v) for v in field_texts(form, "use") if v.isdigit()}
+    # issue 40: a unit chosen for a free requisition is a requisition used (one tap less)
+    used |= {i for i in range(len(granted)) if field_int(form, f"card_id_{i}") is not None}
     orders = []
     for index, requisition in enumerate(granted):
         if index not in used:
@@ -428,9 +459,13 @@ def _answer_and_go(
 ) -> Response:
     row = decisions.get_decision(session, decision_id)
     force_id = row.force_id
+    last = row
     with attempt(session) as outcome:
         answer = _answer(row, form)
-        decisions.answer(session, decision_id=decision_id, answer=answer, dice=_decision_dice(form))
+        dice = _decision_dice(form)
+        decisions.answer(session, decision_id=decision_id, answer=answer, dice=dice)
+        if answer.get("consequence") == "battle_scar" and "scar" in form:
+            last = _answer_scar_too(session, row, form, dice)
     if outcome.refused:
         session.refresh(row)
         card_id = field_text(form, "card_id", 10)
@@ -454,8 +489,9 @@ def _answer_and_go(
             error=outcome.error,
             **context,
         )
+    row = last
     if held is not None:
-        return _next_at_table(session, row, held)
+        return _next_at_table(session, principal, row, held)
     following = _next_pending(session, force_id)
     rolled = bool((row.answer or {}).get("rolled"))
     if following is not None:
@@ -464,13 +500,34 @@ def _answer_and_go(
     return redirect(f"/decisions/{row.id}" if rolled else f"/forces/{force_id}")
 
 
-def _next_at_table(session: Session, row: Decision, held: table_pass.TablePass) -> Response:
+def _answer_scar_too(session: Session, row: Decision, form: FormData, dice: Dice) -> Decision:
+    """The Battle Scar a failed Out of Action test just led to, answered from the same page
+    (issue 40): rolled, or the one chosen there. Returns the decision answered last."""
+    waiting = decisions.list_decisions(session, force_id=row.force_id, status="pending")
+    scar = next((d for d in waiting if d.kind == "battle_scar" and d.card_id == row.card_id), None)
+    if scar is None or scar.id is None:
+        return row
+    answer: dict[str, Any] = {"entries": [], "requisitions": []}
+    if chosen := field_text(form, "scar", 60):
+        answer["scar"] = chosen
+    return decisions.answer(session, decision_id=scar.id, answer=answer, dice=dice)
+
+
+def _next_at_table(
+    session: Session, principal: Principal, row: Decision, held: table_pass.TablePass
+) -> Response:
     """The opponent's next decision of the battle; after the last, the pass goes and the
-    battle page says to hand the phone back."""
+    phone's owner is led to their own first decision of the battle (issue 40), else to the
+    battle page, which says to hand the phone back."""
     waiting = decisions.waiting_at_table(session, battle_id=held.battle_id, user_id=held.user_id)
     rolled = bool((row.answer or {}).get("rolled"))
     if waiting:
         return redirect(f"/decisions/{waiting[0].id}" + (f"?after={row.id}" if rolled else ""))
-    done = redirect(f"/battles/{held.battle_id}?handed_back=1")
+    assert principal.user.id is not None
+    own = decisions.waiting_at_table(session, battle_id=held.battle_id, user_id=principal.user.id)
+    if own and principal.user.id != held.user_id:
+        done = redirect(f"/decisions/{own[0].id}?handed_back=1")
+    else:
+        done = redirect(f"/battles/{held.battle_id}?handed_back=1")
     table_pass.drop(done)
     return done

@@ -129,26 +129,34 @@ def test_a_change_on_the_phones_own_older_copy_is_rebased(
     expect(page.get_by_label("Fully painted army (+10 VP)").first).to_be_checked()
 
 
+@OFFLINE
 def test_a_field_changed_on_two_phones_shows_both_and_keeps_the_choice(
     new_page: Callable[..., Page], live_server: str
 ) -> None:
+    """Both phones change the victory points without knowing of the other's (one has no
+    signal): the one coming back asks, and the choice is what both pages show."""
     name, client = player(live_server)
     base = battle_in_progress(client, *two_forces(client))
     client.close()
     mine, theirs = new_page("phone"), new_page("phone")  # two phones, one account
     for phone in (mine, theirs):
         log_in(phone, name, next=f"{base}/after")
+    mine.context.set_offline(True)
+    plus(mine)  # a tap never conflicts: it counts on the newer draft as well
+    type_vp(mine, "40")
     type_vp(theirs, "60")
     theirs.wait_for_function(QUEUE_EMPTY, timeout=20_000)
-    plus(mine)  # a tap never conflicts: it counts on the newer draft as well
-    mine.wait_for_function(QUEUE_EMPTY, timeout=20_000)
-    type_vp(mine, "40")
+    mine.context.set_offline(False)
     banner = mine.locator("#connection-status")
-    expect(banner).to_contain_text("Changed on another screen")
+    expect(banner).to_contain_text("Changed on another screen", timeout=20_000)
     expect(banner).to_contain_text("yours 40, the other screen's 60")
     banner.get_by_role("button", name="Keep mine").click()
     mine.wait_for_function(QUEUE_EMPTY, timeout=20_000)
     expect(banner).to_be_hidden()
+    expect(mine.locator("#f-vp_0")).to_have_value("40")
+    # the other phone shows it without a reload (it looks for changes while nothing waits)
+    expect(theirs.locator("#f-vp_0")).to_have_value("40", timeout=15_000)
+    expect(count(theirs)).to_have_text("1", timeout=15_000)
     theirs.reload()
     expect(theirs.locator("#f-vp_0")).to_have_value("40")
     expect(count(theirs)).to_have_text("1")

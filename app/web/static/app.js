@@ -132,3 +132,15 @@
     if (infantry) infantry.checked = false;
   });
 })();
+
+// A Battle Honour on one page (issue 40): picking an entry of a kind picks that kind, so a
+// chosen honour is two taps (the entry, "Answer"). Without script the player picks both.
+(function () {
+  document.addEventListener("change", function (event) {
+    var box = event.target;
+    if (!box || !box.checked || box.name === "category") return;
+    var kind = box.closest && box.closest("[data-kind-entries]");
+    var radio = kind && kind.querySelector("input[name=category]");
+    if (radio) radio.checked = true;
+  });
+})();

@@ -5,28 +5,46 @@
 // twice, and a dropped connection or a reload only delays what was entered.
 //
 // A tap is a change by one ("one more melee kill"): it applies to whatever the draft holds
-// now, so it is sent without the draft's version and never conflicts. A form change carries
-// the version; the answer gives the next one. When the server refuses it because the draft
-// changed since (another phone, another tab, or this phone's own older copy of the page),
-// the step is fetched again: fields only this phone changed are re-applied to the newer
-// draft (rebased); a field both screens changed is shown with both values and the player
-// keeps theirs or takes the other (issue 21). Nothing is discarded without being asked.
+// now, so it is sent without the draft's version and never conflicts.
 //
-// The phone also keeps the server's last known state of the step (version, counters, form
+// A form change is kept as what it changed (field by field, with each field's value before
+// the change): it is sent as the server's last known form with those fields put on it, with
+// that form's version. Every waiting form change is so put on the draft the server holds
+// when it goes (issue 40): a field only this phone changed keeps its new value, a field
+// only another screen changed keeps theirs, and a field both changed to different values is
+// shown with both values for the player to choose (issue 21). When the server refuses a
+// change because the draft changed since (another phone, another tab, or this phone's own
+// older copy of the page), the step is read again and the check runs on the newer draft.
+// Nothing is discarded without being asked. Typed values are queued as they are typed
+// (after a short pause), not only on leaving the box, so a reload keeps them too.
+//
+// The phone also keeps the server's last known state of each step (version, counters, form
 // fields): a step shown from the service worker's older copy (a reload without signal) is
-// brought up to it, so the page shows what the server has plus what is waiting.
+// brought up to it, so the page shows what the server has plus what is waiting; and while
+// nothing waits, the page looks every few seconds whether another screen changed the draft
+// and shows what the server holds.
 //
 // Each tab keeps its own queue (localStorage is shared by every tab of the site): the key
 // carries the tab's id, kept in sessionStorage so a reload finds its queue again. A tab
 // holds a Web Lock named after its id for as long as it lives; the queue of a tab that
 // was closed with taps still waiting (no signal) is adopted by the next tab of the same
-// draft, under that lock, so it is sent once, in order, and never by two tabs at once.
+// draft, under that lock, so it is sent once, in order, and never by two tabs at once; its
+// form changes are checked against the server's draft like this tab's own.
+//
+// When the battle can no longer change (the result was submitted on another screen), what
+// is still waiting is listed with a link to the result and a button to drop it: the
+// players correct the result from there (revert and re-record, or dispute).
 (function () {
   "use strict";
   var form = document.querySelector("form[data-draft]");
-  if (!form) return;
+  var leftovers = document.querySelector("[data-leftovers-draft]");
+  if (!form) {
+    if (leftovers) showLeftovers(leftovers);
+    return;
+  }
   document.documentElement.classList.add("js");
   var draft = form.getAttribute("data-draft");
+  var here = window.location.pathname;
   var prefix = "crusade-wizard-queue:" + draft;
   var tabId = thisTab();
   var storeKey = prefix + ":" + tabId;
@@ -35,29 +53,17 @@
   var versionInput = form.querySelector("input[name=version]");
   var csrfInput = form.querySelector("input[name=csrf_token]");
   var pageVersion = versionInput ? Number(versionInput.value) : null;
-  var stored = read();
-  var state = { version: null, items: stored.items };
-  var knownKey = "crusade-wizard-known:" + draft + ":" + window.location.pathname;
-  var known = readKnown();
+  var state = { items: readQueue().items.map(upgrade) };
   var busy = false;
-  var stopped = null; // the refusal that stopped the queue (a conflict), if any
+  var stopped = null; // the refusal that stopped the queue (a conflict, a closed battle)
   var waiting = null; // the submit button whose click waits for the queue to empty
   var failures = 0;
+  var behind = false; // a tap showed the draft changed elsewhere: read it once all is sent
+  var typing = null; // the pause after typing, before the typed value is queued
   var confirmed = {}; // counter slug -> the value the server last confirmed
+  var seen = null; // the version of the server's state this page shows
 
-  // --- the server's last known state of this step -----------------------------------------
-
-  function readKnown() {
-    try {
-      var found = JSON.parse(localStorage.getItem(knownKey) || "null");
-      if (found && typeof found.version === "number") return found;
-    } catch (e) { /* none */ }
-    return null;
-  }
-
-  function saveKnown() {
-    try { localStorage.setItem(knownKey, JSON.stringify(known)); } catch (e) { /* fine */ }
-  }
+  // --- field values ---------------------------------------------------------------------------
 
   // Field values by name (a name with several values, e.g. ticked boxes, joined in order).
   function valuesOf(pairs) {
@@ -66,6 +72,19 @@
       map[pair[0]] = map[pair[0]] === undefined ? pair[1] : map[pair[0]] + "\u0001" + pair[1];
     });
     return map;
+  }
+
+  function pairsOf(map) {
+    var pairs = [];
+    Object.keys(map).forEach(function (n) {
+      if (map[n] === undefined || map[n] === null) return;
+      map[n].split("\u0001").forEach(function (v) { pairs.push([n, v]); });
+    });
+    return pairs;
+  }
+
+  function val(map, name) {
+    return map && map[name] !== undefined ? map[name] : null; // null: not sent (unticked)
   }
 
   // The fields of a form element (this page's, or one parsed from a fetched page), as a
@@ -85,16 +104,16 @@
     return list;
   }
 
-  function put(pairs) {
-    var names = {};
-    pairs.forEach(function (pair) { (names[pair[0]] = names[pair[0]] || []).push(pair[1]); });
+  function put(map) {
     Array.prototype.forEach.call(form.elements, function (el) {
-      if (!el.name || el.name === "csrf_token" || el.name === "version" || el.disabled) return;
-      var values = names[el.name] || [];
-      if (el.type === "checkbox") el.checked = values.indexOf(el.value) >= 0;
-      else if (!values.length || el.tagName === "BUTTON") return;
-      else if (el.type === "radio") el.checked = values.indexOf(el.value) >= 0;
-      else el.value = values[0];
+      if (!el.name || el.name === "csrf_token" || el.name === "version" || el.disabled ||
+          el.name === "action" || el.name === "bump" || el.tagName === "BUTTON") return;
+      var values = map[el.name] === undefined || map[el.name] === null ? [] : map[el.name].split("\u0001");
+      if (el.type === "checkbox" || el.type === "radio") el.checked = values.indexOf(el.value) >= 0;
+      else if (el.tagName === "SELECT" && el.multiple) {
+        Array.prototype.forEach.call(el.options, function (o) { o.selected = values.indexOf(o.value) >= 0; });
+      } else if (el.type === "hidden") return;
+      else el.value = values.length ? values[0] : "";
     });
   }
 
@@ -107,28 +126,88 @@
     return values;
   }
 
+  // --- the server's last known state of each step -------------------------------------------
+
+  function knownKey(page) { return "crusade-wizard-known:" + draft + ":" + page; }
+
+  function knownFor(page) {
+    try {
+      var found = JSON.parse(localStorage.getItem(knownKey(page)) || "null");
+      if (found && typeof found.version === "number") {
+        if (Array.isArray(found.fields)) found.fields = valuesOf(found.fields); // older format
+        found.fields = found.fields || {};
+        found.counters = found.counters || {};
+        return found;
+      }
+    } catch (e) { /* none */ }
+    return null;
+  }
+
+  // The server's versions only grow: what another tab of the phone stored meanwhile is
+  // kept when it is newer.
+  function saveKnown(page, known) {
+    var stored = knownFor(page);
+    if (stored && stored.version > known.version) return;
+    try { localStorage.setItem(knownKey(page), JSON.stringify(known)); } catch (e) { /* fine */ }
+    if (page === here) {
+      seen = known.version;
+      if (versionInput) versionInput.value = String(known.version);
+    }
+  }
+
   // The page as served is the latest the phone knows (it came from the server just now),
   // unless the phone already knows a newer version (the page is an older copy, shown from
   // the service worker without signal): then the newer state is put on the page.
   function takeKnownState() {
+    var known = knownFor(here);
     if (known && pageVersion !== null && known.version > pageVersion) {
-      pageVersion = known.version;
+      seen = known.version;
       if (versionInput) versionInput.value = String(known.version);
-      put(known.fields || []);
-      Object.keys(known.counters || {}).forEach(function (slug) { confirmed[slug] = known.counters[slug]; });
+      put(known.fields);
+      Object.keys(known.counters).forEach(function (slug) { confirmed[slug] = known.counters[slug]; });
       return;
     }
     if (pageVersion === null) return;
-    known = { version: pageVersion, fields: formFields(form), counters: counterValues(form) };
-    saveKnown();
+    saveKnown(here, { version: pageVersion, fields: valuesOf(formFields(form)), counters: counterValues(form) });
   }
 
-  function read(key) {
+  // The form as it will be once every waiting change of the page is in: the server's last
+  // known form with the changes put on it, in order.
+  function expected(page) {
+    var known = knownFor(page);
+    var map = Object.assign({}, known ? known.fields : {});
+    state.items.forEach(function (item) {
+      if (!item.change || item.page !== page) return;
+      Object.keys(item.changes).forEach(function (n) { map[n] = item.changes[n]; });
+    });
+    return map;
+  }
+
+  // --- the queue on the phone -------------------------------------------------------------------
+
+  function readQueue(key) {
     try {
       var found = JSON.parse(localStorage.getItem(key || storeKey) || "null");
       if (found && Array.isArray(found.items)) return found;
     } catch (e) { /* no storage, or a broken entry: start empty */ }
-    return { version: null, items: [] };
+    return { items: [] };
+  }
+
+  function pageOf(url) { return url.replace(/\/(save|total)$/, ""); }
+
+  // A form change kept by an older version of this script (the whole form): what differs
+  // from the server's last known form is its change; its values before are unknown, so it
+  // is put on the server's draft as it is.
+  function upgrade(item) {
+    if (!item.snapshot || item.change) return item;
+    var page = pageOf(item.url);
+    var known = knownFor(page);
+    var mine = valuesOf(item.fields || []);
+    var changes = {};
+    Object.keys(mine).concat(Object.keys(known ? known.fields : {})).forEach(function (n) {
+      if (val(mine, n) !== val(known && known.fields, n)) changes[n] = val(mine, n);
+    });
+    return { url: item.url, page: page, change: true, changes: changes, base: {}, key: item.key, swap: item.swap };
   }
 
   // This tab's id: kept through a reload (sessionStorage, marked on the way out), new for
@@ -156,12 +235,16 @@
   }
 
   window.addEventListener("pagehide", function () {
+    flushTyping(); // a value typed just now is kept on the phone before the page goes
     try { sessionStorage.setItem("crusade-tab-left", tabId); } catch (e) { /* fine */ }
     if (channel && state.items.length) channel.postMessage("gone");
   });
   window.addEventListener("pageshow", function (event) {
     if (!event.persisted) return; // back from the back/forward cache: still this tab
     try { sessionStorage.removeItem("crusade-tab-left"); } catch (e) { /* fine */ }
+  });
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "hidden") flushTyping();
   });
 
   function otherQueues() {
@@ -176,14 +259,14 @@
   }
 
   // Take over the queue of a tab that is gone: its items go before this tab's own (they
-  // were entered first), after the one on its way if any.
+  // were entered first), after the one on its way if any. Its form changes are checked
+  // against the server's draft like this tab's own (a field both changed is asked about).
   function adopt(key) {
-    var found = read(key);
+    var found = readQueue(key);
     try { localStorage.removeItem(key); } catch (e) { /* fine */ }
     if (!found.items.length) return;
     var at = busy ? 1 : 0;
-    state.items.splice.apply(state.items, [at, 0].concat(found.items));
-    if (state.version === null || state.version === undefined) state.version = found.version;
+    state.items.splice.apply(state.items, [at, 0].concat(found.items.map(upgrade)));
     write();
     restore();
     showCounts();
@@ -203,7 +286,7 @@
 
   function write() {
     try {
-      if (state.items.length) localStorage.setItem(storeKey, JSON.stringify(state));
+      if (state.items.length) localStorage.setItem(storeKey, JSON.stringify({ items: state.items }));
       else localStorage.removeItem(storeKey);
     } catch (e) { /* private mode: the queue lives as long as the page */ }
   }
@@ -268,21 +351,52 @@
 
   // --- queueing ----------------------------------------------------------------------------
 
-  function fields() { return formFields(form); }
-
   function enqueue(item) {
     item.key = newKey();
-    var last = state.items[state.items.length - 1];
-    // A newer snapshot of the same form replaces one not sent yet: only the latest matters.
-    if (item.snapshot && last && last.snapshot && last.url === item.url &&
-        !(busy && state.items.length === 1)) {
-      state.items[state.items.length - 1] = item;
-    } else {
-      state.items.push(item);
-    }
+    state.items.push(item);
     write();
     pump();
   }
+
+  // What the player changed on the form since what the phone holds (the server's form and
+  // the changes waiting): queued as one change, each field with its value before.
+  function noteChange() {
+    if (typing) { clearTimeout(typing); typing = null; }
+    var url = form.getAttribute("data-autosave");
+    if (!url) return;
+    var now = valuesOf(formFields(form));
+    var before = expected(here);
+    var changes = {};
+    var base = {};
+    var any = false;
+    Object.keys(now).concat(Object.keys(before)).forEach(function (n) {
+      if (n in changes || val(now, n) === val(before, n)) return;
+      changes[n] = val(now, n);
+      base[n] = val(before, n);
+      any = true;
+    });
+    if (!any) return;
+    var words = {};
+    Object.keys(changes).forEach(function (n) { words[n] = labelOf(n) + ": " + shownValue(n, changes[n]); });
+    var last = state.items[state.items.length - 1];
+    // A change right after another of this form, not sent yet: one change (only the latest
+    // value of a field matters; its value before is the first change's).
+    if (last && last.change && last.page === here && !(busy && state.items.length === 1)) {
+      Object.keys(changes).forEach(function (n) {
+        if (!(n in last.base) && !(n in last.changes)) last.base[n] = base[n];
+        last.changes[n] = changes[n];
+        (last.words = last.words || {})[n] = words[n];
+      });
+      last.key = newKey();
+      write();
+      pump();
+      return;
+    }
+    enqueue({ url: url, page: here, change: true, changes: changes, base: base, words: words,
+              swap: form.getAttribute("data-swap") });
+  }
+
+  function flushTyping() { if (typing) noteChange(); }
 
   function tap(button) {
     var spec = button.value; // "card:field:+1"
@@ -292,8 +406,41 @@
     var shown = Number(box.querySelector("output").textContent) || 0;
     var top = Number(box.getAttribute("data-max") || "99");
     if (shown + delta < 0 || shown + delta > top) return; // the server would refuse it too
-    enqueue({ url: form.getAttribute("data-taps"), fields: [["bump", spec]], slug: slug, delta: delta });
+    flushTyping(); // in order: a value typed before the tap goes first
+    var label = box.querySelector("#label-" + slug);
+    enqueue({ url: form.getAttribute("data-taps"), fields: [["bump", spec]], slug: slug, delta: delta,
+              page: here, label: label ? label.textContent.trim() : slug });
     showCounts();
+  }
+
+  // --- both screens changed a field --------------------------------------------------------------
+
+  // The fields that waiting changes of the page change and the server's draft changed too,
+  // to another value: for each, the first waiting change of that field (its value before
+  // is what the phone had), the phone's value (the last change's) and the server's.
+  function clashes(page, known) {
+    var first = {};
+    var list = [];
+    var mine = expected(page);
+    state.items.forEach(function (item) {
+      if (!item.change || item.page !== page) return;
+      Object.keys(item.changes).forEach(function (n) {
+        if (n in first) return;
+        first[n] = item;
+        if (!(n in item.base)) return; // kept by an older script: no value before
+        var theirs = val(known.fields, n);
+        if (theirs !== item.base[n] && val(mine, n) !== theirs) {
+          list.push({ name: n, item: item, mine: val(mine, n), theirs: theirs });
+        }
+      });
+    });
+    return list;
+  }
+
+  function dropEmpty() {
+    state.items = state.items.filter(function (item) {
+      return !item.change || Object.keys(item.changes).length > 0;
+    });
   }
 
   // --- sending, one at a time ---------------------------------------------------------------
@@ -303,17 +450,35 @@
     if (busy || stopped || !ready) return;
     if (!state.items.length) {
       say("");
-      if (waiting) { var button = waiting; waiting = null; form.requestSubmit(button); }
+      if (waiting) { var button = waiting; waiting = null; form.requestSubmit(button); return; }
+      if (behind) { behind = false; busy = true; refresh(here, function () { busy = false; pump(); }); }
       return;
     }
-    busy = true;
     var item = state.items[0];
     var body = new URLSearchParams();
-    item.fields.forEach(function (pair) { body.append(pair[0], pair[1]); });
-    // A tap counts from whatever the draft holds now: no version, so it never conflicts.
-    if (!item.slug && state.version !== null && state.version !== undefined) {
-      body.append("version", String(state.version));
+    if (item.change) {
+      var known = knownFor(item.page);
+      if (!known) { // never read on this phone (a closed tab's change of another step)
+        busy = true;
+        refresh(item.page, function () { busy = false; pump(); });
+        return;
+      }
+      var found = clashes(item.page, known);
+      if (found.length) { ask(item.page, found); return; }
+      var merged = Object.assign({}, known.fields);
+      Object.keys(item.changes).forEach(function (n) { merged[n] = item.changes[n]; });
+      item.sent = merged;
+      pairsOf(merged).forEach(function (pair) { body.append(pair[0], pair[1]); });
+      body.append("version", String(known.version));
+      // Another body (put on a newer draft) is another request; the same one, sent again
+      // after a lost answer, keeps its key so it is never applied twice.
+      if (item.body && item.body !== body.toString()) item.key = newKey();
+      item.body = body.toString();
+      write();
+    } else {
+      item.fields.forEach(function (pair) { body.append(pair[0], pair[1]); });
     }
+    busy = true;
     var headers = { "Idempotency-Key": item.key, "Content-Type": "application/x-www-form-urlencoded" };
     if (csrfInput) headers["X-CSRF-Token"] = csrfInput.value;
     fetch(item.url, { method: "POST", body: body, headers: headers, credentials: "same-origin" })
@@ -344,32 +509,30 @@
     var versioned = doc.querySelector("[data-draft-version]");
     var version = response.headers.get("X-Draft-Version") ||
       (versioned && versioned.getAttribute("data-draft-version"));
-    // A tap counts on whatever the draft holds: its new version is this page's own only if
-    // the draft was still the one this page knows. Otherwise another screen changed it
-    // first, and keeping the older version makes the next form change be rebased on theirs.
-    var before = item.slug ? response.headers.get("X-Draft-Version-Before") : null;
-    if (item.slug && (before === null || Number(before) !== state.version)) version = null;
-    if (version) {
-      state.version = Number(version);
-      if (versionInput) versionInput.value = version;
-    }
+    var known = knownFor(item.page) || { version: -1, fields: {}, counters: {} };
     if (item.slug) {
       var output = doc.querySelector("output");
       if (output) confirmed[item.slug] = Number(output.textContent) || 0;
-    }
-    if (response.ok && version) {
-      known = {
-        version: Number(version),
-        fields: item.snapshot ? item.fields : (known ? known.fields : formFields(form)),
-        counters: Object.assign({}, known ? known.counters : {}, confirmed),
-      };
-      saveKnown();
+      // A tap counts on whatever the draft holds: its new version is this page's own only
+      // if the draft was still the one this page knows. Otherwise another screen changed it
+      // first: the next form change is checked against theirs, and the page reads the
+      // draft again once nothing waits.
+      var before = response.headers.get("X-Draft-Version-Before");
+      if (response.ok && version) {
+        if (before !== null && Number(before) === known.version) known.version = Number(version);
+        else behind = true;
+        if (item.slug in confirmed) known.counters[item.slug] = confirmed[item.slug];
+        saveKnown(item.page, known);
+      }
+    } else if (response.ok && version && item.change) {
+      saveKnown(item.page, { version: Number(version), fields: item.sent || known.fields, counters: known.counters });
     }
     // The same key with another body: an earlier send of this very change reached the
     // server and was kept (applied, or refused for good), e.g. from a tab closed while it
-    // was on its way. It must not be applied twice: drop it quietly.
+    // was on its way. It must not be applied twice: drop it quietly, and read the draft.
     if (response.status === 422 && /idempotency_key_reused/.test(text)) {
       state.items.shift();
+      behind = true;
       write();
       showCounts();
       pump();
@@ -389,109 +552,90 @@
       pump();
       return;
     }
-    if (response.status === 409 && /draft_conflict/.test(text) && item.snapshot) {
+    if (response.status === 409 && /draft_conflict/.test(text) && item.change) {
       busy = true; // nothing else goes out until the newer draft is read
-      rebase(item);
+      refresh(item.page, function () { busy = false; pump(); });
       return;
     }
     // The session ended, or the battle can no longer change: stop, keep the changes, and
     // say why.
     stopped = response.status;
+    if (/draft_not_open|draft_mustered/.test(text)) {
+      closed();
+      return;
+    }
     var detail = doc.querySelector("[data-code] p") || doc.querySelector("[data-code]");
     say(waitingText() + " and not saved: " +
         (detail ? detail.textContent.trim() : "the server answered " + response.status + "."), true);
   }
 
-  // The draft changed since this phone last saw it: read the step again and put this
-  // phone's own changes on the newer draft. A field only this phone changed keeps its new
-  // value; a field only the other screen changed takes theirs (shown at once); a field both
-  // changed to different values is the player's to decide.
-  function rebase(item) {
-    fetch(window.location.pathname, { credentials: "same-origin", cache: "no-store" })
+  // Read a step as the server holds it now: its version, form and counters become what the
+  // phone knows; on this page, the form shows them with the changes still waiting on top.
+  function refresh(page, then) {
+    fetch(page, { credentials: "same-origin", cache: "no-store" })
       .then(function (response) {
         if (!response.ok) throw new Error(String(response.status));
-        return response.text();
+        var moved = response.redirected && new URL(response.url).pathname !== page;
+        return response.text().then(function (text) { return { text: text, moved: moved }; });
       })
-      .then(function (text) {
-        var doc = parse(text);
+      .then(function (got) {
+        var doc = parse(got.text);
         var fresh = doc.querySelector("form[data-draft]");
         var freshVersion = fresh && fresh.querySelector("input[name=version]");
-        if (!fresh || !freshVersion) throw new Error("no form");
-        var theirs = formFields(fresh);
-        var base = valuesOf(known ? known.fields : []);
-        var mine = valuesOf(item.fields);
-        var other = valuesOf(theirs);
-        var names = {};
-        Object.keys(mine).concat(Object.keys(other)).forEach(function (n) { names[n] = true; });
-        var clashes = Object.keys(names).filter(function (n) {
-          return mine[n] !== base[n] && other[n] !== base[n] && mine[n] !== other[n];
-        });
-        var merged = {};
-        Object.keys(names).forEach(function (n) {
-          merged[n] = mine[n] !== base[n] ? mine[n] : other[n];
-        });
-        Object.keys(counterValues(doc)).forEach(function (slug) {
-          confirmed[slug] = counterValues(doc)[slug];
-        });
-        var version = Number(freshVersion.value);
-        known = { version: version, fields: theirs, counters: Object.assign({}, confirmed) };
-        saveKnown();
-        state.version = version;
-        if (versionInput) versionInput.value = String(version);
-        if (!clashes.length) {
-          settle(item, merged);
+        if (got.moved || !fresh || !freshVersion) { // the step is closed: submitted, mustered
+          stopped = 409;
+          busy = false;
+          closed();
           return;
         }
-        ask(item, merged, clashes, mine, other, fresh);
+        var counts = counterValues(doc);
+        saveKnown(page, { version: Number(freshVersion.value), fields: valuesOf(formFields(fresh)), counters: counts });
+        if (page === here) {
+          Object.keys(counts).forEach(function (slug) { confirmed[slug] = counts[slug]; });
+          restore();
+          showCounts();
+        }
+        then();
       })
       .catch(function () { retryLater("the newer entries could not be read"); });
   }
 
-  function pairsOf(map) {
-    var pairs = [];
-    Object.keys(map).forEach(function (n) {
-      if (map[n] === undefined) return;
-      map[n].split("\u0001").forEach(function (v) { pairs.push([n, v]); });
-    });
-    return pairs;
-  }
-
-  // Send the merged form on the newer draft, and show it.
-  function settle(item, merged) {
-    item.fields = pairsOf(merged);
-    item.key = newKey(); // another body: a new request
-    put(item.fields);
-    write();
-    busy = false;
-    stopped = null;
-    say("");
-    showCounts();
-    pump();
-  }
-
-  function labelOf(name, fresh) {
-    var el = form.querySelector("[name='" + name + "']") || fresh.querySelector("[name='" + name + "']");
+  function labelOf(name) {
+    var el = form.querySelector("[name='" + name + "']");
     var label = el && (el.closest("label") || (el.id && form.querySelector("label[for='" + el.id + "']")));
     var text = label ? label.textContent : (el && el.getAttribute("aria-label")) || name;
+    if (el && el.getAttribute("aria-label") && (el.type === "checkbox" || el.type === "radio")) {
+      text = el.getAttribute("aria-label");
+    }
     return text.replace(/\s+/g, " ").trim().slice(0, 80);
   }
 
-  function shown(value) {
-    return value === undefined ? "none" : value.split("\u0001").join(", ") || "empty";
+  function shownValue(name, value) {
+    if (value === null || value === undefined) return "none";
+    return value.split("\u0001").map(function (v) {
+      var el = form.querySelector("[name='" + name + "'][value='" + (window.CSS && CSS.escape ? CSS.escape(v) : v) + "']");
+      if (el && (el.type === "checkbox" || el.type === "radio")) {
+        if (el.type === "checkbox" && el.value === "1") return "ticked";
+        var label = el.getAttribute("aria-label") || (el.closest("label") && el.closest("label").textContent) || v;
+        return label.replace(/^[^:]*:\s*/, "").replace(/\s+/g, " ").trim();
+      }
+      return v;
+    }).join(", ") || "empty";
   }
 
   // Both screens changed the same field: show both values; the player keeps theirs or
   // takes the other screen's. The queue waits meanwhile; nothing is dropped.
-  function ask(item, merged, clashes, mine, other, fresh) {
+  function ask(page, found) {
     stopped = 409;
     busy = false;
     var el = banner();
     if (!el) return;
     el.textContent = "Changed on another screen while you were entering: ";
     var list = document.createElement("ul");
-    clashes.forEach(function (n) {
+    found.forEach(function (c) {
       var li = document.createElement("li");
-      li.textContent = labelOf(n, fresh) + ": yours " + shown(mine[n]) + ", the other screen's " + shown(other[n]);
+      li.textContent = labelOf(c.name) + ": yours " + shownValue(c.name, c.mine) +
+        ", the other screen's " + shownValue(c.name, c.theirs);
       list.appendChild(li);
     });
     el.appendChild(list);
@@ -501,8 +645,22 @@
       button.className = keepMine ? "" : "secondary";
       button.textContent = text;
       button.addEventListener("click", function () {
-        clashes.forEach(function (n) { merged[n] = keepMine ? mine[n] : other[n]; });
-        settle(item, merged);
+        var known = knownFor(page);
+        found.forEach(function (c) {
+          if (keepMine) { c.item.base[c.name] = val(known && known.fields, c.name); return; }
+          state.items.forEach(function (item) {
+            if (!item.change || item.page !== page) return;
+            delete item.changes[c.name];
+            delete item.base[c.name];
+          });
+        });
+        dropEmpty();
+        write();
+        stopped = null;
+        say("");
+        if (page === here) restore();
+        showCounts();
+        pump();
       });
       el.appendChild(button);
       el.appendChild(document.createTextNode(" "));
@@ -512,12 +670,156 @@
     el.hidden = false;
   }
 
+  // --- the battle can no longer change ---------------------------------------------------------
+
+  // What waits, in words: each field changed with its value, each counter with its taps
+  // (as the page said them when they were made).
+  function describe(items) {
+    var lines = [];
+    var fields = {};
+    var taps = {};
+    var names = {};
+    items.forEach(function (item) {
+      if (item.change) {
+        Object.keys(item.changes).forEach(function (n) {
+          fields[n] = (item.words && item.words[n]) || n + ": " + (item.changes[n] === null ? "none" : item.changes[n]);
+        });
+      } else if (item.slug) {
+        taps[item.slug] = (taps[item.slug] || 0) + item.delta;
+        names[item.slug] = item.label || item.slug;
+      }
+    });
+    Object.keys(fields).forEach(function (n) { lines.push(fields[n]); });
+    Object.keys(taps).forEach(function (slug) {
+      if (taps[slug]) lines.push(names[slug] + ": " + (taps[slug] > 0 ? "+" : "") + taps[slug]);
+    });
+    return lines;
+  }
+
+  function closed() {
+    var el = banner();
+    if (!el) return;
+    el.textContent = "";
+    var lines = describe(state.items);
+    var p = document.createElement("p");
+    var link = document.createElement("a");
+    link.href = draft;
+    link.setAttribute("role", "button");
+    link.textContent = "Open the battle as it is now";
+    if (!lines.length) {
+      p.textContent = "Another screen moved this battle on (its muster done, or its result submitted). ";
+      el.appendChild(p);
+      el.appendChild(link);
+      el.hidden = false;
+      status();
+      return;
+    }
+    el.setAttribute("data-testid", "not-saved");
+    p.textContent = "Another screen moved this battle on (its muster done, or its result submitted), so " +
+      (lines.length === 1 ? "this change made here was" : "these " + lines.length + " changes made here were") +
+      " not saved:";
+    el.appendChild(p);
+    leftoverList(el, lines);
+    el.appendChild(link);
+    el.appendChild(document.createTextNode(" "));
+    dropButton(el, function () {
+      state.items = [];
+      write();
+      say("");
+      el.removeAttribute("data-testid");
+      status();
+    });
+    el.hidden = false;
+    status();
+  }
+
+  function leftoverList(el, lines) {
+    var list = document.createElement("ul");
+    lines.forEach(function (line) {
+      var li = document.createElement("li");
+      li.textContent = line;
+      list.appendChild(li);
+    });
+    el.appendChild(list);
+    var note = document.createElement("p");
+    note.textContent = "Compare them with the result: to correct it, dispute it, or revert the " +
+      "battle and record it again.";
+    el.appendChild(note);
+  }
+
+  function dropButton(el, drop) {
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "secondary";
+    button.textContent = "Drop these changes";
+    button.addEventListener("click", drop);
+    el.appendChild(button);
+  }
+
+  // The battle's page, once submitted: changes this phone still holds for its wizard (made
+  // while another screen submitted) are listed beside the result, with a button to drop them.
+  function showLeftovers(el) {
+    var stem = "crusade-wizard-queue:" + el.getAttribute("data-leftovers-draft");
+    var keys = [];
+    var items = [];
+    try {
+      for (var i = 0; i < localStorage.length; i++) {
+        var key = localStorage.key(i);
+        if (key === stem || key.indexOf(stem + ":") === 0) keys.push(key);
+      }
+      keys.forEach(function (key) {
+        var found = JSON.parse(localStorage.getItem(key) || "null");
+        if (found && Array.isArray(found.items)) items = items.concat(found.items);
+      });
+    } catch (e) { return; }
+    var lines = describe(items);
+    if (!lines.length) return;
+    var p = document.createElement("p");
+    p.textContent = (lines.length === 1 ? "A change" : lines.length + " changes") +
+      " made on this phone after the result was submitted from another screen " +
+      (lines.length === 1 ? "was" : "were") + " not saved:";
+    el.appendChild(p);
+    leftoverList(el, lines);
+    dropButton(el, function () {
+      keys.forEach(function (key) { try { localStorage.removeItem(key); } catch (e) { /* fine */ } });
+      el.hidden = true;
+    });
+    el.hidden = false;
+  }
+
   function swap(selector, doc) {
     var fresh = doc.querySelector(selector);
     var old = document.querySelector(selector);
     if (fresh && old) old.replaceWith(document.importNode(fresh, true));
   }
 
+  // While nothing waits, look now and then whether another screen changed the draft: the
+  // page shows what the server holds.
+  function watch() {
+    var url = form.getAttribute("data-watch");
+    if (!url || busy || stopped || !ready || typing || state.items.length || !navigator.onLine ||
+        document.visibilityState !== "visible") return;
+    var mine = knownFor(here);
+    if (mine && mine.version !== seen) { // another tab of this phone saved a newer draft
+      seen = mine.version;
+      Object.keys(mine.counters).forEach(function (slug) { confirmed[slug] = mine.counters[slug]; });
+      restore();
+      showCounts();
+      if (versionInput) versionInput.value = String(mine.version);
+    }
+    fetch(url, { credentials: "same-origin", cache: "no-store" })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (found) {
+        var known = knownFor(here);
+        if (!found || busy || stopped || state.items.length || typing) return;
+        if (found.step === "finished" || (known && found.version !== known.version)) {
+          busy = true;
+          refresh(here, function () { busy = false; pump(); });
+        }
+      })
+      .catch(function () { /* the next look */ });
+  }
+  setInterval(watch, 4000);
   // --- what the player does -------------------------------------------------------------------
 
   form.addEventListener("click", function (event) {
@@ -608,13 +910,21 @@
   if (form.getAttribute("data-autosave")) {
     form.addEventListener("change", function (event) {
       if (event.target.closest("[data-counter]")) return;
-      enqueue({ url: form.getAttribute("data-autosave"), fields: fields(), snapshot: true,
-                swap: form.getAttribute("data-swap") });
+      noteChange();
+    });
+    // A value being typed is queued after a short pause, not only on leaving the box: a
+    // reload (or a closed tab) keeps it too.
+    form.addEventListener("input", function (event) {
+      var el = event.target;
+      if (!el.name || el.closest("[data-counter]") || el.type === "checkbox" || el.type === "radio") return;
+      if (typing) clearTimeout(typing);
+      typing = setTimeout(noteChange, 600);
     });
   }
 
   // Moving on waits until every change has reached the server (in order), then goes.
   form.addEventListener("submit", function (event) {
+    flushTyping();
     if (!state.items.length && !stopped) return;
     event.preventDefault();
     if (stopped) return;
@@ -645,29 +955,45 @@
     }
   }
 
-  // Changes still waiting from before a reload: show them on the page, then send them.
+  // A step kept on the phone and shown without signal links every step the phone holds
+  // (the list was the server's when the copy was kept; steps reached since are kept too).
+  function linkKeptSteps() {
+    if (navigator.onLine || !window.caches) return;
+    document.querySelectorAll("ol.steps li[data-step-url]").forEach(function (li) {
+      if (li.querySelector("a, [aria-current]")) return;
+      var url = li.getAttribute("data-step-url");
+      caches.match(url, { ignoreVary: true }).then(function (kept) {
+        if (!kept || li.querySelector("a")) return;
+        var link = document.createElement("a");
+        link.href = url;
+        link.textContent = li.textContent.trim();
+        li.textContent = "";
+        li.appendChild(link);
+      }).catch(function () { /* only a convenience */ });
+    });
+  }
+  window.addEventListener("offline", linkKeptSteps);
+  linkKeptSteps();
+
+  // Changes still waiting (from before a reload, or adopted): the page shows the server's
+  // last known form with them on top.
   function restore() {
-    var last = null;
-    state.items.forEach(function (item) { if (item.snapshot) last = item; });
-    if (!last) return;
-    put(last.fields);
+    if (!knownFor(here)) return;
+    put(expected(here));
     // A battle size switched to shows its mission list only now (hidden lists are disabled
     // and skipped): put the waiting values in once more, into the list just shown.
-    if (size) { showSize(); put(last.fields); }
+    if (size) { showSize(); put(expected(here)); }
   }
   takeKnownState();
-  // Waiting changes were made on the page as the phone knew it: they go with that version.
-  state.version = stored.items.length && stored.version !== null ? stored.version : pageVersion;
   restore();
   showCounts();
   if (locks) {
     // Held until the page goes: other tabs see this queue is alive. Once held, this tab's
     // stored queue is read again (a tab may have adopted it while this one was reloading).
     locks.request("crusade-wizard-tab:" + draft + ":" + tabId, function () {
-      var mine = read();
-      if (JSON.stringify(mine.items) !== JSON.stringify(state.items)) {
-        state.items = mine.items;
-        if (mine.items.length) state.version = mine.version;
+      var mine = readQueue().items.map(upgrade);
+      if (JSON.stringify(mine) !== JSON.stringify(state.items)) {
+        state.items = mine;
         restore();
         showCounts();
       }
