@@ -14,6 +14,7 @@ from app.errors import DomainError
 from app.rules.data import rulebook
 from app.rules.errors import RuleError
 from app.rules.keywords import correct_keywords, keywords_fixed, rule_keywords
+from app.rules.order_of_battle import link_split_unit, split_unit_fixed
 from app.rules.requisitions import RequisitionOrder
 from app.services import forces, requisitions
 from app.services.convert import card_value, write_card
@@ -81,12 +82,15 @@ def edit_card(
     keywords: list[str] | None = None,
     split_unit: str | None = None,
 ) -> Card:
-    """A card's name and narrative (any time), its split unit ("" leaves it), and its
-    keywords corrected while the unit is as it joined and no battle of its force is under
-    way (docs/rulings.md, 40)."""
+    """A card's name and narrative (any time), its split unit ("" leaves it) while that
+    unit's cards have not fought (docs/rulings.md, 50), and its keywords corrected while the
+    unit is as it joined and no battle of its force is under way (docs/rulings.md, 40)."""
     row = forces.update_card(session, card_id=card_id, name=name, narrative=narrative)
-    if split_unit is not None:
-        row.split_unit = split_unit or None
+    if split_unit is not None and (split_unit.strip() or None) != row.split_unit:
+        view = forces.load_force(session, row.force_id)
+        mustered = forces.mustered_cards(session, row.force_id)
+        linked = link_split_unit(view.value, str(row.id), split_unit, mustered=mustered)
+        row.split_unit = linked.card(str(row.id)).split_unit
         session.add(row)
     if keywords is not None:
         view = forces.load_force(session, row.force_id)
@@ -105,6 +109,19 @@ class KeywordEdit:
     chips: list[str]
     ticked: list[str]
     others: str
+
+
+def split_unit_lock(session: Session, row: Card) -> str | None:
+    """Why the card page cannot change the card's split unit any more, or None while it can."""
+    if row.removed:
+        return None
+    partners = forces.split_unit_partners(session, row)  # its own split unit only: few rows
+    fixed = split_unit_fixed(
+        card_value(row),
+        [card_value(c) for c in partners],
+        mustered=forces.mustered_cards(session, row.force_id),
+    )
+    return fixed.message if fixed else None
 
 
 def keyword_edit(session: Session, row: Card, crusade_faction: str) -> KeywordEdit | None:

@@ -565,3 +565,51 @@ class TestSplitUnits:
         assert kept.json()["split_unit"] == "Attack Bike Squadron"
         left = client.patch(f"/api/v1/cards/{squad}", json={"split_unit": ""})
         assert left.status_code == 200 and left.json()["split_unit"] is None
+
+    def test_once_fought_the_split_unit_stays_whole(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        """Issue 36: linking or unlinking is part of the unit's details: refused while its
+        cards are mustered, and for good once they have fought (ruling 50)."""
+        world = setup_two_forces(client)
+        tanks = [
+            unit(client, world["blue"], f"Leman Russ {n}", 4, split_unit="Squadron")
+            for n in ("Alpha", "Beta")
+        ]
+        url = f"/api/v1/campaigns/{world['campaign']}/battles"
+        battle = client.post(url, json=battle_body(world, blue=[t["id"] for t in tanks]))
+        assert battle.status_code == 201, battle.text
+        before = dump(engine)
+        during = client.patch(f"/api/v1/cards/{tanks[0]['id']}", json={"split_unit": ""})
+        body = assert_problem(during, 422, "split_unit_fixed_during_battle")
+        assert body["field"] == "split_unit"
+        assert dump(engine) == before
+        result = {
+            "sides": [
+                {"force_id": world["blue"], "victory_points": 20},
+                {"force_id": world["red"], "victory_points": 10},
+            ]
+        }
+        recorded = client.post(f"/api/v1/battles/{battle.json()['id']}/result", json=result)
+        assert recorded.status_code == 200, recorded.text
+        newcomer = unit(client, world["blue"], "Leman Russ Gamma", 4)
+        before = dump(engine)
+        for card_id, label in (
+            (tanks[0]["id"], ""),
+            (tanks[1]["id"], "Another Squadron"),
+            (newcomer["id"], "Squadron"),
+        ):
+            refused = client.patch(f"/api/v1/cards/{card_id}", json={"split_unit": label})
+            body = assert_problem(refused, 422, "split_unit_fixed")
+            assert body["field"] == "split_unit" and "Split Units" in body["detail"]
+        joining = {"name": "Leman Russ Delta", "power_rating": 4, "split_unit": "Squadron"}
+        added = client.post(
+            f"/api/v1/forces/{world['blue']}/cards",
+            json={**joining, "keywords": ["IMPERIUM", "VEHICLE"]},
+        )
+        assert_problem(added, 422, "split_unit_fixed")
+        assert dump(engine) == before
+        renamed = client.patch(f"/api/v1/cards/{tanks[0]['id']}", json={"name": "Old Faithful"})
+        assert renamed.status_code == 200 and renamed.json()["split_unit"] == "Squadron"
+        same = client.patch(f"/api/v1/cards/{tanks[0]['id']}", json={"split_unit": "Squadron"})
+        assert same.status_code == 200

@@ -186,6 +186,27 @@ def test_the_owner_edits_the_name_and_narrative(person: Callable[[str], Browser]
     )
 
 
+def test_a_split_unit_that_fought_is_shown_fixed_and_stays_linked(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    """Issue 36 (ruling 50): the card page links parts of a split unit until they fight;
+    afterwards the field is read-only and a sneaked change is refused, naming the rule."""
+    world = campaign_with_two_players(person)
+    ruby, force = world["ruby"], world["ruby_force"]
+    squad = units(ruby, force)["Intercessor Squad"]
+    form = {"name": "Intercessor Squad", "narrative": ""}
+    assert ruby.post(f"/cards/{squad['id']}", {**form, "split_unit": "Pair"}).status_code == 303
+    fight_a_battle(world)
+    page = ruby.get(f"/cards/{squad['id']}").text
+    assert "has fought a battle" in page and "readonly" in page
+    before = dump(engine)
+    sneaked = ruby.post(f"/cards/{squad['id']}", {**form, "split_unit": ""})
+    assert sneaked.status_code == 422 and 'data-code="split_unit_fixed"' in sneaked.text
+    assert dump(engine) == before
+    kept = ruby.post(f"/cards/{squad['id']}", {**form, "split_unit": "Pair", "narrative": "Won."})
+    assert kept.status_code == 303
+
+
 def test_a_refused_edit_keeps_the_story_and_changes_nothing(
     person: Callable[[str], Browser], engine: Engine
 ) -> None:
