@@ -284,8 +284,23 @@ class PackMission(PackModel):
     name: Name
     battle_size: Annotated[str, Field(min_length=1, max_length=40)]
     objective_markers: int = Field(default=0, ge=0, le=12)
+    objective_markers_at_end: int | None = Field(
+        default=None,
+        ge=0,
+        le=12,
+        description="The most objective markers still on the battlefield when the battle "
+        "ends, if the mission removes some (Deploy Vox-relays counts only those); left out: "
+        "all those set up",
+    )
     summary: Summary
     victor_bonus: list[VictorBonus] = Field(min_length=1, max_length=3)
+
+    @model_validator(mode="after")
+    def _markers_at_end_within_those_set_up(self) -> PackMission:
+        at_end = self.objective_markers_at_end
+        if at_end is not None and at_end > self.objective_markers:
+            raise ValueError("objective_markers_at_end cannot be more than objective_markers")
+        return self
 
 
 class CoreWithdrawals(PackModel):
@@ -766,6 +781,7 @@ def _mission(mission: PackMission, pack: RulePack) -> Mission:
         name=mission.name,
         battle_size=mission.battle_size,
         objective_markers=mission.objective_markers,
+        objective_markers_at_end=mission.objective_markers_at_end,
         summary=mission.summary,
         victor_bonus=tuple(mission.victor_bonus),
         pack=pack.id,

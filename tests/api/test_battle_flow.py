@@ -475,6 +475,71 @@ class TestTalliesBoundedByTheMission:
         assert squad["xp"] == 1 + 4 * 2
 
 
+class TestTalliesBoundedByTheMissionsEnd:
+    """Issue 36 (ruling 48): Supply Drop leaves one objective marker at the end, so one
+    Vox-relay at most; Recover Mission Archives counts one search per battle round but the
+    last. A refusal names the unit's place in the request."""
+
+    def result(self, world: dict[str, Any], agenda: str, marks: list[int]) -> dict[str, Any]:
+        units = [
+            {"card_id": u["id"], "agenda_tallies": {agenda: n}}
+            for u, n in zip(world["blue_units"], marks, strict=False)
+        ]
+        return {
+            "sides": [
+                {
+                    "force_id": world["blue"],
+                    "victory_points": 30,
+                    "units": units,
+                    "agenda_choices": {agenda: world["blue_units"][0]["id"]},
+                    "dice": [1],
+                },
+                {"force_id": world["red"], "victory_points": 10},
+            ]
+        }
+
+    def test_supply_drop_leaves_one_relay(self, client: TestClient, engine: Engine) -> None:
+        world = setup_two_forces(client)
+        sides = battle_body(world)["sides"]
+        sides[0]["agendas"] = ["deploy_vox_relays"]
+        battle = muster(client, world, mission="supply_drop", sides=sides)
+        url = f"/api/v1/battles/{battle['id']}/result"
+        before = dump(engine)
+        two = client.post(url, json=self.result(world, "deploy_vox_relays", [0, 2]))
+        body = assert_problem(two, 422, "agenda_tally_above_mission")
+        assert body["field"] == "sides[0].units[1].agenda_tallies"
+        assert "the 1 objective marker the mission can leave on the battlefield" in body["detail"]
+        assert dump(engine) == before
+        one = client.post(url, json=self.result(world, "deploy_vox_relays", [0, 1]))
+        assert one.status_code == 200, one.text
+
+    def test_archives_count_one_round_fewer_than_the_battle(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        world = setup_two_forces(client)
+        sides = battle_body(world)["sides"]
+        sides[0]["agendas"] = ["assassins", "reaper", "recover_mission_archives"]
+        sides[1]["agendas"] = ["assassins", "reaper", "sentinel"]
+        battle = muster(
+            client, world, battle_size="strike_force", mission="supplies_from_above", sides=sides
+        )
+        url = f"/api/v1/battles/{battle['id']}/result"
+        before = dump(engine)
+        five = self.result(world, "recover_mission_archives", [2, 3])
+        five["sides"][0]["agenda_choices"]["reaper"] = world["blue_units"][0]["id"]
+        five["sides"][1]["agenda_choices"] = {"reaper": world["red_units"][0]["id"]}
+        refused = client.post(url, json=five)
+        body = assert_problem(refused, 422, "agenda_tally_above_mission")
+        assert body["field"] == "sides[0].units[1].agenda_tallies"
+        assert "more than the 4 searches that can complete" in body["detail"]
+        assert dump(engine) == before
+        four = self.result(world, "recover_mission_archives", [2, 2])
+        four["sides"][0]["agenda_choices"]["reaper"] = world["blue_units"][0]["id"]
+        four["sides"][1]["agenda_choices"] = {"reaper": world["red_units"][0]["id"]}
+        accepted = client.post(url, json=four)
+        assert accepted.status_code == 200, accepted.text
+
+
 class TestBehindEnemyLines:
     """Issue 20: the victor bonus goes only to a unit the report says was exfiltrated, and
     only Behind Enemy Lines exfiltrates (ruling 49)."""
