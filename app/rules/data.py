@@ -407,6 +407,11 @@ class Requisition(Frozen):
     character_stratagem_factions: tuple[CharacterStratagem, ...] = Field(
         default=(), description="Which faction's unit each of those Stratagems is for"
     )
+    character_stratagems_elsewhere: tuple[str, ...] = Field(
+        default=(),
+        description="Stratagems of other publications that would make a knight a CHARACTER "
+        "but the rules do not name: refused unless a rule pack adds them (ruling 31)",
+    )
     # A rule pack's requisition: who may buy it (app/rules/eligibility.py) and what it does,
     # from the fixed vocabulary above; the pack's counters come along for its effects.
     eligible: str | None = None

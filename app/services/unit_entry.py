@@ -11,12 +11,12 @@ from sqlmodel import Session
 
 from app.db.models import Campaign, Card
 from app.errors import DomainError
-from app.rules.data import rulebook
+from app.rules.data import Rulebook, rulebook
 from app.rules.errors import RuleError
 from app.rules.keywords import correct_keywords, keywords_fixed, rule_keywords
 from app.rules.order_of_battle import link_split_unit, split_unit_fixed
 from app.rules.requisitions import RequisitionOrder
-from app.services import forces, requisitions
+from app.services import forces, requisitions, rulebooks
 from app.services.convert import card_value, write_card
 from app.services.fields import request_fields
 from app.services.forces import ForceView
@@ -217,20 +217,21 @@ def add_units_view(session: Session, *, force_id: int, copy: int | None = None) 
             status=404,
             field="copy",
         )
-    line = copy_of(source, [c.name for c in view.cards])
+    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    line = copy_of(source, [c.name for c in view.cards], book)
     keywords = line["chips"]
     line["chips"] = [k for k in keywords if k in chips]
     line["keywords"] = ", ".join(k for k in keywords if k not in chips)
     return AddUnitsView(view, campaign, chips, copied=source, first_line=line)
 
 
-def copy_of(card: Card, names: list[str]) -> dict[str, Any]:
+def copy_of(card: Card, names: list[str], book: Rulebook | None = None) -> dict[str, Any]:
     """A new unit's form values from an existing card's datasheet: the next free name
     ("Intercessors 2"), Power Rating, keywords (less a CHARACTER keyword that a Specialist
     Reinforcements Stratagem gave it), datasheet, role, named-character flag, wargear and
     psychic powers."""
     keywords = list(card.keywords)
-    if _stratagem_character(card):
+    if _stratagem_character(card, book or rulebook()):
         keywords = [k for k in keywords if k != "CHARACTER"]
     return {
         "name": next_name(card.name, names),
@@ -244,10 +245,13 @@ def copy_of(card: Card, names: list[str]) -> dict[str, Any]:
     }
 
 
-def _stratagem_character(card: Card) -> bool:
-    book = rulebook()
+def _stratagem_character(card: Card, book: Rulebook) -> bool:
+    """Whether a Knight Character Stratagem (the campaign's, or one a card bought before
+    the rules stopped naming it) gave the card its CHARACTER keyword."""
+    requisition = book.requisition("specialist_reinforcements")
     stratagems = {
-        s.casefold() for s in book.requisition("specialist_reinforcements").character_stratagems
+        s.casefold()
+        for s in (*requisition.character_stratagems, *requisition.character_stratagems_elsewhere)
     }
     return any(
         u.get("requisition") == "specialist_reinforcements"
