@@ -13,6 +13,7 @@ from sqlalchemy import Engine
 
 from app.rules.data import UnitType, rulebook
 from tests.api.helpers import dump
+from tests.api.test_query_counts import statements
 from tests.web.conftest import Browser, campaign_with_two_players
 
 
@@ -267,3 +268,24 @@ def test_a_pack_scar_is_offered_on_the_decision_page_and_taken(
     captain = units(orga, world["kai_force"])["Captain"]
     assert [s["name"] for s in captain["scars"]] == ["Ash-choked"]
     assert "Ash-choked" in orga.get(f"/cards/{captain['id']}").text
+
+
+def test_the_owners_card_page_reads_the_same_whatever_the_force_holds(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    """Issue 36: the split unit's lock reads the card's own split unit and the rosters of
+    battles under way, never the whole Order of Battle."""
+    world = campaign_with_two_players(person)
+    ruby, force = world["ruby"], world["ruby_force"]
+    squad = units(ruby, force)["Intercessor Squad"]
+    form = {"name": "Intercessor Squad", "narrative": ""}
+    assert ruby.post(f"/cards/{squad['id']}", {**form, "split_unit": "Pair"}).status_code == 303
+    url = f"/cards/{squad['id']}"
+    small = statements(engine, lambda: ruby.get(url))
+    for n in range(8):
+        ruby.api(
+            "POST",
+            f"/forces/{force}/cards",
+            json={"name": f"Squad {n}", "power_rating": 1, "keywords": ["IMPERIUM"]},
+        )
+    assert statements(engine, lambda: ruby.get(url)) == small
