@@ -113,7 +113,8 @@ class ScarPublic(BaseModel):
 
 _SPLIT_UNIT = (
     "The split unit this card is part of (a squadron or a unit with drones that splits in "
-    "battle, each part with its own card): cards with the same label are mustered together."
+    "battle, each part with its own card): cards with the same label are mustered together. "
+    "The link is fixed once they have fought (split_unit_fixed)."
 )
 SplitUnit = Annotated[
     Annotated[str, StringConstraints(max_length=120, strip_whitespace=True)] | None,

@@ -72,6 +72,8 @@ class SideReport:
     out_of_action_choices: Mapping[str, Consequence] = field(default_factory=dict)
     agenda_choices: Mapping[str, str] = field(default_factory=dict)
     objective_markers: int | None = None
+    # the most objective markers still on the battlefield at the end (None: as set up)
+    objective_markers_at_end: int | None = None
     warlord: str | None = None
     exfiltration: bool = False  # the mission lets units be exfiltrated
     extra_requisition_points: int = 0  # e.g. from territories held (ruling 54)
@@ -166,6 +168,7 @@ def resolve_side(force: OrderOfBattle, report: SideReport, book: Rulebook, dice:
         dice,
         choices=report.agenda_choices,
         objective_markers=report.objective_markers,
+        objective_markers_at_end=report.objective_markers_at_end,
         battle_rounds=book.numbers.battle_rounds,
         names={c: force.card(c).name for c in report.roster},
     )

@@ -91,17 +91,25 @@ def agenda_experience(
     objective_markers: int | None = None,
     battle_rounds: int | None = None,
     names: Mapping[str, str] | None = None,
+    objective_markers_at_end: int | None = None,
 ) -> AgendaResult:
     """Score every chosen Agenda for one army. ``choices`` maps an agenda id to the card
     the player picks where the rules let them (ties, the archive recipient). The mission's
-    ``objective_markers`` and ``battle_rounds`` bound the tallies that need them (None:
-    not known, so not checked)."""
+    ``objective_markers`` (set up), ``objective_markers_at_end`` (the most still on the
+    battlefield when it ends; the set-up number when not given) and ``battle_rounds`` bound
+    the tallies that need them (None: not known, so not checked)."""
     choices = choices or {}
     _check_tallies(agendas, tallies)
+    at_end = objective_markers if objective_markers_at_end is None else objective_markers_at_end
     _check_army_bounds(
         agendas,
         tallies,
-        {TallyBound.OBJECTIVE_MARKERS: objective_markers, TallyBound.BATTLE_ROUNDS: battle_rounds},
+        {
+            TallyBound.OBJECTIVE_MARKERS: objective_markers,
+            TallyBound.OBJECTIVE_MARKERS_AT_END: at_end,
+            TallyBound.BATTLE_ROUNDS: battle_rounds,
+            TallyBound.BATTLE_ROUNDS_LESS_ONE: None if battle_rounds is None else battle_rounds - 1,
+        },
     )
     xp: dict[str, dict[str, int]] = {}
     thrown: list[DieRoll] = []
@@ -125,6 +133,7 @@ def _check_tallies(agendas: Sequence[Agenda], tallies: Tallies) -> None:
                     f"A tally was given for '{agenda_id}', which is not one of this army's "
                     "Agendas.",
                     field="agenda_tallies",
+                    unit=card_id,
                 )
             limit = 1 if isinstance(agenda.xp, Achieved) else agenda.max_tally
             if tally < 0 or (limit is not None and tally > limit):
@@ -133,6 +142,7 @@ def _check_tallies(agendas: Sequence[Agenda], tallies: Tallies) -> None:
                     "agenda_tally_invalid",
                     f"The {agenda.name} tally of unit {card_id} must be {top}, not {tally}.",
                     field="agenda_tallies",
+                    unit=card_id,
                 )
     for agenda in agendas:
         scorers = [c for c, t in tallies.items() if t.get(agenda.id, 0) > 0]
@@ -142,20 +152,35 @@ def _check_tallies(agendas: Sequence[Agenda], tallies: Tallies) -> None:
                 f"{agenda.name} can be scored by {agenda.max_units} unit(s) at most, "
                 f"not {len(scorers)}.",
                 field="agenda_tallies",
+                unit=scorers[agenda.max_units],
             )
 
 
 _BOUND_WORDS = {
-    TallyBound.OBJECTIVE_MARKERS: "objective markers the mission sets up",
-    TallyBound.BATTLE_ROUNDS: "battle rounds",
+    TallyBound.OBJECTIVE_MARKERS: "objective marker{s} the mission sets up",
+    TallyBound.OBJECTIVE_MARKERS_AT_END: (
+        "objective marker{s} the mission can leave on the battlefield at the end of the battle "
+        "(only those still there count)"
+    ),
+    TallyBound.BATTLE_ROUNDS: "battle round{s} (one unit starts the action per turn)",
+    TallyBound.BATTLE_ROUNDS_LESS_ONE: (
+        "search{es} that can complete (one starts per turn and completes in the next battle "
+        "round's Command phase, so one started in the last battle round never does)"
+    ),
 }
+
+
+def _bound_words(bound: TallyBound, limit: int) -> str:
+    plural = limit != 1
+    return _BOUND_WORDS[bound].format(s="s" if plural else "", es="es" if plural else "")
 
 
 def _check_army_bounds(
     agendas: Sequence[Agenda], tallies: Tallies, bounds: Mapping[TallyBound, int | None]
 ) -> None:
     """An army's combined tally cannot pass what the mission allows: one mark per
-    objective marker, or one per battle round where one unit may act per turn."""
+    objective marker (set up, or left at the end), or one per battle round where one unit
+    may act per turn. The refusal names the unit whose tally goes over."""
     for agenda in agendas:
         combined = sum(t.get(agenda.id, 0) for t in tallies.values())
         for bound in agenda.army_bounds:
@@ -164,9 +189,20 @@ def _check_army_bounds(
                 raise RuleError(
                     "agenda_tally_above_mission",
                     f"{agenda.name}: the army's combined tally is {combined}, more than the "
-                    f"{limit} {_BOUND_WORDS[bound]}.",
+                    f"{limit} {_bound_words(bound, limit)}.",
                     field="agenda_tallies",
+                    unit=_over_by(agenda.id, tallies, limit),
                 )
+
+
+def _over_by(agenda_id: str, tallies: Tallies, limit: int) -> str | None:
+    """The first unit, in the report's order, whose tally takes the army's past ``limit``."""
+    running = 0
+    for card_id, per_agenda in tallies.items():
+        running += per_agenda.get(agenda_id, 0)
+        if running > limit:
+            return card_id
+    return None
 
 
 def _marks(agenda: Agenda, tallies: Tallies, units_destroyed: Mapping[str, int]) -> dict[str, int]:
@@ -338,6 +374,7 @@ def check_scoring(
                     "agenda_unit_ineligible",
                     f"{unit.card.name}: {reason}.",
                     field="agenda_tallies",
+                    unit=card_id,
                 )
 
 
@@ -390,6 +427,7 @@ def check_kill_bounds(
                 f"{agenda.name}: this side's units have {marks} mark(s), but the other side "
                 f"reported {_losses_in_words(bound, losses)} destroyed, worth {allowed}.",
                 field="agenda_tallies",
+                unit=_over_by(agenda.id, tallies, allowed),
             )
 
 

@@ -407,6 +407,11 @@ class Requisition(Frozen):
     character_stratagem_factions: tuple[CharacterStratagem, ...] = Field(
         default=(), description="Which faction's unit each of those Stratagems is for"
     )
+    character_stratagems_elsewhere: tuple[str, ...] = Field(
+        default=(),
+        description="Stratagems of other publications that would make a knight a CHARACTER "
+        "but the rules do not name: refused unless a rule pack adds them (ruling 31)",
+    )
     # A rule pack's requisition: who may buy it (app/rules/eligibility.py) and what it does,
     # from the fixed vocabulary above; the pack's counters come along for its effects.
     eligible: str | None = None
@@ -529,7 +534,12 @@ class TallyBound(StrEnum):
     """What the mission lets an army's combined tally reach."""
 
     OBJECTIVE_MARKERS = "objective_markers"  # one mark per marker the mission sets up
+    # one mark per marker that can still be on the battlefield when the battle ends
+    OBJECTIVE_MARKERS_AT_END = "objective_markers_at_end"
     BATTLE_ROUNDS = "battle_rounds"  # one unit may act per turn: one mark per battle round
+    # one unit may start per turn and completes in the next battle round: one mark per
+    # battle round but the last
+    BATTLE_ROUNDS_LESS_ONE = "battle_rounds_less_one"
 
 
 class Agenda(Frozen):
@@ -689,12 +699,34 @@ class Mission(Frozen):
     low: int = Field(default=0, ge=0, le=6)
     high: int = Field(default=0, ge=0, le=6)
     objective_markers: int = Field(ge=0, description="Objective markers set up at the start")
+    objective_markers_at_end: int | None = Field(
+        default=None,
+        ge=0,
+        description="The most objective markers still on the battlefield when the battle "
+        "ends, after those the mission removes (None: as many as were set up)",
+    )
     exfiltration: bool = Field(
         default=False, description="Units can be exfiltrated (leave by the enemy's edge)"
     )
     summary: str = Field(min_length=1)
     victor_bonus: tuple[VictorBonus, ...] = Field(min_length=1)
     pack: str | None = Field(default=None, description="The rule pack that adds it, if any")
+
+    @model_validator(mode="after")
+    def _markers_at_end_within_those_set_up(self) -> Mission:
+        at_end = self.objective_markers_at_end
+        if at_end is not None and at_end > self.objective_markers:
+            raise ValueError(
+                f"objective_markers_at_end ({at_end}) is more than the objective markers set "
+                f"up ({self.objective_markers})"
+            )
+        return self
+
+    @property
+    def markers_at_end(self) -> int:
+        """The most objective markers that can be on the battlefield when the battle ends."""
+        at_end = self.objective_markers_at_end
+        return self.objective_markers if at_end is None else at_end
 
 
 # --- the whole rulebook ----------------------------------------------------------------
@@ -834,6 +866,9 @@ def _check_mission_table(size_id: str, missions: list[Mission]) -> None:
     covered = sorted(r for m in missions for r in range(m.low, m.high + 1))
     if covered != [1, 2, 3, 4, 5, 6]:
         raise ValueError(f"{size_id} missions must cover D6 results 1..6 once, got {covered}")
+    for mission in missions:  # the core's missions say it, read from each mission's text
+        if mission.objective_markers_at_end is None:
+            raise ValueError(f"mission {mission.id}: objective_markers_at_end is missing")
 
 
 # Each part of the rulebook: the file it is read from, and the key that holds it there.

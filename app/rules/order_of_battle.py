@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from app.rules.cards import CrusadeCard
@@ -114,9 +114,16 @@ def check_supply(force: OrderOfBattle, extra: int, book: Rulebook) -> None:
         )
 
 
-def add_unit(force: OrderOfBattle, card: CrusadeCard, book: Rulebook) -> OrderOfBattle:
+def add_unit(
+    force: OrderOfBattle,
+    card: CrusadeCard,
+    book: Rulebook,
+    *,
+    mustered: frozenset[str] = frozenset(),
+) -> OrderOfBattle:
     """Add a unit within the Supply Limit. Every unit shares the Crusade Faction keyword
-    (or is UNALIGNED), and a unit once removed can never come back."""
+    (or is UNALIGNED), and a unit once removed can never come back. A new card may join a
+    split unit only while that unit's cards have not fought (``link_split_unit``)."""
     if card.id in force.removed_card_ids:
         raise RuleError(
             "unit_removed_for_good",
@@ -129,6 +136,8 @@ def add_unit(force: OrderOfBattle, card: CrusadeCard, book: Rulebook) -> OrderOf
         )
     check_joins(force, card, book)
     check_supply(force, unit_supply(card, book), book)
+    if card.split_unit:
+        _check_split_unit_open(force, card, (card.split_unit,), mustered)
     return replace(force, cards=(*force.cards, card))
 
 
@@ -143,6 +152,71 @@ def check_joins(force: OrderOfBattle, card: CrusadeCard, book: Rulebook) -> None
             field="keywords",
         )
     require_points(card, book)
+
+
+def link_split_unit(
+    force: OrderOfBattle,
+    card_id: str,
+    label: str | None,
+    *,
+    mustered: frozenset[str] = frozenset(),
+) -> OrderOfBattle:
+    """The card joins the split unit ``label`` ("" or None: it leaves its own). Which cards
+    make up a split unit is part of the unit's details, fixed once it is added (its models):
+    the link may change only while the card, and every card of the split unit it leaves or
+    joins, has not fought a battle nor stands on the roster of a battle under way
+    (``mustered``), as keywords may be corrected (docs/rulings.md, 50 and 40)."""
+    card = force.card(card_id)
+    wanted = (label or "").strip() or None
+    if wanted == card.split_unit:
+        return force
+    labels = tuple(x for x in (card.split_unit, wanted) if x)
+    _check_split_unit_open(force, card, labels, mustered)
+    return force.with_card(replace(card, split_unit=wanted))
+
+
+def split_unit_fixed(
+    card: CrusadeCard,
+    partners: Sequence[CrusadeCard],
+    *,
+    mustered: frozenset[str] = frozenset(),
+) -> RuleError | None:
+    """Why the card can no longer leave its split unit (nor join another), or None;
+    ``partners`` holds at least the other cards of its split unit still on the Order of
+    Battle."""
+    labels = (card.split_unit,) if card.split_unit else ()
+    try:
+        _check_split_unit_open(partners, card, labels, mustered)
+    except RuleError as fixed:
+        return fixed
+    return None
+
+
+def _check_split_unit_open(
+    cards: Sequence[CrusadeCard] | OrderOfBattle,
+    card: CrusadeCard,
+    labels: tuple[str, ...],
+    mustered: frozenset[str],
+) -> None:
+    found = cards.cards if isinstance(cards, OrderOfBattle) else cards
+    concerned = [card, *(c for c in found if c.id != card.id and c.split_unit in labels)]
+    for other in concerned:
+        part = "" if other.id == card.id else f", part of split unit {other.split_unit},"
+        if other.tallies.battles_played:
+            raise RuleError(
+                "split_unit_fixed",
+                f"{other.name}{part} has fought a battle: a unit's details, its models "
+                "included, are fixed once it is added, so the cards of a split unit can no "
+                "longer be linked or unlinked (Split Units).",
+                field="split_unit",
+            )
+        if other.id in mustered:
+            raise RuleError(
+                "split_unit_fixed_during_battle",
+                f"{other.name}{part} is on the roster of a battle under way: a split unit's "
+                "cards cannot be linked or unlinked until that battle is resolved.",
+                field="split_unit",
+            )
 
 
 def remove_unit(force: OrderOfBattle, card_id: str) -> OrderOfBattle:

@@ -36,6 +36,7 @@ from app.rules.data import (
     AgendaXp,
     BonusCounter,
     ChangeCounter,
+    CharacterStratagem,
     Counter,
     CounterThreshold,
     CrusadeRelic,
@@ -290,8 +291,23 @@ class PackMission(PackModel):
     name: Name
     battle_size: Annotated[str, Field(min_length=1, max_length=40)]
     objective_markers: int = Field(default=0, ge=0, le=12)
+    objective_markers_at_end: int | None = Field(
+        default=None,
+        ge=0,
+        le=12,
+        description="The most objective markers still on the battlefield when the battle "
+        "ends, if the mission removes some (Deploy Vox-relays counts only those); left out: "
+        "all those set up",
+    )
     summary: Summary
     victor_bonus: list[VictorBonus] = Field(min_length=1, max_length=3)
+
+    @model_validator(mode="after")
+    def _markers_at_end_within_those_set_up(self) -> PackMission:
+        at_end = self.objective_markers_at_end
+        if at_end is not None and at_end > self.objective_markers:
+            raise ValueError("objective_markers_at_end cannot be more than objective_markers")
+        return self
 
 
 class PackTrigger(PackModel):
@@ -337,6 +353,23 @@ class CoreWithdrawals(PackModel):
     relics: list[Id] = Field(default_factory=list, max_length=MAX_ITEMS)
 
 
+class PackCharacterStratagem(PackModel):
+    """Knight Characters: one more Stratagem that, bought with Specialist Reinforcements as
+    the unit joins, gives a unit of its faction the CHARACTER keyword (and nothing more),
+    as Knight Baron and Tyrannical Court do (ruling 31)."""
+
+    stratagem: Name
+    keyword: Annotated[str, Field(min_length=1, max_length=60)] = Field(
+        description="The faction keyword the unit must have (IMPERIAL KNIGHTS)"
+    )
+    excludes_named_characters: bool = Field(
+        description="true: never on a named character, as Knight Baron"
+    )
+    cp: int | None = Field(
+        default=None, ge=1, le=5, description="Its CP cost: the Crusade points it adds"
+    )
+
+
 class CoreChanges(PackModel):
     """What the pack changes in the core rules' own content (the core is "pack 0"): only
     entries that are chosen, never a rolled table's (that would change the dice)."""
@@ -348,6 +381,12 @@ class CoreChanges(PackModel):
         default_factory=dict,
         max_length=MAX_ITEMS,
         description="A core requisition's id: its RP cost in this campaign",
+    )
+    character_stratagems: list[PackCharacterStratagem] = Field(
+        default_factory=list,
+        max_length=20,
+        description="Knight Characters: Stratagems beyond Knight Baron and Tyrannical Court "
+        "that Specialist Reinforcements may use to give a knight the CHARACTER keyword",
     )
 
 
@@ -430,9 +469,33 @@ def check_against(
     the campaign) or names what does not exist (a counter, a rank). ``root``: the node tree
     the pack was read from, for the lines."""
     problems = _collisions(pack, book, others) + _references(pack, book) + _unpriced(pack)
-    problems += _core_problems(pack, book)
+    problems += _core_problems(pack, book) + _character_stratagem_problems(pack, book, others)
     if problems:
         raise PackError(documents.located(problems, root) if root is not None else problems)
+
+
+def _character_stratagem_problems(
+    pack: RulePack, book: Rulebook, others: Iterable[RulePack]
+) -> list[Problem]:
+    """A Knight Character Stratagem a pack adds is new: not the core's, nor another pack's."""
+    taken = {
+        s.casefold() for s in book.requisition("specialist_reinforcements").character_stratagems
+    }
+    for other in others:
+        taken |= {s.stratagem.casefold() for s in other.core.character_stratagems}
+    problems = []
+    for n, entry in enumerate(pack.core.character_stratagems):
+        name = " ".join(entry.stratagem.split()).casefold()
+        if name in taken:
+            problems.append(
+                Problem(
+                    f"core.character_stratagems[{n}].stratagem",
+                    None,
+                    f"'{entry.stratagem}' is already a Knight Character Stratagem of the rulebook",
+                )
+            )
+        taken.add(name)
+    return problems
 
 
 def _collisions(pack: RulePack, book: Rulebook, others: Iterable[RulePack]) -> list[Problem]:
@@ -813,7 +876,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
         ]
         agendas = _withdrawn(agendas, pack.core.withdraw.agendas, pack)
         requisitions = [
-            _repriced(r, pack)
+            _with_character_stratagems(_repriced(r, pack), pack)
             for r in _withdrawn(requisitions, pack.core.withdraw.requisitions, pack)
         ]
         relics = _withdrawn(relics, pack.core.withdraw.relics, pack)
@@ -863,6 +926,38 @@ def _repriced(requisition: Requisition, pack: RulePack) -> Requisition:
     if cost is None or requisition.pack is not None:
         return requisition
     return requisition.model_copy(update={"cost_rp": cost})
+
+
+def _with_character_stratagems(requisition: Requisition, pack: RulePack) -> Requisition:
+    """Specialist Reinforcements with the pack's Knight Character Stratagems added."""
+    added = pack.core.character_stratagems
+    if requisition.id != "specialist_reinforcements" or requisition.pack or not added:
+        return requisition
+    names = [" ".join(a.stratagem.split()) for a in added]
+    folded = {n.casefold() for n in names}
+    keywords = list(requisition.character_stratagem_keywords)
+    keywords += [a.keyword for a in added if a.keyword.upper() not in {k.upper() for k in keywords}]
+    return requisition.model_copy(
+        update={
+            "character_stratagems": (*requisition.character_stratagems, *names),
+            "character_stratagem_keywords": tuple(dict.fromkeys(keywords)),
+            "character_stratagem_factions": (
+                *requisition.character_stratagem_factions,
+                *(
+                    CharacterStratagem(
+                        stratagem=name,
+                        keyword=a.keyword,
+                        excludes_named_characters=a.excludes_named_characters,
+                        cp=a.cp,
+                    )
+                    for name, a in zip(names, added, strict=True)
+                ),
+            ),
+            "character_stratagems_elsewhere": tuple(
+                s for s in requisition.character_stratagems_elsewhere if s.casefold() not in folded
+            ),
+        }
+    )
 
 
 def agendas_for(settings: Settings, size_id: str) -> int | None:
@@ -929,6 +1024,7 @@ def _mission(mission: PackMission, pack: RulePack) -> Mission:
         name=mission.name,
         battle_size=mission.battle_size,
         objective_markers=mission.objective_markers,
+        objective_markers_at_end=mission.objective_markers_at_end,
         summary=mission.summary,
         victor_bonus=tuple(mission.victor_bonus),
         pack=pack.id,

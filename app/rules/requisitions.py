@@ -389,17 +389,29 @@ def _check_stratagem(stratagem: str, cost: int, book: Rulebook) -> None:
 
 
 def _stratagem_keywords(card: CrusadeCard, stratagem: str, book: Rulebook) -> frozenset[str]:
-    """Knight Characters: a Knight Baron or Exalted Court Stratagem on an IMPERIAL KNIGHTS
-    unit, or a Tyrannical Court on a CHAOS KNIGHTS unit, bought this way, is how a knight
-    gains CHARACTER (it brings no Warlord Trait). Knight Baron and Exalted Court exclude
-    named characters (docs/rulings.md, 31)."""
+    """Knight Characters: a Knight Baron Stratagem on an IMPERIAL KNIGHTS unit, or a
+    Tyrannical Court on a CHAOS KNIGHTS unit, bought this way, is how a knight gains
+    CHARACTER (it brings no Warlord Trait); Knight Baron excludes named characters. A rule
+    pack may add another such Stratagem (``core.character_stratagems``); one the rules do
+    not name (Exalted Court) is refused until it does (docs/rulings.md, 31)."""
     requisition = book.requisition("specialist_reinforcements")
-    chosen = stratagem.strip().casefold()
+    chosen = " ".join(stratagem.split()).casefold()
     rule = next(
         (r for r in requisition.character_stratagem_factions if r.stratagem.casefold() == chosen),
         None,
     )
     if rule is None:
+        others = requisition.character_stratagems_elsewhere
+        elsewhere = [s for s in others if s.casefold() == chosen]
+        if elsewhere:
+            named = " or ".join(requisition.character_stratagems)
+            raise RuleError(
+                "stratagem_not_in_crusade_rules",
+                f"{elsewhere[0]} is not one of the Stratagems the Knight Characters rule "
+                f"names ({named}), so it gives no knight the CHARACTER keyword here; a "
+                "campaign that plays it adds it with a rule pack (core.character_stratagems).",
+                field="stratagem",
+            )
         return frozenset()
     if not card.has(rule.keyword):
         raise RuleError(

@@ -332,7 +332,7 @@ def record_result(
         won = outcome == (
             battle_rules.Outcome.A_WINS if index == 0 else battle_rules.Outcome.B_WINS
         )
-        with request_fields(_SIDE_FIELDS, f"sides[{results.index(result)}]."):
+        with request_fields(_SIDE_FIELDS, f"sides[{results.index(result)}].", _unit_ids(result)):
             totals_before.append(
                 _resolve(session, battle, side, result, won, mission, index, losses[side.force_id])
             )
@@ -395,10 +395,15 @@ def _check_kill_marks(
             for u in result.units
             if int(u["card_id"]) in side.roster
         }
-        with request_fields(_SIDE_FIELDS, f"sides[{results.index(result)}]."):
+        with request_fields(_SIDE_FIELDS, f"sides[{results.index(result)}].", _unit_ids(result)):
             check_kill_bounds([book.agenda(a) for a in side.agendas], tallies, losses)
         found[side.force_id] = losses
     return found
+
+
+def _unit_ids(result: SideResult) -> list[object]:
+    """The card ids of a side's ``units``, in the order the request gave them."""
+    return [u.get("card_id") for u in result.units]
 
 
 # The rules' names for what a side's result carries, as SideResultIn names them.
@@ -431,6 +436,7 @@ def _resolve(
         },
         agenda_choices={k: str(v) for k, v in (result.agenda_choices or {}).items()},
         objective_markers=battle_rules.objective_markers(mission, result.objective_markers),
+        objective_markers_at_end=mission.markers_at_end,
         warlord=str(side.warlord_card_id) if side.warlord_card_id else None,
         exfiltration=mission.exfiltration,
         extra_requisition_points=territories.bonus_rp(session, battle, side.force_id),

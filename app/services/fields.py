@@ -6,20 +6,29 @@ call that can refuse and says how its arguments map onto its input."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from app.rules.errors import RuleError
 
 
 @contextmanager
-def request_fields(renames: Mapping[str, str], prefix: str = "") -> Iterator[None]:
+def request_fields(
+    renames: Mapping[str, str], prefix: str = "", units: Sequence[object] = ()
+) -> Iterator[None]:
     """Re-raise a refusal with its request ``path``: the field renamed (``renames``) and
-    placed under ``prefix`` (e.g. ``sides[1].``). The website's forms keep using ``field``.
-    A refusal that already has a path (from an inner use case) keeps it."""
+    placed under ``prefix`` (e.g. ``sides[1].``). A refusal about one unit of a report
+    (``RuleError.unit``, a card id) is placed under that unit's item when ``units`` lists the
+    report's card ids in request order (``sides[1].units[3].agenda_tallies``). The website's
+    forms keep using ``field``. A refusal that already has a path (from an inner use case)
+    keeps it."""
     try:
         yield
     except RuleError as refused:
         if refused.field is not None and refused.path is None:
-            refused.path = prefix + renames.get(refused.field, refused.field)
+            field = renames.get(refused.field, refused.field)
+            ids = [str(u) for u in units]
+            if refused.unit is not None and refused.unit in ids:
+                field = f"units[{ids.index(refused.unit)}].{field}"
+            refused.path = prefix + field
         raise

@@ -8,7 +8,16 @@ from typing import Any
 from sqlmodel import Session, col, func, select
 
 from app.db.locks import for_change
-from app.db.models import Campaign, CampaignMember, Card, Decision, Force, User
+from app.db.models import (
+    Battle,
+    BattleSide,
+    Campaign,
+    CampaignMember,
+    Card,
+    Decision,
+    Force,
+    User,
+)
 from app.errors import NotFound
 from app.rules import cards as card_rules
 from app.rules import order_of_battle as oob_rules
@@ -235,6 +244,8 @@ def add_cards(
     view = load_force(session, force_id)
     force = view.value
     book = rulebooks.campaign_book(session, view.force.campaign_id)
+    linked = any(unit.get("split_unit") for unit in units)
+    mustered = mustered_cards(session, force_id) if linked else frozenset()
     rows = []
     for index, unit in enumerate(units):
         details = dict(unit)
@@ -243,7 +254,7 @@ def add_cards(
         try:
             value = card_rules.new_card(id=f"new-{index}", **_rule_fields(details))
             value = card_rules.with_own_warlord_trait(value, own_trait)
-            force = oob_rules.add_unit(force, value, book)
+            force = oob_rules.add_unit(force, value, book, mustered=mustered)
         except RuleError as refused:
             if labels is None:
                 raise
@@ -279,8 +290,35 @@ def _rule_fields(details: dict[str, Any]) -> dict[str, Any]:
         "battlefield_role",
         "champion",
         "named_character",
+        "split_unit",
     )
     return {k: details[k] for k in names if k in details}
+
+
+def split_unit_partners(session: Session, row: Card) -> list[Card]:
+    """The other cards of ``row``'s split unit still on the Order of Battle."""
+    if not row.split_unit:
+        return []
+    query = select(Card).where(
+        Card.force_id == row.force_id,
+        Card.split_unit == row.split_unit,
+        Card.id != row.id,
+        col(Card.removed).is_(False),
+    )
+    return list(session.exec(query))
+
+
+def mustered_cards(session: Session, force_id: int) -> frozenset[str]:
+    """The force's cards on the roster of a battle under way (mustered, not yet resolved)."""
+    rosters = session.exec(
+        select(BattleSide.roster)
+        .join(Battle, col(Battle.id) == col(BattleSide.battle_id))
+        .where(
+            BattleSide.force_id == force_id,
+            col(Battle.status).in_(("mustered", "proposed", "disputed")),
+        )
+    )
+    return frozenset(str(card_id) for roster in rosters for card_id in roster)
 
 
 def update_card(

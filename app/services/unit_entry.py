@@ -11,11 +11,12 @@ from sqlmodel import Session
 
 from app.db.models import Campaign, Card
 from app.errors import DomainError
-from app.rules.data import rulebook
+from app.rules.data import Rulebook, rulebook
 from app.rules.errors import RuleError
 from app.rules.keywords import correct_keywords, keywords_fixed, rule_keywords
+from app.rules.order_of_battle import link_split_unit, split_unit_fixed
 from app.rules.requisitions import RequisitionOrder
-from app.services import forces, requisitions
+from app.services import forces, requisitions, rulebooks
 from app.services.convert import card_value, write_card
 from app.services.fields import request_fields
 from app.services.forces import ForceView
@@ -81,12 +82,15 @@ def edit_card(
     keywords: list[str] | None = None,
     split_unit: str | None = None,
 ) -> Card:
-    """A card's name and narrative (any time), its split unit ("" leaves it), and its
-    keywords corrected while the unit is as it joined and no battle of its force is under
-    way (docs/rulings.md, 40)."""
+    """A card's name and narrative (any time), its split unit ("" leaves it) while that
+    unit's cards have not fought (docs/rulings.md, 50), and its keywords corrected while the
+    unit is as it joined and no battle of its force is under way (docs/rulings.md, 40)."""
     row = forces.update_card(session, card_id=card_id, name=name, narrative=narrative)
-    if split_unit is not None:
-        row.split_unit = split_unit or None
+    if split_unit is not None and (split_unit.strip() or None) != row.split_unit:
+        view = forces.load_force(session, row.force_id)
+        mustered = forces.mustered_cards(session, row.force_id)
+        linked = link_split_unit(view.value, str(row.id), split_unit, mustered=mustered)
+        row.split_unit = linked.card(str(row.id)).split_unit
         session.add(row)
     if keywords is not None:
         view = forces.load_force(session, row.force_id)
@@ -105,6 +109,19 @@ class KeywordEdit:
     chips: list[str]
     ticked: list[str]
     others: str
+
+
+def split_unit_lock(session: Session, row: Card) -> str | None:
+    """Why the card page cannot change the card's split unit any more, or None while it can."""
+    if row.removed:
+        return None
+    partners = forces.split_unit_partners(session, row)  # its own split unit only: few rows
+    fixed = split_unit_fixed(
+        card_value(row),
+        [card_value(c) for c in partners],
+        mustered=forces.mustered_cards(session, row.force_id),
+    )
+    return fixed.message if fixed else None
 
 
 def keyword_edit(session: Session, row: Card, crusade_faction: str) -> KeywordEdit | None:
@@ -200,20 +217,21 @@ def add_units_view(session: Session, *, force_id: int, copy: int | None = None) 
             status=404,
             field="copy",
         )
-    line = copy_of(source, [c.name for c in view.cards])
+    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    line = copy_of(source, [c.name for c in view.cards], book)
     keywords = line["chips"]
     line["chips"] = [k for k in keywords if k in chips]
     line["keywords"] = ", ".join(k for k in keywords if k not in chips)
     return AddUnitsView(view, campaign, chips, copied=source, first_line=line)
 
 
-def copy_of(card: Card, names: list[str]) -> dict[str, Any]:
+def copy_of(card: Card, names: list[str], book: Rulebook | None = None) -> dict[str, Any]:
     """A new unit's form values from an existing card's datasheet: the next free name
     ("Intercessors 2"), Power Rating, keywords (less a CHARACTER keyword that a Specialist
     Reinforcements Stratagem gave it), datasheet, role, named-character flag, wargear and
     psychic powers."""
     keywords = list(card.keywords)
-    if _stratagem_character(card):
+    if _stratagem_character(card, book or rulebook()):
         keywords = [k for k in keywords if k != "CHARACTER"]
     return {
         "name": next_name(card.name, names),
@@ -227,10 +245,13 @@ def copy_of(card: Card, names: list[str]) -> dict[str, Any]:
     }
 
 
-def _stratagem_character(card: Card) -> bool:
-    book = rulebook()
+def _stratagem_character(card: Card, book: Rulebook) -> bool:
+    """Whether a Knight Character Stratagem (the campaign's, or one a card bought before
+    the rules stopped naming it) gave the card its CHARACTER keyword."""
+    requisition = book.requisition("specialist_reinforcements")
     stratagems = {
-        s.casefold() for s in book.requisition("specialist_reinforcements").character_stratagems
+        s.casefold()
+        for s in (*requisition.character_stratagems, *requisition.character_stratagems_elsewhere)
     }
     return any(
         u.get("requisition") == "specialist_reinforcements"

@@ -473,6 +473,7 @@ def _card_page(
         keyword_edit=unit_entry.keyword_edit(session, row, force.crusade_faction)
         if can_change
         else None,
+        split_lock=unit_entry.split_unit_lock(session, row) if can_change else None,
         **context,
     )
 

@@ -475,6 +475,71 @@ class TestTalliesBoundedByTheMission:
         assert squad["xp"] == 1 + 4 * 2
 
 
+class TestTalliesBoundedByTheMissionsEnd:
+    """Issue 36 (ruling 48): Supply Drop leaves one objective marker at the end, so one
+    Vox-relay at most; Recover Mission Archives counts one search per battle round but the
+    last. A refusal names the unit's place in the request."""
+
+    def result(self, world: dict[str, Any], agenda: str, marks: list[int]) -> dict[str, Any]:
+        units = [
+            {"card_id": u["id"], "agenda_tallies": {agenda: n}}
+            for u, n in zip(world["blue_units"], marks, strict=False)
+        ]
+        return {
+            "sides": [
+                {
+                    "force_id": world["blue"],
+                    "victory_points": 30,
+                    "units": units,
+                    "agenda_choices": {agenda: world["blue_units"][0]["id"]},
+                    "dice": [1],
+                },
+                {"force_id": world["red"], "victory_points": 10},
+            ]
+        }
+
+    def test_supply_drop_leaves_one_relay(self, client: TestClient, engine: Engine) -> None:
+        world = setup_two_forces(client)
+        sides = battle_body(world)["sides"]
+        sides[0]["agendas"] = ["deploy_vox_relays"]
+        battle = muster(client, world, mission="supply_drop", sides=sides)
+        url = f"/api/v1/battles/{battle['id']}/result"
+        before = dump(engine)
+        two = client.post(url, json=self.result(world, "deploy_vox_relays", [0, 2]))
+        body = assert_problem(two, 422, "agenda_tally_above_mission")
+        assert body["field"] == "sides[0].units[1].agenda_tallies"
+        assert "the 1 objective marker the mission can leave on the battlefield" in body["detail"]
+        assert dump(engine) == before
+        one = client.post(url, json=self.result(world, "deploy_vox_relays", [0, 1]))
+        assert one.status_code == 200, one.text
+
+    def test_archives_count_one_round_fewer_than_the_battle(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        world = setup_two_forces(client)
+        sides = battle_body(world)["sides"]
+        sides[0]["agendas"] = ["assassins", "reaper", "recover_mission_archives"]
+        sides[1]["agendas"] = ["assassins", "reaper", "sentinel"]
+        battle = muster(
+            client, world, battle_size="strike_force", mission="supplies_from_above", sides=sides
+        )
+        url = f"/api/v1/battles/{battle['id']}/result"
+        before = dump(engine)
+        five = self.result(world, "recover_mission_archives", [2, 3])
+        five["sides"][0]["agenda_choices"]["reaper"] = world["blue_units"][0]["id"]
+        five["sides"][1]["agenda_choices"] = {"reaper": world["red_units"][0]["id"]}
+        refused = client.post(url, json=five)
+        body = assert_problem(refused, 422, "agenda_tally_above_mission")
+        assert body["field"] == "sides[0].units[1].agenda_tallies"
+        assert "more than the 4 searches that can complete" in body["detail"]
+        assert dump(engine) == before
+        four = self.result(world, "recover_mission_archives", [2, 2])
+        four["sides"][0]["agenda_choices"]["reaper"] = world["blue_units"][0]["id"]
+        four["sides"][1]["agenda_choices"] = {"reaper": world["red_units"][0]["id"]}
+        accepted = client.post(url, json=four)
+        assert accepted.status_code == 200, accepted.text
+
+
 class TestBehindEnemyLines:
     """Issue 20: the victor bonus goes only to a unit the report says was exfiltrated, and
     only Behind Enemy Lines exfiltrates (ruling 49)."""
@@ -565,3 +630,51 @@ class TestSplitUnits:
         assert kept.json()["split_unit"] == "Attack Bike Squadron"
         left = client.patch(f"/api/v1/cards/{squad}", json={"split_unit": ""})
         assert left.status_code == 200 and left.json()["split_unit"] is None
+
+    def test_once_fought_the_split_unit_stays_whole(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        """Issue 36: linking or unlinking is part of the unit's details: refused while its
+        cards are mustered, and for good once they have fought (ruling 50)."""
+        world = setup_two_forces(client)
+        tanks = [
+            unit(client, world["blue"], f"Leman Russ {n}", 4, split_unit="Squadron")
+            for n in ("Alpha", "Beta")
+        ]
+        url = f"/api/v1/campaigns/{world['campaign']}/battles"
+        battle = client.post(url, json=battle_body(world, blue=[t["id"] for t in tanks]))
+        assert battle.status_code == 201, battle.text
+        before = dump(engine)
+        during = client.patch(f"/api/v1/cards/{tanks[0]['id']}", json={"split_unit": ""})
+        body = assert_problem(during, 422, "split_unit_fixed_during_battle")
+        assert body["field"] == "split_unit"
+        assert dump(engine) == before
+        result = {
+            "sides": [
+                {"force_id": world["blue"], "victory_points": 20},
+                {"force_id": world["red"], "victory_points": 10},
+            ]
+        }
+        recorded = client.post(f"/api/v1/battles/{battle.json()['id']}/result", json=result)
+        assert recorded.status_code == 200, recorded.text
+        newcomer = unit(client, world["blue"], "Leman Russ Gamma", 4)
+        before = dump(engine)
+        for card_id, label in (
+            (tanks[0]["id"], ""),
+            (tanks[1]["id"], "Another Squadron"),
+            (newcomer["id"], "Squadron"),
+        ):
+            refused = client.patch(f"/api/v1/cards/{card_id}", json={"split_unit": label})
+            body = assert_problem(refused, 422, "split_unit_fixed")
+            assert body["field"] == "split_unit" and "Split Units" in body["detail"]
+        joining = {"name": "Leman Russ Delta", "power_rating": 4, "split_unit": "Squadron"}
+        added = client.post(
+            f"/api/v1/forces/{world['blue']}/cards",
+            json={**joining, "keywords": ["IMPERIUM", "VEHICLE"]},
+        )
+        assert_problem(added, 422, "split_unit_fixed")
+        assert dump(engine) == before
+        renamed = client.patch(f"/api/v1/cards/{tanks[0]['id']}", json={"name": "Old Faithful"})
+        assert renamed.status_code == 200 and renamed.json()["split_unit"] == "Squadron"
+        same = client.patch(f"/api/v1/cards/{tanks[0]['id']}", json={"split_unit": "Squadron"})
+        assert same.status_code == 200

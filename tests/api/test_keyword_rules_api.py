@@ -10,6 +10,7 @@ from sqlalchemy import Engine
 
 from tests.api.helpers import assert_problem, dump, unit
 from tests.api.test_battle_flow import battle_body, muster, setup_two_forces
+from tests.api.test_rule_packs import attach, attached
 
 HERO = ["IMPERIUM", "INFANTRY", "CHARACTER"]
 
@@ -325,3 +326,61 @@ class TestKillBounds:
         refused = client.post(f"/api/v1/battles/{battle['id']}/result", json=body)
         assert_problem(refused, 422, "agenda_tally_over_enemy_losses")
         assert dump(engine) == before
+
+
+EXALTED_COURT = """
+format: crusade-rule-pack/1
+id: older_codex
+name: Older codex
+version: "1"
+core:
+  character_stratagems:
+    - {stratagem: Exalted Court, keyword: IMPERIAL KNIGHTS, excludes_named_characters: true}
+"""
+
+
+class TestKnightCharactersAsTheTextNamesThem:
+    """Issue 36 (ruling 31): Exalted Court is refused in the core and works once a rule pack
+    adds it; the campaign's rules list it then."""
+
+    def knight(self, client: TestClient, force_id: int) -> Any:
+        return client.post(
+            f"/api/v1/forces/{force_id}/cards",
+            json={
+                "name": "Knight Errant",
+                "power_rating": 22,
+                "keywords": ["IMPERIUM", "IMPERIAL KNIGHTS", "VEHICLE", "TITANIC"],
+                "requisitions": [
+                    {
+                        "requisition": "specialist_reinforcements",
+                        "stratagem": "Exalted Court",
+                        "stratagem_cp": 1,
+                    }
+                ],
+            },
+        )
+
+    def test_refused_in_the_core_then_added_by_a_pack(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        world = setup_two_forces(client)
+        before = dump(engine)
+        refused = assert_problem(
+            self.knight(client, world["blue"]), 422, "stratagem_not_in_crusade_rules"
+        )
+        assert refused["field"] == "requisitions[0].stratagem"
+        assert "Knight Baron or Tyrannical Court" in refused["detail"]
+        assert dump(engine) == before
+        attached(client, world["campaign"], EXALTED_COURT)
+        added = self.knight(client, world["blue"])
+        assert added.status_code == 201, added.text
+        assert "CHARACTER" in added.json()["keywords"]
+        rules = client.get(f"/api/v1/campaigns/{world['campaign']}/rules").json()
+        reinforcements = next(
+            r for r in rules["requisitions"] if r["id"] == "specialist_reinforcements"
+        )
+        assert reinforcements["character_stratagems"][-1] == "Exalted Court"
+        again = attach(
+            client, world["campaign"], EXALTED_COURT.replace("older_codex", "older_codex_two")
+        )
+        assert_problem(again, 422, "rule_pack_invalid")

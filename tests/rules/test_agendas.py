@@ -562,3 +562,99 @@ class TestTalliesBoundedByTheMission:
         with pytest.raises(RuleError) as error:
             battle_rules.objective_markers(found, markers + 1)
         assert error.value.code == "objective_markers_invalid"
+
+
+# Each mission's objective markers: set up, and the most still on the battlefield at the end.
+MISSION_MARKERS = {
+    "sweep_and_clear": (4, 4),
+    "supply_drop": (3, 1),  # one removed at the start of battle rounds 4 and 5
+    "assassinate": (0, 0),
+    "supply_cache": (4, 4),
+    "the_relic": (1, 1),
+    "sabotage": (4, 4),  # removed only as the Attacker sabotages them
+    "recon_patrol": (4, 4),
+    "the_ritual": (4, 4),
+    "behind_enemy_lines": (0, 0),
+    "supplies_from_above": (6, 6),
+    "narrow_the_search": (4, 4),
+    "cut_off_the_head": (2, 2),
+    "retrieval": (6, 6),  # removed only as units search them
+    "raze_and_ruin": (6, 6),  # removed only as units raze them
+    "ambush": (0, 0),
+    "firestorm": (0, 0),
+    "grand_assault": (8, 8),
+    "field_of_glory": (8, 8),
+}
+
+
+class TestTalliesBoundedByTheMissionsEnd:
+    """Issue 36 (ruling 48): Deploy Vox-relays scores only relays on markers still on the
+    battlefield at the end; Recover Mission Archives completes in the next battle round, so
+    a search started in the last one never counts."""
+
+    def markers(self, mission: str) -> dict[str, int]:
+        found = book().mission(mission)
+        return {
+            "objective_markers": found.objective_markers,
+            "objective_markers_at_end": found.markers_at_end,
+            "battle_rounds": book().numbers.battle_rounds,
+        }
+
+    @pytest.mark.parametrize(("mission", "markers"), sorted(MISSION_MARKERS.items()))
+    def test_each_mission_says_what_is_left_at_the_end(
+        self, mission: str, markers: tuple[int, int]
+    ) -> None:
+        found = book().mission(mission)
+        assert (found.objective_markers, found.markers_at_end) == markers
+        assert found.objective_markers_at_end is not None  # the core states it for each
+
+    def test_every_mission_is_covered(self) -> None:
+        assert {m.id for m in book().missions} == set(MISSION_MARKERS)
+
+    def test_supply_drop_leaves_one_marker_for_the_relays(self) -> None:
+        kw = self.markers("supply_drop")
+        tallies = {"u0": {"deploy_vox_relays": 2}}
+        with pytest.raises(RuleError) as error:
+            score(["deploy_vox_relays"], tallies, **kw)
+        assert (error.value.code, error.value.field) == (
+            "agenda_tally_above_mission",
+            "agenda_tallies",
+        )
+        assert error.value.unit == "u0"
+        assert "at the end of the battle" in error.value.message
+        relays = score(["deploy_vox_relays"], {"u0": {"deploy_vox_relays": 1}}, **kw)
+        assert xp(relays) == {"u0": {"deploy_vox_relays": 2}}
+
+    def test_markers_left_default_to_those_set_up(self) -> None:
+        tallies = {"u0": {"deploy_vox_relays": 3}}
+        assert score(["deploy_vox_relays"], tallies, objective_markers=3, battle_rounds=5).xp
+        refused("agenda_tally_above_mission", ["deploy_vox_relays"], tallies, objective_markers=2)
+
+    @pytest.mark.parametrize(
+        ("mission", "marks", "allowed"),
+        [
+            ("supplies_from_above", (2, 2), True),
+            ("supplies_from_above", (2, 3), False),  # 5 searches: only rounds 1-4 complete
+            ("field_of_glory", (1, 1, 1, 1, 1), False),
+            ("sweep_and_clear", (4,), True),
+            ("the_relic", (2,), False),  # one marker: searched once
+            ("supply_drop", (3,), True),  # searched before the markers were removed
+        ],
+    )
+    def test_archives_search_at_most_one_round_fewer_than_the_battle(
+        self, mission: str, marks: tuple[int, ...], allowed: bool
+    ) -> None:
+        tallies = {f"u{i}": {"recover_mission_archives": n} for i, n in enumerate(marks)}
+        kw = {**self.markers(mission), "choices": {"recover_mission_archives": "u0"}}
+        if allowed:
+            score(["recover_mission_archives"], tallies, dice=[1], **kw)
+            return
+        with pytest.raises(RuleError) as error:
+            score(["recover_mission_archives"], tallies, dice=[1], **kw)
+        assert error.value.code == "agenda_tally_above_mission"
+        assert error.value.unit == f"u{len(marks) - 1}"  # whose tally went over
+
+    def test_a_unit_refusal_names_the_unit(self) -> None:
+        with pytest.raises(RuleError) as error:
+            score(["survivor"], {"u0": {"survivor": 1}, "u7": {"survivor": 3}})
+        assert (error.value.code, error.value.unit) == ("agenda_tally_invalid", "u7")

@@ -129,3 +129,22 @@ class TestTablesAreValidated:
     def test_loaded_tables_are_frozen(self) -> None:
         with pytest.raises(ValidationError):
             book().ranks[0].min_xp = 3  # type: ignore[misc]
+
+
+class TestMissionMarkersAreValidated:
+    """Issue 36: each core mission states the objective markers left at the end, never more
+    than it sets up."""
+
+    def test_more_left_than_set_up_is_refused(self, tmp_path: Path) -> None:
+        def grow(data):  # type: ignore[no-untyped-def]
+            data["missions"][1]["objective_markers_at_end"] = 4  # Supply Drop sets up 3
+
+        with pytest.raises(ValueError, match="objective_markers_at_end"):
+            load_rulebook(_broken_copy(tmp_path, "missions.yaml", grow))
+
+    def test_a_core_mission_must_say_it(self, tmp_path: Path) -> None:
+        def forget(data):  # type: ignore[no-untyped-def]
+            del data["missions"][0]["objective_markers_at_end"]
+
+        with pytest.raises(ValueError, match="sweep_and_clear: objective_markers_at_end"):
+            load_rulebook(_broken_copy(tmp_path, "missions.yaml", forget))

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from app.rules import packs
 from app.rules.aftermath import SideReport, UnitReport, resolve_side
 from app.rules.agendas import cannot_score
 from app.rules.battle import check_warlord
@@ -339,7 +340,6 @@ class TestKnightCharacters:
         ("keywords", "stratagem"),
         [
             (KNIGHT, "Knight Baron"),
-            (KNIGHT, "Exalted Court"),
             (CHAOS_KNIGHT, "Tyrannical Court"),
             (CHAOS_KNIGHT, "tyrannical court"),
         ],
@@ -373,16 +373,13 @@ class TestKnightCharacters:
         [
             # the plural the rules write and our roster importer produces
             ({"IMPERIAL KNIGHTS", "VEHICLE"}, "Knight Baron", False, True),
-            ({"Imperial Knights", "VEHICLE"}, "Exalted Court", False, True),
+            ({"Imperial Knights", "VEHICLE"}, "knight baron", False, True),
             ({"CHAOS KNIGHTS", "VEHICLE"}, "Tyrannical Court", False, True),
             # each Stratagem belongs to one faction
             ({"IMPERIAL KNIGHTS", "VEHICLE"}, "Tyrannical Court", False, False),
             ({"CHAOS KNIGHTS", "VEHICLE"}, "Knight Baron", False, False),
-            ({"CHAOS KNIGHTS", "VEHICLE"}, "Exalted Court", False, False),
-            # Knight Baron (and Exalted Court) exclude named characters; Tyrannical Court's
-            # text does not
+            # Knight Baron excludes named characters; Tyrannical Court's text does not
             ({"IMPERIAL KNIGHTS", "VEHICLE"}, "Knight Baron", True, False),
-            ({"IMPERIAL KNIGHTS", "VEHICLE"}, "Exalted Court", True, False),
             ({"CHAOS KNIGHTS", "VEHICLE"}, "Tyrannical Court", True, True),
         ],
     )
@@ -454,3 +451,67 @@ class TestKnightCharacters:
             stratagem_cp=1,
         )
         assert not changed.card("k1").has("CHARACTER")
+
+
+EXALTED_COURT_PACK = """
+format: crusade-rule-pack/1
+id: older_codex
+name: Older codex
+version: "1"
+core:
+  character_stratagems:
+    - {stratagem: Exalted Court, keyword: IMPERIAL KNIGHTS, excludes_named_characters: true}
+"""
+
+
+class TestKnightCharactersAsTheTextNamesThem:
+    """Issue 36 (ruling 31): the Crusade rules name Knight Baron and Tyrannical Court only;
+    Exalted Court (an older printing's) is refused in the core, and a rule pack adds it."""
+
+    def buy(self, army: Any, rules: Any, stratagem: str = "Exalted Court") -> Any:
+        order = RequisitionOrder(
+            requisition="specialist_reinforcements",
+            card_id="k1",
+            stratagem=stratagem,
+            stratagem_cp=1,
+        )
+        return purchase_requisition(army, order, PurchaseWindow(card_added="k1"), rules)
+
+    def test_the_core_names_two_stratagems(self) -> None:
+        requisition = book().requisition("specialist_reinforcements")
+        assert requisition.character_stratagems == ("Knight Baron", "Tyrannical Court")
+
+    def test_exalted_court_is_refused_in_the_core(self) -> None:
+        army = force(card(id="k1", power_rating=22, keywords=KNIGHT))
+        before = copy.deepcopy(army)
+        with pytest.raises(RuleError) as refused:
+            self.buy(army, book(), " exalted  court ")
+        assert (refused.value.code, refused.value.field) == (
+            "stratagem_not_in_crusade_rules",
+            "stratagem",
+        )
+        assert "Knight Baron or Tyrannical Court" in refused.value.message
+        assert army == before
+
+    def test_a_rule_pack_adds_it(self) -> None:
+        rules = packs.apply(book(), [packs.load(EXALTED_COURT_PACK)])
+        knight = card(id="k1", power_rating=22, keywords=KNIGHT)
+        changed, _ = self.buy(force(knight), rules)
+        assert changed.card("k1").has("CHARACTER")
+        assert changed.card("k1").crusade_points == 1  # the CP entered, as none is given
+        named = card(id="k1", power_rating=22, keywords=KNIGHT, named_character=True)
+        chaos = card(id="k1", power_rating=22, keywords=CHAOS_KNIGHT)
+        for refused_knight in (named, chaos):
+            with pytest.raises(RuleError) as refused:
+                self.buy(force(refused_knight), rules)
+            assert refused.value.code == "stratagem_not_for_unit"
+
+    def test_a_pack_cannot_add_the_cores_own(self) -> None:
+        again = EXALTED_COURT_PACK.replace("Exalted Court", "Knight Baron")
+        with pytest.raises(packs.PackError) as refused:
+            packs.check_against(packs.load(again), book())
+        assert refused.value.problems[0].path == "core.character_stratagems[0].stratagem"
+        first = packs.load(EXALTED_COURT_PACK)
+        second = packs.load(EXALTED_COURT_PACK.replace("older_codex", "another"))
+        with pytest.raises(packs.PackError):
+            packs.check_against(second, book(), [first])

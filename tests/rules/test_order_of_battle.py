@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from app.rules.cards import new_card, update_narrative
+from app.rules.cards import CombatTallies, CrusadeCard, new_card, update_narrative
 from app.rules.errors import RuleError
 from app.rules.order_of_battle import (
     add_unit,
     gain_requisition_points,
+    link_split_unit,
     record_battle_played,
     remove_unit,
     spend_requisition_points,
+    split_unit_fixed,
     start_order_of_battle,
 )
 from tests.factories import book, card, force
@@ -137,3 +139,62 @@ class TestCardDetailsAreFixed:
     def test_blank_name_refused(self) -> None:
         with pytest.raises(RuleError):
             update_narrative(card(), name=" ")
+
+
+class TestSplitUnitsStayWhole:
+    """Issue 36: which cards make up a split unit is part of the unit's details, fixed once
+    it is added; linking or unlinking is allowed only until the cards fight (ruling 50)."""
+
+    def squadron(self, fought: int = 0) -> tuple[CrusadeCard, CrusadeCard]:
+        played = CombatTallies(battles_played=fought)
+        return (
+            card(id="t1", name="Tank Alpha", split_unit="Squadron", tallies=played),
+            card(id="t2", name="Tank Beta", split_unit="Squadron", tallies=played),
+        )
+
+    def test_unfought_cards_link_and_unlink(self) -> None:
+        alpha, beta = self.squadron()
+        lone = card(id="t3", name="Tank Gamma")
+        army = force(alpha, beta, lone)
+        joined = link_split_unit(army, "t3", "Squadron")
+        assert joined.card("t3").split_unit == "Squadron"
+        left = link_split_unit(joined, "t1", "")
+        assert left.card("t1").split_unit is None
+        assert link_split_unit(army, "t1", " Squadron ") is army  # no change at all
+
+    @pytest.mark.parametrize(
+        ("card_id", "label"), [("t1", ""), ("t1", "Other"), ("t3", "Squadron")]
+    )
+    def test_after_a_battle_the_link_is_fixed(self, card_id: str, label: str) -> None:
+        alpha, beta = self.squadron(fought=1)
+        army = force(alpha, beta, card(id="t3", name="Tank Gamma"))
+        with pytest.raises(RuleError) as refused:
+            link_split_unit(army, card_id, label)
+        assert (refused.value.code, refused.value.field) == ("split_unit_fixed", "split_unit")
+        assert "Split Units" in refused.value.message
+
+    def test_a_fought_card_joins_no_split_unit(self) -> None:
+        veteran = card(id="v", name="Veteran", tallies=CombatTallies(battles_played=2))
+        army = force(veteran, card(id="n", name="New", split_unit="Pair"))
+        with pytest.raises(RuleError) as refused:
+            link_split_unit(army, "v", "Pair")
+        assert refused.value.code == "split_unit_fixed"
+
+    def test_not_while_a_card_is_mustered(self) -> None:
+        alpha, beta = self.squadron()
+        with pytest.raises(RuleError) as refused:
+            link_split_unit(force(alpha, beta), "t1", "", mustered=frozenset({"t2"}))
+        assert refused.value.code == "split_unit_fixed_during_battle"
+        assert split_unit_fixed(alpha, [beta], mustered=frozenset({"t2"})) is not None
+        assert split_unit_fixed(alpha, [beta]) is None
+
+    def test_a_new_card_cannot_join_a_split_unit_that_fought(self) -> None:
+        alpha, beta = self.squadron(fought=1)
+        new = new_card(
+            id="t4", name="Tank Delta", power_rating=4, keywords=["IMPERIUM"], split_unit="Squadron"
+        )
+        with pytest.raises(RuleError) as refused:
+            add_unit(force(alpha, beta), new, book())
+        assert refused.value.code == "split_unit_fixed"
+        fresh = force(*self.squadron())
+        assert add_unit(fresh, new, book()).card("t4").split_unit == "Squadron"

@@ -795,3 +795,34 @@ def test_a_pack_cannot_withdraw_or_reprice_another_packs_content() -> None:
         packs.check_against(grabby, book(), [pilgrims])
     [problem] = refused.value.problems
     assert problem.path == f"core.requisition_costs.{theirs}"
+
+
+class TestPackMissionMarkersAtTheEnd:
+    """Issue 36 (ruling 48): a pack's mission may say how many objective markers its rules
+    leave at the end; Deploy Vox-relays counts those."""
+
+    MISSION = """
+format: crusade-rule-pack/1
+id: vigil
+name: Vigil Nights
+version: "1"
+missions:
+  - id: the_long_vigil
+    name: The Long Vigil
+    battle_size: combat_patrol
+    objective_markers: 3
+    objective_markers_at_end: {left}
+    summary: Hold the shrine through the night; two shrines fall before dawn.
+    victor_bonus:
+      - summary: The victor gains 2 extra RP.
+        effect: {{kind: extra_requisition_points, amount: 2}}
+"""
+
+    def test_the_markers_left_reach_the_rulebook(self) -> None:
+        played = packs.apply(book(), [packs.load(self.MISSION.format(left=1))])
+        assert played.mission("the_long_vigil").markers_at_end == 1
+
+    def test_more_left_than_set_up_is_refused(self) -> None:
+        found = problems(self.MISSION.format(left=4))
+        assert found[0].path.startswith("missions[0]")
+        assert "objective_markers_at_end" in found[0].message

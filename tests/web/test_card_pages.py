@@ -13,6 +13,7 @@ from sqlalchemy import Engine
 
 from app.rules.data import UnitType, rulebook
 from tests.api.helpers import dump
+from tests.api.test_query_counts import statements
 from tests.web.conftest import Browser, campaign_with_two_players
 
 
@@ -186,6 +187,27 @@ def test_the_owner_edits_the_name_and_narrative(person: Callable[[str], Browser]
     )
 
 
+def test_a_split_unit_that_fought_is_shown_fixed_and_stays_linked(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    """Issue 36 (ruling 50): the card page links parts of a split unit until they fight;
+    afterwards the field is read-only and a sneaked change is refused, naming the rule."""
+    world = campaign_with_two_players(person)
+    ruby, force = world["ruby"], world["ruby_force"]
+    squad = units(ruby, force)["Intercessor Squad"]
+    form = {"name": "Intercessor Squad", "narrative": ""}
+    assert ruby.post(f"/cards/{squad['id']}", {**form, "split_unit": "Pair"}).status_code == 303
+    fight_a_battle(world)
+    page = ruby.get(f"/cards/{squad['id']}").text
+    assert "has fought a battle" in page and "readonly" in page
+    before = dump(engine)
+    sneaked = ruby.post(f"/cards/{squad['id']}", {**form, "split_unit": ""})
+    assert sneaked.status_code == 422 and 'data-code="split_unit_fixed"' in sneaked.text
+    assert dump(engine) == before
+    kept = ruby.post(f"/cards/{squad['id']}", {**form, "split_unit": "Pair", "narrative": "Won."})
+    assert kept.status_code == 303
+
+
 def test_a_refused_edit_keeps_the_story_and_changes_nothing(
     person: Callable[[str], Browser], engine: Engine
 ) -> None:
@@ -246,3 +268,24 @@ def test_a_pack_scar_is_offered_on_the_decision_page_and_taken(
     captain = units(orga, world["kai_force"])["Captain"]
     assert [s["name"] for s in captain["scars"]] == ["Ash-choked"]
     assert "Ash-choked" in orga.get(f"/cards/{captain['id']}").text
+
+
+def test_the_owners_card_page_reads_the_same_whatever_the_force_holds(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    """Issue 36: the split unit's lock reads the card's own split unit and the rosters of
+    battles under way, never the whole Order of Battle."""
+    world = campaign_with_two_players(person)
+    ruby, force = world["ruby"], world["ruby_force"]
+    squad = units(ruby, force)["Intercessor Squad"]
+    form = {"name": "Intercessor Squad", "narrative": ""}
+    assert ruby.post(f"/cards/{squad['id']}", {**form, "split_unit": "Pair"}).status_code == 303
+    url = f"/cards/{squad['id']}"
+    small = statements(engine, lambda: ruby.get(url))
+    for n in range(8):
+        ruby.api(
+            "POST",
+            f"/forces/{force}/cards",
+            json={"name": f"Squad {n}", "power_rating": 1, "keywords": ["IMPERIUM"]},
+        )
+    assert statements(engine, lambda: ruby.get(url)) == small
