@@ -263,3 +263,21 @@ class TestNulInMultipartText:
         )
         assert page.status_code == 422 and "NUL" in page.text
         assert dump(engine) == before
+
+
+# --- ids -----------------------------------------------------------------------------------
+
+
+def test_a_deleted_photos_id_is_never_given_again(
+    client: TestClient, battle: dict[str, Any]
+) -> None:
+    """Renditions are cached by browsers for a year: a new photo at a deleted one's address
+    would show the old picture (SQLite reused the largest rowid before issue 33)."""
+    first = upload(client, battle, phone_photo()).json()
+    second = upload(client, battle, phone_photo()).json()
+    for photo in (second, first):
+        gone = client.delete(f"/api/v1/battles/{battle['id']}/photos/{photo['id']}")
+        assert gone.status_code == 200, gone.text
+    third = upload(client, battle, phone_photo()).json()
+    assert third["id"] > second["id"] > first["id"]
+    assert_problem(client.get(second["url"]), 404, "photo_not_found")
