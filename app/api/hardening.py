@@ -25,7 +25,8 @@ from app.errors import DomainError, respond, unexpected
 SECURITY_HEADERS = [
     (
         b"content-security-policy",
-        b"default-src 'self'; script-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+        b"default-src 'self'; script-src 'self'; img-src 'self' data:; frame-ancestors 'none'; "
+        b"base-uri 'none'; form-action 'self'",
     ),
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"same-origin"),
