@@ -65,11 +65,11 @@ class Settings(BaseSettings):
     )
 
     photo_decodes: int = Field(
-        default=2,
+        default=1,
         ge=1,
         le=16,
-        description="Photos one process decodes at once (each up to ~300 MB for a moment); "
-        "one more upload is answered 503 + Retry-After (docs/security.md)",
+        description="Photos one process decodes at once (each up to ~300 MB and a core for a "
+        "few seconds); one more upload is answered 503 + Retry-After (docs/security.md)",
     )
 
     webhook_allow_private: bool = Field(

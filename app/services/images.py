@@ -102,8 +102,8 @@ class Slots:
         if not self._free.acquire(blocking=False):
             raise DomainError(
                 "photo_busy",
-                f"The server is reading {self.size} photos already; nothing was kept. "
-                f"Try again in {BUSY_SECONDS} seconds.",
+                f"The server is reading as many photos as it reads at once ({self.size}); "
+                f"nothing was kept. Try again in {BUSY_SECONDS} seconds.",
                 status=503,
                 field="file",
                 retry_after=BUSY_SECONDS,
