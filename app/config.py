@@ -64,6 +64,14 @@ class Settings(BaseSettings):
         description="How long a request may wait for its turn before it is answered 503",
     )
 
+    photo_decodes: int = Field(
+        default=1,
+        ge=1,
+        le=16,
+        description="Photos one process decodes at once (each up to ~300 MB and a core for a "
+        "few seconds); one more upload is answered 503 + Retry-After (docs/security.md)",
+    )
+
     webhook_allow_private: bool = Field(
         default=False,
         description="Let webhooks point at private, loopback or link-local addresses (tests, "

@@ -78,6 +78,7 @@ GROUPS = {
     "api/test_crash.py": "live-servers",
     "api/test_example_bot.py": "live-servers",
     "api/test_burst.py": "live-servers",
+    "api/test_hostile_uploads_live.py": "live-servers",
     # A module-scoped seeded world: made once, on one worker.
     "api/test_fuzz.py": "fuzz",
     # A webhook receiver (an HTTP server in the test process) stopped and started again.

@@ -373,7 +373,7 @@ def add_photo(
     file: Annotated[UploadFile, File(description="The photo")],
     caption: Annotated[str, Form(max_length=200)] = "",
 ) -> PhotoPublic:
-    row = photos.add_photo(
+    row = photos.upload(
         session,
         request.app.state.photos,
         battle_id=battle_id,

@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl
 from fastapi import Request
 from fastapi.dependencies.models import Dependant
 from limits import RateLimitItemPerHour, RateLimitItemPerMinute, storage, strategies
+from python_multipart.multipart import parse_options_header
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.errors import DomainError, respond, unexpected
@@ -24,7 +25,8 @@ from app.errors import DomainError, respond, unexpected
 SECURITY_HEADERS = [
     (
         b"content-security-policy",
-        b"default-src 'self'; script-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+        b"default-src 'self'; script-src 'self'; img-src 'self' data:; frame-ancestors 'none'; "
+        b"base-uri 'none'; form-action 'self'",
     ),
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"same-origin"),
@@ -180,13 +182,14 @@ def _check_text(scope: Scope, body: bytes) -> None:
         raise _nul_refused(_form_field(query) or "query")
     if not body:
         return
-    declared_type = dict(scope["headers"]).get(b"content-type", b"")
-    content_type = declared_type.lower()
-    if content_type.startswith(b"application/x-www-form-urlencoded"):
+    # The media type and boundary as Starlette reads them (the same parser): a check that
+    # read them differently could be walked around (`BOUNDARY=`, ` Multipart/Form-Data`).
+    media_type, options = parse_options_header(dict(scope["headers"]).get(b"content-type"))
+    if media_type == b"application/x-www-form-urlencoded":
         if b"%00" in body or b"\x00" in body:
             raise _nul_refused(_form_field(body) or "form")
-    elif content_type.startswith(b"multipart/"):
-        field = _multipart_text_field_with_nul(declared_type, body)
+    elif media_type == b"multipart/form-data":
+        field = _multipart_text_field_with_nul(options.get(b"boundary", b""), body)
         if field is not None:
             raise _nul_refused(field)
     elif b"\x00" in body or JSON_NUL.search(body):  # JSON, or what FastAPI reads as JSON
@@ -207,20 +210,53 @@ def _form_field(encoded: bytes) -> str | None:
     return next((k or "form" for k, v in pairs if "\x00" in k or "\x00" in v), None)
 
 
-def _multipart_text_field_with_nul(content_type: bytes, body: bytes) -> str | None:
-    """The name of the first text part holding NUL. File parts (a part with a filename, e.g.
-    a zipped roster) are binary and may hold any byte: they are checked by whoever reads
-    them, never stored as text as they come."""
-    boundary = re.search(rb'boundary="?([^";]+)"?', content_type)
-    if boundary is None or b"\x00" not in body:
+def _multipart_text_field_with_nul(boundary: bytes, body: bytes) -> str | None:
+    """The name of the first text part holding NUL (in its value or its headers). File
+    parts (a part whose Content-Disposition has a filename, e.g. a zipped roster) are
+    binary and may hold any byte in their content: they are checked by whoever reads them,
+    never stored as text as they come.
+
+    Parts are cut where python-multipart (Starlette's parser) cuts them: at CRLF, two
+    hyphens and the boundary, followed by CRLF or by the closing hyphens; and a part is a
+    file exactly when Starlette makes it one: its last Content-Disposition header, parsed
+    as Starlette parses it, has a ``filename`` parameter. A file part that a looser reading
+    found (``x="filename="``, a boundary look-alike inside a value) would hide a text
+    field's NUL."""
+    if not boundary or b"\x00" not in body:
         return None
-    for part in body.split(b"--" + boundary.group(1)):
-        headers, _, content = part.partition(b"\r\n\r\n")
-        if b"filename=" in headers or b"\x00" not in content:
-            continue
-        name = re.search(rb'name="([^"]*)"', headers)
-        return name.group(1).decode("utf-8", "replace") if name else "form"
+    for headers, content in _multipart_parts(boundary, body):
+        disposition = None
+        for line in headers.split(b"\r\n"):
+            name, _, value = line.partition(b":")
+            if name.lower() == b"content-disposition":
+                disposition = value.lstrip(b" ")
+        _kind, options = parse_options_header(disposition)
+        named = options.get(b"name", b"form").decode("utf-8", "replace")
+        if b"\x00" in headers or (b"filename" not in options and b"\x00" in content):
+            return named.replace("\x00", "") or "form"
     return None
+
+
+def _multipart_parts(boundary: bytes, body: bytes) -> Iterator[tuple[bytes, bytes]]:
+    """(headers, content) of each part, up to the closing delimiter."""
+    data = b"\r\n" + body  # the first delimiter has no CRLF of its own
+    delimiter = re.compile(re.escape(b"\r\n--" + boundary) + rb"(\r\n|--)")
+    start: int | None = None
+    for found in delimiter.finditer(data):
+        if start is not None:
+            yield _split_part(data[start : found.start()])
+        if found.group(1) == b"--":
+            return
+        start = found.end()
+    if start is not None:  # no closing delimiter: the rest is the last part
+        yield _split_part(data[start:])
+
+
+def _split_part(part: bytes) -> tuple[bytes, bytes]:
+    if part.startswith(b"\r\n"):  # no headers at all
+        return b"", part[2:]
+    headers, _, content = part.partition(b"\r\n\r\n")
+    return headers, content
 
 
 def _json_field(body: bytes) -> str | None:

@@ -126,7 +126,8 @@ EXTRA: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {
     ("POST", "/api/v1/battles/{battle_id}/photos"): {
         409: ("battle_not_reportable", "photo_limit"),
         413: ("photo_too_large", "request_too_large"),
-        422: ("photo_type", "photo_too_many_pixels", "photo_unreadable"),
+        422: ("photo_type", "photo_too_many_pixels", "photo_too_complex", "photo_unreadable"),
+        503: ("photo_busy",),  # every decoding slot of the process taken (issue 33)
     },
     ("DELETE", "/api/v1/battles/{battle_id}/photos/{photo_id}"): {404: ("photo_not_found",)},
     ("GET", "/api/v1/battles/{battle_id}/photos/{photo_id}/{width}"): {

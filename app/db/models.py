@@ -210,6 +210,8 @@ class BattlePhoto(SQLModel, table=True):
     by the photo store (app/services/photos.py) and never the upload itself."""
 
     __tablename__ = "battle_photo"
+    # Ids are never reused (issue 33): a deleted photo's address stays cached in browsers.
+    __table_args__ = {"sqlite_autoincrement": True}
 
     id: int | None = Field(default=None, primary_key=True)
     battle_id: int = Field(foreign_key="battle.id", index=True)

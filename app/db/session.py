@@ -73,6 +73,18 @@ def _roll_back(session: Session) -> None:
         session.rollback()
 
 
+def end_transaction(session: Session) -> None:
+    """Commit what the request's transaction holds so far (its access check's reads) and
+    hand its connection back, for a command about to do slow work that needs no database
+    (decoding a photo, issue 33): no lock is held meanwhile, on SQLite the write lock that
+    a writing request takes at its first statement. The next statement begins a new
+    transaction, which the request's dependency commits or rolls back as usual; the
+    command reads again whatever it decided on before. Never inside a savepoint."""
+    if session.in_nested_transaction():
+        raise RuntimeError("end_transaction inside a savepoint")
+    session.commit()
+
+
 @event.listens_for(Session, "before_flush")
 def _reads_never_write(session: Session, _context: Any, _instances: Any) -> None:
     """A request that reads must not write: on SQLite a read turned write fails as soon as

@@ -93,11 +93,12 @@ def _tell(
     stories.write_report(session, battle_id=battle_id, story=story, by="demo")
     if "photo" in report:
         store = photos.configured_store()
+        made = photos.render(_table_picture())  # our own picture: read within the seeding
         photos.add_photo(
             session,
             store,
             battle_id=battle_id,
-            data=_table_picture(),
+            made=made,
             caption=report["photo"].get("caption", ""),
             by="demo",
         )

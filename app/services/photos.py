@@ -3,9 +3,10 @@ renditions with no metadata at all (a phone's camera writes its GPS position int
 that must never be published).
 
 An upload is checked by its content, not its name, and against limits that keep a hostile
-file from costing memory (bytes, pixels, count per battle). The pixels are decoded once, the
-EXIF orientation applied to them, and each rendition re-encoded from bare pixels, so no
-EXIF, XMP, IPTC or ICC data of the upload survives. Files live behind `PhotoStore`: a
+file from costing time or memory (``app.services.images``: bytes, pixels, scans, decode
+time; here: count per battle). The pixels are decoded once, with no database transaction
+open, the EXIF orientation applied to them, and each rendition re-encoded from bare pixels,
+so no EXIF, XMP, IPTC or ICC data of the upload survives. Files live behind `PhotoStore`: a
 folder under DATA_DIR by default."""
 
 from __future__ import annotations
@@ -19,23 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from PIL import Image, ImageOps, UnidentifiedImageError
-from pillow_heif import register_heif_opener
+from PIL import Image
 from sqlmodel import Session, col, select
 
 from app.config import get_settings
-from app.db.models import BattlePhoto
+from app.db.models import Battle, BattlePhoto
+from app.db.session import end_transaction
 from app.errors import DomainError, NotFound
-from app.services import battles, history
-
-register_heif_opener()  # Pillow opens HEIC/HEIF files from here on
+from app.services import battles, history, images
 
 WIDTHS = (320, 960, 1920)  # a phone's list, a phone's full screen, a desktop
-MAX_BYTES = 15 * 1024 * 1024
-MAX_PIXELS = 50_000_000  # a 50 MP camera; a bigger image is a bomb, not a photo
+MAX_BYTES = images.MAX_BYTES
 MAX_PER_BATTLE = 24
-# MPO: what some phones' JPEGs are; HEIF: an iPhone's photos (HEIC), read by pillow-heif
-FORMATS = ("JPEG", "PNG", "WEBP", "GIF", "MPO", "HEIF")
 QUALITY = 82
 
 
@@ -85,60 +81,26 @@ def configured_store() -> FolderStore:
     return FolderStore(settings.photo_dir or settings.data_dir / "photos")
 
 
-def _refused(code: str, message: str, status: int = 422) -> DomainError:
-    return DomainError(code, message, status=status, field="file")
-
-
 def render(data: bytes) -> Renditions:
-    """The upload's renditions, or a clear refusal. Nothing is stored here."""
-    if len(data) > MAX_BYTES:
-        raise _refused(
-            "photo_too_large", f"A photo may be {MAX_BYTES // 2**20} MB at most.", status=413
-        )
-    try:
-        with Image.open(io.BytesIO(data)) as probe:  # reads the header only
-            kind, (width, height) = probe.format, probe.size
-        if kind not in FORMATS:
-            raise _refused("photo_type", "A photo must be a JPEG, HEIC, PNG, WebP or GIF image.")
-        if width * height > MAX_PIXELS:
-            raise _refused(
-                "photo_too_many_pixels",
-                f"The image is {width} × {height} pixels; at most {MAX_PIXELS // 10**6} "
-                "million pixels are taken.",
-            )
-        with Image.open(io.BytesIO(data)) as image:
-            image.load()
-            upright = ImageOps.exif_transpose(image)  # the camera's rotation, into the pixels
-            pixels = _bare_rgb(upright)
-    except DomainError:
-        raise
-    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, SyntaxError, ValueError):
-        raise _refused("photo_unreadable", "The file is not an image that can be read.") from None
+    """The upload's renditions, or a clear refusal. Nothing is stored here; it reads no
+    database and should run with no transaction open (see ``read_uploads``)."""
+    pixels = images.read_pixels(data, WIDTHS[-1])
     return Renditions(pixels.width, pixels.height, tuple(_sizes(pixels)))
 
 
-def _bare_rgb(image: Image.Image) -> Image.Image:
-    """The pixels and nothing else: a new image holds no info, EXIF, XMP or ICC profile."""
-    if image.mode in ("RGBA", "LA", "P"):
-        image = image.convert("RGBA")
-        white = Image.new("RGB", image.size, (255, 255, 255))
-        white.paste(image, mask=image.getchannel("A"))
-        image = white
-    else:
-        image = image.convert("RGB")
-    return Image.frombytes("RGB", image.size, image.tobytes())
-
-
-def _sizes(pixels: Image.Image) -> list[tuple[int, bytes]]:
-    wanted = [w for w in WIDTHS if w < pixels.width] + [min(pixels.width, WIDTHS[-1])]
+def _sizes(pixels: images.Pixels) -> list[tuple[int, bytes]]:
+    """Each width, the widest first and each narrower one from the one before it (cheaper
+    than from the reduced pixels each time); heights from the full image's proportions."""
+    wanted = {w for w in WIDTHS if w < pixels.width} | {min(pixels.width, WIDTHS[-1])}
     files = []
-    for width in sorted(set(wanted)):
-        copy = pixels.copy()
-        copy.thumbnail((width, width * 20), Image.Resampling.LANCZOS)
+    source = pixels.image
+    for width in sorted(wanted, reverse=True):
+        height = max(1, round(pixels.height * width / pixels.width))
+        source = source.resize((width, height), Image.Resampling.LANCZOS)
         out = io.BytesIO()
-        copy.save(out, "JPEG", quality=QUALITY, optimize=True, progressive=True)
-        files.append((copy.width, out.getvalue()))
-    return files
+        source.save(out, "JPEG", quality=QUALITY, optimize=True, progressive=True)
+        files.append((width, out.getvalue()))
+    return files[::-1]
 
 
 # --- a battle's photos ------------------------------------------------------------------
@@ -169,7 +131,7 @@ def photos_of(session: Session, battle_id: int) -> list[BattlePhoto]:
     )
 
 
-def add_photo(
+def upload(
     session: Session,
     store: PhotoStore,
     *,
@@ -178,6 +140,29 @@ def add_photo(
     caption: str = "",
     by: str = "",
 ) -> BattlePhoto:
+    """One photo added: read with no transaction open, then kept in a short one."""
+    (made,) = read_uploads(session, battle_id=battle_id, datas=[data])
+    return add_photo(session, store, battle_id=battle_id, made=made, caption=caption, by=by)
+
+
+def read_uploads(session: Session, *, battle_id: int, datas: list[bytes]) -> list[Renditions]:
+    """The renditions of each upload for the battle, or the first refusal.
+
+    What the battle allows is checked first (no image is read for a battle that takes no
+    more photos); then the request's transaction ends (``end_transaction``), each upload's
+    headers are checked, and the images are read with no transaction open, one after
+    another in one of this process's decoding slots
+    (``images.slots``): a slow image holds no database lock and no event loop, and at most
+    PHOTO_DECODES images are read at once. ``add_photo`` checks the battle again."""
+    _check_takes(session, battle_id, more=len(datas))
+    end_transaction(session)
+    for data in datas:
+        images.check(data)  # a liar is refused from its headers, without taking a slot
+    with images.slots().taken():
+        return [render(data) for data in datas]
+
+
+def _check_takes(session: Session, battle_id: int, *, more: int) -> Battle:
     battle, _sides = battles.get_battle(session, battle_id)
     if battle.status in ("reverted", "called_off"):
         raise DomainError(
@@ -185,13 +170,26 @@ def add_photo(
             f"Battle {battle_id} was {battle.status.replace('_', ' ')}; it takes no photos.",
             status=409,
         )
-    if len(photos_of(session, battle_id)) >= MAX_PER_BATTLE:
+    if len(photos_of(session, battle_id)) + more > MAX_PER_BATTLE:
         raise DomainError(
             "photo_limit",
             f"A battle keeps {MAX_PER_BATTLE} photos at most; delete one first.",
             status=409,
         )
-    made = render(data)
+    return battle
+
+
+def add_photo(
+    session: Session,
+    store: PhotoStore,
+    *,
+    battle_id: int,
+    made: Renditions,
+    caption: str = "",
+    by: str = "",
+) -> BattlePhoto:
+    """Keep an upload's renditions (from ``read_uploads``): the row, its files, its event."""
+    battle = _check_takes(session, battle_id, more=1)
     row = BattlePhoto(
         battle_id=battle_id,
         width=made.width if made.width <= WIDTHS[-1] else made.files[-1][0],

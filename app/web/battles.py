@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile as StarletteUpload
 
 from app.api.hardening import RateLimits
@@ -325,28 +326,54 @@ async def add_photos(
     request: Request, session: SessionDep, principal: BattlePlayer, battle_id: int
 ) -> Response:
     """The battle page's photo form: one or more photos from the phone, all kept or none
-    (the same service as POST /api/v1/battles/{id}/photos)."""
+    (the same service as POST /api/v1/battles/{id}/photos). The form is read here; the
+    images are decoded in a worker thread, never on the event loop (issue 33)."""
     form = await request.form(max_files=photos.MAX_PER_BATTLE, max_fields=10)
     files = [f for f in form.getlist("file") if isinstance(f, StarletteUpload) and f.filename]
     caption = str(form.get("caption") or "")[:200]
     datas = [await f.read(photos.MAX_BYTES + 1) for f in files]
-    with attempt(session) as outcome:
+    return await run_in_threadpool(
+        _add_photos, request, session, principal, battle_id, datas, caption
+    )
+
+
+def _add_photos(
+    request: Request,
+    session: Session,
+    principal: Principal,
+    battle_id: int,
+    datas: list[bytes],
+    caption: str,
+) -> Response:
+    try:
         if not datas:
             raise RuleError("photo_missing", "Choose at least one photo.", field="file")
-        for data in datas:
+        made = photos.read_uploads(session, battle_id=battle_id, datas=datas)
+    except RuleError as error:
+        return _photo_refused(request, session, principal, battle_id, error)
+    with attempt(session) as outcome:
+        for renditions in made:
             photos.add_photo(
                 session,
                 request.app.state.photos,
                 battle_id=battle_id,
-                data=data,
+                made=renditions,
                 caption=caption,
                 by=principal.user.username,
             )
-    if outcome.refused:
-        return _refused(
-            request, session, principal, battle_id, outcome.status, photo_error=outcome.error
-        )
+    if outcome.error is not None:
+        return _photo_refused(request, session, principal, battle_id, outcome.error)
     return redirect(f"/battles/{battle_id}#photos")
+
+
+def _photo_refused(
+    request: Request, session: Session, principal: Principal, battle_id: int, error: RuleError
+) -> Response:
+    status = error.status if isinstance(error, DomainError) else 422
+    page = _refused(request, session, principal, battle_id, status, photo_error=error)
+    if isinstance(error, DomainError) and error.retry_after is not None:
+        page.headers["Retry-After"] = str(error.retry_after)  # busy decoding: 503
+    return page
 
 
 @router.post("/battles/{battle_id}/photos/{photo_id}/delete")

@@ -44,6 +44,13 @@ def day(moment: datetime | None) -> Markup:
     )
 
 
+def bdi(value: Any) -> Markup:
+    """Text a user typed (a place, a name, a caption), isolated from the words around it:
+    a right-to-left override inside it ends at its edge, so it cannot reverse the
+    "written by" that follows (issue 33)."""
+    return Markup("<bdi>{}</bdi>").format(value)
+
+
 def words(value: Any) -> str:
     """snake_case ids as plain words: battle_scar -> Battle scar."""
     text = str(value).replace("_", " ")
@@ -65,7 +72,7 @@ def roll_range(low: int, high: int) -> str:
 
 
 def install(env: Environment) -> None:
-    env.filters.update(when=when, day=day, words=words, signed=signed)
+    env.filters.update(when=when, day=day, words=words, signed=signed, bdi=bdi)
     env.filters.update(titled=titled, roll_range=roll_range)
     env.filters["local_time"] = local_time
     env.filters["markdown"] = markdown

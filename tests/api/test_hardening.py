@@ -60,6 +60,8 @@ class TestHeadersAndBodies:
         ):
             csp = response.headers["content-security-policy"]
             assert "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp
+            # No <base> may move relative links, no form may post elsewhere (issue 33).
+            assert "base-uri 'none'" in csp and "form-action 'self'" in csp
             assert response.headers["x-content-type-options"] == "nosniff"
             assert response.headers["referrer-policy"] == "same-origin"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -103,3 +104,40 @@ def test_0013_keeps_rows_and_defaults_to_confirming_organizers(tmp_path: Path) -
         assert "pin_hash" not in {c["name"] for c in inspect(engine).get_columns("user_account")}
         migrate.upgrade(url)
         engine.dispose()
+
+
+def test_0021_photo_ids_start_past_every_photo_the_history_names(tmp_path: Path) -> None:
+    """SQLite: the rebuilt table is AUTOINCREMENT and its counter starts past the largest
+    photo id ever given (photo 7 was deleted, photo 3 is kept), so photo 7's address, still
+    cached by browsers, is never given again. PostgreSQL's sequences never go back."""
+    url = _url(tmp_path)
+    migrate.upgrade(url, "0020")
+    rows = sqlite3.connect(tmp_path / "schema.db")
+    with rows:
+        rows.execute(
+            "INSERT INTO campaign (name, description, created_at) VALUES ('A', '', '2026')"
+        )
+        rows.execute(
+            "INSERT INTO battle (campaign_id, battle_size, mission, status, created_at)"
+            " VALUES (1, 'incursion', 'sweep_and_clear', 'mustered', '2026-01-01')"
+        )
+        for photo in (3, 7):
+            rows.execute(
+                "INSERT INTO event (campaign_id, battle_id, kind, payload, created_at)"
+                " VALUES (1, 1, 'photo_added', ?, '2026-01-01')",
+                (f'{{"photo_id": {photo}, "caption": ""}}',),
+            )
+        rows.execute(
+            "INSERT INTO battle_photo (id, battle_id, width, height, widths, caption,"
+            " uploaded_by, created_at) VALUES (3, 1, 10, 10, '[10]', '', '', '2026-01-01')"
+        )
+    migrate.upgrade(url)
+    with rows:
+        rows.execute(
+            "INSERT INTO battle_photo (battle_id, width, height, widths, caption,"
+            " uploaded_by, created_at) VALUES (1, 10, 10, '[10]', '', '', '2026-01-01')"
+        )
+    assert [i for (i,) in rows.execute("SELECT id FROM battle_photo ORDER BY id")] == [3, 8]
+    rows.close()
+    migrate.downgrade(url, "0020")
+    migrate.upgrade(url)

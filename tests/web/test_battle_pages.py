@@ -423,11 +423,13 @@ def test_a_player_writes_the_battle_report(person: Callable[[str], Browser], eng
     saved = kai.post(f"/battles/{battle_id}/report", form)
     assert saved.status_code == 303 and saved.headers["location"].endswith("#report")
     shown = ruby.get(f"/battles/{battle_id}").text
-    assert "<h3>Last stand at the relay</h3>" in shown
+    assert '<h3 dir="auto">Last stand at the relay</h3>' in shown
     assert "The Captain <em>fell</em>." in shown
     assert "<script>alert(1)</script>" not in shown and "&lt;script&gt;" in shown
     assert '<a href="https://example.com" rel="nofollow noopener">map</a>' in shown
-    assert "Played 2026-11-20 · The club · written by kai" in shown
+    # What players typed is isolated (issue 33): a right-to-left override in the place
+    # cannot reverse the "written by" after it.
+    assert "Played 2026-11-20 · <bdi>The club</bdi> · written by <bdi>kai</bdi>" in shown
     assert "Fell holding the relay." in kai.get(f"/cards/{captain}").text
     before = dump(engine)
     refused = kai.post(f"/battles/{battle_id}/report", {**form, "played_on": "2999-01-01"})
@@ -436,6 +438,24 @@ def test_a_player_writes_the_battle_report(person: Callable[[str], Browser], eng
     assert dump(engine) == before
     stranger = person("mallory")
     assert stranger.post(f"/battles/{battle_id}/report", form).status_code in (403, 404)
+
+
+def test_a_right_to_left_override_stays_inside_what_was_typed(
+    person: Callable[[str], Browser],
+) -> None:
+    """Issue 33: U+202E (right-to-left override) in a place, a caption or a name reverses
+    the text after it up to the end of its paragraph, unless that text is isolated: a
+    place of "the club\u202e" would show "written by" backwards."""
+    world = proposed_battle(person)
+    kai, battle_id = world["kai"], world["battle_id"]
+    rlo = "The club\u202e"
+    form = {"title": "Relay\u202e", "played_on": "", "location": rlo, "narrative": "Turn 1"}
+    assert kai.post(f"/battles/{battle_id}/report", form).status_code == 303
+    shown = kai.get(f"/battles/{battle_id}").text
+    assert f"<bdi>{rlo}</bdi> · written by <bdi>kai</bdi>" in shown
+    assert '<h3 dir="auto">Relay\u202e</h3>' in shown
+    history = kai.get(f"/campaigns/{world['campaign_id']}/history").text
+    assert "report was written: “<bdi>Relay\u202e</bdi>”" in history
 
 
 def test_players_add_and_delete_photos(person: Callable[[str], Browser], engine: Any) -> None:
@@ -457,7 +477,7 @@ def test_players_add_and_delete_photos(person: Callable[[str], Browser], engine:
     assert added.status_code == 303, added.text
     page = kai.get(f"/battles/{battle_id}").text
     thumbs = re.findall(r'<img src="(/api/v1/battles/\d+/photos/\d+/320)"', page)
-    assert len(thumbs) == 2 and page.count("Deployment · ") == 2
+    assert len(thumbs) == 2 and page.count("<bdi>Deployment</bdi> · ") == 2
     assert kai.get(thumbs[0]).headers["content-type"] == "image/jpeg"
     photo_id = thumbs[0].split("/")[-2]
     gone = ruby.post(f"/battles/{battle_id}/photos/{photo_id}/delete", {})
