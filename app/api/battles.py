@@ -289,8 +289,8 @@ def call_off(battle_id: int, session: SessionDep) -> BattlePublic:
     return _one(session, battle.id)
 
 
-def _decision(row: Decision) -> DecisionPublic:
-    return reports.decision(row)
+def _decision(session: Session, row: Decision) -> DecisionPublic:
+    return reports.decision(row, decisions.offers(session, [row]).get(row.id or 0))
 
 
 @router.get(
@@ -309,12 +309,17 @@ def list_decisions(
     rows = decisions.list_decisions(
         session, force_id=force_id, status=status, after=cursor, limit=limit + 1
     )
-    return page_of(request, response, rows, limit, lambda d: d.id, _decision)
+    offers = decisions.offers(session, rows[:limit])
+
+    def public(row: Decision) -> DecisionPublic:
+        return reports.decision(row, offers.get(row.id or 0))
+
+    return page_of(request, response, rows, limit, lambda d: d.id, public)
 
 
 @router.get("/decisions/{decision_id}", summary="One decision")
 def get_decision(decision_id: int, session: SessionDep) -> DecisionPublic:
-    return _decision(decisions.get_decision(session, decision_id))
+    return _decision(session, decisions.get_decision(session, decision_id))
 
 
 def _dice(entered: list[int] | None) -> Dice:
@@ -325,7 +330,7 @@ def _dice(entered: list[int] | None) -> Dice:
 def answer_decision(decision_id: int, body: DecisionAnswer, session: SessionDep) -> DecisionPublic:
     answer: dict[str, Any] = body.model_dump(exclude_none=True, exclude={"dice"})
     row = decisions.answer(session, decision_id=decision_id, answer=answer, dice=_dice(body.dice))
-    return _decision(row)
+    return _decision(session, row)
 
 
 def order(body: RequisitionIn) -> RequisitionOrder:

@@ -15,6 +15,7 @@ from app.api.schemas import (
     EventDetails,
     EventPublic,
     ExperienceGainPublic,
+    FeedEventPublic,
     OutOfActionTestPublic,
     PromotionPublic,
     RequisitionDetails,
@@ -25,7 +26,7 @@ from app.api.schemas import (
     UnitReportPublic,
 )
 from app.db.models import BattleSide, Decision, Event, RequisitionPurchase
-from app.services import events
+from app.services import decisions, events
 
 
 def side(row: BattleSide) -> SidePublic:
@@ -67,9 +68,13 @@ def side_report(report: dict[str, Any]) -> SideReportPublic:
     )
 
 
-def decision(row: Decision) -> DecisionPublic:
+def decision(row: Decision, offer: decisions.Offer | None = None) -> DecisionPublic:
+    """A decision as the API gives it; ``offer`` (a pending Battle Honour's, from
+    ``decisions.offers``) says what its answer accepts now."""
     assert row.id is not None
     payload = dict(row.payload)
+    if offer is not None:
+        payload["eligible"], payload["categories"] = offer.eligible, offer.categories
     reason = str(payload.get("reason") or "")
     if reason.startswith("rank:"):  # stored as "rank:<id>"; the API gives the rank apart
         payload["reason"], payload["rank"] = "rank", reason.removeprefix("rank:")
@@ -116,6 +121,25 @@ def event(row: Event) -> EventPublic:
         battle_id=row.battle_id,
         payload=event_details(row.payload),
         created_at=row.created_at,
+    )
+
+
+def feed_item(e: events.FeedEvent) -> FeedEventPublic:
+    """An event as the feed lists it and a generic webhook is sent it: one shape for both."""
+    return FeedEventPublic(
+        id=e.id,
+        cursor=e.cursor,
+        kind=e.kind,
+        campaign_id=e.campaign_id,
+        force_id=e.force_id,
+        force_ids=e.force_ids,
+        battle_id=e.battle_id,
+        card_id=e.card_id,
+        decision_id=e.decision_id,
+        actor=e.actor,
+        summary=e.summary,
+        created_at=e.created_at,
+        details=event_details(e.details),
     )
 
 

@@ -161,7 +161,7 @@ EXTRA: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {
         422: ("played_on_invalid", "unit_not_in_battle"),
     },
     ("POST", "/api/v1/decisions/{decision_id}/answer"): {
-        409: ("decision_already_answered",),
+        409: ("decision_already_answered", "decision_cancelled"),
         422: ("decision_answer_incomplete", RULE),
     },
     ("GET", "/api/v1/campaigns/{campaign_id}/events"): {422: ("cursor_invalid",)},

@@ -12,7 +12,6 @@ from app.api.schemas import DeliveryPublic, WebhookCreate, WebhookCreated, Webho
 from app.db.models import Webhook, WebhookDelivery
 from app.db.session import SessionDep
 from app.services import webhooks
-from app.services.webhook_worker import is_discord
 
 router = APIRouter(tags=["webhooks"])
 RowId = Annotated[int, Path(ge=1, lt=2**31)]
@@ -25,7 +24,8 @@ def _webhook(row: Webhook) -> WebhookPublic:
         campaign_id=row.campaign_id,
         url=row.url,
         events=list(row.events),
-        discord=is_discord(row.url),
+        format=webhooks.format_of(row),
+        discord=webhooks.format_of(row) == "discord",
         created_at=row.created_at,
     )
 
@@ -47,7 +47,12 @@ def register(
     response: Response,
 ) -> WebhookCreated:
     row = webhooks.register(
-        session, campaign_id=campaign_id, url=body.url, events=body.events, by=principal.user
+        session,
+        campaign_id=campaign_id,
+        url=body.url,
+        events=body.events,
+        by=principal.user,
+        format=body.format,
     )
     located(response, f"/campaigns/{campaign_id}/webhooks/{row.id}")
     return WebhookCreated(**_webhook(row).model_dump(), secret=row.secret)

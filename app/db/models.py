@@ -477,6 +477,8 @@ class Webhook(SQLModel, table=True):
     secret: str = Field(max_length=100)
     created_at: datetime = Field(default_factory=utcnow)
     created_by: int | None = Field(default=None, foreign_key="user_account.id")
+    # generic | discord; NULL (registered before issue 34): Discord's for a Discord URL
+    format: str | None = Field(default=None, max_length=20)
 
 
 class WebhookDelivery(SQLModel, table=True):

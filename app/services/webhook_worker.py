@@ -15,6 +15,7 @@ import hmac
 import http.client
 import json
 import logging
+import re
 import socket
 import threading
 import urllib.error
@@ -22,11 +23,11 @@ import urllib.request
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
 from sqlalchemy import Engine, or_
 from sqlmodel import Session, col, select
 
+from app.api import reports  # the feed item's schema: the webhook body is the same object
 from app.config import get_settings
 from app.db.models import Campaign, Webhook, WebhookDelivery, as_utc, utcnow
 from app.db.session import session_scope
@@ -133,43 +134,85 @@ def _job(session: Session, row: WebhookDelivery) -> Claimed:
     hook = session.get(Webhook, row.webhook_id)
     assert hook is not None and row.id is not None
     event = events.one_event(session, row.event_id)
+    fmt = webhooks.format_of(hook)
     return Claimed(
         delivery_id=row.id,
         event_id=row.event_id,
         url=hook.url,
         secret=hook.secret,
-        body=body_for(hook.url, event, embed=story_embed(session, hook.url, event)),
+        body=body_for(hook.url, event, embed=story_embed(session, hook.url, event, fmt), fmt=fmt),
     )
 
 
-def story_embed(session: Session, url: str, event: events.FeedEvent) -> dict[str, Any] | None:
-    if not is_discord(url) or event.kind not in stories.STORY_EVENTS or not event.battle_id:
+def story_embed(
+    session: Session, url: str, event: events.FeedEvent, fmt: str | None = None
+) -> dict[str, Any] | None:
+    discord = fmt == "discord" if fmt else is_discord(url)
+    if not discord or event.kind not in stories.STORY_EVENTS or not event.battle_id:
         return None
     campaign = session.get(Campaign, event.campaign_id)
-    return stories.discord_embed(
+    embed = stories.discord_embed(
         session,
         battle_id=event.battle_id,
         site=get_settings().public_url.rstrip("/"),
         public=bool(campaign and campaign.public),
     )
+    # The title and the narrative are the players' own text: shown as typed.
+    for key, limit in (("title", 256), ("description", 4096)):
+        if key in embed:
+            embed[key] = discord_text(embed[key], limit)
+    return embed
 
 
-def body_for(url: str, event: events.FeedEvent, embed: dict[str, Any] | None = None) -> bytes:
-    """The event as JSON (as the feed gives it); a Discord webhook gets Discord's format,
-    with a card (an embed) for a battle's story."""
-    if is_discord(url):
-        message: dict[str, Any] = {"content": event.summary[:2000], "username": "Crusade tracker"}
+def body_for(
+    url: str,
+    event: events.FeedEvent,
+    embed: dict[str, Any] | None = None,
+    *,
+    fmt: str | None = None,
+) -> bytes:
+    """The event as JSON (the feed's item); a webhook in Discord's format (``fmt``, or by
+    the URL when not given) gets Discord's message, with a card (an embed) for a story."""
+    if fmt == "discord" if fmt else is_discord(url):
+        message: dict[str, Any] = {
+            "content": discord_text(event.summary, 2000),
+            "username": "Crusade tracker",
+            # Names and titles are typed by players: "@everyone" in a force's name must
+            # not ping a whole server. Discord then notifies nobody, whatever the text says.
+            "allowed_mentions": {"parse": []},
+        }
         if embed:
             message["embeds"] = [embed]
         return json.dumps(message).encode()
-    return json.dumps(events.as_json(event), separators=(",", ":")).encode()
+    # Exactly the feed's item (same keys, nulls included, same time format): one renderer.
+    return reports.feed_item(event).model_dump_json().encode()
 
 
-def is_discord(url: str) -> bool:
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    discord = host in ("discord.com", "discordapp.com") or host.endswith(".discord.com")
-    return discord and parts.path.startswith("/api/webhooks/")
+# Discord's markdown: emphasis, strike-through, code, spoilers, masked links ``[text](url)``,
+# ``<...>`` mentions and links, ``@`` mentions anywhere; headings, quotes and lists at the
+# start of a line. A backslash before any of them shows the character as typed.
+_DISCORD_INLINE = re.compile(r"([\\*_~`|\[\]<@])")
+_DISCORD_LINE_START = re.compile(r"^(\s*)([#>+-]|\d+(?=\.))", re.MULTILINE)
+
+
+def discord_text(text: str, limit: int) -> str:
+    """``text`` shown as typed in a Discord message (no markdown, no masked link, no
+    mention), cut to ``limit`` characters without leaving half an escape."""
+    escaped = _DISCORD_LINE_START.sub(_escape_line_start, _DISCORD_INLINE.sub(r"\\\1", text))
+    if len(escaped) <= limit:
+        return escaped
+    cut = escaped[: limit - 1]
+    if (len(cut) - len(cut.rstrip("\\"))) % 2:  # an odd run of backslashes: half an escape
+        cut = cut[:-1]
+    return cut + "…"
+
+
+def _escape_line_start(match: re.Match[str]) -> str:
+    mark = match.group(2)
+    return match.group(1) + (mark + "\\" if mark[0].isdigit() else "\\" + mark)
+
+
+is_discord = webhooks.is_discord
 
 
 def signature(secret: str, body: bytes) -> str:

@@ -311,6 +311,7 @@ def test_discord_urls_get_discords_message_format() -> None:
         kind="battle_recorded",
         campaign_id=1,
         force_id=None,
+        force_ids=[1, 2],
         battle_id=3,
         card_id=None,
         decision_id=None,
@@ -322,6 +323,7 @@ def test_discord_urls_get_discords_message_format() -> None:
     assert json.loads(webhook_worker.body_for(url, event)) == {
         "content": "Battle 3: Ultramarines 60 – 10 Black Legion, Ultramarines won.",
         "username": "Crusade tracker",
+        "allowed_mentions": {"parse": []},
     }
 
 
