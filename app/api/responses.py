@@ -266,7 +266,7 @@ def _codes(method: str, path: str, operation: dict[str, Any]) -> dict[int, list[
     if operation.get("parameters") or "requestBody" in operation:
         codes[422] += ["request_invalid", "text_invalid"]  # text_invalid: U+0000 in text
     if "requestBody" in operation:
-        codes[400].append("http_error")  # a body that cannot be read as JSON text
+        codes[400] += ["utf8_invalid", "http_error"]  # a body that is not UTF-8 / JSON text
         codes[413].append("request_too_large")
     if method != "GET":
         # A clash with a simultaneous change that the database caught (app/api/conflicts.py).
