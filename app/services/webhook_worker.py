@@ -18,13 +18,16 @@ import logging
 import re
 import socket
 import threading
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, or_
+from sqlalchemy import Engine, func, or_
 from sqlmodel import Session, col, select
 
 from app.api import reports  # the feed item's schema: the webhook body is the same object
@@ -37,7 +40,10 @@ from app.services import events, stories, webhooks
 log = logging.getLogger("crusade.webhooks")
 
 TIMEOUT_SECONDS = 5.0
-BATCH = 20
+BATCH = 20  # a target's deliveries leased at once, sent in order by one sender
+SENDERS = 8  # sender threads of one worker: targets served at once
+POLL_SECONDS = 0.2  # how often a worker looks for what other processes committed
+RECORD_SECONDS = 0.5  # a sender records its outcomes at least this often
 # Longer than a whole batch can take (each POST up to the timeout, plus its URL check), so
 # no claimed delivery's lease runs out while its worker is still on the way to it.
 LEASE = timedelta(minutes=5)
@@ -50,6 +56,7 @@ USER_AGENT = "crusade-tracker-webhooks/1"
 @dataclass(frozen=True)
 class Claimed:
     delivery_id: int
+    webhook_id: int
     event_id: int
     url: str
     secret: str
@@ -67,26 +74,108 @@ class Outcome:
 
 
 def run_once(engine: Engine, *, now: datetime | None = None) -> int:
-    """Send every delivery that is due now; the number sent successfully."""
+    """Send every delivery that is due now, target by target in order, in this thread; the
+    number sent successfully (``crusade worker --once``, the tests)."""
     sent = 0
     while True:
-        claimed = claim(engine, now=now or utcnow())
-        for job in claimed:
-            outcome = post(job)
-            finish(engine, job, outcome, now=now or utcnow())
-            sent += outcome.delivered
-        if len(claimed) < BATCH:
+        batches = claim_batches(engine, now=now or utcnow())
+        if not batches:
             return sent
+        for batch in batches:
+            sent += send_batch(engine, batch, now=now)
 
 
-def run_forever(engine: Engine, stop: threading.Event, *, idle_seconds: float = 1.0) -> None:
-    """The worker loop: send what is due, then wait a little (or until ``stop``)."""
-    while not stop.is_set():
+def send_batch(engine: Engine, batch: list[Claimed], *, now: datetime | None = None) -> int:
+    """POST one target's claimed deliveries in order, stopping at the first that fails: the
+    rest go back to the queue behind it (released), so the target keeps its event order and
+    its back-off holds them all. Outcomes are recorded together (one transaction for what
+    was sent within RECORD_SECONDS), not one transaction per POST. The number delivered."""
+    sent = 0
+    done: list[tuple[Claimed, Outcome, datetime]] = []
+    recorded_at = time.monotonic()
+    for index, job in enumerate(batch):
+        outcome = post(job)
+        done.append((job, outcome, now or utcnow()))
+        sent += outcome.delivered
+        if not outcome.delivered:
+            finish_all(engine, done, release=batch[index + 1 :])
+            return sent
+        if time.monotonic() - recorded_at >= RECORD_SECONDS:
+            finish_all(engine, done)
+            done, recorded_at = [], time.monotonic()
+    finish_all(engine, done)
+    return sent
+
+
+class Worker:
+    """The worker of one process: a dispatcher that leases each due target's next
+    deliveries and a pool of sender threads, one target per thread at a time, so one slow
+    or dead receiver holds one thread and never delays another target. A commit in this
+    process wakes the dispatcher at once (``events.on_commit``); other processes' commits
+    are seen by polling every ``POLL_SECONDS``."""
+
+    def __init__(self, engine: Engine, *, senders: int = SENDERS) -> None:
+        self.engine = engine
+        self.senders = senders
+        self.stop = threading.Event()
+        self.wake = threading.Event()
+        self._busy: set[int] = set()
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(senders, thread_name_prefix="webhook-sender")
+
+    def notify(self, _campaigns: set[int] | None = None) -> None:
+        self.wake.set()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.wake.clear()
+            try:
+                self._dispatch()
+            except Exception:  # a database hiccup must not end the worker; log and go on
+                log.exception("webhook worker: a round failed; retrying")
+            self.wake.wait(POLL_SECONDS)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _dispatch(self) -> None:
+        with self._lock:
+            busy, room = set(self._busy), self.senders - len(self._busy)
+        if room <= 0:
+            return
+        with session_scope(self.engine, writes=False) as session:
+            heads = _heads(session, utcnow(), busy, room)
+        for webhook_id in heads:
+            with self._lock:
+                self._busy.add(webhook_id)
+            self._pool.submit(self._serve, webhook_id)
+
+    def _serve(self, webhook_id: int) -> None:
+        """One target's queue, in this sender thread, until nothing of it is due (its
+        claims and sends never wait for another target's)."""
         try:
-            run_once(engine)
-        except Exception:  # a database hiccup must not end the worker; log and go on
-            log.exception("webhook worker: a round failed; retrying")
-        stop.wait(idle_seconds)
+            while not self.stop.is_set():
+                batch = claim_target(self.engine, webhook_id, utcnow())
+                if not batch or send_batch(self.engine, batch) < len(batch):
+                    break
+        except Exception:
+            log.exception("webhook worker: sending to webhook %s failed", webhook_id)
+        finally:
+            with self._lock:
+                self._busy.discard(webhook_id)
+            self.wake.set()  # more of it may have been committed meanwhile
+
+
+def run_forever(engine: Engine, stop: threading.Event, *, idle_seconds: float = 0.0) -> None:
+    """The worker loop until ``stop`` is set (``crusade worker``)."""
+    worker = Worker(engine)
+    events.on_commit(worker.notify)
+    threading.Thread(target=_stop_when, args=(stop, worker), daemon=True).start()
+    worker.run()
+
+
+def _stop_when(stop: threading.Event, worker: Worker) -> None:
+    stop.wait()
+    worker.stop.set()
+    worker.wake.set()
 
 
 def start_in_background(engine: Engine) -> threading.Event:
@@ -99,45 +188,99 @@ def start_in_background(engine: Engine) -> threading.Event:
     return stop
 
 
-def _due(now: datetime) -> Any:
-    return (
-        select(WebhookDelivery)
-        .where(
-            WebhookDelivery.status == "pending",
-            col(WebhookDelivery.next_attempt_at) <= now,
-            or_(
-                col(WebhookDelivery.claimed_until).is_(None),
-                col(WebhookDelivery.claimed_until) < now,
-            ),
-        )
-        .order_by(col(WebhookDelivery.next_attempt_at), col(WebhookDelivery.id))
+def _open(now: datetime) -> Any:
+    return or_(
+        col(WebhookDelivery.claimed_until).is_(None), col(WebhookDelivery.claimed_until) < now
     )
 
 
-def claim(engine: Engine, *, now: datetime) -> list[Claimed]:
-    """Lease up to BATCH due deliveries and build their bodies, in one short transaction.
-    An idle worker only reads (SQLite's one write lock is taken when there is work)."""
+def _heads(session: Session, now: datetime, skip: set[int], targets: int) -> list[int]:
+    """The targets whose first pending delivery (their queue's head, by id) is due and not
+    leased: one indexed query, whatever the number of targets."""
+    first = (
+        select(func.min(WebhookDelivery.id))
+        .where(WebhookDelivery.status == "pending")
+        .group_by(col(WebhookDelivery.webhook_id))
+    )
+    query = select(WebhookDelivery.webhook_id).where(
+        col(WebhookDelivery.id).in_(first),
+        col(WebhookDelivery.next_attempt_at) <= now,
+        _open(now),
+    )
+    if skip:
+        query = query.where(col(WebhookDelivery.webhook_id).not_in(skip))
+    found = session.exec(query.order_by(col(WebhookDelivery.next_attempt_at)).limit(targets))
+    return [int(w) for w in found]
+
+
+def claim_batches(
+    engine: Engine, *, now: datetime, skip: set[int] | None = None, targets: int = 100
+) -> list[list[Claimed]]:
+    """Lease the next deliveries (up to BATCH, in order) of each target whose queue's head
+    is due, and build their bodies; one short transaction per target. An idle worker only
+    reads (SQLite's one write lock is taken when there is work)."""
     with session_scope(engine, writes=False) as session:
-        if session.exec(_due(now).limit(1)).first() is None:
-            return []
+        heads = _heads(session, now, skip or set(), targets)
+    batches = []
+    for webhook_id in heads:
+        batch = claim_target(engine, webhook_id, now)
+        if batch:
+            batches.append(batch)
+    return batches
+
+
+def claim(engine: Engine, *, now: datetime) -> list[Claimed]:
+    """Every due target's next deliveries, leased (see ``claim_batches``)."""
+    return [job for batch in claim_batches(engine, now=now) for job in batch]
+
+
+def claim_target(engine: Engine, webhook_id: int, now: datetime) -> list[Claimed]:
+    """Lease a target's next deliveries (up to BATCH, in order) if its queue's head is due
+    and free, in a short transaction; their bodies are built after it, in a read."""
     with session_scope(engine) as session:
-        rows = session.exec(_due(now).limit(BATCH).with_for_update(skip_locked=True)).all()
-        claimed = []
-        for row in rows:
-            row.claimed_until = now + LEASE
-            session.add(row)
-            claimed.append(_job(session, row))
-        return claimed
+        # The target's row is the claimers' meeting point: two workers never lease parts of
+        # one queue at once (which would send its events out of order). NO KEY UPDATE: a
+        # command inserting deliveries (which key-shares the row) does not hold it up.
+        hook = session.exec(
+            select(Webhook)
+            .where(Webhook.id == webhook_id)
+            .with_for_update(skip_locked=True, key_share=True)
+        ).first()
+        if hook is None:
+            return []
+        queue = session.exec(
+            select(WebhookDelivery)
+            .where(WebhookDelivery.webhook_id == webhook_id, WebhookDelivery.status == "pending")
+            .order_by(col(WebhookDelivery.id))
+            .limit(BATCH)
+            .with_for_update(skip_locked=True)
+        ).all()
+        head = queue[0] if queue else None
+        if head is None or as_utc(head.next_attempt_at) > now or not _is_open(head, now):
+            return []  # another worker took it meanwhile, or its back-off holds the queue
+        leased = [(int(r.id or 0), r.event_id) for r in queue if _is_open(r, now)]
+        for row in queue:
+            if _is_open(row, now):
+                row.claimed_until = now + LEASE
+                session.add(row)
+    with session_scope(engine, writes=False) as session:
+        hook = session.get(Webhook, webhook_id)
+        if hook is None:  # deleted meanwhile, with its deliveries
+            return []
+        return [_job(session, delivery_id, event_id, hook) for delivery_id, event_id in leased]
 
 
-def _job(session: Session, row: WebhookDelivery) -> Claimed:
-    hook = session.get(Webhook, row.webhook_id)
-    assert hook is not None and row.id is not None
-    event = events.one_event(session, row.event_id)
+def _is_open(row: WebhookDelivery, now: datetime) -> bool:
+    return row.claimed_until is None or as_utc(row.claimed_until) < now
+
+
+def _job(session: Session, delivery_id: int, event_id: int, hook: Webhook) -> Claimed:
+    event = events.one_event(session, event_id)
     fmt = webhooks.format_of(hook)
     return Claimed(
-        delivery_id=row.id,
-        event_id=row.event_id,
+        delivery_id=delivery_id,
+        webhook_id=int(hook.id or 0),
+        event_id=event_id,
         url=hook.url,
         secret=hook.secret,
         body=body_for(hook.url, event, embed=story_embed(session, hook.url, event, fmt), fmt=fmt),
@@ -308,22 +451,41 @@ def post(job: Claimed) -> Outcome:
 
 
 def finish(engine: Engine, job: Claimed, outcome: Outcome, *, now: datetime) -> None:
-    """Record the attempt: delivered, due again after a backoff, or given up after a day."""
+    """Record one attempt (see ``finish_all``)."""
+    finish_all(engine, [(job, outcome, now)])
+
+
+def finish_all(
+    engine: Engine,
+    attempts: list[tuple[Claimed, Outcome, datetime]],
+    *,
+    release: Sequence[Claimed] = (),
+) -> None:
+    """Record attempts, in one transaction: each delivered, due again after a back-off, or
+    given up after a day; and give back the leases of ``release`` (not tried)."""
+    if not attempts and not release:
+        return
     with session_scope(engine) as session:
-        row = session.get(WebhookDelivery, job.delivery_id, with_for_update=True)
-        if row is None:  # the webhook was deleted meanwhile
-            return
-        row.attempts += 1
-        row.claimed_until = None
-        row.last_status_code = outcome.status_code
-        row.last_error = outcome.error[:500]
-        if outcome.delivered:
-            row.status, row.delivered_at = "delivered", now
-        elif now - as_utc(row.created_at) >= GIVE_UP_AFTER:
-            row.status = "failed"
-        else:
-            row.next_attempt_at = now + backoff(row.attempts)
-        session.add(row)
+        for job, outcome, now in attempts:
+            row = session.get(WebhookDelivery, job.delivery_id, with_for_update=True)
+            if row is None:  # the webhook was deleted meanwhile
+                continue
+            row.attempts += 1
+            row.claimed_until = None
+            row.last_status_code = outcome.status_code
+            row.last_error = outcome.error[:500]
+            if outcome.delivered:
+                row.status, row.delivered_at = "delivered", now
+            elif now - as_utc(row.created_at) >= GIVE_UP_AFTER:
+                row.status = "failed"
+            else:
+                row.next_attempt_at = now + backoff(row.attempts)
+            session.add(row)
+        for job in release:
+            untried = session.get(WebhookDelivery, job.delivery_id)
+            if untried is not None:
+                untried.claimed_until = None
+                session.add(untried)
 
 
 def backoff(attempts: int) -> timedelta:

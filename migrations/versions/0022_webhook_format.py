@@ -1,4 +1,4 @@
-"""issue 34: a webhook says its format (generic or discord)
+"""issue 34: a webhook says its format (generic or discord); each target's queue is indexed
 
 Revision ID: 0022
 Revises: 0020
@@ -24,8 +24,13 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     with op.batch_alter_table('webhook', schema=None) as batch_op:
         batch_op.add_column(sa.Column('format', sa.String(length=20), nullable=True))
+    # The worker reads each target's queue head (its first pending delivery) every round.
+    op.create_index(
+        'ix_webhook_delivery_queue', 'webhook_delivery', ['webhook_id', 'status', 'id']
+    )
 
 
 def downgrade() -> None:
+    op.drop_index('ix_webhook_delivery_queue', table_name='webhook_delivery')
     with op.batch_alter_table('webhook', schema=None) as batch_op:
         batch_op.drop_column('format')

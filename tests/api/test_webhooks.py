@@ -290,6 +290,7 @@ def test_a_delivery_connects_to_the_address_that_was_checked(
     monkeypatch.setattr(webhooks, "is_public", lambda address: True)
     job = webhook_worker.Claimed(
         delivery_id=1,
+        webhook_id=1,
         event_id=1,
         url=f"http://rebound.invalid:{receiver.port}/hooks/crusade",
         secret="s",
