@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -77,9 +78,50 @@ async def _rule_error(request: Request, exc: Exception) -> Response:
 async def _validation_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
     first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+    if first.get("type") == "json_invalid":
+        detail = json_error(await _body(request), first.get("loc", ()))
+        return respond(request, 422, "request_invalid", detail)
     field = field_path([p for p in first.get("loc", ()) if p not in ("body", "query")]) or None
     detail = f"{field}: {first.get('msg')}" if field else str(first.get("msg"))
     return respond(request, 422, "request_invalid", detail, field)
+
+
+async def _body(request: Request) -> bytes:
+    try:
+        return await request.body()
+    except RuntimeError:  # the stream was consumed and not kept: say less
+        return b""
+
+
+def json_error(body: bytes, location: Any) -> str:
+    """Where a body stops being JSON, in words: a line and a column (the parser's byte
+    offset, which it gave as the field ``[47]``, read like a list index)."""
+    try:
+        json.loads(body.decode("utf-8"))
+    except json.JSONDecodeError as error:
+        return (
+            f"The body is not valid JSON: {error.msg.lower()} at line {error.lineno}, "
+            f"column {error.colno}."
+        )
+    except UnicodeDecodeError:
+        pass
+    offset = next((p for p in reversed(list(location)) if isinstance(p, int)), None)
+    where = f" at character {offset + 1}" if offset is not None else ""
+    return f"The body is not valid JSON{where}."
+
+
+def utf8_error(body: bytes) -> str | None:
+    """Why a body is not UTF-8 text, in words; None when it is."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = body.count(b"\n", 0, error.start) + 1
+        column = error.start - (body.rfind(b"\n", 0, error.start) + 1) + 1
+        return (
+            f"The body is not UTF-8 text: byte {error.start + 1} (line {line}, column "
+            f"{column}, 0x{body[error.start]:02x}) cannot be read; send JSON as UTF-8."
+        )
+    return None
 
 
 def field_path(location: list[Any]) -> str:
@@ -95,7 +137,10 @@ def field_path(location: list[Any]) -> str:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-    response = respond(request, exc.status_code, code, str(exc.detail))
+    detail = str(exc.detail)
+    if exc.status_code == 400 and (why := utf8_error(await _body(request))):
+        code, detail = "utf8_invalid", why  # FastAPI's "error parsing the body", named
+    response = respond(request, exc.status_code, code, detail)
     response.headers.update(exc.headers or {})
     if exc.status_code == 405:
         response.headers["Allow"] = ", ".join(allowed_methods(request))

@@ -97,8 +97,21 @@ Username = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
 Password = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
+# What the server checks (app/services/accounts.py USERNAME, after lower-casing), said in the
+# schema so that a generated client checks it too.
+NewUsername = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=40),
+    Field(
+        description="3 to 40 letters, digits, '.', '_' or '-', starting with a letter or "
+        "digit; kept in lower case",
+        json_schema_extra={"pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{2,39}$", "minLength": 3},
+    ),
+]
+
+
 class SignUp(Input):
-    username: Username
+    username: NewUsername
     password: Password
     display_name: Annotated[str, StringConstraints(max_length=80)] = ""
 

@@ -291,8 +291,9 @@ def call_off(battle_id: int, session: SessionDep) -> BattlePublic:
 
 
 def _decision(session: Session, row: Decision) -> DecisionPublic:
-    offers = decisions.pack_offers(session, [row])
-    return reports.decision(row, offers.get(row.id or 0, []))
+    rows = [row]
+    offer = decisions.offers(session, rows).get(row.id or 0)
+    return reports.decision(row, offer, decisions.pack_offers(session, rows).get(row.id or 0, []))
 
 
 @router.get(
@@ -311,15 +312,14 @@ def list_decisions(
     rows = decisions.list_decisions(
         session, force_id=force_id, status=status, after=cursor, limit=limit + 1
     )
-    offers = decisions.pack_offers(session, rows[:limit])
-    return page_of(
-        request,
-        response,
-        rows,
-        limit,
-        lambda d: d.id,
-        lambda d: reports.decision(d, offers.get(d.id or 0, [])),
-    )
+    shown = rows[:limit]
+    offers, pack_offers = decisions.offers(session, shown), decisions.pack_offers(session, shown)
+
+    def public(row: Decision) -> DecisionPublic:
+        key = row.id or 0
+        return reports.decision(row, offers.get(key), pack_offers.get(key, []))
+
+    return page_of(request, response, rows, limit, lambda d: d.id, public)
 
 
 @router.get("/decisions/{decision_id}", summary="One decision")

@@ -13,7 +13,7 @@ from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import Engine
 
 from app.api.admission import Gate, Ticket
-from app.api.reports import event_details
+from app.api.reports import feed_item
 from app.api.schemas import FeedEventPublic, FeedPage
 from app.db.session import SessionDep, session_scope
 from app.routing import OneHopRoute
@@ -26,6 +26,7 @@ router = APIRouter(tags=["events"], route_class=OneHopRoute)
 # this time; a commit in this process wakes its waiters at once.
 POLL_SECONDS = 0.25
 MAX_WAIT = 60
+_NEVER = 2**63  # no event id is ever after this one
 
 
 @router.get(
@@ -54,25 +55,38 @@ async def feed(
     if ticket is not None:
         ticket.give_back()
     engine: Engine = request.app.state.engine
+    deadline = time.monotonic() + wait
     if wait:
         await _wait_for_news(request, gate, engine, campaign_id, after_id, wait)
-    items = await _shared_page(gate, engine, campaign_id, after_id, limit + 1, shared=bool(wait))
-    page = FeedPage(
-        items=items[:limit],
-        next=items[:limit][-1].cursor if items else events.cursor_for(after_id),
-        more=len(items) > limit,
-    )
-    if after is not None:
-        return page
-    # The first page changes only when an event is added to it: its last id is its version.
-    etag = f'W/"feed-{campaign_id}-{limit}-{page.next}"'
-    if request.headers.get("if-none-match") == etag:
-        return Response(status_code=304, headers={"ETag": etag})
-    return Response(page.model_dump_json(), media_type="application/json", headers={"ETag": etag})
+    while True:
+        items = await _shared_page(
+            gate, engine, campaign_id, after_id, limit + 1, shared=bool(wait)
+        )
+        page = FeedPage(
+            items=items[:limit],
+            next=items[:limit][-1].cursor if items else events.cursor_for(after_id),
+            more=len(items) > limit,
+        )
+        if after is not None:
+            return page
+        # The first page changes only when an event is added to it: its last id is its version.
+        etag = f'W/"feed-{campaign_id}-{limit}-{page.next}"'
+        if request.headers.get("if-none-match") != etag:
+            return Response(
+                page.model_dump_json(), media_type="application/json", headers={"ETag": etag}
+            )
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or await request.is_disconnected():
+            return Response(status_code=304, headers={"ETag": etag})
+        # A long poll with the ETag of the page it has waits for that page to change, as
+        # one without waits for an event (it used to answer 304 at once: a bot looped hot).
+        # A full first page never changes: then the wait is the whole time.
+        seen = _NEVER if len(items) >= limit else (items[-1].id if items else after_id)
+        await _wait_for_news(request, gate, engine, campaign_id, seen, remaining)
 
 
 async def _wait_for_news(
-    request: Request, gate: Gate, engine: Engine, campaign_id: int, after: int, wait: int
+    request: Request, gate: Gate, engine: Engine, campaign_id: int, after: int, wait: float
 ) -> None:
     """Until the campaign has an event after ``after``, the time is up or the client left.
     However many wait, one of them reads the newest id per interval for all (``_newest``)."""
@@ -210,20 +224,4 @@ def _read_newest(engine: Engine, campaign_id: int) -> int:
 def _page(engine: Engine, campaign_id: int, after: int, limit: int) -> list[FeedEventPublic]:
     with session_scope(engine, writes=False) as session:
         rows = events.read_feed(session, campaign_id=campaign_id, after=after, limit=limit)
-    return [
-        FeedEventPublic(
-            id=e.id,
-            cursor=e.cursor,
-            kind=e.kind,
-            campaign_id=e.campaign_id,
-            force_id=e.force_id,
-            battle_id=e.battle_id,
-            card_id=e.card_id,
-            decision_id=e.decision_id,
-            actor=e.actor,
-            summary=e.summary,
-            created_at=e.created_at,
-            details=event_details(e.details),
-        )
-        for e in rows
-    ]
+    return [feed_item(e) for e in rows]

@@ -17,6 +17,7 @@ from app.api.schemas import (
     EventDetails,
     EventPublic,
     ExperienceGainPublic,
+    FeedEventPublic,
     OutOfActionTestPublic,
     PackOfferPublic,
     PromotionPublic,
@@ -28,7 +29,7 @@ from app.api.schemas import (
     UnitReportPublic,
 )
 from app.db.models import BattleSide, Decision, Event, RequisitionPurchase
-from app.services import events
+from app.services import decisions, events
 
 
 def side(row: BattleSide) -> SidePublic:
@@ -70,9 +71,16 @@ def side_report(report: dict[str, Any]) -> SideReportPublic:
     )
 
 
-def decision(row: Decision, offers: Sequence[Any] = ()) -> DecisionPublic:
+def decision(
+    row: Decision, offer: decisions.Offer | None = None, pack_entries: Sequence[Any] = ()
+) -> DecisionPublic:
+    """A decision as the API gives it; ``offer`` (a pending Battle Honour's, from
+    ``decisions.offers``) says what its answer accepts now, ``pack_entries`` (from
+    ``decisions.pack_offers``) the rule packs' entries it offers."""
     assert row.id is not None
     payload = dict(row.payload)
+    if offer is not None:
+        payload["eligible"], payload["categories"] = offer.eligible, offer.categories
     reason = str(payload.get("reason") or "")
     if reason.startswith("rank:"):  # stored as "rank:<id>"; the API gives the rank apart
         payload["reason"], payload["rank"] = "rank", reason.removeprefix("rank:")
@@ -88,7 +96,7 @@ def decision(row: Decision, offers: Sequence[Any] = ()) -> DecisionPublic:
         payload=DecisionPayload.model_validate(payload),
         status=row.status,
         answer=DecisionAnswerPublic.model_validate(answer) if answer is not None else None,
-        pack_entries=[PackOfferPublic.model_validate(asdict(o)) for o in offers],
+        pack_entries=[PackOfferPublic.model_validate(asdict(o)) for o in pack_entries],
     )
 
 
@@ -120,6 +128,25 @@ def event(row: Event) -> EventPublic:
         battle_id=row.battle_id,
         payload=event_details(row.payload),
         created_at=row.created_at,
+    )
+
+
+def feed_item(e: events.FeedEvent) -> FeedEventPublic:
+    """An event as the feed lists it and a generic webhook is sent it: one shape for both."""
+    return FeedEventPublic(
+        id=e.id,
+        cursor=e.cursor,
+        kind=e.kind,
+        campaign_id=e.campaign_id,
+        force_id=e.force_id,
+        force_ids=e.force_ids,
+        battle_id=e.battle_id,
+        card_id=e.card_id,
+        decision_id=e.decision_id,
+        actor=e.actor,
+        summary=e.summary,
+        created_at=e.created_at,
+        details=event_details(e.details),
     )
 
 

@@ -162,7 +162,7 @@ EXTRA: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {
         422: ("played_on_invalid", "unit_not_in_battle"),
     },
     ("POST", "/api/v1/decisions/{decision_id}/answer"): {
-        409: ("decision_already_answered",),
+        409: ("decision_already_answered", "decision_cancelled"),
         422: ("decision_answer_incomplete", RULE),
     },
     ("GET", "/api/v1/campaigns/{campaign_id}/events"): {422: ("cursor_invalid",)},
@@ -267,7 +267,7 @@ def _codes(method: str, path: str, operation: dict[str, Any]) -> dict[int, list[
     if operation.get("parameters") or "requestBody" in operation:
         codes[422] += ["request_invalid", "text_invalid"]  # text_invalid: U+0000 in text
     if "requestBody" in operation:
-        codes[400].append("http_error")  # a body that cannot be read as JSON text
+        codes[400] += ["utf8_invalid", "http_error"]  # a body that is not UTF-8 / JSON text
         codes[413].append("request_too_large")
     if method != "GET":
         # A clash with a simultaneous change that the database caught (app/api/conflicts.py).

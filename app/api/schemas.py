@@ -245,6 +245,40 @@ class SideScore(BaseModel):
     victory_points: int
 
 
+class UnitOutcome(BaseModel):
+    """battle_recorded: what the battle did to one unit of a roster."""
+
+    card_id: int
+    name: str
+    xp_gained: int = Field(
+        description="XP the battle gave it (0 while its Out of Action choice is pending: the "
+        "XP waits for that choice)"
+    )
+    xp: int = Field(description="Its XP after the battle")
+    rank: str | None = Field(description="Its rank after the battle (an id of /rules/ranks)")
+    rank_reached: str | None = Field(description="The rank this battle took it to, if any")
+    destroyed: bool = Field(description="Reported destroyed in the battle")
+    out_of_action: Literal["passed", "devastating_blow", "battle_scar", "pending"] | None = Field(
+        description="Its Out of Action test: null when it took none"
+    )
+    honours_owed: int = Field(description="Battle Honour decisions it waits for (a new rank)")
+    scars_owed: int = Field(description="Battle Scar decisions it waits for")
+
+
+class ForceOutcome(BaseModel):
+    """battle_recorded: what the battle did to one force."""
+
+    force_id: int
+    result: Literal["won", "lost", "draw"]
+    victory_points: int | None
+    requisition_points: int = Field(description="Its RP after the battle")
+    crusade_points: int = Field(description="Its Crusade points after the battle")
+    victor_bonuses_owed: int = Field(
+        description="Victor bonus decisions it waits for (not about one unit)"
+    )
+    units: list[UnitOutcome] = Field(description="Its roster, in roster order")
+
+
 class EventDetails(BaseModel):
     """What the history recorded with an event; which fields are set depends on its kind."""
 
@@ -281,6 +315,14 @@ class EventDetails(BaseModel):
     counter: str | None = Field(default=None, description="counter_changed: the counter's id")
     before: int | None = Field(default=None, description="counter_changed: its value before")
     after: int | None = Field(default=None, description="counter_changed: its value after")
+    reason: str | None = Field(
+        default=None,
+        description="decision_cancelled: why (`no_unit_can_take_it`: ruling 71)",
+    )
+    sides: list[ForceOutcome] = Field(
+        default_factory=list,
+        description="battle_recorded: what the battle did to each force and unit (issue 34)",
+    )
 
 
 class EventPublic(BaseModel):
@@ -679,6 +721,9 @@ class DecisionAnswer(Input):
     dice: list[Die] | None = Field(default=None, max_length=50)
 
 
+CancelledBecause = Literal["battle_reverted", "battle_called_off", "no_unit_can_take_it"]
+
+
 class DecisionPayload(BaseModel):
     """What is to be decided; which fields are set depends on the decision's kind."""
 
@@ -693,12 +738,23 @@ class DecisionPayload(BaseModel):
     )
     rank: str | None = Field(default=None, description="battle_honour: the rank reached")
     categories: list[str] = Field(
-        default_factory=list, description="battle_honour: categories allowed (empty: any)"
+        default_factory=list,
+        description="battle_honour: the categories allowed; while pending, only those in "
+        "which a unit it concerns can gain an honour now",
     )
     eligible: list[int] = Field(
-        default_factory=list, description="battle_honour for a victor bonus: units allowed"
+        default_factory=list,
+        description="battle_honour for a victor bonus: the units allowed; while pending, "
+        "exactly those its answer accepts now (any of them can take an honour in one of "
+        "`categories`)",
     )
     bonus: VictorBonus | None = Field(default=None, description="victor_bonus: the bonus")
+    cancelled_because: CancelledBecause | None = Field(
+        default=None,
+        description="A cancelled decision: why. Answering it is refused with 409 "
+        "`decision_cancelled`. `no_unit_can_take_it`: a Battle Honour that no unit can "
+        "take any more (ruling 71)",
+    )
 
 
 class WeaponPublic(BaseModel):
@@ -758,7 +814,10 @@ class DecisionPublic(BaseModel):
     card_id: Id | None
     kind: str
     payload: DecisionPayload
-    status: str
+    status: str = Field(
+        description="pending, answered or cancelled (its battle was reverted or called off, "
+        "or nothing can take it any more: see `payload.cancelled_because`)"
+    )
     answer: DecisionAnswerPublic | None = Field(description="None while pending")
     pack_entries: list[PackOfferPublic] = Field(
         default_factory=list,
@@ -883,7 +942,9 @@ class FeedEventPublic(BaseModel):
     result_confirmed, result_disputed, battle_recorded (a result applied: by an organizer, or
     on confirmation), battle_reverted, battle_called_off, report_written, report_edited,
     photo_added, decision_pending,
-    decision_answered, rank_gained, honour_gained, scar_gained, counter_changed,
+    decision_answered,
+    decision_cancelled (a Battle Honour no unit can take any more), rank_gained,
+    honour_gained, scar_gained, counter_changed,
     requisition_purchased,
     member_joined, member_removed, invite_created, invite_withdrawn,
     campaign_settings_changed (new kinds may be added: ignore those you do not know)."""
@@ -893,6 +954,10 @@ class FeedEventPublic(BaseModel):
     kind: str
     campaign_id: int
     force_id: int | None
+    force_ids: list[int] = Field(
+        description="The forces it concerns: `[force_id]`, or a battle's two forces "
+        "(battle_mustered, battle_recorded, result_confirmed, whose `force_id` is null)"
+    )
     battle_id: int | None
     card_id: int | None
     decision_id: int | None
@@ -918,6 +983,11 @@ class WebhookCreate(Input):
         max_length=40,
         description="Event kinds to send (see the feed); leave out or empty for all",
     )
+    format: Literal["generic", "discord"] | None = Field(
+        default=None,
+        description="generic: each event as the feed's item; discord: Discord's message. "
+        "Left out: discord for a Discord webhook URL, generic otherwise",
+    )
 
 
 class WebhookPublic(BaseModel):
@@ -925,6 +995,7 @@ class WebhookPublic(BaseModel):
     campaign_id: int
     url: str
     events: list[str]
+    format: Literal["generic", "discord"] = Field(description="The body's format")
     discord: bool = Field(description="True: deliveries use Discord's message format")
     created_at: datetime
 

@@ -13,7 +13,6 @@ from app.db.models import Webhook, WebhookDelivery
 from app.db.session import SessionDep
 from app.routing import OneHopRoute
 from app.services import webhooks
-from app.services.webhook_worker import is_discord
 
 router = APIRouter(tags=["webhooks"], route_class=OneHopRoute)
 RowId = Annotated[int, Path(ge=1, lt=2**31)]
@@ -26,7 +25,8 @@ def _webhook(row: Webhook) -> WebhookPublic:
         campaign_id=row.campaign_id,
         url=row.url,
         events=list(row.events),
-        discord=is_discord(row.url),
+        format=webhooks.format_of(row),
+        discord=webhooks.format_of(row) == "discord",
         created_at=row.created_at,
     )
 
@@ -48,7 +48,12 @@ def register(
     response: Response,
 ) -> WebhookCreated:
     row = webhooks.register(
-        session, campaign_id=campaign_id, url=body.url, events=body.events, by=principal.user
+        session,
+        campaign_id=campaign_id,
+        url=body.url,
+        events=body.events,
+        by=principal.user,
+        format=body.format,
     )
     located(response, f"/campaigns/{campaign_id}/webhooks/{row.id}")
     return WebhookCreated(**_webhook(row).model_dump(), secret=row.secret)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, UniqueConstraint, event
+from sqlalchemy import JSON, Column, Index, UniqueConstraint, event
 from sqlalchemy.orm import Session
 from sqlmodel import Field, SQLModel
 
@@ -479,6 +479,8 @@ class Webhook(SQLModel, table=True):
     secret: str = Field(max_length=100)
     created_at: datetime = Field(default_factory=utcnow)
     created_by: int | None = Field(default=None, foreign_key="user_account.id")
+    # generic | discord; NULL (registered before issue 34): Discord's for a Discord URL
+    format: str | None = Field(default=None, max_length=20)
 
 
 class WebhookDelivery(SQLModel, table=True):
@@ -487,6 +489,8 @@ class WebhookDelivery(SQLModel, table=True):
     while it sends (a worker that dies mid-send lets another retry after it)."""
 
     __tablename__ = "webhook_delivery"
+    # Each target's queue, in order: its head is the first pending id (the worker's query).
+    __table_args__ = (Index("ix_webhook_delivery_queue", "webhook_id", "status", "id"),)
 
     id: int | None = Field(default=None, primary_key=True)
     webhook_id: int = Field(foreign_key="webhook.id", index=True)

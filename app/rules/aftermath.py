@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from app.rules import triggers
 from app.rules.agendas import AgendaResult, ScoringUnit, agenda_experience, check_scoring
-from app.rules.cards import CombatTallies, CrusadeCard, never_gains_xp
+from app.rules.cards import CombatTallies, CrusadeCard
 from app.rules.data import (
     Agenda,
     BonusBattleHonour,
@@ -27,7 +27,7 @@ from app.rules.data import (
 from app.rules.dice import Dice, DieRoll
 from app.rules.errors import RuleError
 from app.rules.experience import ExperienceGain, experience_gain
-from app.rules.honours import HonourRequest, gain_battle_honour
+from app.rules.honours import HonourRequest, gain_battle_honour, open_categories
 from app.rules.order_of_battle import OrderOfBattle, record_battle_played
 from app.rules.out_of_action import (
     Consequence,
@@ -450,11 +450,12 @@ def answer_battle_honour(
         raise RuleError(
             "honour_unit_required", "Choose the unit that gains this honour.", field="card_id"
         )
-    if decision.card_id is None and target not in decision.eligible:
+    eligible = honour_targets(force, decision, book)
+    if decision.card_id is None and target not in eligible:
         raise RuleError(
             "honour_unit_not_eligible",
             "That unit cannot take this victor bonus; pick one of: "
-            f"{', '.join(decision.eligible)}.",
+            f"{', '.join(eligible) or 'none (no unit can take it any more)'}.",
             field="card_id",
         )
     if request.category not in decision.categories:
@@ -483,6 +484,36 @@ def answer_battle_honour(
     entry = book.honours.pack_entry(request.category, honour.entry_ids[0])
     force = _move_counters(force, card.id, entry.counters if entry else {}, book)
     return replace(force, requisition_points=force.requisition_points - relic_cost)
+
+
+def honour_targets(
+    force: OrderOfBattle, decision: BattleHonourDecision, book: Rulebook
+) -> tuple[str, ...]:
+    """The units that can take the Battle Honour a decision owes, as the force stands now:
+    its own unit (a new rank) or those the victor bonus allowed, each still in the Order of
+    Battle and able to gain an honour in one of the decision's categories. What a decision
+    offers and what its answer accepts are both this (a unit that filled its six honours
+    since the battle drops out)."""
+    candidates = (decision.card_id,) if decision.card_id else decision.eligible
+    present = {c.id: c for c in force.cards}
+    return tuple(
+        i
+        for i in candidates
+        if i in present and open_categories(present[i], decision.categories, book)
+    )
+
+
+def honour_categories(
+    force: OrderOfBattle, decision: BattleHonourDecision, book: Rulebook
+) -> tuple[HonourCategory, ...]:
+    """The decision's categories in which at least one of its units can take an honour."""
+    present = {c.id: c for c in force.cards}
+    open_ = {
+        category
+        for i in honour_targets(force, decision, book)
+        for category in open_categories(present[i], decision.categories, book)
+    }
+    return tuple(c for c in decision.categories if c in open_)
 
 
 def _relic_requisition_cost(request: HonourRequest, book: Rulebook) -> int:
@@ -535,7 +566,7 @@ def _eligible(
     """Roster units that may take a victor-bonus honour: they must be able to gain Battle
     Honours and match the bonus's target."""
     cards = [force.card(i) for i in report.roster]
-    cards = [c for c in cards if not never_gains_xp(c, book)]
+    cards = [c for c in cards if open_categories(c, bonus.categories, book)]
     target = bonus.target
     if target == BonusTarget.CHARACTER:
         cards = [c for c in cards if c.has("CHARACTER")]

@@ -78,6 +78,36 @@ def check_can_gain_honour(card: CrusadeCard, book: Rulebook) -> None:
         )
 
 
+def open_categories(
+    card: CrusadeCard, categories: Collection[HonourCategory], book: Rulebook
+) -> tuple[HonourCategory, ...]:
+    """Of ``categories``, those in which ``card`` can gain a Battle Honour now (an answer
+    exists that ``gain_battle_honour`` accepts): none while the unit cannot gain honours at
+    all (it never gains experience, or it holds the most a unit may)."""
+    try:
+        check_can_gain_honour(card, book)
+    except RuleError:
+        return ()
+    return tuple(c for c in categories if _category_open(card, c, book))
+
+
+def _category_open(card: CrusadeCard, category: HonourCategory, book: Rulebook) -> bool:
+    if category == HonourCategory.BATTLE_TRAIT:
+        table = book.honours.battle_traits.get(card.unit_type)
+        return table is not None and _any_left(table, card.honour_ids(category))
+    if category == HonourCategory.PSYCHIC_FORTITUDE:
+        return card.has("PSYKER") and _any_left(
+            book.honours.psychic_fortitudes, card.honour_ids(category)
+        )
+    if category == HonourCategory.CRUSADE_RELIC:
+        return card.has("CHARACTER")
+    return True  # a Weapon Enhancement: any weapon not yet enhanced
+
+
+def _any_left(table: DiceTable, taken: Collection[str]) -> bool:
+    return any(e.id not in taken and e.low <= table.sides for e in table.entries)
+
+
 def gain_battle_honour(
     card: CrusadeCard,
     request: HonourRequest,

@@ -32,10 +32,18 @@ from app.rules.data import Rulebook, VictorRole
 from app.rules.dice import Dice, EnteredDice, KeyedDice, SeededDice
 from app.rules.errors import RuleError
 from app.rules.out_of_action import Consequence
-from app.services import decisions, gains, history, rulebooks, territories, totals
+from app.services import (
+    battle_news,
+    decisions,
+    gains,
+    history,
+    rulebooks,
+    territories,
+    totals,
+)
 from app.services.convert import force_value, write_force
 from app.services.fields import request_fields
-from app.services.forces import ForceView, get_campaign, get_force, lock_forces
+from app.services.forces import ForceView, get_campaign, get_force, load_force, lock_forces
 from app.services.membership import is_organizer
 
 
@@ -250,6 +258,17 @@ def _refuse_while_undecided(session: Session, force: Force) -> None:
             func.lower(Force.player_name) == force.player_name.lower(),
         )
     waiting = session.exec(query.limit(1)).first()
+    if waiting is not None and waiting[1] == "battle_honour":
+        # A Battle Honour that no unit can take any more lapses (ruling 71) rather than hold
+        # the player's musters for an answer that would be refused.
+        honours = query.where(Decision.kind == "battle_honour").with_only_columns(
+            col(Decision.force_id)
+        )
+        for force_id in sorted({int(row[0]) for row in session.execute(honours)}):
+            view = load_force(session, force_id)
+            book = rulebooks.campaign_book(session, view.force.campaign_id)
+            decisions.lapse_unanswerable(session, force=view.force, value=view.value, book=book)
+        waiting = session.exec(query.limit(1)).first()
     if waiting is None:
         return
     decision_id, kind, unit, force_name = waiting
@@ -352,6 +371,8 @@ def record_result(
         kind="battle_recorded",
         outcome=outcome.value,
         victory_points={str(s.force_id): s.victory_points for s in sides},
+        forces=[s.force_id for s in sides],
+        sides=battle_news.what_it_did(session, battle, sides),
     )
     return battle, sides
 
@@ -450,6 +471,12 @@ def _resolve(
     write_force(view.force, view.cards, after.force, before=view.value)
     gains.record_gains(session, view, after=after.force, battle_id=battle.id)
     decisions.store(session, force_id=side.force_id, battle_id=battle.id, pending=after.pending)
+    decisions.lapse_unanswerable(
+        session,
+        force=view.force,
+        value=after.force,
+        book=rulebooks.campaign_book(session, battle.campaign_id),
+    )
     side.report = {
         "units": result.units,
         "tests": [
@@ -687,6 +714,8 @@ def _undo(session: Session, battle: Battle, *, kind: str) -> Battle:
     for row in session.exec(
         select(Decision).where(Decision.battle_id == battle.id, Decision.status != "cancelled")
     ).all():
+        if row.status == "pending":  # an answer to it is refused, saying why
+            row.payload = {**row.payload, "cancelled_because": kind}
         row.status = "cancelled"
         session.add(row)
     battle.status = "reverted"

@@ -207,7 +207,11 @@ def confirm(session: Session, *, battle_id: int, actor_id: int | None = None) ->
     battle.status = "mustered"  # record_result applies from a mustered battle
     battles.record_result(session, battle_id=battle_id, results=results)
     history.record(
-        session, campaign_id=battle.campaign_id, battle_id=battle.id, kind="result_confirmed"
+        session,
+        campaign_id=battle.campaign_id,
+        battle_id=battle.id,
+        kind="result_confirmed",
+        forces=[s.force_id for s in sides],
     )
     return battle
 

@@ -159,6 +159,14 @@ def list_decisions(
 def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: Dice) -> Decision:
     """Settle a pending decision with the player's answer; the rules validate it."""
     row = get_decision(session, decision_id)
+    if row.status == "cancelled":
+        why = CANCELLED_BECAUSE.get(str(row.payload.get("cancelled_because")), "")
+        raise DomainError(
+            "decision_cancelled",
+            f"Decision {decision_id} was cancelled{': ' + why if why else ''}; there is "
+            "nothing to answer.",
+            status=409,
+        )
     if row.status != "pending":
         raise DomainError(
             "decision_already_answered",
@@ -193,6 +201,8 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
     )
     gains.record_gains(session, view, after=force, battle_id=row.battle_id)
     store(session, force_id=row.force_id, battle_id=row.battle_id, pending=follow_ups)
+    session.flush()
+    lapse_unanswerable(session, force=view.force, value=force, book=book)
     return row
 
 
@@ -256,12 +266,7 @@ def _apply(
         changed = after_rules.answer_battle_scar(force, card_id, book, dice, answer.get("scar"))
         return changed, ()
     if row.kind == "battle_honour":
-        decision = BattleHonourDecision(
-            card_id,
-            row.payload["reason"],
-            tuple(HonourCategory(c) for c in row.payload["categories"]),
-            tuple(str(i) for i in row.payload["eligible"]),
-        )
+        decision = honour_decision(row)
         _need(answer, "category", row.kind)
         target = answer.get("card_id")
         changed = after_rules.answer_battle_honour(
@@ -274,6 +279,89 @@ def _apply(
         )
         return changed, ()
     return _victor_bonus(row, force, answer, book), ()
+
+
+def honour_decision(row: Decision) -> BattleHonourDecision:
+    """The rules' value of a stored Battle Honour decision."""
+    return BattleHonourDecision(
+        str(row.card_id) if row.card_id else None,
+        row.payload["reason"],
+        tuple(HonourCategory(c) for c in row.payload["categories"]),
+        tuple(str(i) for i in row.payload["eligible"]),
+    )
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What a pending Battle Honour decision accepts now: its units (for a victor bonus)
+    and its categories. The answer is checked by the same rules (``honour_targets``), so a
+    bot that picks from the offer is never refused for the unit."""
+
+    eligible: list[int]
+    categories: list[str]
+
+
+def offers(session: Session, rows: list[Decision]) -> dict[int, Offer]:
+    """The offer of each pending Battle Honour decision among ``rows``, by decision id; one
+    load per force concerned."""
+    honours = [r for r in rows if r.status == "pending" and r.kind == "battle_honour"]
+    found: dict[int, Offer] = {}
+    for force_id in sorted({r.force_id for r in honours}):
+        view = load_force(session, force_id)
+        book = rulebooks.campaign_book(session, view.force.campaign_id)
+        for row in honours:
+            if row.force_id == force_id and row.id is not None:
+                found[row.id] = offer_of(view.value, row, book)
+    return found
+
+
+def offer_of(force: Any, row: Decision, book: Rulebook) -> Offer:
+    """What a pending Battle Honour decision of ``force`` (the rules' value) accepts now."""
+    decision = honour_decision(row)
+    targets = after_rules.honour_targets(force, decision, book)
+    return Offer(
+        eligible=[int(i) for i in targets] if decision.card_id is None else [],
+        categories=[c.value for c in after_rules.honour_categories(force, decision, book)],
+    )
+
+
+def lapse_unanswerable(session: Session, *, force: Force, value: Any, book: Rulebook) -> None:
+    """Cancel the force's pending Battle Honours that no unit can take any more (ruling 71):
+    the unit filled its six honours since, or every unit a victor bonus allowed did. Left
+    pending, such a decision could never be answered and would hold the player's musters."""
+    rows = session.exec(
+        select(Decision).where(
+            Decision.force_id == force.id,
+            Decision.status == "pending",
+            Decision.kind == "battle_honour",
+        )
+    ).all()
+    for row in rows:
+        if after_rules.honour_targets(value, honour_decision(row), book):
+            continue
+        row.status = "cancelled"
+        row.payload = {**row.payload, "cancelled_because": "no_unit_can_take_it"}
+        row.answered_at = utcnow()
+        session.add(row)
+        history.record(
+            session,
+            campaign_id=force.campaign_id,
+            force_id=row.force_id,
+            battle_id=row.battle_id,
+            kind="decision_cancelled",
+            decision_id=row.id,
+            decision=row.kind,
+            card_id=row.card_id,
+            reason="no_unit_can_take_it",
+        )
+
+
+# Why a decision was cancelled, in words for the refusal of an answer to it.
+CANCELLED_BECAUSE = {
+    "battle_reverted": "its battle was reverted",
+    "battle_called_off": "its battle was called off",
+    "no_unit_can_take_it": "no unit can take this Battle Honour any more (ruling 71)",
+}
 
 
 def honour_request(answer: dict[str, Any]) -> HonourRequest:

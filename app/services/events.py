@@ -57,6 +57,7 @@ class FeedEvent:
     kind: str
     campaign_id: int
     force_id: int | None
+    force_ids: list[int]
     battle_id: int | None
     card_id: int | None
     decision_id: int | None
@@ -153,6 +154,8 @@ DETAIL_FIELDS = (
     "counter",
     "before",
     "after",
+    "reason",
+    "sides",
 )
 
 
@@ -164,24 +167,6 @@ def details_of(payload: dict[str, Any]) -> dict[str, Any]:
         for k, v in (payload.get("victory_points") or {}).items()
     ]
     return details
-
-
-def as_json(event: FeedEvent) -> dict[str, Any]:
-    """The event as the feed and webhooks send it."""
-    return {
-        "id": event.id,
-        "cursor": event.cursor,
-        "kind": event.kind,
-        "campaign_id": event.campaign_id,
-        "force_id": event.force_id,
-        "battle_id": event.battle_id,
-        "card_id": event.card_id,
-        "decision_id": event.decision_id,
-        "actor": event.actor,
-        "summary": event.summary,
-        "created_at": event.created_at.isoformat(),
-        "details": details_of(event.details),
-    }
 
 
 @dataclass(frozen=True)
@@ -224,6 +209,7 @@ def _feed_event(row: Event, names: _Names) -> FeedEvent:
         kind=row.kind,
         campaign_id=row.campaign_id,
         force_id=row.force_id,
+        force_ids=force_ids(row),
         battle_id=row.battle_id,
         card_id=int(card_id) if card_id else None,
         decision_id=payload.get("decision_id"),
@@ -232,6 +218,15 @@ def _feed_event(row: Event, names: _Names) -> FeedEvent:
         created_at=row.created_at,
         details=payload,
     )
+
+
+def force_ids(row: Event) -> list[int]:
+    """The forces an event concerns: its force, or a battle's two (mustered, recorded,
+    confirmed: their ``force_id`` is null)."""
+    if row.force_id:
+        return [row.force_id]
+    payload = row.payload
+    return [int(f) for f in payload.get("forces") or payload.get("victory_points") or []]
 
 
 def _titled(payload: dict[str, Any]) -> str:
@@ -279,6 +274,10 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             what = str(p.get("decision", "")).replace("_", " ")
             about = f" for {card}" if p.get("card_id") else ""
             return f"{force} has a {what} choice to make{about}."
+        case "decision_cancelled":
+            what = str(p.get("decision", "")).replace("_", " ")
+            about = f" for {card}" if p.get("card_id") else ""
+            return f"{force}'s {what} choice{about} lapsed: no unit can take it any more."
         case "decision_answered":
             return f"{force} made its {str(p.get('decision', '')).replace('_', ' ')} choice."
         case "rank_gained":

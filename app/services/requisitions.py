@@ -97,6 +97,7 @@ def purchase(
         **_from_pack(book, bought.requisition, changed.counters, view.value.counters),
     )
     _owe_honours(session, view.force.campaign_id, force_id, changed, bought, book)
+    decisions.lapse_unanswerable(session, force=view.force, value=changed, book=book)
     return row
 
 

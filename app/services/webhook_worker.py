@@ -15,18 +15,22 @@ import hmac
 import http.client
 import json
 import logging
+import re
 import socket
 import threading
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
-from sqlalchemy import Engine, or_
+from sqlalchemy import Engine, func, or_
 from sqlmodel import Session, col, select
 
+from app.api import reports  # the feed item's schema: the webhook body is the same object
 from app.config import get_settings
 from app.db.models import Campaign, Webhook, WebhookDelivery, as_utc, utcnow
 from app.db.session import session_scope
@@ -36,7 +40,10 @@ from app.services import events, stories, webhooks
 log = logging.getLogger("crusade.webhooks")
 
 TIMEOUT_SECONDS = 5.0
-BATCH = 20
+BATCH = 20  # a target's deliveries leased at once, sent in order by one sender
+SENDERS = 8  # sender threads of one worker: targets served at once
+POLL_SECONDS = 0.2  # how often a worker looks for what other processes committed
+RECORD_SECONDS = 0.5  # a sender records its outcomes at least this often
 # Longer than a whole batch can take (each POST up to the timeout, plus its URL check), so
 # no claimed delivery's lease runs out while its worker is still on the way to it.
 LEASE = timedelta(minutes=5)
@@ -49,6 +56,7 @@ USER_AGENT = "crusade-tracker-webhooks/1"
 @dataclass(frozen=True)
 class Claimed:
     delivery_id: int
+    webhook_id: int
     event_id: int
     url: str
     secret: str
@@ -66,26 +74,108 @@ class Outcome:
 
 
 def run_once(engine: Engine, *, now: datetime | None = None) -> int:
-    """Send every delivery that is due now; the number sent successfully."""
+    """Send every delivery that is due now, target by target in order, in this thread; the
+    number sent successfully (``crusade worker --once``, the tests)."""
     sent = 0
     while True:
-        claimed = claim(engine, now=now or utcnow())
-        for job in claimed:
-            outcome = post(job)
-            finish(engine, job, outcome, now=now or utcnow())
-            sent += outcome.delivered
-        if len(claimed) < BATCH:
+        batches = claim_batches(engine, now=now or utcnow())
+        if not batches:
             return sent
+        for batch in batches:
+            sent += send_batch(engine, batch, now=now)
 
 
-def run_forever(engine: Engine, stop: threading.Event, *, idle_seconds: float = 1.0) -> None:
-    """The worker loop: send what is due, then wait a little (or until ``stop``)."""
-    while not stop.is_set():
+def send_batch(engine: Engine, batch: list[Claimed], *, now: datetime | None = None) -> int:
+    """POST one target's claimed deliveries in order, stopping at the first that fails: the
+    rest go back to the queue behind it (released), so the target keeps its event order and
+    its back-off holds them all. Outcomes are recorded together (one transaction for what
+    was sent within RECORD_SECONDS), not one transaction per POST. The number delivered."""
+    sent = 0
+    done: list[tuple[Claimed, Outcome, datetime]] = []
+    recorded_at = time.monotonic()
+    for index, job in enumerate(batch):
+        outcome = post(job)
+        done.append((job, outcome, now or utcnow()))
+        sent += outcome.delivered
+        if not outcome.delivered:
+            finish_all(engine, done, release=batch[index + 1 :])
+            return sent
+        if time.monotonic() - recorded_at >= RECORD_SECONDS:
+            finish_all(engine, done)
+            done, recorded_at = [], time.monotonic()
+    finish_all(engine, done)
+    return sent
+
+
+class Worker:
+    """The worker of one process: a dispatcher that leases each due target's next
+    deliveries and a pool of sender threads, one target per thread at a time, so one slow
+    or dead receiver holds one thread and never delays another target. A commit in this
+    process wakes the dispatcher at once (``events.on_commit``); other processes' commits
+    are seen by polling every ``POLL_SECONDS``."""
+
+    def __init__(self, engine: Engine, *, senders: int = SENDERS) -> None:
+        self.engine = engine
+        self.senders = senders
+        self.stop = threading.Event()
+        self.wake = threading.Event()
+        self._busy: set[int] = set()
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(senders, thread_name_prefix="webhook-sender")
+
+    def notify(self, _campaigns: set[int] | None = None) -> None:
+        self.wake.set()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.wake.clear()
+            try:
+                self._dispatch()
+            except Exception:  # a database hiccup must not end the worker; log and go on
+                log.exception("webhook worker: a round failed; retrying")
+            self.wake.wait(POLL_SECONDS)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _dispatch(self) -> None:
+        with self._lock:
+            busy, room = set(self._busy), self.senders - len(self._busy)
+        if room <= 0:
+            return
+        with session_scope(self.engine, writes=False) as session:
+            heads = _heads(session, utcnow(), busy, room)
+        for webhook_id in heads:
+            with self._lock:
+                self._busy.add(webhook_id)
+            self._pool.submit(self._serve, webhook_id)
+
+    def _serve(self, webhook_id: int) -> None:
+        """One target's queue, in this sender thread, until nothing of it is due (its
+        claims and sends never wait for another target's)."""
         try:
-            run_once(engine)
-        except Exception:  # a database hiccup must not end the worker; log and go on
-            log.exception("webhook worker: a round failed; retrying")
-        stop.wait(idle_seconds)
+            while not self.stop.is_set():
+                batch = claim_target(self.engine, webhook_id, utcnow())
+                if not batch or send_batch(self.engine, batch) < len(batch):
+                    break
+        except Exception:
+            log.exception("webhook worker: sending to webhook %s failed", webhook_id)
+        finally:
+            with self._lock:
+                self._busy.discard(webhook_id)
+            self.wake.set()  # more of it may have been committed meanwhile
+
+
+def run_forever(engine: Engine, stop: threading.Event, *, idle_seconds: float = 0.0) -> None:
+    """The worker loop until ``stop`` is set (``crusade worker``)."""
+    worker = Worker(engine)
+    events.on_commit(worker.notify)
+    threading.Thread(target=_stop_when, args=(stop, worker), daemon=True).start()
+    worker.run()
+
+
+def _stop_when(stop: threading.Event, worker: Worker) -> None:
+    stop.wait()
+    worker.stop.set()
+    worker.wake.set()
 
 
 def start_in_background(engine: Engine) -> threading.Event:
@@ -98,78 +188,174 @@ def start_in_background(engine: Engine) -> threading.Event:
     return stop
 
 
-def _due(now: datetime) -> Any:
-    return (
-        select(WebhookDelivery)
-        .where(
-            WebhookDelivery.status == "pending",
-            col(WebhookDelivery.next_attempt_at) <= now,
-            or_(
-                col(WebhookDelivery.claimed_until).is_(None),
-                col(WebhookDelivery.claimed_until) < now,
-            ),
-        )
-        .order_by(col(WebhookDelivery.next_attempt_at), col(WebhookDelivery.id))
+def _open(now: datetime) -> Any:
+    return or_(
+        col(WebhookDelivery.claimed_until).is_(None), col(WebhookDelivery.claimed_until) < now
     )
+
+
+def _heads(session: Session, now: datetime, skip: set[int], targets: int) -> list[int]:
+    """The targets whose first pending delivery (their queue's head, by id) is due and not
+    leased: one indexed query, whatever the number of targets."""
+    first = (
+        select(func.min(WebhookDelivery.id))
+        .where(WebhookDelivery.status == "pending")
+        .group_by(col(WebhookDelivery.webhook_id))
+    )
+    query = select(WebhookDelivery.webhook_id).where(
+        col(WebhookDelivery.id).in_(first),
+        col(WebhookDelivery.next_attempt_at) <= now,
+        _open(now),
+    )
+    if skip:
+        query = query.where(col(WebhookDelivery.webhook_id).not_in(skip))
+    found = session.exec(query.order_by(col(WebhookDelivery.next_attempt_at)).limit(targets))
+    return [int(w) for w in found]
+
+
+def claim_batches(
+    engine: Engine, *, now: datetime, skip: set[int] | None = None, targets: int = 100
+) -> list[list[Claimed]]:
+    """Lease the next deliveries (up to BATCH, in order) of each target whose queue's head
+    is due, and build their bodies; one short transaction per target. An idle worker only
+    reads (SQLite's one write lock is taken when there is work)."""
+    with session_scope(engine, writes=False) as session:
+        heads = _heads(session, now, skip or set(), targets)
+    batches = []
+    for webhook_id in heads:
+        batch = claim_target(engine, webhook_id, now)
+        if batch:
+            batches.append(batch)
+    return batches
 
 
 def claim(engine: Engine, *, now: datetime) -> list[Claimed]:
-    """Lease up to BATCH due deliveries and build their bodies, in one short transaction.
-    An idle worker only reads (SQLite's one write lock is taken when there is work)."""
-    with session_scope(engine, writes=False) as session:
-        if session.exec(_due(now).limit(1)).first() is None:
-            return []
+    """Every due target's next deliveries, leased (see ``claim_batches``)."""
+    return [job for batch in claim_batches(engine, now=now) for job in batch]
+
+
+def claim_target(engine: Engine, webhook_id: int, now: datetime) -> list[Claimed]:
+    """Lease a target's next deliveries (up to BATCH, in order) if its queue's head is due
+    and free, in a short transaction; their bodies are built after it, in a read."""
     with session_scope(engine) as session:
-        rows = session.exec(_due(now).limit(BATCH).with_for_update(skip_locked=True)).all()
-        claimed = []
-        for row in rows:
-            row.claimed_until = now + LEASE
-            session.add(row)
-            claimed.append(_job(session, row))
-        return claimed
+        # The target's row is the claimers' meeting point: two workers never lease parts of
+        # one queue at once (which would send its events out of order). NO KEY UPDATE: a
+        # command inserting deliveries (which key-shares the row) does not hold it up.
+        hook = session.exec(
+            select(Webhook)
+            .where(Webhook.id == webhook_id)
+            .with_for_update(skip_locked=True, key_share=True)
+        ).first()
+        if hook is None:
+            return []
+        queue = session.exec(
+            select(WebhookDelivery)
+            .where(WebhookDelivery.webhook_id == webhook_id, WebhookDelivery.status == "pending")
+            .order_by(col(WebhookDelivery.id))
+            .limit(BATCH)
+            .with_for_update(skip_locked=True)
+        ).all()
+        head = queue[0] if queue else None
+        if head is None or as_utc(head.next_attempt_at) > now or not _is_open(head, now):
+            return []  # another worker took it meanwhile, or its back-off holds the queue
+        leased = [(int(r.id or 0), r.event_id) for r in queue if _is_open(r, now)]
+        for row in queue:
+            if _is_open(row, now):
+                row.claimed_until = now + LEASE
+                session.add(row)
+    with session_scope(engine, writes=False) as session:
+        hook = session.get(Webhook, webhook_id)
+        if hook is None:  # deleted meanwhile, with its deliveries
+            return []
+        return [_job(session, delivery_id, event_id, hook) for delivery_id, event_id in leased]
 
 
-def _job(session: Session, row: WebhookDelivery) -> Claimed:
-    hook = session.get(Webhook, row.webhook_id)
-    assert hook is not None and row.id is not None
-    event = events.one_event(session, row.event_id)
+def _is_open(row: WebhookDelivery, now: datetime) -> bool:
+    return row.claimed_until is None or as_utc(row.claimed_until) < now
+
+
+def _job(session: Session, delivery_id: int, event_id: int, hook: Webhook) -> Claimed:
+    event = events.one_event(session, event_id)
+    fmt = webhooks.format_of(hook)
     return Claimed(
-        delivery_id=row.id,
-        event_id=row.event_id,
+        delivery_id=delivery_id,
+        webhook_id=int(hook.id or 0),
+        event_id=event_id,
         url=hook.url,
         secret=hook.secret,
-        body=body_for(hook.url, event, embed=story_embed(session, hook.url, event)),
+        body=body_for(hook.url, event, embed=story_embed(session, hook.url, event, fmt), fmt=fmt),
     )
 
 
-def story_embed(session: Session, url: str, event: events.FeedEvent) -> dict[str, Any] | None:
-    if not is_discord(url) or event.kind not in stories.STORY_EVENTS or not event.battle_id:
+def story_embed(
+    session: Session, url: str, event: events.FeedEvent, fmt: str | None = None
+) -> dict[str, Any] | None:
+    discord = fmt == "discord" if fmt else is_discord(url)
+    if not discord or event.kind not in stories.STORY_EVENTS or not event.battle_id:
         return None
     campaign = session.get(Campaign, event.campaign_id)
-    return stories.discord_embed(
+    embed = stories.discord_embed(
         session,
         battle_id=event.battle_id,
         site=get_settings().public_url.rstrip("/"),
         public=bool(campaign and campaign.public),
     )
+    # The title and the narrative are the players' own text: shown as typed.
+    for key, limit in (("title", 256), ("description", 4096)):
+        if key in embed:
+            embed[key] = discord_text(embed[key], limit)
+    return embed
 
 
-def body_for(url: str, event: events.FeedEvent, embed: dict[str, Any] | None = None) -> bytes:
-    """The event as JSON (as the feed gives it); a Discord webhook gets Discord's format,
-    with a card (an embed) for a battle's story."""
-    if is_discord(url):
-        message: dict[str, Any] = {"content": event.summary[:2000], "username": "Crusade tracker"}
+def body_for(
+    url: str,
+    event: events.FeedEvent,
+    embed: dict[str, Any] | None = None,
+    *,
+    fmt: str | None = None,
+) -> bytes:
+    """The event as JSON (the feed's item); a webhook in Discord's format (``fmt``, or by
+    the URL when not given) gets Discord's message, with a card (an embed) for a story."""
+    if fmt == "discord" if fmt else is_discord(url):
+        message: dict[str, Any] = {
+            "content": discord_text(event.summary, 2000),
+            "username": "Crusade tracker",
+            # Names and titles are typed by players: "@everyone" in a force's name must
+            # not ping a whole server. Discord then notifies nobody, whatever the text says.
+            "allowed_mentions": {"parse": []},
+        }
         if embed:
             message["embeds"] = [embed]
         return json.dumps(message).encode()
-    return json.dumps(events.as_json(event), separators=(",", ":")).encode()
+    # Exactly the feed's item (same keys, nulls included, same time format): one renderer.
+    return reports.feed_item(event).model_dump_json().encode()
 
 
-def is_discord(url: str) -> bool:
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    discord = host in ("discord.com", "discordapp.com") or host.endswith(".discord.com")
-    return discord and parts.path.startswith("/api/webhooks/")
+# Discord's markdown: emphasis, strike-through, code, spoilers, masked links ``[text](url)``,
+# ``<...>`` mentions and links, ``@`` mentions anywhere; headings, quotes and lists at the
+# start of a line. A backslash before any of them shows the character as typed.
+_DISCORD_INLINE = re.compile(r"([\\*_~`|\[\]<@])")
+_DISCORD_LINE_START = re.compile(r"^(\s*)([#>+-]|\d+(?=\.))", re.MULTILINE)
+
+
+def discord_text(text: str, limit: int) -> str:
+    """``text`` shown as typed in a Discord message (no markdown, no masked link, no
+    mention), cut to ``limit`` characters without leaving half an escape."""
+    escaped = _DISCORD_LINE_START.sub(_escape_line_start, _DISCORD_INLINE.sub(r"\\\1", text))
+    if len(escaped) <= limit:
+        return escaped
+    cut = escaped[: limit - 1]
+    if (len(cut) - len(cut.rstrip("\\"))) % 2:  # an odd run of backslashes: half an escape
+        cut = cut[:-1]
+    return cut + "…"
+
+
+def _escape_line_start(match: re.Match[str]) -> str:
+    mark = match.group(2)
+    return match.group(1) + (mark + "\\" if mark[0].isdigit() else "\\" + mark)
+
+
+is_discord = webhooks.is_discord
 
 
 def signature(secret: str, body: bytes) -> str:
@@ -265,22 +451,41 @@ def post(job: Claimed) -> Outcome:
 
 
 def finish(engine: Engine, job: Claimed, outcome: Outcome, *, now: datetime) -> None:
-    """Record the attempt: delivered, due again after a backoff, or given up after a day."""
+    """Record one attempt (see ``finish_all``)."""
+    finish_all(engine, [(job, outcome, now)])
+
+
+def finish_all(
+    engine: Engine,
+    attempts: list[tuple[Claimed, Outcome, datetime]],
+    *,
+    release: Sequence[Claimed] = (),
+) -> None:
+    """Record attempts, in one transaction: each delivered, due again after a back-off, or
+    given up after a day; and give back the leases of ``release`` (not tried)."""
+    if not attempts and not release:
+        return
     with session_scope(engine) as session:
-        row = session.get(WebhookDelivery, job.delivery_id, with_for_update=True)
-        if row is None:  # the webhook was deleted meanwhile
-            return
-        row.attempts += 1
-        row.claimed_until = None
-        row.last_status_code = outcome.status_code
-        row.last_error = outcome.error[:500]
-        if outcome.delivered:
-            row.status, row.delivered_at = "delivered", now
-        elif now - as_utc(row.created_at) >= GIVE_UP_AFTER:
-            row.status = "failed"
-        else:
-            row.next_attempt_at = now + backoff(row.attempts)
-        session.add(row)
+        for job, outcome, now in attempts:
+            row = session.get(WebhookDelivery, job.delivery_id, with_for_update=True)
+            if row is None:  # the webhook was deleted meanwhile
+                continue
+            row.attempts += 1
+            row.claimed_until = None
+            row.last_status_code = outcome.status_code
+            row.last_error = outcome.error[:500]
+            if outcome.delivered:
+                row.status, row.delivered_at = "delivered", now
+            elif now - as_utc(row.created_at) >= GIVE_UP_AFTER:
+                row.status = "failed"
+            else:
+                row.next_attempt_at = now + backoff(row.attempts)
+            session.add(row)
+        for job in release:
+            untried = session.get(WebhookDelivery, job.delivery_id)
+            if untried is not None:
+                untried.claimed_until = None
+                session.add(untried)
 
 
 def backoff(attempts: int) -> timedelta:

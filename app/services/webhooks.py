@@ -43,6 +43,7 @@ KINDS = (
     "rule_pack_detached",
     "decision_pending",
     "decision_answered",
+    "decision_cancelled",
     "rank_gained",
     "honour_gained",
     "scar_gained",
@@ -55,10 +56,20 @@ KINDS = (
 )
 
 
+FORMATS = ("generic", "discord")
+
+
 def register(
-    session: Session, *, campaign_id: int, url: str, events: list[str], by: User | None
+    session: Session,
+    *,
+    campaign_id: int,
+    url: str,
+    events: list[str],
+    by: User | None,
+    format: str | None = None,
 ) -> Webhook:
-    """A new webhook with a fresh secret (shown to the organizer once, by the caller)."""
+    """A new webhook with a fresh secret (shown to the organizer once, by the caller).
+    ``format`` left out: Discord's for a Discord webhook URL, the generic feed item else."""
     get_campaign(session, campaign_id)
     check_url(url)
     for index, kind in enumerate(events):
@@ -84,10 +95,23 @@ def register(
         events=sorted(set(events)),
         secret=secrets.token_urlsafe(32),
         created_by=by.id if by else None,
+        format=format or ("discord" if is_discord(url) else "generic"),
     )
     session.add(webhook)
     session.flush()
     return webhook
+
+
+def format_of(webhook: Webhook) -> str:
+    """generic or discord: as registered, or by the URL for a webhook older than the choice."""
+    return webhook.format or ("discord" if is_discord(webhook.url) else "generic")
+
+
+def is_discord(url: str) -> bool:
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    discord = host in ("discord.com", "discordapp.com") or host.endswith(".discord.com")
+    return discord and parts.path.startswith("/api/webhooks/")
 
 
 def list_webhooks(session: Session, *, campaign_id: int) -> list[Webhook]:

@@ -214,6 +214,10 @@ def _honour_context(
 ) -> dict[str, Any]:
     categories = [HonourCategory(c) for c in row.payload.get("categories", [])]
     eligible = [int(i) for i in row.payload.get("eligible", [])]
+    if row.status == "pending":  # what the answer accepts now, as the API offers it
+        offer = decisions.offer_of(view.value, row, book)
+        eligible = offer.eligible
+        categories = [HonourCategory(c) for c in offer.categories] or categories
     target = card.id if card else card_choice
     if card is None and len(eligible) == 1:
         target = eligible[0]

@@ -20,6 +20,8 @@ class Received:
 class Receiver:
     answer: int = 204
     received: list[Received] = field(default_factory=list)
+    # Set: each request waits for it before being answered (a slow receiver, held by a test).
+    hold: threading.Event | None = None
     port: int = 0
     _server: ThreadingHTTPServer | None = None
 
@@ -35,6 +37,8 @@ class Receiver:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = self.rfile.read(length)
                 headers = {k.lower(): v for k, v in self.headers.items()}
+                if receiver.hold is not None:
+                    receiver.hold.wait(30)
                 receiver.received.append(Received(self.path, headers, body))
                 self.send_response(receiver.answer)
                 self.end_headers()

@@ -290,6 +290,7 @@ def test_a_delivery_connects_to_the_address_that_was_checked(
     monkeypatch.setattr(webhooks, "is_public", lambda address: True)
     job = webhook_worker.Claimed(
         delivery_id=1,
+        webhook_id=1,
         event_id=1,
         url=f"http://rebound.invalid:{receiver.port}/hooks/crusade",
         secret="s",
@@ -311,6 +312,7 @@ def test_discord_urls_get_discords_message_format() -> None:
         kind="battle_recorded",
         campaign_id=1,
         force_id=None,
+        force_ids=[1, 2],
         battle_id=3,
         card_id=None,
         decision_id=None,
@@ -322,6 +324,7 @@ def test_discord_urls_get_discords_message_format() -> None:
     assert json.loads(webhook_worker.body_for(url, event)) == {
         "content": "Battle 3: Ultramarines 60 – 10 Black Legion, Ultramarines won.",
         "username": "Crusade tracker",
+        "allowed_mentions": {"parse": []},
     }
 
 
