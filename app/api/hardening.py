@@ -10,16 +10,18 @@ import json
 import math
 import re
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 from fastapi import Request
 from fastapi.dependencies.models import Dependant
-from limits import RateLimitItemPerHour, RateLimitItemPerMinute, storage, strategies
+from limits import RateLimitItem, RateLimitItemPerHour, RateLimitItemPerMinute, storage, strategies
+from limits.errors import StorageError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.errors import DomainError, respond, unexpected
+from app.faults import OUTAGES, RATE_LIMIT_STORE
 
 SECURITY_HEADERS = [
     (
@@ -296,13 +298,30 @@ def check_csrf(request: Request, session_cookie: str | None, key: str) -> None:
 
 
 PIN_FAILURES_PER_HOUR = 5
+# A shared store that does not answer at once is treated as down: a request never waits
+# long for a counter.
+STORE_TIMEOUTS = {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
+T = TypeVar("T")
 
 
 class RateLimits:
-    """Moving-window limits (the `limits` package; memory by default, Redis via a URI)."""
+    """Moving-window limits (the `limits` package; memory by default, Redis via a URI).
 
-    def __init__(self, uri: str = "memory://") -> None:
-        self._limiter = strategies.MovingWindowRateLimiter(storage.storage_from_string(uri))
+    A shared store (Redis) that cannot be reached never fails a request: the limits are
+    counted by this process alone meanwhile (as with ``memory://``), the outage is logged
+    once, and the shared store is tried again every ``retry_seconds`` (issue 35)."""
+
+    def __init__(self, uri: str = "memory://", *, retry_seconds: float = 5.0) -> None:
+        self._local = strategies.MovingWindowRateLimiter(storage.storage_from_string("memory://"))
+        self._shared = (
+            None
+            if uri.startswith("memory://")
+            else strategies.MovingWindowRateLimiter(
+                storage.storage_from_string(uri, wrap_exceptions=True, **STORE_TIMEOUTS)
+            )
+        )
+        self.retry_seconds = retry_seconds
+        self._retry_at = 0.0
         self.login = RateLimitItemPerMinute(10)
         self.token = RateLimitItemPerMinute(10)
         # Wrong PINs per account, whatever the address or battle: a 4-digit PIN would fall
@@ -310,11 +329,30 @@ class RateLimits:
         # still works meanwhile.
         self.pin_failures = RateLimitItemPerHour(PIN_FAILURES_PER_HOUR)
 
+    def _limiter(self, call: Callable[[strategies.MovingWindowRateLimiter], T]) -> T:
+        """``call`` on the shared store, or on this process's own counters while the shared
+        one is unreachable (not tried again for ``retry_seconds``: a request never waits
+        for a store that is down)."""
+        shared = self._shared
+        if shared is not None and time.monotonic() >= self._retry_at:
+            try:
+                answer = call(shared)
+            except StorageError as error:
+                self._retry_at = time.monotonic() + self.retry_seconds
+                OUTAGES.down(RATE_LIMIT_STORE, str(error.storage_error))
+            else:
+                OUTAGES.up(RATE_LIMIT_STORE)
+                return answer
+        return call(self._local)
+
     def refuse_if_pin_locked(self, user_id: int, who: str) -> None:
         """A 429 while the account has used up its wrong PINs for the hour."""
-        if self._limiter.test(self.pin_failures, "pin-failures", str(user_id)):
+        item = self.pin_failures
+        if self._limiter(lambda limiter: limiter.test(item, "pin-failures", str(user_id))):
             return
-        reset = self._limiter.get_window_stats(self.pin_failures, "pin-failures", str(user_id))
+        reset = self._limiter(
+            lambda limiter: limiter.get_window_stats(item, "pin-failures", str(user_id))
+        )
         wait = max(1, math.ceil((reset.reset_time - time.time()) / 60))
         raise DomainError(
             "pin_locked",
@@ -327,13 +365,14 @@ class RateLimits:
 
     def count_pin_failure(self, user_id: int) -> bool:
         """Count a wrong PIN; True when this one used up the hour's tries (the lock starts)."""
-        self._limiter.hit(self.pin_failures, "pin-failures", str(user_id))
-        return not self._limiter.test(self.pin_failures, "pin-failures", str(user_id))
+        item = self.pin_failures
+        self._limiter(lambda limiter: limiter.hit(item, "pin-failures", str(user_id)))
+        return not self._limiter(lambda limiter: limiter.test(item, "pin-failures", str(user_id)))
 
-    def hit(self, item: RateLimitItemPerMinute, *keys: str) -> None:
-        if self._limiter.hit(item, *keys):
+    def hit(self, item: RateLimitItem, *keys: str) -> None:
+        if self._limiter(lambda limiter: limiter.hit(item, *keys)):
             return
-        reset = self._limiter.get_window_stats(item, *keys).reset_time
+        reset = self._limiter(lambda limiter: limiter.get_window_stats(item, *keys)).reset_time
         wait = max(1, math.ceil(reset - time.time()))
         raise DomainError(
             "rate_limited",
