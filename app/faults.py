@@ -14,7 +14,9 @@ import logging
 import threading
 import time
 
+from sqlalchemy import event
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
 
 from app.errors import DomainError
 
@@ -145,3 +147,27 @@ def storage_fault(error: OSError, what: str) -> DomainError:
     if error.errno in FULL_DISK_ERRNOS:
         return storage_full(what)
     return storage_unavailable(what)
+
+
+# --- recovery: the first transaction committed after an outage -----------------------------
+
+_WROTE = "faults.wrote"
+
+
+@event.listens_for(Session, "after_commit")
+def _database_answered(session: Session) -> None:
+    """A committed transaction: the database answers again (and its disk took a write)."""
+    OUTAGES.up(DATABASE)
+    if session.info.pop(_WROTE, False):
+        OUTAGES.up(DATABASE_DISK)
+
+
+@event.listens_for(Session, "after_flush")
+def _wrote(session: Session, _context: object) -> None:
+    if OUTAGES.is_down(DATABASE_DISK):  # only then is a write worth remembering
+        session.info[_WROTE] = True
+
+
+@event.listens_for(Session, "after_soft_rollback")
+def _not_written(session: Session, _previous: object) -> None:
+    session.info.pop(_WROTE, None)

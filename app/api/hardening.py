@@ -20,8 +20,8 @@ from limits import RateLimitItem, RateLimitItemPerHour, RateLimitItemPerMinute, 
 from limits.errors import StorageError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.errors import DomainError, respond, unexpected
-from app.faults import OUTAGES, RATE_LIMIT_STORE
+from app.errors import DomainError, refusal, respond, unexpected
+from app.faults import OUTAGES, RATE_LIMIT_STORE, database_fault
 
 SECURITY_HEADERS = [
     (
@@ -122,7 +122,8 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 async def _run(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
     """Starlette answers an unexpected exception in its outermost layer, outside this one
-    and so without our headers: answer it here, then re-raise so the server logs it."""
+    and so without our headers: answer it here, then re-raise so the server logs it. The
+    database being down is no bug: answered 503 (or 507), not re-raised."""
     started = False
 
     async def tracking(message: Message) -> None:
@@ -132,10 +133,16 @@ async def _run(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None
 
     try:
         await app(scope, receive, tracking)
-    except Exception:
-        if not started:
+    except Exception as error:
+        if started:
+            raise
+        # The database down in a layer outside the handlers (the Idempotency-Key's claim):
+        # said as the handlers would say it, and logged once per outage, not here.
+        fault = database_fault(error)
+        if fault is None:
             await unexpected(Request(scope))(scope, receive, send)
-        raise
+            raise
+        await refusal(Request(scope), fault)(scope, receive, send)
 
 
 def _body_limit(scope: Scope) -> int:
