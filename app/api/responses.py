@@ -127,6 +127,7 @@ EXTRA: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {
         409: ("battle_not_reportable", "photo_limit"),
         413: ("photo_too_large", "request_too_large"),
         422: ("photo_type", "photo_too_many_pixels", "photo_unreadable"),
+        503: ("storage_unavailable",),
     },
     ("DELETE", "/api/v1/battles/{battle_id}/photos/{photo_id}"): {404: ("photo_not_found",)},
     ("GET", "/api/v1/battles/{battle_id}/photos/{photo_id}/{width}"): {
@@ -206,7 +207,8 @@ REASONS = {
     413: "Request body too large",
     422: "Invalid request",
     429: "Too many requests",
-    503: "Busy: nothing was done, retry after the seconds Retry-After gives",
+    503: "Busy, or the database down: nothing was done, retry after the seconds Retry-After gives",
+    507: "The server's disk is full: nothing was done, retry after the seconds Retry-After gives",
 }
 
 IDEMPOTENCY_KEY = {
@@ -280,8 +282,11 @@ def _codes(method: str, path: str, operation: dict[str, Any]) -> dict[int, list[
         codes[422] += ["idempotency_key_reused", "idempotency_key_invalid"]
     for status, extra in EXTRA.get((method, path), {}).items():
         codes[status] += [c for c in extra if c not in codes[status]]
-    # More requests than the process takes at once (app/api/admission.py).
-    codes[503].append("server_busy")
+    # More requests than the process takes at once (app/api/admission.py), or the database
+    # down; a write may find its disk full (app/faults.py).
+    codes[503] += ["server_busy", "database_unavailable"]
+    if method != "GET":
+        codes[507].append("storage_full")
     return codes
 
 
@@ -291,7 +296,7 @@ def _response(status: int, codes: list[str]) -> dict[str, Any]:
         "description": f"{REASONS[status]}: {named}",
         "content": {PROBLEM_JSON: {"schema": {"$ref": PROBLEM_REF}}},
     }
-    if status in (429, 503):
+    if status in (429, 503, 507):
         response["headers"] = {"Retry-After": dict(RETRY_AFTER)}
     return response
 

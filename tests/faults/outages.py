@@ -1,4 +1,5 @@
-"""Taking a database away and bringing it back, as an operator's outage would.
+"""Taking a database away and bringing it back, as an operator's outage would; filling its
+disk.
 
 PostgreSQL: the app's engine reaches the server through a TCP proxy in this process; while
 the proxy is stopped, new connections are refused and those open are cut (what a stopped
@@ -9,12 +10,15 @@ from __future__ import annotations
 
 import shutil
 import socket
+import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, event
+from sqlalchemy.exc import OperationalError
 
 from app.db.engine import make_engine
 
@@ -123,3 +127,75 @@ class Database:
         if self.proxy is not None:
             self.engine.dispose()
             self.proxy.stop()
+
+
+# --- a full disk -----------------------------------------------------------------------
+
+
+def disk_full_error(engine: Engine) -> Exception:
+    """The driver's own error for a full disk: SQLite's SQLITE_FULL, PostgreSQL's 53100."""
+    if engine.dialect.name == "postgresql":
+        import psycopg
+
+        return psycopg.errors.DiskFull(
+            'could not extend file "base/16384/16402": No space left on device'
+        )
+    return sqlite_error("database or disk is full", 13, "SQLITE_FULL")
+
+
+def sqlite_error(message: str, code: int, name: str) -> sqlite3.OperationalError:
+    """An error as SQLite's driver raises it, with its result code."""
+    error = sqlite3.OperationalError(message)
+    error.sqlite_errorcode = code  # type: ignore[attr-defined]
+    error.sqlite_errorname = name  # type: ignore[attr-defined]
+    return error
+
+
+@contextmanager
+def failing(engine: Engine, statement: str, error: Exception) -> Iterator[None]:
+    """Every statement through ``engine`` that starts with ``statement`` raises the driver's
+    ``error`` (SQLAlchemy wraps it as it would the driver's own)."""
+
+    def fail(_conn: Any, _cursor: Any, sent: str, *_: Any) -> None:
+        if sent.lstrip().startswith(statement):
+            raise error
+
+    event.listen(engine, "before_cursor_execute", fail)
+    try:
+        yield
+    finally:
+        event.remove(engine, "before_cursor_execute", fail)
+
+
+@contextmanager
+def commit_failing(engine: Engine, error: Exception) -> Iterator[None]:
+    """Every COMMIT through ``engine`` fails with the driver's ``error`` (a full disk found
+    only when the transaction is written out)."""
+
+    def fail(_conn: Any) -> None:
+        raise OperationalError("COMMIT", {}, error)
+
+    event.listen(engine, "commit", fail)
+    try:
+        yield
+    finally:
+        event.remove(engine, "commit", fail)
+
+
+@contextmanager
+def sqlite_file_full(engine: Engine) -> Iterator[None]:
+    """SQLite's file may not grow by a page (PRAGMA max_page_count on every connection): a
+    write that needs room fails with SQLite's own "database or disk is full"."""
+    with engine.connect() as connection:
+        pages = int(connection.exec_driver_sql("PRAGMA page_count").scalar_one())
+
+    def cap(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.execute(f"PRAGMA max_page_count = {pages}")
+
+    event.listen(engine, "connect", cap)
+    engine.dispose()
+    try:
+        yield
+    finally:
+        event.remove(engine, "connect", cap)
+        engine.dispose()

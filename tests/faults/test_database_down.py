@@ -6,7 +6,6 @@ is back (issue 35: 109 answers of 500 and 170 tracebacks while PostgreSQL was st
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,7 +18,7 @@ from app.main import create_app
 from tests.api.helpers import assert_problem, campaign
 from tests.conftest import ORGANIZER, with_csrf
 from tests.faults.helpers import outage_lines, recovery_lines
-from tests.faults.outages import Database
+from tests.faults.outages import Database, sqlite_error
 
 
 @pytest.fixture
@@ -118,7 +117,4 @@ def lose_connection(database: Database) -> None:
     if database.proxy is not None:
         database.take_away()
         return
-    error = sqlite3.OperationalError("disk I/O error")
-    error.sqlite_errorcode = 10  # type: ignore[attr-defined]
-    error.sqlite_errorname = "SQLITE_IOERR"  # type: ignore[attr-defined]
-    raise error
+    raise sqlite_error("disk I/O error", 10, "SQLITE_IOERR")
