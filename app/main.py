@@ -25,6 +25,7 @@ from app.api.admission import AdmissionMiddleware, Gate
 from app.api.cache import VersionedBodies
 from app.api.conflicts import install_conflict_handlers
 from app.api.hardening import HardeningMiddleware, RateLimits, check_path_ids
+from app.api.health import install_health
 from app.api.idempotency import IdempotencyMiddleware
 from app.api.responses import document_responses
 from app.config import get_settings
@@ -87,6 +88,7 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     settings = get_settings()
     app.state.photos = configured_store()
     app.state.rate_limits = RateLimits(settings.rate_limit_storage)
+    app.state.min_free_disk_mb = settings.min_free_disk_mb
     app.state.gate = Gate(
         settings.max_requests_at_work,
         settings.request_queue_limit,
@@ -101,9 +103,5 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     app.state.error_page = error_page
     document_responses(app)  # every answered status in the OpenAPI schema
     install_api_docs(app)
-
-    @app.get("/health", tags=["service"], summary="Liveness check")
-    async def health() -> dict[str, str]:  # on the event loop: no thread, no connection
-        return {"status": "ok"}
-
+    install_health(app)  # /health (alive) and /health/ready (the database, Redis, disk)
     return app

@@ -352,6 +352,15 @@ class RateLimits:
                 return answer
         return call(self._local)
 
+    def shared_store_answers(self) -> bool | None:
+        """Whether the shared store answers a ping now (None: none is configured)."""
+        if self._shared is None:
+            return None
+        answers = bool(self._shared.storage.check())
+        if answers:
+            self._retry_at = 0.0  # use it again from the next request on
+        return answers
+
     def refuse_if_pin_locked(self, user_id: int, who: str) -> None:
         """A 429 while the account has used up its wrong PINs for the hour."""
         item = self.pin_failures
