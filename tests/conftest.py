@@ -83,6 +83,7 @@ GROUPS = {
     # A webhook receiver (an HTTP server in the test process) stopped and started again.
     "api/test_webhooks.py": "webhook-receiver",
     "services/test_worker_cli.py": "webhook-receiver",
+    "faults/test_webhook_worker.py": "webhook-receiver",
 }
 
 

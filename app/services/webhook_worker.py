@@ -31,6 +31,7 @@ from app.config import get_settings
 from app.db.models import Campaign, Webhook, WebhookDelivery, as_utc, utcnow
 from app.db.session import session_scope
 from app.errors import DomainError
+from app.faults import database_fault
 from app.services import events, stories, webhooks
 
 log = logging.getLogger("crusade.webhooks")
@@ -83,8 +84,9 @@ def run_forever(engine: Engine, stop: threading.Event, *, idle_seconds: float = 
     while not stop.is_set():
         try:
             run_once(engine)
-        except Exception:  # a database hiccup must not end the worker; log and go on
-            log.exception("webhook worker: a round failed; retrying")
+        except Exception as error:  # a database hiccup must not end the worker; log, go on
+            if database_fault(error) is None:  # the database down: logged once per outage
+                log.exception("webhook worker: a round failed; retrying")
         stop.wait(idle_seconds)
 
 
