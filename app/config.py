@@ -43,6 +43,11 @@ class Settings(BaseSettings):
         default="memory://",
         description="Where rate-limit counters live: memory:// (one process) or redis://...",
     )
+    api_token_requests_per_minute: int = Field(
+        default=300,
+        ge=1,
+        description="Requests one API token may make in any minute; beyond: 429 + Retry-After",
+    )
     min_free_disk_mb: int = Field(
         default=200,
         ge=0,

@@ -28,6 +28,7 @@ from app.api.hardening import HardeningMiddleware, RateLimits, check_path_ids
 from app.api.health import install_health
 from app.api.idempotency import IdempotencyMiddleware
 from app.api.responses import document_responses
+from app.api.token_limits import TokenLimitMiddleware
 from app.config import get_settings
 from app.db.session import get_engine
 from app.errors import install_error_handlers
@@ -87,7 +88,10 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     app.state.order_of_battle_cache = VersionedBodies()
     settings = get_settings()
     app.state.photos = configured_store()
-    app.state.rate_limits = RateLimits(settings.rate_limit_storage)
+    app.state.rate_limits = RateLimits(
+        settings.rate_limit_storage,
+        token_requests_per_minute=settings.api_token_requests_per_minute,
+    )
     app.state.min_free_disk_mb = settings.min_free_disk_mb
     app.state.gate = Gate(
         settings.max_requests_at_work,
@@ -98,6 +102,7 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     install_conflict_handlers(app)
     app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(AdmissionMiddleware)  # before any database work
+    app.add_middleware(TokenLimitMiddleware)  # a token past its limit never queues
     app.add_middleware(HardeningMiddleware)  # outermost: headers on every response
     app.router.routes.extend(_shared_routes())
     app.state.error_page = error_page

@@ -11,6 +11,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
@@ -311,6 +312,16 @@ STORE_TIMEOUTS = {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
+class Window:
+    """One counted request: allowed or not, the limit, what is left, seconds until reset."""
+
+    allowed: bool
+    limit: int
+    remaining: int
+    reset: int
+
+
 class RateLimits:
     """Moving-window limits (the `limits` package; memory by default, Redis via a URI).
 
@@ -318,7 +329,13 @@ class RateLimits:
     counted by this process alone meanwhile (as with ``memory://``), the outage is logged
     once, and the shared store is tried again every ``retry_seconds`` (issue 35)."""
 
-    def __init__(self, uri: str = "memory://", *, retry_seconds: float = 5.0) -> None:
+    def __init__(
+        self,
+        uri: str = "memory://",
+        *,
+        retry_seconds: float = 5.0,
+        token_requests_per_minute: int = 300,
+    ) -> None:
         self._local = strategies.MovingWindowRateLimiter(storage.storage_from_string("memory://"))
         self._shared = (
             None
@@ -331,6 +348,7 @@ class RateLimits:
         self._retry_at = 0.0
         self.login = RateLimitItemPerMinute(10)
         self.token = RateLimitItemPerMinute(10)
+        self.api_token = RateLimitItemPerMinute(token_requests_per_minute)
         # Wrong PINs per account, whatever the address or battle: a 4-digit PIN would fall
         # in hours to 10 tries a minute; at 5 an hour it takes months, and the password
         # still works meanwhile.
@@ -351,6 +369,20 @@ class RateLimits:
                 OUTAGES.up(RATE_LIMIT_STORE)
                 return answer
         return call(self._local)
+
+    @property
+    def shared(self) -> bool:
+        """Whether a shared store (Redis) is configured."""
+        return self._shared is not None
+
+    def token_request(self, key: str) -> Window:
+        """Count one request of the API token ``key``: whether it is allowed, and the window
+        it leaves (for the RateLimit-* headers, app/api/token_limits.py)."""
+        item = self.api_token
+        allowed = self._limiter(lambda limiter: limiter.hit(item, "api-token", key))
+        stats = self._limiter(lambda limiter: limiter.get_window_stats(item, "api-token", key))
+        reset = max(0, math.ceil(stats.reset_time - time.time()))
+        return Window(allowed, item.amount, stats.remaining, reset)
 
     def shared_store_answers(self) -> bool | None:
         """Whether the shared store answers a ping now (None: none is configured)."""

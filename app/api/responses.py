@@ -282,6 +282,9 @@ def _codes(method: str, path: str, operation: dict[str, Any]) -> dict[int, list[
         codes[422] += ["idempotency_key_reused", "idempotency_key_invalid"]
     for status, extra in EXTRA.get((method, path), {}).items():
         codes[status] += [c for c in extra if c not in codes[status]]
+    # An API token past its requests a minute (app/api/token_limits.py).
+    if "rate_limited" not in codes[429]:
+        codes[429].append("rate_limited")
     # More requests than the process takes at once (app/api/admission.py), or the database
     # down; a write may find its disk full (app/faults.py).
     codes[503] += ["server_busy", "database_unavailable"]
