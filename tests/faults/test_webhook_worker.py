@@ -33,10 +33,10 @@ def receiver(monkeypatch: pytest.MonkeyPatch) -> Iterator[Receiver]:
     get_settings.cache_clear()
 
 
-def until(condition: Callable[[], bool], seconds: float = 20.0) -> None:
+def until(condition: Callable[[], bool], why: Callable[[], str], seconds: float = 20.0) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
-        assert time.monotonic() < deadline, "not within the time"
+        assert time.monotonic() < deadline, f"not within the time: {why()}"
         time.sleep(0.05)
 
 
@@ -73,7 +73,7 @@ class TestWorkerLosingItsDatabase:
         worker.start()
         try:
             assert add_force(client, campaign_id, "Before").status_code == 201
-            until(lambda: len(receiver.received) == 1)
+            until(lambda: len(receiver.received) == 1, lambda: caplog.text)
             database.take_away()
             time.sleep(0.5)  # ten rounds of the worker, each failing
             assert len(outage_lines(caplog, DATABASE)) == 1  # said once, not once a round
@@ -84,7 +84,7 @@ class TestWorkerLosingItsDatabase:
             database.bring_back()
             assert add_force(client, campaign_id, "After").status_code == 201
             wanted = 3 if database.proxy is not None else 2
-            until(lambda: len(receiver.received) == wanted)
+            until(lambda: len(receiver.received) == wanted, lambda: caplog.text)
             time.sleep(0.3)  # nothing more comes: each event once
             assert worker.is_alive()
         finally:
@@ -94,4 +94,4 @@ class TestWorkerLosingItsDatabase:
         summaries = force_names(receiver)
         assert len(summaries) == wanted and len(set(summaries)) == wanted
         tracebacks = [r for r in caplog.records if r.name == "crusade.webhooks" and r.exc_info]
-        assert tracebacks == []
+        assert tracebacks == [], caplog.text
