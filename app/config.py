@@ -43,6 +43,17 @@ class Settings(BaseSettings):
         default="memory://",
         description="Where rate-limit counters live: memory:// (one process) or redis://...",
     )
+    api_token_requests_per_minute: int = Field(
+        default=300,
+        ge=1,
+        description="Requests one API token may make in any minute; beyond: 429 + Retry-After",
+    )
+    min_free_disk_mb: int = Field(
+        default=200,
+        ge=0,
+        description="GET /health/ready answers 503 when a disk the app writes to (photos, "
+        "SQLite's file) has less room than this",
+    )
 
     # Chosen together (docs/deploy.md): requests at work < pooled connections < threads (40).
     max_requests_at_work: int = Field(

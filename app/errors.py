@@ -66,13 +66,18 @@ def respond(
     return problem(status, code, detail, field)
 
 
-async def _rule_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, RuleError)
+def refusal(request: Request, exc: RuleError) -> Response:
+    """The answer to a typed error: its status (422 for a rule's), and Retry-After."""
     status = exc.status if isinstance(exc, DomainError) else 422
     response = respond(request, status, exc.code, exc.message, exc.path or exc.field)
     if isinstance(exc, DomainError) and exc.retry_after is not None:
         response.headers["Retry-After"] = str(exc.retry_after)
     return response
+
+
+async def _rule_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RuleError)
+    return refusal(request, exc)
 
 
 async def _validation_error(request: Request, exc: Exception) -> Response:

@@ -25,9 +25,11 @@ from app.api.admission import AdmissionMiddleware, Gate
 from app.api.cache import VersionedBodies
 from app.api.conflicts import install_conflict_handlers
 from app.api.hardening import HardeningMiddleware, RateLimits, check_path_ids
+from app.api.health import install_health
 from app.api.idempotency import IdempotencyMiddleware
 from app.api.operations import name_operations
 from app.api.responses import document_responses
+from app.api.token_limits import TokenLimitMiddleware
 from app.config import get_settings
 from app.db.session import get_engine
 from app.errors import install_error_handlers
@@ -88,7 +90,11 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     app.state.order_of_battle_cache = VersionedBodies()
     settings = get_settings()
     app.state.photos = configured_store()
-    app.state.rate_limits = RateLimits(settings.rate_limit_storage)
+    app.state.rate_limits = RateLimits(
+        settings.rate_limit_storage,
+        token_requests_per_minute=settings.api_token_requests_per_minute,
+    )
+    app.state.min_free_disk_mb = settings.min_free_disk_mb
     app.state.gate = Gate(
         settings.max_requests_at_work,
         settings.request_queue_limit,
@@ -98,14 +104,11 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     install_conflict_handlers(app)
     app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(AdmissionMiddleware)  # before any database work
+    app.add_middleware(TokenLimitMiddleware)  # a token past its limit never queues
     app.add_middleware(HardeningMiddleware)  # outermost: headers on every response
     app.router.routes.extend(_shared_routes())
     app.state.error_page = error_page
     document_responses(app)  # every answered status in the OpenAPI schema
     install_api_docs(app)
-
-    @app.get("/health", tags=["service"], summary="Liveness check", operation_id="health")
-    async def health() -> dict[str, str]:  # on the event loop: no thread, no connection
-        return {"status": "ok"}
-
+    install_health(app)  # /health (alive) and /health/ready (the database, Redis, disk)
     return app

@@ -36,6 +36,9 @@ from app.main import create_app
 # Sessions are signed with this key in tests, so no secret file is written anywhere.
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
 os.environ.setdefault("PASSWORD_HASHING", "fast")  # argon2 at its cheapest: tests only
+# Bots in tests (the fuzzer, the bursts) make thousands of requests a minute with one token;
+# tests/api/test_token_rate_limits.py sets its own limits.
+os.environ.setdefault("API_TOKEN_REQUESTS_PER_MINUTE", "1000000")
 # Battle photos (issue 23) go to a folder of this test process's own, never the project's.
 # Each xdist worker makes its own: workers inherit the controller's environment, and two
 # workers' databases both number their first photo 1.
@@ -84,6 +87,7 @@ GROUPS = {
     # A webhook receiver (an HTTP server in the test process) stopped and started again.
     "api/test_webhooks.py": "webhook-receiver",
     "services/test_worker_cli.py": "webhook-receiver",
+    "faults/test_webhook_worker.py": "webhook-receiver",
 }
 
 

@@ -10,17 +10,20 @@ import json
 import math
 import re
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 from fastapi import Request
 from fastapi.dependencies.models import Dependant
-from limits import RateLimitItemPerHour, RateLimitItemPerMinute, storage, strategies
+from limits import RateLimitItem, RateLimitItemPerHour, RateLimitItemPerMinute, storage, strategies
+from limits.errors import StorageError
 from python_multipart.multipart import parse_options_header
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.errors import DomainError, respond, unexpected
+from app.errors import DomainError, refusal, respond, unexpected
+from app.faults import OUTAGES, RATE_LIMIT_STORE, database_fault
 
 SECURITY_HEADERS = [
     (
@@ -128,7 +131,8 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 async def _run(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
     """Starlette answers an unexpected exception in its outermost layer, outside this one
-    and so without our headers: answer it here, then re-raise so the server logs it."""
+    and so without our headers: answer it here, then re-raise so the server logs it. The
+    database being down is no bug: answered 503 (or 507), not re-raised."""
     started = False
 
     async def tracking(message: Message) -> None:
@@ -138,10 +142,16 @@ async def _run(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None
 
     try:
         await app(scope, receive, tracking)
-    except Exception:
-        if not started:
+    except Exception as error:
+        if started:
+            raise
+        # The database down in a layer outside the handlers (the Idempotency-Key's claim):
+        # said as the handlers would say it, and logged once per outage, not here.
+        fault = database_fault(error)
+        if fault is None:
             await unexpected(Request(scope))(scope, receive, send)
-        raise
+            raise
+        await refusal(Request(scope), fault)(scope, receive, send)
 
 
 def _body_limit(scope: Scope) -> int:
@@ -341,25 +351,101 @@ def check_csrf(request: Request, session_cookie: str | None, key: str) -> None:
 
 
 PIN_FAILURES_PER_HOUR = 5
+# A shared store that does not answer at once is treated as down: a request never waits
+# long for a counter.
+STORE_TIMEOUTS = {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Window:
+    """One counted request: allowed or not, the limit, what is left, seconds until reset."""
+
+    allowed: bool
+    limit: int
+    remaining: int
+    reset: int
 
 
 class RateLimits:
-    """Moving-window limits (the `limits` package; memory by default, Redis via a URI)."""
+    """Moving-window limits (the `limits` package; memory by default, Redis via a URI).
 
-    def __init__(self, uri: str = "memory://") -> None:
-        self._limiter = strategies.MovingWindowRateLimiter(storage.storage_from_string(uri))
+    A shared store (Redis) that cannot be reached never fails a request: the limits are
+    counted by this process alone meanwhile (as with ``memory://``), the outage is logged
+    once, and the shared store is tried again every ``retry_seconds`` (issue 35)."""
+
+    def __init__(
+        self,
+        uri: str = "memory://",
+        *,
+        retry_seconds: float = 5.0,
+        token_requests_per_minute: int = 300,
+    ) -> None:
+        self._local = strategies.MovingWindowRateLimiter(storage.storage_from_string("memory://"))
+        self._shared = (
+            None
+            if uri.startswith("memory://")
+            else strategies.MovingWindowRateLimiter(
+                storage.storage_from_string(uri, wrap_exceptions=True, **STORE_TIMEOUTS)
+            )
+        )
+        self.retry_seconds = retry_seconds
+        self._retry_at = 0.0
         self.login = RateLimitItemPerMinute(10)
         self.token = RateLimitItemPerMinute(10)
+        self.api_token = RateLimitItemPerMinute(token_requests_per_minute)
         # Wrong PINs per account, whatever the address or battle: a 4-digit PIN would fall
         # in hours to 10 tries a minute; at 5 an hour it takes months, and the password
         # still works meanwhile.
         self.pin_failures = RateLimitItemPerHour(PIN_FAILURES_PER_HOUR)
 
+    def _limiter(self, call: Callable[[strategies.MovingWindowRateLimiter], T]) -> T:
+        """``call`` on the shared store, or on this process's own counters while the shared
+        one is unreachable (not tried again for ``retry_seconds``: a request never waits
+        for a store that is down)."""
+        shared = self._shared
+        if shared is not None and time.monotonic() >= self._retry_at:
+            try:
+                answer = call(shared)
+            except StorageError as error:
+                self._retry_at = time.monotonic() + self.retry_seconds
+                OUTAGES.down(RATE_LIMIT_STORE, str(error.storage_error))
+            else:
+                OUTAGES.up(RATE_LIMIT_STORE)
+                return answer
+        return call(self._local)
+
+    @property
+    def shared(self) -> bool:
+        """Whether a shared store (Redis) is configured."""
+        return self._shared is not None
+
+    def token_request(self, key: str) -> Window:
+        """Count one request of the API token ``key``: whether it is allowed, and the window
+        it leaves (for the RateLimit-* headers, app/api/token_limits.py)."""
+        item = self.api_token
+        allowed = self._limiter(lambda limiter: limiter.hit(item, "api-token", key))
+        stats = self._limiter(lambda limiter: limiter.get_window_stats(item, "api-token", key))
+        reset = max(0, math.ceil(stats.reset_time - time.time()))
+        return Window(allowed, item.amount, stats.remaining, reset)
+
+    def shared_store_answers(self) -> bool | None:
+        """Whether the shared store answers a ping now (None: none is configured)."""
+        if self._shared is None:
+            return None
+        answers = bool(self._shared.storage.check())
+        if answers:
+            self._retry_at = 0.0  # use it again from the next request on
+        return answers
+
     def refuse_if_pin_locked(self, user_id: int, who: str) -> None:
         """A 429 while the account has used up its wrong PINs for the hour."""
-        if self._limiter.test(self.pin_failures, "pin-failures", str(user_id)):
+        item = self.pin_failures
+        if self._limiter(lambda limiter: limiter.test(item, "pin-failures", str(user_id))):
             return
-        reset = self._limiter.get_window_stats(self.pin_failures, "pin-failures", str(user_id))
+        reset = self._limiter(
+            lambda limiter: limiter.get_window_stats(item, "pin-failures", str(user_id))
+        )
         wait = max(1, math.ceil((reset.reset_time - time.time()) / 60))
         raise DomainError(
             "pin_locked",
@@ -372,13 +458,14 @@ class RateLimits:
 
     def count_pin_failure(self, user_id: int) -> bool:
         """Count a wrong PIN; True when this one used up the hour's tries (the lock starts)."""
-        self._limiter.hit(self.pin_failures, "pin-failures", str(user_id))
-        return not self._limiter.test(self.pin_failures, "pin-failures", str(user_id))
+        item = self.pin_failures
+        self._limiter(lambda limiter: limiter.hit(item, "pin-failures", str(user_id)))
+        return not self._limiter(lambda limiter: limiter.test(item, "pin-failures", str(user_id)))
 
-    def hit(self, item: RateLimitItemPerMinute, *keys: str) -> None:
-        if self._limiter.hit(item, *keys):
+    def hit(self, item: RateLimitItem, *keys: str) -> None:
+        if self._limiter(lambda limiter: limiter.hit(item, *keys)):
             return
-        reset = self._limiter.get_window_stats(item, *keys).reset_time
+        reset = self._limiter(lambda limiter: limiter.get_window_stats(item, *keys)).reset_time
         wait = max(1, math.ceil(reset - time.time()))
         raise DomainError(
             "rate_limited",

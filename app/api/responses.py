@@ -127,7 +127,7 @@ EXTRA: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {
         409: ("battle_not_reportable", "photo_limit"),
         413: ("photo_too_large", "request_too_large"),
         422: ("photo_type", "photo_too_many_pixels", "photo_too_complex", "photo_unreadable"),
-        503: ("photo_busy",),  # every decoding slot of the process taken (issue 33)
+        503: ("photo_busy", "storage_unavailable"),  # photo_busy: every decoding slot taken
     },
     ("DELETE", "/api/v1/battles/{battle_id}/photos/{photo_id}"): {404: ("photo_not_found",)},
     ("GET", "/api/v1/battles/{battle_id}/photos/{photo_id}/{width}"): {
@@ -207,7 +207,8 @@ REASONS = {
     413: "Request body too large",
     422: "Invalid request",
     429: "Too many requests",
-    503: "Busy: nothing was done, retry after the seconds Retry-After gives",
+    503: "Busy, or the database down: nothing was done, retry after the seconds Retry-After gives",
+    507: "The server's disk is full: nothing was done, retry after the seconds Retry-After gives",
 }
 
 IDEMPOTENCY_KEY = {
@@ -281,8 +282,14 @@ def _codes(method: str, path: str, operation: dict[str, Any]) -> dict[int, list[
         codes[422] += ["idempotency_key_reused", "idempotency_key_invalid"]
     for status, extra in EXTRA.get((method, path), {}).items():
         codes[status] += [c for c in extra if c not in codes[status]]
-    # More requests than the process takes at once (app/api/admission.py).
-    codes[503].append("server_busy")
+    # An API token past its requests a minute (app/api/token_limits.py).
+    if "rate_limited" not in codes[429]:
+        codes[429].append("rate_limited")
+    # More requests than the process takes at once (app/api/admission.py), or the database
+    # down; a write may find its disk full (app/faults.py).
+    codes[503] += ["server_busy", "database_unavailable"]
+    if method != "GET":
+        codes[507].append("storage_full")
     return codes
 
 
@@ -292,7 +299,7 @@ def _response(status: int, codes: list[str]) -> dict[str, Any]:
         "description": f"{REASONS[status]}: {named}",
         "content": {PROBLEM_JSON: {"schema": {"$ref": PROBLEM_REF}}},
     }
-    if status in (429, 503):
+    if status in (429, 503, 507):
         response["headers"] = {"Retry-After": dict(RETRY_AFTER)}
     return response
 

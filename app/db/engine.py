@@ -12,20 +12,30 @@ from sqlmodel import create_engine
 # (app/api/admission.py), each using one connection at a time; the pool leaves room beyond
 # them for the long polls' shared check and the webhook worker. See docs/deploy.md.
 POOL = {"pool_size": 12, "max_overflow": 8, "pool_timeout": 10}
+# A server that does not answer (a host gone, packets dropped) fails a connection in 5 s,
+# answered 503 database_unavailable (app/faults.py), instead of holding the request for
+# the operating system's two minutes.
+PG_CONNECT = {"connect_timeout": 5}
 
 
 def make_engine(url: str, **options: Any) -> Engine:
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+    connect_args = options.pop("connect_args", {})
     if not url.startswith("sqlite"):
-        return create_engine(url, pool_pre_ping=True, **{**POOL, **options})
+        connect_args = {**PG_CONNECT, **connect_args}
+        return create_engine(
+            url, pool_pre_ping=True, connect_args=connect_args, **{**POOL, **options}
+        )
     path = make_url(url).database
     in_memory = path in (None, "", ":memory:")
     if path and not in_memory:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     pool = {} if in_memory else POOL  # an in-memory database is one connection's own
     engine = create_engine(
-        url, connect_args={"check_same_thread": False, "timeout": 15}, **{**pool, **options}
+        url,
+        connect_args={"check_same_thread": False, "timeout": 15, **connect_args},
+        **{**pool, **options},
     )
     event.listen(engine, "connect", _sqlite_pragmas)
     event.listen(engine, "begin", _sqlite_begin)

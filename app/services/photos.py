@@ -24,9 +24,11 @@ from PIL import Image
 from sqlmodel import Session, col, select
 
 from app.config import get_settings
+from app.db import afterwards
 from app.db.models import Battle, BattlePhoto
 from app.db.session import end_transaction
 from app.errors import DomainError, NotFound
+from app.faults import OUTAGES, PHOTO_STORE, storage_fault
 from app.services import battles, history, images
 
 WIDTHS = (320, 960, 1920)  # a phone's list, a phone's full screen, a desktop
@@ -51,14 +53,24 @@ class FolderStore:
         return self.root / str(photo_id) / f"{width}.jpg"
 
     def save(self, photo_id: int, width: int, data: bytes) -> None:
+        """Write one rendition whole, or raise a typed error (storage_full when the disk has
+        no room, storage_unavailable when the folder cannot be written) and leave no part
+        of it behind."""
         path = self._file(photo_id, width)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # A partial file of this writer's own: two processes saving the same photo must not
-        # rename each other's file away. Readers never see half a file.
-        handle, partial = tempfile.mkstemp(dir=path.parent, suffix=".part")
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(partial, path)
+        partial = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # A partial file of this writer's own: two processes saving the same photo must
+            # not rename each other's file away. Readers never see half a file.
+            handle, partial = tempfile.mkstemp(dir=path.parent, suffix=".part")
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.replace(partial, path)
+        except OSError as error:
+            if partial is not None:
+                Path(partial).unlink(missing_ok=True)
+            raise storage_fault(error, PHOTO_STORE) from error
+        OUTAGES.up(PHOTO_STORE)
 
     def read(self, photo_id: int, width: int) -> bytes | None:
         path = self._file(photo_id, width)
@@ -201,11 +213,15 @@ def add_photo(
     session.add(row)
     session.flush()
     assert row.id is not None
+    photo_id = row.id
+    # The files go if the row does not stay (this write refused, or the transaction rolled
+    # back later: the database's disk full at commit); the row goes if the files do not.
+    afterwards.on_rollback(session, lambda: store.delete(photo_id))
     try:
         for width, jpeg in made.files:
-            store.save(row.id, width, jpeg)
-    except OSError:
-        store.delete(row.id)
+            store.save(photo_id, width, jpeg)
+    except Exception:
+        store.delete(photo_id)
         raise
     history.record(
         session,
@@ -236,7 +252,9 @@ def delete_photo(
     row = get_photo(session, battle_id=battle_id, photo_id=photo_id)
     session.delete(row)
     session.flush()
-    store.delete(photo_id)  # the files go with the row: nothing of it stays served
+    # The files go with the row, once its deletion is committed: a deletion rolled back
+    # (the database down at commit) keeps a photo whole.
+    afterwards.on_commit(session, lambda: store.delete(photo_id))
     return row
 
 

@@ -35,6 +35,7 @@ from app.config import get_settings
 from app.db.models import Campaign, Webhook, WebhookDelivery, as_utc, utcnow
 from app.db.session import session_scope
 from app.errors import DomainError
+from app.faults import database_fault
 from app.services import events, stories, webhooks
 
 log = logging.getLogger("crusade.webhooks")
@@ -131,8 +132,9 @@ class Worker:
             self.wake.clear()
             try:
                 self._dispatch()
-            except Exception:  # a database hiccup must not end the worker; log and go on
-                log.exception("webhook worker: a round failed; retrying")
+            except Exception as error:  # a database hiccup must not end the worker
+                if database_fault(error) is None:  # the database down: logged once per outage
+                    log.exception("webhook worker: a round failed; retrying")
             self.wake.wait(POLL_SECONDS)
         self._pool.shutdown(wait=False, cancel_futures=True)
 
@@ -156,8 +158,9 @@ class Worker:
                 batch = claim_target(self.engine, webhook_id, utcnow())
                 if not batch or send_batch(self.engine, batch) < len(batch):
                     break
-        except Exception:
-            log.exception("webhook worker: sending to webhook %s failed", webhook_id)
+        except Exception as error:
+            if database_fault(error) is None:  # the database down: logged once per outage
+                log.exception("webhook worker: sending to webhook %s failed", webhook_id)
         finally:
             with self._lock:
                 self._busy.discard(webhook_id)

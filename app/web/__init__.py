@@ -58,7 +58,7 @@ def error_page(request: Request, status: int, code: str, detail: str) -> Respons
     if status == 401 and request.method == "GET":
         return redirect(login_url(request))
     principal = None
-    if status != 500:
+    if status < 500:  # a 5xx may mean the database is down: no lookup, the page alone
         try:
             with session_scope(request.app.state.engine, writes=False) as session:
                 # Read again in a session of its own: the request's rolled back.
