@@ -99,13 +99,38 @@ def send_batch(engine: Engine, batch: list[Claimed], *, now: datetime | None = N
         done.append((job, outcome, now or utcnow()))
         sent += outcome.delivered
         if not outcome.delivered:
-            finish_all(engine, done, release=batch[index + 1 :])
+            _record(engine, done, release=batch[index + 1 :])
             return sent
         if time.monotonic() - recorded_at >= RECORD_SECONDS:
-            finish_all(engine, done)
+            _record(engine, done)
             done, recorded_at = [], time.monotonic()
-    finish_all(engine, done)
+    _record(engine, done)
     return sent
+
+
+# Outcomes already sent are recorded even across a database outage: left unrecorded, a
+# delivery stays leased at the head of its target's queue, holding the whole queue until the
+# lease runs out and then sent twice. Tried again until shortly before the lease ends.
+RECORD_PATIENCE = LEASE - timedelta(seconds=30)
+
+
+def _record(
+    engine: Engine,
+    done: list[tuple[Claimed, Outcome, datetime]],
+    *,
+    release: Sequence[Claimed] = (),
+) -> None:
+    deadline = time.monotonic() + RECORD_PATIENCE.total_seconds()
+    wait = 0.2
+    while True:
+        try:
+            finish_all(engine, done, release=release)
+            return
+        except Exception as error:
+            if database_fault(error) is None or time.monotonic() + wait > deadline:
+                raise
+        time.sleep(wait)
+        wait = min(wait * 2, 5.0)
 
 
 class Worker:
