@@ -127,6 +127,9 @@ class StoredDecisionPayload(BaseModel):
     categories: list[str] = Field(default_factory=list)
     eligible: list[int] = Field(default_factory=list)
     bonus: VictorBonus | None = None
+    threshold: dict[str, str] | None = Field(
+        default=None, description="A rule pack's threshold that owes it: id, name, pack"
+    )
 
 
 class StoredAnswer(BaseModel):
@@ -166,6 +169,12 @@ class StoredEventPayload(BaseModel):
     counters: dict[str, int] = Field(default_factory=dict, description="Counters changed")
     version: str | None = None
     replaces: str | None = None
+    threshold: str | None = Field(default=None, description="threshold_reached (issue 38)")
+    threshold_name: str | None = None
+    counter: str | None = None
+    counter_name: str | None = None
+    at: int | None = None
+    reset_to: int | None = None
 
 
 JSON_COLUMNS: dict[str, Any] = {

@@ -280,6 +280,18 @@ class EventDetails(BaseModel):
     counter: str | None = Field(default=None, description="counter_changed: the counter's id")
     before: int | None = Field(default=None, description="counter_changed: its value before")
     after: int | None = Field(default=None, description="counter_changed: its value after")
+    threshold: str | None = Field(
+        default=None, description="threshold_reached: the rule pack's threshold (issue 38)"
+    )
+    threshold_name: str | None = Field(
+        default=None,
+        description="threshold_reached, and decision_pending for the free requisitions it owes",
+    )
+    counter_name: str | None = Field(default=None, description="threshold_reached: its counter")
+    at: int | None = Field(default=None, description="threshold_reached: the value reached")
+    reset_to: int | None = Field(
+        default=None, description="threshold_reached: the counter's value afterwards, if reset"
+    )
 
 
 class EventPublic(BaseModel):
@@ -678,6 +690,14 @@ class DecisionAnswer(Input):
     dice: list[Die] | None = Field(default=None, max_length=50)
 
 
+class ThresholdSourcePublic(BaseModel):
+    """The rule pack's threshold a decision comes from."""
+
+    id: str
+    name: str
+    pack: str
+
+
 class DecisionPayload(BaseModel):
     """What is to be decided; which fields are set depends on the decision's kind."""
 
@@ -698,6 +718,11 @@ class DecisionPayload(BaseModel):
         default_factory=list, description="battle_honour for a victor bonus: units allowed"
     )
     bonus: VictorBonus | None = Field(default=None, description="victor_bonus: the bonus")
+    threshold: ThresholdSourcePublic | None = Field(
+        default=None,
+        description="victor_bonus owed by a rule pack's threshold reached (issue 38), not by "
+        "a victory: its free requisitions are the threshold's reward",
+    )
 
 
 class WeaponPublic(BaseModel):

@@ -18,6 +18,7 @@ from app.rules.data import (
     BonusCounter,
     BonusTarget,
     Counter,
+    CounterThreshold,
     ExtraMarkedForGreatness,
     ExtraRequisitionPoints,
     HonourCategory,
@@ -116,7 +117,11 @@ class BattleHonourDecision:
 
 @dataclass(frozen=True)
 class VictorBonusDecision:
+    """Free requisitions owed: a mission's victor bonus, or a rule pack's threshold reached
+    (``threshold``: then no battle was won, and the decision says so)."""
+
     bonus: VictorBonus
+    threshold: CounterThreshold | None = None
 
 
 Decision = OutOfActionDecision | BattleScarDecision | BattleHonourDecision | VictorBonusDecision
@@ -134,6 +139,8 @@ class Aftermath:
     promotions: tuple[Promotion, ...] = ()
     pending: tuple[Decision, ...] = ()
     dice: tuple[DieRoll, ...] = ()
+    # a rule pack's thresholds reached: (card id or None for the force, threshold)
+    thresholds: tuple[tuple[str | None, CounterThreshold], ...] = ()
 
     def merge(self, other: Aftermath) -> Aftermath:
         return Aftermath(
@@ -145,6 +152,7 @@ class Aftermath:
             promotions=self.promotions + other.promotions,
             pending=self.pending + other.pending,
             dice=self.dice + other.dice,
+            thresholds=self.thresholds + other.thresholds,
         )
 
 
@@ -195,13 +203,29 @@ def _pack_triggers(
         kills={c: report.report_for(c).units_destroyed for c in report.roster},
     )
     reached = triggers.reached_thresholds(before, moved, book, report.roster)
-    force, promotions, _fired, owed = reached
+    force, promotions, fired, owed = reached
+    return Aftermath(
+        force=force,
+        promotions=tuple(promotions),
+        pending=threshold_decisions(force, promotions, owed, book),
+        thresholds=tuple(fired),
+    )
+
+
+def threshold_decisions(
+    force: OrderOfBattle,
+    promotions: Sequence[Promotion],
+    owed: Sequence[tuple[CounterThreshold, VictorBonus]],
+    book: Rulebook,
+) -> tuple[Decision, ...]:
+    """What thresholds reached owe: a Battle Honour for each rank their XP gave, and each
+    free-requisition reward (a decision that names its threshold)."""
     pending: list[Decision] = []
     for card_id in dict.fromkeys(p.card_id for p in promotions):
         mine = [p for p in promotions if p.card_id == card_id]
         pending += honours_owed(force.card(card_id), mine, book)
-    pending += [VictorBonusDecision(bonus) for bonus in owed]
-    return Aftermath(force=force, promotions=tuple(promotions), pending=tuple(pending))
+    pending += [VictorBonusDecision(bonus, threshold) for threshold, bonus in owed]
+    return tuple(pending)
 
 
 def _count_marks(

@@ -135,18 +135,22 @@ def _set(force: OrderOfBattle, holder: Holder, rule: Counter, value: int) -> Ord
     return force.with_card(replace(card, counters={**card.counters, rule.id: value}))
 
 
+Owed = tuple[CounterThreshold, VictorBonus]  # a free-requisition decision and its threshold
+
+
 def reached_thresholds(
     before: OrderOfBattle, force: OrderOfBattle, book: Rulebook, roster: Sequence[str]
-) -> tuple[OrderOfBattle, list[Promotion], list[Fired], list[VictorBonus]]:
+) -> tuple[OrderOfBattle, list[Promotion], list[Fired], list[Owed]]:
     """Each threshold whose counter rose to its ``at`` since ``before`` (the force before the
-    battle): its effects, then its ``reset_to``. Returns the force, the promotions its XP
-    gave, what fired (holder, threshold) and the free requisitions owed as decisions."""
+    battle, the purchase or the answer): its effects, then its ``reset_to``. Returns the
+    force, the promotions its XP gave, what fired (holder, threshold) and the free
+    requisitions owed as decisions (each with the threshold that owes it)."""
     if not book.thresholds:
         return force, [], [], []
     counters = {c.id: c for c in book.counters}
     fired: list[tuple[Holder, CounterThreshold]] = []
     promotions: list[Promotion] = []
-    owed: list[VictorBonus] = []
+    owed: list[Owed] = []
     for _ in range(MAX_PASSES):
         progressed = False
         for threshold in book.thresholds:
@@ -168,6 +172,13 @@ def reached_thresholds(
     return force, promotions, fired, owed
 
 
+def changed_holders(before: OrderOfBattle, after: OrderOfBattle) -> list[str]:
+    """The cards whose counters a command (a purchase, a decision's answer) changed: the
+    only units whose card counters may have risen to a threshold."""
+    was = {c.id: c.counters for c in before.cards}
+    return [c.id for c in after.cards if c.id in was and c.counters != was[c.id]]
+
+
 def _effects(
     force: OrderOfBattle,
     holder: Holder,
@@ -175,7 +186,7 @@ def _effects(
     counters: dict[str, Counter],
     book: Rulebook,
     promotions: list[Promotion],
-    owed: list[VictorBonus],
+    owed: list[Owed],
 ) -> OrderOfBattle:
     for effect in threshold.effects:
         match effect:
@@ -195,5 +206,5 @@ def _effects(
                 force = force.with_card(card)
                 promotions += gained
             case FreeRequisitions():
-                owed.append(VictorBonus(effect=effect, summary=threshold.summary))
+                owed.append((threshold, VictorBonus(effect=effect, summary=threshold.summary)))
     return force

@@ -32,7 +32,7 @@ from app.rules.data import Rulebook, VictorRole
 from app.rules.dice import Dice, EnteredDice, KeyedDice, SeededDice
 from app.rules.errors import RuleError
 from app.rules.out_of_action import Consequence
-from app.services import decisions, gains, history, rulebooks, territories, totals
+from app.services import decisions, gains, history, rulebooks, territories, thresholds, totals
 from app.services.convert import force_value, write_force
 from app.services.fields import request_fields
 from app.services.forces import ForceView, get_campaign, get_force, lock_forces
@@ -437,11 +437,19 @@ def _resolve(
         enemy_losses=tuple(loss.keywords for loss in losses),
     )
     dice = side_dice(result, (battle.seed or 0) + index)
-    after = resolve_side(
-        view.value, report, rulebooks.campaign_book(session, battle.campaign_id), dice
-    )
+    book = rulebooks.campaign_book(session, battle.campaign_id)
+    after = resolve_side(view.value, report, book, dice)
     check_dice_used(dice)
     write_force(view.force, view.cards, after.force, before=view.value)
+    thresholds.record_reached(
+        session,
+        campaign_id=battle.campaign_id,
+        force_id=side.force_id,
+        battle_id=battle.id,
+        fired=after.thresholds,
+        force=after.force,
+        book=book,
+    )
     gains.record_gains(session, view, after=after.force, battle_id=battle.id)
     decisions.store(session, force_id=side.force_id, battle_id=battle.id, pending=after.pending)
     side.report = {

@@ -28,7 +28,7 @@ from app.rules.experience import ExperienceGain
 from app.rules.honours import HonourRequest, WeaponChoice
 from app.rules.out_of_action import Consequence
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
-from app.services import gains, history, rulebooks
+from app.services import gains, history, rulebooks, thresholds
 from app.services.convert import write_force
 from app.services.fields import request_fields
 from app.services.forces import load_force
@@ -45,14 +45,17 @@ def store(
         return
     rows = [_row(force_id, battle_id, d).model_dump(exclude={"id"}) for d in pending]
     stored = session.execute(
-        insert(Decision).returning(col(Decision.id), col(Decision.kind), col(Decision.card_id)),
+        insert(Decision).returning(
+            col(Decision.id), col(Decision.kind), col(Decision.card_id), col(Decision.payload)
+        ),
         rows,
     ).all()
     force = session.get(Force, force_id)
     assert force is not None  # the caller holds the force locked
     force.version += 1
     session.add(force)
-    for decision_id, kind, card_id in stored:
+    for decision_id, kind, card_id, payload in stored:
+        source = payload.get("threshold") if isinstance(payload, dict) else None
         history.record(
             session,
             campaign_id=force.campaign_id,
@@ -62,6 +65,7 @@ def store(
             decision_id=decision_id,
             decision=kind,
             card_id=card_id,
+            **({"threshold_name": source["name"]} if source else {}),
         )
 
 
@@ -85,6 +89,9 @@ def _row(force_id: int, battle_id: int | None, decision: Any) -> Decision:
     else:
         assert isinstance(decision, VictorBonusDecision)
         payload = {"bonus": decision.bonus.model_dump(mode="json")}
+        if decision.threshold is not None:  # owed by a pack's threshold, not a victory
+            t = decision.threshold
+            payload["threshold"] = {"id": t.id, "name": t.name, "pack": t.pack}
         kind, card = "victor_bonus", None
     return Decision(
         force_id=force_id,
@@ -174,6 +181,16 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
     with request_fields(_ANSWER_FIELDS.get(row.kind, {})):
         book = rulebooks.campaign_book(session, view.force.campaign_id)
         force, follow_ups = _apply(row, view.value, answer, recorded, book)
+    force, _promoted, owed = thresholds.after_command(
+        session,
+        campaign_id=view.force.campaign_id,
+        force_id=row.force_id,
+        before=view.value,
+        after=force,
+        book=book,
+        battle_id=row.battle_id,
+    )
+    follow_ups = tuple(follow_ups) + owed
     write_force(view.force, view.cards, force)
     # issue 12: what was rolled and what came of it, for the page to say after "roll for it"
     outcome = {"rolled": recorded.rolls, "gained": sorted(_entry_ids(view.cards) - before)}

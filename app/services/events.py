@@ -153,6 +153,11 @@ DETAIL_FIELDS = (
     "counter",
     "before",
     "after",
+    "threshold",
+    "threshold_name",
+    "counter_name",
+    "at",
+    "reset_to",
 )
 
 
@@ -275,6 +280,8 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             return f"{force} took {p.get('territory', 'a territory')} in {battle}."
         case "battle_called_off":
             return f"{battle} was called off."
+        case "decision_pending" if p.get("threshold_name"):
+            return f"{force} has free requisitions to take: {p['threshold_name']} was reached."
         case "decision_pending":
             what = str(p.get("decision", "")).replace("_", " ")
             about = f" for {card}" if p.get("card_id") else ""
@@ -292,6 +299,13 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             who = f"{card} ({force})" if p.get("card_id") else force
             what = _counter(p.get("counter"), book)
             return f"{who}: {what} went from {p.get('before')} to {p.get('after')}."
+        case "threshold_reached":
+            who = f"{card} ({force})" if p.get("card_id") else force
+            counter = p.get("counter_name") or _counter(p.get("counter"), book)
+            reset = p.get("reset_to")
+            again = f"; it starts again at {reset}" if reset is not None else ""
+            name, at = p.get("threshold_name"), p.get("at")
+            return f"{who} reached {name}: {counter} came to {at}{again}."
         case "requisition_purchased":
             name = p.get("requisition_name") or _requisition(p.get("requisition"), book)
             return (

@@ -11,13 +11,13 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from app.db.models import Battle, BattleSide, Card, RequisitionPurchase
-from app.rules.aftermath import honours_owed
+from app.rules.aftermath import VictorBonusDecision, honours_owed
 from app.rules.cards import CrusadeCard
 from app.rules.data import Rulebook
 from app.rules.order_of_battle import OrderOfBattle
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
 from app.rules.requisitions import RequisitionPurchase as Bought
-from app.services import decisions, history, rulebooks
+from app.services import decisions, history, rulebooks, thresholds
 from app.services.convert import write_force
 from app.services.forces import load_force
 
@@ -68,6 +68,15 @@ def purchase(
     window = purchase_window(session, force_id, card_added)
     book = rulebooks.campaign_book(session, view.force.campaign_id)
     changed, bought = purchase_requisition(view.value, order, window, book)
+    changed, promoted, owed = thresholds.after_command(
+        session,
+        campaign_id=view.force.campaign_id,
+        force_id=force_id,
+        before=view.value,
+        after=changed,
+        book=book,
+    )
+    bought = replace(bought, promotions=bought.promotions + tuple(promoted))
     known = {str(c.id) for c in view.cards}
     joined = [c for c in changed.cards if c.id not in known]  # a pack's add_unit effect
     write_force(
@@ -97,6 +106,13 @@ def purchase(
         **_from_pack(book, bought.requisition, changed.counters, view.value.counters),
     )
     _owe_honours(session, view.force.campaign_id, force_id, changed, bought, book)
+    # a threshold's free requisitions (its Battle Honours are owed with the purchase's)
+    decisions.store(
+        session,
+        force_id=force_id,
+        battle_id=None,
+        pending=tuple(d for d in owed if isinstance(d, VictorBonusDecision)),
+    )
     return row
 
 

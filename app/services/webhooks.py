@@ -47,6 +47,7 @@ KINDS = (
     "honour_gained",
     "scar_gained",
     "counter_changed",
+    "threshold_reached",
     "requisition_purchased",
     "member_joined",
     "member_removed",

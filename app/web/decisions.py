@@ -44,6 +44,8 @@ Member = Annotated[Principal, page(Access.CAMPAIGN_READ)]
 
 
 def decision_title(row: Decision) -> str:
+    if row.kind == "victor_bonus" and row.payload.get("threshold"):
+        return "Free requisitions"  # a rule pack's threshold reached, not a victory
     return {
         "out_of_action": "Failed Out of Action test",
         "battle_scar": "Battle Scar",
