@@ -18,6 +18,8 @@ from app.rules.data import (
     Mission,
     PackHonour,
     PackScar,
+    PackTable,
+    PackTableResult,
     PackWeaponEnhancement,
     Requisition,
     Trigger,
@@ -688,6 +690,12 @@ class DecisionAnswer(Input):
     card_id: Id | None = None
     requisitions: list[RequisitionIn] = Field(default_factory=list, max_length=3)
     dice: list[Die] | None = Field(default=None, max_length=50)
+    table: Annotated[str, StringConstraints(max_length=60)] | None = Field(
+        default=None,
+        description="battle_honour, battle_scar: roll on this rule pack table (a pack_entries "
+        "offer of category 'table'); with entries/scar, pick that result where the table "
+        "lets players choose",
+    )
 
 
 class ThresholdSourcePublic(BaseModel):
@@ -773,6 +781,18 @@ class PackOfferPublic(BaseModel):
     name: str
     summary: str
     pack: str = Field(description="The rule pack's id")
+    table_of: str | None = Field(
+        default=None, description="category 'table': the category of its entries (issue 38)"
+    )
+    dice: Literal["D6", "2D6", "D33"] | None = Field(
+        default=None, description="category 'table': the dice it is rolled with"
+    )
+    chosen: bool | None = Field(
+        default=None, description="category 'table': a result may be picked instead of rolled"
+    )
+    results: list[PackTableResult] = Field(
+        default_factory=list, description="category 'table': each result and its entry"
+    )
 
 
 class DecisionPublic(BaseModel):
@@ -1032,6 +1052,10 @@ class CampaignRulebookPublic(BaseModel):
     )
     thresholds: list[CounterThreshold] = Field(
         default_factory=list, description="What a pack counter reaching a value gives"
+    )
+    pack_tables: list[PackTable] = Field(
+        default_factory=list,
+        description="The packs' own rolled tables (issue 38), apart from the core's",
     )
 
 

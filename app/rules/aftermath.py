@@ -449,9 +449,14 @@ def answer_out_of_action(
 
 
 def answer_battle_scar(
-    force: OrderOfBattle, card_id: str, book: Rulebook, dice: Dice, choice: str | None = None
+    force: OrderOfBattle,
+    card_id: str,
+    book: Rulebook,
+    dice: Dice,
+    choice: str | None = None,
+    table: str | None = None,
 ) -> OrderOfBattle:
-    card, scar = gain_battle_scar(force.card(card_id), book, dice, choice)
+    card, scar = gain_battle_scar(force.card(card_id), book, dice, choice, table)
     moved = book.scars.pack_scar(scar.entry_id)
     return _move_counters(force.with_card(card), card.id, moved.counters if moved else {}, book)
 

@@ -258,6 +258,53 @@ class BattleScarTables(Frozen):
         return self
 
 
+# --- a rule pack's own rolled tables (issue 38) ------------------------------------------
+
+PackTableCategory = Literal[
+    "battle_trait", "psychic_fortitude", "weapon_enhancement", "battle_scar"
+]
+PackTableDice = Literal["D6", "2D6", "D33"]
+
+
+def table_rolls(dice: PackTableDice) -> list[int]:
+    """Every result the dice can give: 1-6, 2-12, or 11-13, 21-23, 31-33 (D33: a D3 for
+    the tens and a D3 for the units)."""
+    if dice == "D6":
+        return list(range(1, 7))
+    if dice == "2D6":
+        return list(range(2, 13))
+    return [10 * a + b for a in (1, 2, 3) for b in (1, 2, 3)]
+
+
+class PackTableResult(Frozen):
+    low: int
+    high: int
+    entry: str = Field(description="The pack's entry of the table's category, by id")
+
+
+class PackTable(Frozen):
+    """A rule pack's own table (a codex's D6, 2D6 or D33 table of Battle Traits, Weapon
+    Enhancements, Psychic Fortitudes or Battle Scars), kept apart from the core's: rolled
+    with entered or seeded dice, re-rolling a result the unit holds or may not take; with
+    ``chosen`` the player may pick a result instead. Its entries are the pack's own."""
+
+    id: str
+    name: str
+    category: PackTableCategory
+    dice: PackTableDice
+    chosen: bool = False
+    eligible: str | None = None
+    results: tuple[PackTableResult, ...]
+    summary: str = ""
+    pack: str = ""
+
+    def entry_for(self, roll: int) -> str:
+        return next(r.entry for r in self.results if r.low <= roll <= r.high)
+
+    def entries(self) -> list[str]:
+        return list(dict.fromkeys(r.entry for r in self.results))
+
+
 # --- requisitions ----------------------------------------------------------------------
 
 
@@ -748,6 +795,19 @@ class Rulebook(Frozen):
     thresholds: tuple[CounterThreshold, ...] = Field(
         default=(), description="Rule packs' rewards for a counter reaching a value"
     )
+    pack_tables: tuple[PackTable, ...] = Field(
+        default=(), description="Rule packs' own rolled tables (issue 38)"
+    )
+
+    def pack_table(self, table_id: str) -> PackTable | None:
+        return next((t for t in self.pack_tables if named(t.id, t.name, table_id)), None)
+
+    def rolled_only(self, category: str, entry_id: str) -> bool:
+        """A pack entry found only on its pack's rolled tables (``chosen: false``): gained by
+        rolling there, never picked (an entry on no table is chosen, as before)."""
+        tables = [t for t in self.pack_tables if t.category == category]
+        on = [t for t in tables if entry_id in t.entries()]
+        return bool(on) and not any(t.chosen for t in on)
 
     @model_validator(mode="after")
     def _consistent(self) -> Rulebook:

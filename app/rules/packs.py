@@ -46,6 +46,8 @@ from app.rules.data import (
     MusterBy,
     PackHonour,
     PackScar,
+    PackTable,
+    PackTableResult,
     PackWeaponEnhancement,
     PerMark,
     RelicCategory,
@@ -57,6 +59,7 @@ from app.rules.data import (
     Trigger,
     TriggerWhen,
     VictorBonus,
+    table_rolls,
 )
 
 FORMAT = "crusade-rule-pack/1"
@@ -64,6 +67,8 @@ MAX_BYTES = 192 * 1024  # under the API's 256 KB body limit, so this refusal is 
 MAX_DEPTH = 12
 MAX_ITEMS = 200  # of each kind of content
 MAX_TRIGGERS = 20  # triggers, and thresholds, per pack: each runs once per battle and unit
+MAX_TABLES = 20  # a pack's own rolled tables
+MAX_TABLE_ROWS = 11  # rows of one table (2D6 has 11 results, D33 9, D6 6)
 
 Id = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,59}$", description="a-z, 0-9 and _")]
 Name = Annotated[str, Field(min_length=1, max_length=80)]
@@ -328,6 +333,42 @@ class PackCounterThreshold(PackModel):
     summary: Summary
 
 
+TableRoll = (
+    Annotated[int, Field(ge=1, le=33)]
+    | Annotated[str, Field(pattern=r"^[1-9][0-9]?-[1-9][0-9]?$", description="low-high: 1-2")]
+)
+
+
+class PackTableRow(PackModel):
+    """One result of a pack's table: a roll (``3``) or a span (``"1-2"``) and its entry."""
+
+    roll: TableRoll = Field(description='A result (3) or a span of results ("1-2")')
+    entry: Id = Field(description="The pack's entry of the table's category, by id")
+
+    def span(self) -> tuple[int, int]:
+        if isinstance(self.roll, int):
+            return self.roll, self.roll
+        low, high = self.roll.split("-")
+        return int(low), int(high)
+
+
+class PackTableIn(PackModel):
+    """A codex's own D6, 2D6 or D33 table for the pack's Battle Traits, Psychic Fortitudes,
+    Weapon Enhancements or Battle Scars (issue 38): rolled apart from the core's tables,
+    re-rolling what the unit holds; ``chosen: true`` lets players pick a result instead."""
+
+    id: Id
+    name: Name
+    category: Literal["battle_trait", "psychic_fortitude", "weapon_enhancement", "battle_scar"]
+    dice: Literal["D6", "2D6", "D33"]
+    chosen: bool = Field(default=False, description="Players may pick a result instead of rolling")
+    eligible: Expression | None = None
+    results: list[PackTableRow] = Field(min_length=1, max_length=MAX_TABLE_ROWS)
+    summary: str = Field(default="", max_length=1000)
+
+    _eligible = field_validator("eligible")(_expression)
+
+
 class CoreWithdrawals(PackModel):
     """Core entries the group does not play with, by id: never chosen or bought again in the
     campaign; what cards and battles already hold stays (ruling 62)."""
@@ -372,6 +413,12 @@ class RulePack(PackModel):
     )
     triggers: list[PackTrigger] = Field(default_factory=list, max_length=MAX_TRIGGERS)
     thresholds: list[PackCounterThreshold] = Field(default_factory=list, max_length=MAX_TRIGGERS)
+    tables: list[PackTableIn] = Field(
+        default_factory=list,
+        max_length=MAX_TABLES,
+        description="The pack's own rolled tables for its Battle Traits, Psychic "
+        "Fortitudes, Weapon Enhancements and Battle Scars (issue 38)",
+    )
 
 
 # --- loading ---------------------------------------------------------------------------
@@ -473,6 +520,7 @@ PackItem = (
     | PackMission
     | PackTrigger
     | PackCounterThreshold
+    | PackTableIn
 )
 
 
@@ -489,6 +537,7 @@ def _content(pack: RulePack) -> list[tuple[str, str, tuple[tuple[str, str], ...]
         ("weapon_enhancement", "weapon_enhancements", pack.weapon_enhancements),
         ("trigger", "triggers", pack.triggers),
         ("threshold", "thresholds", pack.thresholds),
+        ("table", "tables", pack.tables),
     )
     return [
         (kind, f"{field}[{n}]", ((kind, folded(item.id)), (kind, folded(item.name))))
@@ -561,6 +610,8 @@ def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
         ]
     problems += _mission_problems(pack, book)
     problems += _trigger_problems(pack, book)
+    problems += _table_problems(pack)
+    expressions += [(f"tables[{n}].eligible", t.eligible) for n, t in enumerate(pack.tables)]
     for n, agenda in enumerate(pack.agendas):
         problems += [
             Problem(f"agendas[{n}].counters.{name}", None, f"no counter '{name}' in this pack")
@@ -634,6 +685,58 @@ def _trigger_problems(pack: RulePack, book: Rulebook) -> list[Problem]:
                     if r not in requisitions
                 ]
     return problems
+
+
+def _table_problems(pack: RulePack) -> list[Problem]:
+    """A pack's table covers each result of its dice once, with its own entries of the
+    table's category."""
+    entries: dict[str, Sequence[PackHonourEntry]] = {
+        "battle_trait": pack.battle_traits,
+        "psychic_fortitude": pack.psychic_fortitudes,
+        "weapon_enhancement": pack.weapon_enhancements,
+        "battle_scar": pack.battle_scars,
+    }
+    problems: list[Problem] = []
+    for n, table in enumerate(pack.tables):
+        ids = {e.id for e in entries[table.category]}
+        possible = table_rolls(table.dice)
+        covered: list[int] = []
+        for m, row in enumerate(table.results):
+            where = f"tables[{n}].results[{m}]"
+            low, high = row.span()
+            rolls = [r for r in possible if low <= r <= high]
+            if low > high or not rolls or low not in possible or high not in possible:
+                problems.append(
+                    Problem(f"{where}.roll", None, f"{table.dice} gives {_spans(possible)}")
+                )
+            covered += rolls
+            if row.entry not in ids:
+                problems.append(
+                    Problem(
+                        f"{where}.entry",
+                        None,
+                        f"no {table.category.replace('_', ' ')} '{row.entry}' in this pack",
+                    )
+                )
+        missing = sorted(set(possible) - set(covered))
+        twice = sorted({r for r in covered if covered.count(r) > 1})
+        if missing or twice:
+            said = "; ".join(
+                [f"{', '.join(map(str, missing))} not covered"] * bool(missing)
+                + [f"{', '.join(map(str, twice))} given twice"] * bool(twice)
+            )
+            problems.append(
+                Problem(f"tables[{n}].results", None, f"each {table.dice} result once: {said}")
+            )
+    return problems
+
+
+def _spans(rolls: list[int]) -> str:
+    return (
+        f"{rolls[0]} to {rolls[-1]}"
+        if rolls[-1] - rolls[0] == len(rolls) - 1
+        else (", ".join(map(str, rolls)))
+    )
 
 
 def _mission_problems(pack: RulePack, book: Rulebook) -> list[Problem]:
@@ -781,6 +884,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
     missions = list(book.missions)
     triggers = list(book.triggers)
     thresholds = list(book.thresholds)
+    tables = list(book.pack_tables)
     for pack in packs:
         changed = {
             k: v
@@ -811,6 +915,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
             CounterThreshold.model_validate({**t.model_dump(), "pack": pack.id})
             for t in pack.thresholds
         ]
+        tables += [_table(t, pack) for t in pack.tables]
         agendas = _withdrawn(agendas, pack.core.withdraw.agendas, pack)
         requisitions = [
             _repriced(r, pack)
@@ -838,6 +943,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
                 "missions": tuple(missions),
                 "triggers": tuple(triggers),
                 "thresholds": tuple(thresholds),
+                "pack_tables": tuple(tables),
             }
         ).model_dump()
     )
@@ -951,6 +1057,22 @@ def _scar(entry: PackScarEntry, pack: RulePack) -> PackScar:
         **_honour(entry, pack).model_dump(),
         max_xp_per_battle=entry.max_xp_per_battle,
         forbids_actions=entry.forbids_actions,
+    )
+
+
+def _table(table: PackTableIn, pack: RulePack) -> PackTable:
+    return PackTable(
+        id=table.id,
+        name=table.name,
+        category=table.category,
+        dice=table.dice,
+        chosen=table.chosen,
+        eligible=table.eligible,
+        results=tuple(
+            PackTableResult(low=r.span()[0], high=r.span()[1], entry=r.entry) for r in table.results
+        ),
+        summary=table.summary,
+        pack=pack.id,
     )
 
 

@@ -270,7 +270,9 @@ def _apply(
         return result.force, result.pending
     if row.kind == "battle_scar":
         assert card_id is not None
-        changed = after_rules.answer_battle_scar(force, card_id, book, dice, answer.get("scar"))
+        changed = after_rules.answer_battle_scar(
+            force, card_id, book, dice, answer.get("scar"), answer.get("table") or None
+        )
         return changed, ()
     if row.kind == "battle_honour":
         decision = BattleHonourDecision(
@@ -299,6 +301,7 @@ def honour_request(answer: dict[str, Any]) -> HonourRequest:
         category=HonourCategory(answer["category"]),
         choice=tuple(answer.get("entries") or ()),
         weapon=WeaponChoice(**weapon) if weapon else None,
+        table=answer.get("table") or None,
     )
 
 
@@ -416,11 +419,16 @@ class PackOffer:
     """A rule pack's entry a pending decision may be answered with."""
 
     category: str  # battle_trait, weapon_enhancement, psychic_fortitude, crusade_relic,
-    # battle_scar or requisition (a victor bonus's free requisition)
+    # battle_scar or requisition (a victor bonus's free requisition); or "table" (issue 38)
     id: str
     name: str
     summary: str
     pack: str
+    # a table: the category it is for, its dice, whether a result may be chosen, its rows
+    table_of: str | None = None
+    dice: str | None = None
+    chosen: bool | None = None
+    results: tuple[tuple[int, int, str], ...] = ()
 
 
 def pack_offers(session: Session, rows: Sequence[Decision]) -> dict[int, list[PackOffer]]:
@@ -456,6 +464,7 @@ def _packs_offer(book: Rulebook) -> bool:
         or book.scars.pack_scars
         or any(r.pack for r in honours.crusade_relics)
         or any(r.pack for r in book.requisitions)
+        or book.pack_tables
     )
 
 
@@ -477,7 +486,11 @@ def _offers(book: Rulebook, view: Any, row: Decision) -> list[PackOffer]:
 
     if row.kind == "battle_scar":
         held = card.scar_ids if card else set()
-        return [_offer("battle_scar", e) for e in book.scars.pack_scars if fits(e, held)]
+        return [
+            _offer("battle_scar", e)
+            for e in book.scars.pack_scars
+            if fits(e, held) and not book.rolled_only("battle_scar", e.id)
+        ] + _tables(book, "battle_scar", card, view.value.counters)
     if row.kind == "victor_bonus":
         effect = VictorBonus.model_validate(row.payload["bonus"]).effect
         named = set(effect.requisitions) if isinstance(effect, FreeRequisitions) else set()
@@ -500,9 +513,33 @@ def _offers(book: Rulebook, view: Any, row: Decision) -> list[PackOffer]:
             ]
             continue
         found += [
-            _offer(category.value, e) for e in book.honours.pack_entries(category) if fits(e, held)
+            _offer(category.value, e)
+            for e in book.honours.pack_entries(category)
+            if fits(e, held) and not book.rolled_only(category.value, e.id)
         ]
+        found += _tables(book, category.value, card, view.value.counters)
     return found
+
+
+def _tables(book: Rulebook, category: str, card: Any, counters: Any) -> list[PackOffer]:
+    """A rule pack's own tables of ``category`` the unit may roll on (answer with ``table``;
+    ``entries``/``scar`` too to pick a result of a table players choose from)."""
+    return [
+        PackOffer(
+            category="table",
+            id=t.id,
+            name=t.name,
+            summary=t.summary or f"A {t.dice} table of {t.category.replace('_', ' ')}s",
+            pack=t.pack,
+            table_of=t.category,
+            dice=t.dice,
+            chosen=t.chosen,
+            results=tuple((r.low, r.high, r.entry) for r in t.results),
+        )
+        for t in book.pack_tables
+        if t.category == category
+        and (card is None or not t.eligible or eligibility.meets(t.eligible, card, counters, book))
+    ]
 
 
 def _may_gain(category: HonourCategory, card: Any) -> bool:

@@ -302,6 +302,7 @@ def content_names(pack: packs.RulePack) -> dict[str, list[str]]:
         "counters": [c.name for c in pack.counters],
         "triggers": [t.name for t in pack.triggers],
         "thresholds": [t.name for t in pack.thresholds],
+        "tables": [t.name for t in pack.tables],
     }
 
 

@@ -170,10 +170,12 @@ def _decision_context(
         value = view.value.card(str(card.id))
         table = book.scars.battle_scars[value.unit_type]
         context["scars"] = [e for e in table.entries if e.id not in value.scar_ids]
+        context["pack_tables"] = _tables(book, "battle_scar", value, view.value.counters)
         context["pack_scars"] = [
             e
             for e in book.scars.pack_scars
             if e.id not in value.scar_ids
+            and not book.rolled_only("battle_scar", e.id)
             and (not e.eligible or eligibility.meets(e.eligible, value, {}, book))
         ]
     elif row.kind == "battle_honour":
@@ -234,8 +236,10 @@ def _honour_context(
         e
         for e in book.honours.pack_entries(chosen)
         if e.id not in held
+        and not book.rolled_only(chosen.value, e.id)
         and (not e.eligible or eligibility.meets(e.eligible, value, view.value.counters, book))
     ]
+    context["pack_tables"] = _tables(book, chosen.value, value, view.value.counters)
     if chosen == HonourCategory.BATTLE_TRAIT:
         table = book.honours.battle_traits[value.unit_type]
         context["entries"] = [e for e in table.entries if e.id not in held] + packs
@@ -254,6 +258,7 @@ def _honour_context(
             e
             for e in book.honours.pack_weapon_enhancements
             if (fits is None or e.weapon_type in fits)
+            and not book.rolled_only("weapon_enhancement", e.id)
             and (not e.eligible or eligibility.meets(e.eligible, value, view.value.counters, book))
         ]
         context["entries"] = list(book.honours.weapon_enhancements[kind].entries) + own
@@ -264,6 +269,16 @@ def _honour_context(
         context["picks"] = 1
         context["relics"] = True
     return context
+
+
+def _tables(book: Any, category: str, card: Any, counters: Any) -> list[Any]:
+    """A rule pack's own tables of ``category`` the unit may roll on (issue 38)."""
+    return [
+        t
+        for t in book.pack_tables
+        if t.category == category
+        and (not t.eligible or eligibility.meets(t.eligible, card, counters, book))
+    ]
 
 
 def _may_gain(category: HonourCategory, card: Card | None) -> bool:
@@ -340,12 +355,16 @@ def _answer(row: Decision, form: FormData) -> dict[str, Any]:
     elif row.kind == "battle_scar":
         if scar := field_text(form, "scar", 60):
             answer["scar"] = scar
+        if table := field_text(form, "table", 60):
+            answer["table"] = table
     elif row.kind == "battle_honour":
         category = field_text(form, "category", 40)
         if category not in {c.value for c in HonourCategory}:
             raise RuleError("decision_answer_incomplete", "Choose a category.", field="category")
         answer["category"] = category
         answer["entries"] = field_texts(form, "entries")[:2]
+        if table := field_text(form, "table", 60):
+            answer["table"] = table
         if row.card_id is None:
             answer["card_id"] = field_int(form, "card_id")
             if answer["card_id"] is None:
