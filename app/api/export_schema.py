@@ -102,6 +102,9 @@ class StoredCardState(BaseModel):
     destroyed_melee: int
     marked_for_greatness: int
     removed: bool
+    points: int | None = Field(default=None, description="Issue 38: a transform changes it")
+    keywords: list[str] | None = None
+    datasheet: str | None = None
 
 
 class StoredSideTotals(BaseModel):
@@ -129,6 +132,9 @@ class StoredDecisionPayload(BaseModel):
     bonus: VictorBonus | None = None
     threshold: dict[str, str] | None = Field(
         default=None, description="A rule pack's threshold that owes it: id, name, pack"
+    )
+    quest: dict[str, str] | None = Field(
+        default=None, description="A rule pack's quest that owes it: id, name, pack"
     )
 
 
@@ -175,6 +181,13 @@ class StoredEventPayload(BaseModel):
     counter_name: str | None = None
     at: int | None = None
     reset_to: int | None = None
+    quest: str | None = Field(default=None, description="quest_* (issue 38)")
+    quest_name: str | None = None
+    step: int | None = None
+    steps: int | None = None
+    step_name: str | None = None
+    tally: int | None = None
+    count: int | None = None
 
 
 JSON_COLUMNS: dict[str, Any] = {

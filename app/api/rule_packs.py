@@ -67,6 +67,7 @@ def campaign_rules(campaign_id: int, session: SessionDep) -> CampaignRulebookPub
         triggers=list(book.triggers),
         thresholds=list(book.thresholds),
         pack_tables=list(book.pack_tables),
+        quests=list(book.quests),
     )
 
 

@@ -21,6 +21,7 @@ from app.rules.data import (
     PackTable,
     PackTableResult,
     PackWeaponEnhancement,
+    Quest,
     Requisition,
     Trigger,
     VictorBonus,
@@ -66,6 +67,18 @@ class ForceUpdate(Input):
     notes: Text | None = None
 
 
+class QuestProgressPublic(BaseModel):
+    """A rule pack's quest its holder has begun (issue 38)."""
+
+    quest: str
+    name: str
+    state: Literal["under_way", "completed", "failed"]
+    step: int = Field(description="under_way: the step it is on (1 for the first)")
+    steps: int = Field(description="How many steps the quest has (0: its pack is detached)")
+    tally: int = Field(description="under_way: the tally on its step")
+    count: int = Field(default=0, description="under_way: the tally the step needs")
+
+
 class ForceSummary(BaseModel):
     id: int
     campaign_id: int
@@ -81,6 +94,9 @@ class ForceSummary(BaseModel):
     notes: str
     counters: dict[str, int] = Field(
         default_factory=dict, description="Rule packs' force counters, by counter id"
+    )
+    quests: list[QuestProgressPublic] = Field(
+        default_factory=list, description="Rule packs' force quests begun (issue 38)"
     )
     muster_by: Literal["power_level", "points"] = Field(
         default="power_level",
@@ -235,6 +251,9 @@ class CardPublic(BaseModel):
     counters: dict[str, int] = Field(
         default_factory=dict, description="Rule packs' card counters, by counter id"
     )
+    quests: list[QuestProgressPublic] = Field(
+        default_factory=list, description="Rule packs' quests the unit has begun (issue 38)"
+    )
 
 
 class OrderOfBattlePublic(ForceSummary):
@@ -294,6 +313,17 @@ class EventDetails(BaseModel):
     reset_to: int | None = Field(
         default=None, description="threshold_reached: the counter's value afterwards, if reset"
     )
+    quest: str | None = Field(default=None, description="quest_*: the rule pack's quest")
+    quest_name: str | None = Field(default=None, description="quest_*: its name")
+    step: int | None = Field(
+        default=None,
+        description="quest_*: the step it is on now (1 for the first; steps + 1: done; -1: "
+        "failed; 0: not begun, after a revert)",
+    )
+    steps: int | None = Field(default=None, description="quest_*: how many steps it has")
+    step_name: str | None = Field(default=None, description="quest_*: the step it is on")
+    tally: int | None = Field(default=None, description="quest_*: the tally on that step")
+    count: int | None = Field(default=None, description="quest_*: the tally the step needs")
 
 
 class EventPublic(BaseModel):
@@ -731,6 +761,11 @@ class DecisionPayload(BaseModel):
         description="victor_bonus owed by a rule pack's threshold reached (issue 38), not by "
         "a victory: its free requisitions are the threshold's reward",
     )
+    quest: ThresholdSourcePublic | None = Field(
+        default=None,
+        description="victor_bonus owed by a rule pack's quest (issue 38): its reward, or its "
+        "penalty",
+    )
 
 
 class WeaponPublic(BaseModel):
@@ -1056,6 +1091,9 @@ class CampaignRulebookPublic(BaseModel):
     pack_tables: list[PackTable] = Field(
         default_factory=list,
         description="The packs' own rolled tables (issue 38), apart from the core's",
+    )
+    quests: list[Quest] = Field(
+        default_factory=list, description="The packs' quests: sagas, trials, stages (issue 38)"
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from app.rules import triggers
+from app.rules import quests, triggers
 from app.rules.agendas import AgendaResult, ScoringUnit, agenda_experience, check_scoring
 from app.rules.cards import CombatTallies, CrusadeCard, never_gains_xp
 from app.rules.data import (
@@ -22,6 +22,7 @@ from app.rules.data import (
     ExtraMarkedForGreatness,
     ExtraRequisitionPoints,
     HonourCategory,
+    Quest,
     Rulebook,
     VictorBonus,
 )
@@ -121,7 +122,7 @@ class VictorBonusDecision:
     (``threshold``: then no battle was won, and the decision says so)."""
 
     bonus: VictorBonus
-    threshold: CounterThreshold | None = None
+    threshold: CounterThreshold | Quest | None = None  # or a quest's reward or penalty
 
 
 Decision = OutOfActionDecision | BattleScarDecision | BattleHonourDecision | VictorBonusDecision
@@ -190,20 +191,23 @@ def _pack_triggers(
 ) -> Aftermath:
     """A rule pack's triggers move their counters by what the battle did; then each
     threshold a counter rose to applies its effects (issue 38)."""
-    if not book.triggers and not book.thresholds:
+    if not book.triggers and not book.thresholds and not book.quests:
         return Aftermath(force=result.force)
-    moved = triggers.moved_by_triggers(
-        result.force,
-        book,
-        roster=report.roster,
+    roster = report.roster
+    facts = triggers.battle_facts(
         won=report.won,
-        destroyed=[u.card_id for u in report.units if u.destroyed and u.card_id in report.roster],
+        destroyed=[u.card_id for u in report.units if u.destroyed and u.card_id in roster],
         failed_tests=[t.card_id for t in result.tests if not t.passed],
         enemy_losses=report.enemy_losses,
-        kills={c: report.report_for(c).units_destroyed for c in report.roster},
+        kills={c: report.report_for(c).units_destroyed for c in roster},
     )
+    moved = triggers.moved_by_triggers(result.force, book, roster=roster, facts=facts)
+    # quests tally the same battle; their rewards may take a counter to a threshold
+    moved, quest_promotions, quest_owed = quests.advance(moved, book, roster, facts)
     reached = triggers.reached_thresholds(before, moved, book, report.roster)
     force, promotions, fired, owed = reached
+    promotions = quest_promotions + promotions
+    owed = quest_owed + owed
     return Aftermath(
         force=force,
         promotions=tuple(promotions),
@@ -215,7 +219,7 @@ def _pack_triggers(
 def threshold_decisions(
     force: OrderOfBattle,
     promotions: Sequence[Promotion],
-    owed: Sequence[tuple[CounterThreshold, VictorBonus]],
+    owed: Sequence[tuple[CounterThreshold | Quest, VictorBonus]],
     book: Rulebook,
 ) -> tuple[Decision, ...]:
     """What thresholds reached owe: a Battle Honour for each rank their XP gave, and each

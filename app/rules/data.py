@@ -150,6 +150,14 @@ class CrusadeRelic(Frozen):
     forbids_psychic_actions: bool = Field(
         default=False, description="The bearer's unit cannot perform psychic actions"
     )
+    eligible: str | None = Field(
+        default=None, description="A rule pack's relic: who may bear it (an expression)"
+    )
+    bearer: Literal["character", "any_unit"] = Field(
+        default="character",
+        description="any_unit: a rule pack's relic a unit that is no CHARACTER may bear (a "
+        "Warlord Knight's, issue 38)",
+    )
     summary: str = Field(min_length=1)
     pack: str | None = Field(default=None, description="The rule pack it comes from")
     withdrawn_by: str | None = Field(
@@ -324,6 +332,27 @@ class Counter(Frozen):
     min: int = Field(default=0, ge=-1_000, le=1_000)
     max: int = Field(default=10, ge=-1_000, le=1_000)
     summary: str = Field(default="", max_length=1000)
+    choices: tuple[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,59}$")], ...] = Field(
+        default=(),
+        max_length=20,
+        description="A named choice (issue 38): the counter holds one of these (which saga, "
+        "which patron); 0 is none yet, 1 the first, ... Its min is 0 and its max the number "
+        "of choices; set by set_choice, read as counter.<id> == <choice>",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _choice_bounds(cls, data: Any) -> Any:
+        """A named choice runs from 0 (none) to its number of choices."""
+        if isinstance(data, dict) and isinstance(data.get("choices"), list | tuple):
+            # strict, like every pack field: a list read from the file stays a list of texts
+            bounds = {"min": 0, "max": len(data["choices"])} if data["choices"] else {}
+            data = {**bounds, **data, "choices": tuple(data["choices"])}
+        return data
+
+    def choice(self, value: int) -> str | None:
+        """The choice a value stands for (None: none yet, or not a named choice)."""
+        return self.choices[value - 1] if 1 <= value <= len(self.choices) else None
 
 
 # --- effects: a fixed vocabulary -----------------------------------------------------------
@@ -398,6 +427,56 @@ class ChangeCounter(Frozen):
     amount: int = Field(ge=-1_000, le=1_000)
 
 
+class Transform(Frozen):
+    """The unit becomes another datasheet (issue 38: Blood Claws into Grey Hunters, a brood
+    evolving): its name, Power Rating, points, keywords and wargear change; its XP, rank,
+    honours, scars, counters, tallies and history stay. Within the Supply Limit."""
+
+    kind: Literal["transform"]
+    name: str = Field(min_length=1, max_length=80, description="Its new name and datasheet")
+    power_rating: int = Field(ge=1, le=100)
+    points: int | None = Field(
+        default=None, ge=1, le=10_000, description="Needed where forces muster by points"
+    )
+    keywords: tuple[Annotated[str, Field(min_length=1, max_length=60)], ...] = Field(
+        default=(),
+        max_length=30,
+        description="The new datasheet's keywords (the force's faction keyword is kept)",
+    )
+    wargear: str | None = Field(
+        default=None, max_length=2000, description="Its new wargear (left out: kept)"
+    )
+
+
+class RemoveUnit(Frozen):
+    """The unit leaves the Order of Battle for good (reabsorbed, lost to the warp), its
+    supply freed; a force counter of the pack may take a refund for it (issue 38)."""
+
+    kind: Literal["remove_unit"]
+    refund_counter: CounterId | None = Field(
+        default=None, description="A force counter of the pack the refund goes to"
+    )
+    refund: int = Field(default=0, ge=0, le=1_000, description="A fixed refund")
+    refund_per_power: int = Field(
+        default=0, ge=0, le=100, description="And this much per Power Rating of the unit"
+    )
+
+
+class SetChoice(Frozen):
+    """A named-choice counter takes one of its choices (issue 38)."""
+
+    kind: Literal["set_choice"]
+    counter: CounterId
+    value: str = Field(pattern=r"^[a-z][a-z0-9_]{0,59}$", description="One of its choices")
+
+
+class StartQuest(Frozen):
+    """The force (a force quest) or the unit (a card quest) sets out on a quest (issue 38)."""
+
+    kind: Literal["start_quest"]
+    quest: str = Field(pattern=r"^[a-z][a-z0-9_]{0,59}$")
+
+
 Effect = Annotated[
     ChangeSupplyLimit
     | ChangeRequisitionPoints
@@ -406,10 +485,21 @@ Effect = Annotated[
     | RemoveBattleScar
     | AddUpgrade
     | AddUnit
-    | ChangeCounter,
+    | ChangeCounter
+    | SetChoice
+    | StartQuest
+    | Transform
+    | RemoveUnit,
     Field(discriminator="kind"),
 ]
-UNIT_EFFECTS = ("add_xp", "remove_xp", "remove_battle_scar", "add_upgrade")
+UNIT_EFFECTS = (
+    "add_xp",
+    "remove_xp",
+    "remove_battle_scar",
+    "add_upgrade",
+    "transform",
+    "remove_unit",
+)
 
 
 class RequisitionTiming(StrEnum):
@@ -712,6 +802,42 @@ ThresholdEffect = Annotated[
 ]
 
 
+class QuestStep(Frozen):
+    """One step of a quest: ``count`` times what ``when`` names, over any number of battles
+    (a force quest counts the side, a card quest the unit, as a trigger does)."""
+
+    name: str = Field(min_length=1, max_length=80)
+    when: TriggerWhen
+    count: int = Field(default=1, ge=1, le=50)
+    keywords_any: tuple[str, ...] = Field(default=(), max_length=20)
+    summary: str = Field(default="", max_length=1000)
+
+
+class Quest(Frozen):
+    """A saga, a trial, an invasion's stages (issue 38): steps tallied every battle outside
+    the Agenda limit, one after the other; a reward when the last is done and, where the
+    codex has one, a penalty when ``fails_when`` happens to its holder first."""
+
+    id: str
+    name: str
+    scope: Literal["force", "card"] = "card"
+    eligible: str | None = None
+    automatic: bool = Field(
+        default=False,
+        description="Under way from the start (a force quest) or for each unit that may take "
+        "it when it first fights (a card quest); otherwise a start_quest effect starts it",
+    )
+    exclusive: bool = Field(
+        default=True, description="Its holder is on no other exclusive quest at the same time"
+    )
+    steps: tuple[QuestStep, ...] = Field(min_length=1, max_length=10)
+    reward: tuple[ThresholdEffect, ...] = Field(default=(), max_length=5)
+    fails_when: TriggerWhen | None = None
+    penalty: tuple[ThresholdEffect, ...] = Field(default=(), max_length=5)
+    summary: str = Field(min_length=1)
+    pack: str = ""
+
+
 class CounterThreshold(Frozen):
     """When a counter rises to ``at`` (from below, in a battle's update), its effects apply
     once, for the force or the unit that holds it; ``reset_to`` then sets the counter, so
@@ -798,6 +924,10 @@ class Rulebook(Frozen):
     pack_tables: tuple[PackTable, ...] = Field(
         default=(), description="Rule packs' own rolled tables (issue 38)"
     )
+    quests: tuple[Quest, ...] = Field(default=(), description="Rule packs' quests (issue 38)")
+
+    def quest(self, quest_id: str) -> Quest | None:
+        return next((q for q in self.quests if named(q.id, q.name, quest_id)), None)
 
     def pack_table(self, table_id: str) -> PackTable | None:
         return next((t for t in self.pack_tables if named(t.id, t.name, table_id)), None)

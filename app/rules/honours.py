@@ -440,7 +440,7 @@ def check_crusade_relic(
             f"'{relic.withdrawn_by}' withdraws it.",
             field="choice",
         )
-    if not card.has("CHARACTER"):
+    if relic.bearer == "character" and not card.has("CHARACTER"):
         raise RuleError(
             "crusade_relic_requires_character",
             f"Only CHARACTER models can gain Crusade Relics, and {card.name} is not a CHARACTER.",
@@ -452,6 +452,7 @@ def check_crusade_relic(
             f"{relic.name} is for {' or '.join(relic.keywords_any)} models only.",
             field="choice",
         )
+    eligibility.require(relic.name, relic.eligible, card, book, "crusade_relic_not_eligible")
     min_rank = book.honours.relic_categories[relic.category].min_rank
     if not at_least(card, min_rank, book):
         raise RuleError(

@@ -572,6 +572,9 @@ def _unit_report(data: dict[str, Any]) -> UnitReport:
 _CARD_STATE = (
     "name",
     "power_rating",
+    "points",  # a rule pack's transform changes these three (issue 38; older snapshots
+    "keywords",  # lack them: left as they are)
+    "datasheet",
     "wargear",
     "psychic_powers",
     "narrative",
@@ -651,6 +654,17 @@ def _say_counters(
             counter=counter,
             before=was,
             after=value,
+        )
+    book = rulebooks.campaign_book(session, battle.campaign_id)
+    for kind, details in gains.quest_moves(now or {}, restored["counters"] or {}, book):
+        history.record(
+            session,
+            campaign_id=battle.campaign_id,
+            force_id=force.id,
+            battle_id=battle.id,
+            kind=kind,
+            **unit,
+            **details,
         )
 
 

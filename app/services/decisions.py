@@ -22,7 +22,14 @@ from app.rules.aftermath import (
     VictorBonusDecision,
 )
 from app.rules.cards import normalise_keywords, spellings
-from app.rules.data import BonusTarget, FreeRequisitions, HonourCategory, Rulebook, VictorBonus
+from app.rules.data import (
+    BonusTarget,
+    FreeRequisitions,
+    HonourCategory,
+    Quest,
+    Rulebook,
+    VictorBonus,
+)
 from app.rules.dice import Dice, DieRoll
 from app.rules.experience import ExperienceGain
 from app.rules.honours import HonourRequest, WeaponChoice
@@ -55,7 +62,8 @@ def store(
     force.version += 1
     session.add(force)
     for decision_id, kind, card_id, payload in stored:
-        source = payload.get("threshold") if isinstance(payload, dict) else None
+        found = payload if isinstance(payload, dict) else {}
+        source = {f"{k}_name": v["name"] for k, v in found.items() if k in ("threshold", "quest")}
         history.record(
             session,
             campaign_id=force.campaign_id,
@@ -65,7 +73,7 @@ def store(
             decision_id=decision_id,
             decision=kind,
             card_id=card_id,
-            **({"threshold_name": source["name"]} if source else {}),
+            **source,
         )
 
 
@@ -89,9 +97,10 @@ def _row(force_id: int, battle_id: int | None, decision: Any) -> Decision:
     else:
         assert isinstance(decision, VictorBonusDecision)
         payload = {"bonus": decision.bonus.model_dump(mode="json")}
-        if decision.threshold is not None:  # owed by a pack's threshold, not a victory
+        if decision.threshold is not None:  # owed by a pack's threshold or quest, no victory
             t = decision.threshold
-            payload["threshold"] = {"id": t.id, "name": t.name, "pack": t.pack}
+            source = "quest" if isinstance(t, Quest) else "threshold"
+            payload[source] = {"id": t.id, "name": t.name, "pack": t.pack}
         kind, card = "victor_bonus", None
     return Decision(
         force_id=force_id,
@@ -500,7 +509,7 @@ def _offers(book: Rulebook, view: Any, row: Decision) -> list[PackOffer]:
     )
     found: list[PackOffer] = []
     for category in categories:
-        if card is not None and not _may_gain(category, card):
+        if card is not None and not _may_gain(category, card, book):
             continue
         held = card.honour_ids(category) if card else set()
         if category == HonourCategory.CRUSADE_RELIC:
@@ -509,7 +518,7 @@ def _offers(book: Rulebook, view: Any, row: Decision) -> list[PackOffer]:
                 for r in book.honours.crusade_relics
                 if r.pack
                 and r.withdrawn_by is None
-                and (card is None or not r.keywords_any or any(card.has(k) for k in r.keywords_any))
+                and (card is None or _may_bear(r, card, view.value.counters, book))
             ]
             continue
         found += [
@@ -542,14 +551,26 @@ def _tables(book: Rulebook, category: str, card: Any, counters: Any) -> list[Pac
     ]
 
 
-def _may_gain(category: HonourCategory, card: Any) -> bool:
-    """Psychic Fortitudes are for PSYKERs and Crusade Relics for CHARACTERs (the rules
-    refuse the others; the decision page leaves them out too)."""
+def _may_gain(category: HonourCategory, card: Any, book: Rulebook) -> bool:
+    """Psychic Fortitudes are for PSYKERs and Crusade Relics for CHARACTERs, or any unit a
+    pack's relic says (the rules refuse the others; the decision page leaves them out)."""
     if category == HonourCategory.PSYCHIC_FORTITUDE:
         return bool(card.has("PSYKER"))
     if category == HonourCategory.CRUSADE_RELIC:
-        return bool(card.has("CHARACTER"))
+        return bool(card.has("CHARACTER")) or any(
+            r.bearer == "any_unit" for r in book.honours.crusade_relics
+        )
     return True
+
+
+def _may_bear(relic: Any, card: Any, counters: Any, book: Rulebook) -> bool:
+    """A pack's relic the unit may bear: a CHARACTER unless the pack says any unit, with
+    one of its keywords, meeting its expression (issue 38)."""
+    if relic.bearer == "character" and not card.has("CHARACTER"):
+        return False
+    if relic.keywords_any and not any(card.has(k) for k in relic.keywords_any):
+        return False
+    return not relic.eligible or eligibility.meets(relic.eligible, card, counters, book)
 
 
 def _offer(category: str, entry: Any) -> PackOffer:

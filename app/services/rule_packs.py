@@ -303,6 +303,7 @@ def content_names(pack: packs.RulePack) -> dict[str, list[str]]:
         "triggers": [t.name for t in pack.triggers],
         "thresholds": [t.name for t in pack.thresholds],
         "tables": [t.name for t in pack.tables],
+        "quests": [q.name for q in pack.quests],
     }
 
 

@@ -44,6 +44,8 @@ Member = Annotated[Principal, page(Access.CAMPAIGN_READ)]
 
 
 def decision_title(row: Decision) -> str:
+    if row.kind == "victor_bonus" and row.payload.get("quest"):
+        return "A quest's requisitions"
     if row.kind == "victor_bonus" and row.payload.get("threshold"):
         return "Free requisitions"  # a rule pack's threshold reached, not a victory
     return {
@@ -213,7 +215,7 @@ def _honour_context(
     if card is None and len(eligible) == 1:
         target = eligible[0]
     chosen_card = next((c for c in view.cards if c.id == target), None)
-    categories = [c for c in categories if _may_gain(c, chosen_card)] or categories
+    categories = [c for c in categories if _may_gain(c, chosen_card, book)] or categories
     chosen = HonourCategory(category) if category in {c.value for c in categories} else None
     if chosen is None and len(categories) == 1 and target is not None:
         chosen = categories[0]
@@ -281,16 +283,19 @@ def _tables(book: Any, category: str, card: Any, counters: Any) -> list[Any]:
     ]
 
 
-def _may_gain(category: HonourCategory, card: Card | None) -> bool:
+def _may_gain(category: HonourCategory, card: Card | None, book: Any) -> bool:
     """Offer only what the unit can take (issue 12): Psychic Fortitudes are for PSYKERs and
-    Crusade Relics for CHARACTERs; the rules refuse the others anyway."""
+    Crusade Relics for CHARACTERs (or any unit, where a pack's relic says so: issue 38);
+    the rules refuse the others anyway."""
     if card is None:
         return True
     keywords = {k.upper() for k in card.keywords or []}
     if category == HonourCategory.PSYCHIC_FORTITUDE:
         return "PSYKER" in keywords
     if category == HonourCategory.CRUSADE_RELIC:
-        return "CHARACTER" in keywords
+        return "CHARACTER" in keywords or any(
+            r.bearer == "any_unit" for r in book.honours.crusade_relics
+        )
     return True
 
 

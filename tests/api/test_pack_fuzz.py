@@ -51,6 +51,8 @@ VALUES = st.one_of(
     st.sampled_from(['""', "3", "yes", "a\x00b", "x\x1b[2J", "Ash\u200bWalkers", "points"]),
     st.sampled_from([10**40, -(10**40), 1.5, float("inf")]),
     st.sampled_from(["D6", "2D6", "D33", "1-2", "11-13", "6-1", "0-99", "ember_hide", "biomass"]),
+    st.sampled_from(["great_feast", "flesh", "any_unit", "victory", "transform", "remove_unit"]),
+    st.sampled_from(["set_choice", "start_quest", "counter.hunger == flesh", "hunger", 0, 50]),
     st.lists(st.integers(-5, 5), max_size=3),
     st.dictionaries(st.text(max_size=8), st.integers(-5, 5), max_size=3),
 )

@@ -87,3 +87,28 @@ def test_a_battle_trait_is_rolled_on_a_pack_table_never_chosen(
     assert [([e["id"] for e in h["entries"]], h["dice"]) for h in squad["honours"]] == [
         (["ash_lungs"], [[6, 3]])
     ]
+
+
+def test_a_relic_a_unit_that_is_no_character_may_bear(client: TestClient, engine: Engine) -> None:
+    """Issue 38 (bearers): the Brood's Cinder Crown, here for INFANTRY, is offered to the
+    Pilgrims' squad (no CHARACTER) and taken; the Pilgrims' own relic stays for CHARACTERs."""
+    world = pilgrim_world(client)
+    crown = BROOD.replace("eligible: (MONSTER or SYNAPSE) and not CHARACTER", "eligible: INFANTRY")
+    attached(client, world["campaign"], crown)
+    battle = muster_with(client, world, "bear_the_ashes")
+    body = result(world, world["squad"]["id"], 2)
+    body["sides"][0]["units"][0]["marked_for_greatness"] = True  # Blooded: a Battle Honour
+    assert client.post(f"/api/v1/battles/{battle['id']}/result", json=body).status_code == 200
+    pending = client.get(f"/api/v1/forces/{world['blue']}/decisions").json()["items"]
+    [honour] = [d for d in pending if d["kind"] == "battle_honour"]
+    relics = [e["id"] for e in honour["pack_entries"] if e["category"] == "crusade_relic"]
+    assert relics == ["cinder_crown"]
+    page = client.get(f"/decisions/{honour['id']}")
+    assert 'value="crusade_relic"' in page.text
+    taken = client.post(
+        f"/api/v1/decisions/{honour['id']}/answer",
+        json={"category": "crusade_relic", "entries": ["cinder_crown"]},
+    )
+    assert taken.status_code == 200, taken.text
+    squad = client.get(f"/api/v1/cards/{world['squad']['id']}").json()
+    assert [[e["id"] for e in h["entries"]] for h in squad["honours"]] == [["cinder_crown"]]
