@@ -149,3 +149,25 @@ def test_the_website_shows_quests_and_the_choice(client: TestClient) -> None:
     assert "<strong>The Great Feast</strong> (step 1 of 3: 0 of 3)" in quests
     rules = client.get(f"/campaigns/{cid}/rules").text
     assert "<h3>Quests</h3>" in rules and "Devour the Champions: 1 × enemy unit destroyed" in rules
+
+
+def test_an_update_that_drops_a_quest_under_way_needs_confirming(
+    client: TestClient, engine: Engine
+) -> None:
+    cid = campaign(client)
+    attached(client, cid, BROOD)
+    blue = force(client, cid, "Cinder Brood", "TYRANIDS")
+    client.post(f"/api/v1/forces/{blue}/requisitions", json={"requisition": "crave_flesh"})
+    start = BROOD.index("  - id: great_feast")
+    end = BROOD.index("  - id: alpha_trial")
+    newer = (BROOD[:start] + BROOD[end:]).replace('version: "1.0"', 'version: "1.1"')
+    newer = newer.replace("      - {kind: start_quest, quest: great_feast}\n", "")
+    files = {"file": ("brood.yaml", newer.encode(), "application/yaml")}
+    before = dump(engine)
+    shown = client.post(f"/api/v1/campaigns/{cid}/rule-packs?preview=true", files=files)
+    assert shown.status_code == 200, shown.text
+    assert shown.json()["refusal"]["code"] == "rule_pack_update_breaks"
+    assert "quest:great_feast" in shown.json()["refusal"]["detail"]
+    refused = client.post(f"/api/v1/campaigns/{cid}/rule-packs", files=files)
+    assert_problem(refused, 409, "rule_pack_update_breaks")
+    assert dump(engine) == before
