@@ -68,6 +68,7 @@ def campaign_rules(campaign_id: int, session: SessionDep) -> CampaignRulebookPub
         thresholds=list(book.thresholds),
         pack_tables=list(book.pack_tables),
         quests=list(book.quests),
+        pack_warlord_traits=list(book.pack_warlord_traits),
     )
 
 

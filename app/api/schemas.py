@@ -20,6 +20,7 @@ from app.rules.data import (
     PackScar,
     PackTable,
     PackTableResult,
+    PackWarlordTrait,
     PackWeaponEnhancement,
     Quest,
     Requisition,
@@ -1094,6 +1095,11 @@ class CampaignRulebookPublic(BaseModel):
     )
     quests: list[Quest] = Field(
         default_factory=list, description="The packs' quests: sagas, trials, stages (issue 38)"
+    )
+    pack_warlord_traits: list[PackWarlordTrait] = Field(
+        default_factory=list,
+        description="The packs' Warlord Traits (issue 38), named in the Warlord Trait "
+        "requisition's warlord_trait",
     )
 
 

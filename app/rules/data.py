@@ -233,6 +233,19 @@ class BattleHonourTables(Frozen):
         raise KeyError(relic_id)
 
 
+class PackWarlordTrait(Frozen):
+    """A rule pack's Warlord Trait (issue 38), given by the Warlord Trait requisition: who
+    may take it (``eligible``), and a bearer that need not be a CHARACTER where the pack
+    says (``bearer: any_unit``, a Warlord Knight)."""
+
+    id: str
+    name: str
+    summary: str = Field(min_length=1)
+    eligible: str | None = None
+    bearer: Literal["character", "any_unit"] = "character"
+    pack: str = ""
+
+
 class PackScar(PackHonour):
     """A Battle Scar a rule pack adds (a codex's own scars, typed in by the group): chosen
     instead of rolling on the core table, by a unit that meets ``eligible``; it may cap the
@@ -925,6 +938,16 @@ class Rulebook(Frozen):
         default=(), description="Rule packs' own rolled tables (issue 38)"
     )
     quests: tuple[Quest, ...] = Field(default=(), description="Rule packs' quests (issue 38)")
+    pack_warlord_traits: tuple[PackWarlordTrait, ...] = Field(
+        default=(), description="Rule packs' Warlord Traits (issue 38)"
+    )
+
+    def pack_warlord_trait(self, name: str | None) -> PackWarlordTrait | None:
+        if not name:
+            return None
+        return next(
+            (t for t in self.pack_warlord_traits if named(t.id, t.name, name.strip())), None
+        )
 
     def quest(self, quest_id: str) -> Quest | None:
         return next((q for q in self.quests if named(q.id, q.name, quest_id)), None)

@@ -48,6 +48,7 @@ from app.rules.data import (
     PackScar,
     PackTable,
     PackTableResult,
+    PackWarlordTrait,
     PackWeaponEnhancement,
     PerMark,
     Quest,
@@ -264,6 +265,20 @@ class PackRelic(PackModel):
     _eligible = field_validator("eligible")(_expression)
 
 
+class PackWarlordTraitEntry(PackModel):
+    """A Warlord Trait of the pack (issue 38): given by the Warlord Trait requisition, named
+    there; ``eligible`` says who may take it, ``bearer: any_unit`` lets a unit that is no
+    CHARACTER (a Warlord Knight) take it."""
+
+    id: Id
+    name: Name
+    eligible: Expression | None = None
+    bearer: Literal["character", "any_unit"] = "character"
+    summary: Summary
+
+    _eligible = field_validator("eligible")(_expression)
+
+
 class PackHonourEntry(PackModel):
     """A Battle Trait or Psychic Fortitude of the group's own table: offered beside the core
     table when a unit gains that honour, chosen (never rolled)."""
@@ -469,6 +484,11 @@ class RulePack(PackModel):
     )
     triggers: list[PackTrigger] = Field(default_factory=list, max_length=MAX_TRIGGERS)
     thresholds: list[PackCounterThreshold] = Field(default_factory=list, max_length=MAX_TRIGGERS)
+    warlord_traits: list[PackWarlordTraitEntry] = Field(
+        default_factory=list,
+        max_length=MAX_ITEMS,
+        description="The pack's Warlord Traits, given by the Warlord Trait requisition",
+    )
     quests: list[PackQuest] = Field(
         default_factory=list,
         max_length=MAX_QUESTS,
@@ -587,6 +607,7 @@ PackItem = (
     | PackCounterThreshold
     | PackTableIn
     | PackQuest
+    | PackWarlordTraitEntry
 )
 
 
@@ -605,6 +626,7 @@ def _content(pack: RulePack) -> list[tuple[str, str, tuple[tuple[str, str], ...]
         ("threshold", "thresholds", pack.thresholds),
         ("table", "tables", pack.tables),
         ("quest", "quests", pack.quests),
+        ("warlord_trait", "warlord_traits", pack.warlord_traits),
     )
     return [
         (kind, f"{field}[{n}]", ((kind, folded(item.id)), (kind, folded(item.name))))
@@ -666,6 +688,9 @@ def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
     expressions += [(f"tables[{n}].eligible", t.eligible) for n, t in enumerate(pack.tables)]
     expressions += [(f"quests[{n}].eligible", q.eligible) for n, q in enumerate(pack.quests)]
     expressions += [(f"relics[{n}].eligible", r.eligible) for n, r in enumerate(pack.relics)]
+    expressions += [
+        (f"warlord_traits[{n}].eligible", t.eligible) for n, t in enumerate(pack.warlord_traits)
+    ]
     for path, text in expressions:
         tree = eligibility.parse(text) if text else None
         if tree is None:
@@ -1084,6 +1109,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
     thresholds = list(book.thresholds)
     tables = list(book.pack_tables)
     quests = list(book.quests)
+    traits_of_warlords = list(book.pack_warlord_traits)
     for pack in packs:
         changed = {
             k: v
@@ -1115,6 +1141,10 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
             for t in pack.thresholds
         ]
         tables += [_table(t, pack) for t in pack.tables]
+        traits_of_warlords += [
+            PackWarlordTrait.model_validate({**t.model_dump(), "pack": pack.id})
+            for t in pack.warlord_traits
+        ]
         quests += [Quest.model_validate({**q.model_dump(), "pack": pack.id}) for q in pack.quests]
         agendas = _withdrawn(agendas, pack.core.withdraw.agendas, pack)
         requisitions = [
@@ -1145,6 +1175,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
                 "thresholds": tuple(thresholds),
                 "pack_tables": tuple(tables),
                 "quests": tuple(quests),
+                "pack_warlord_traits": tuple(traits_of_warlords),
             }
         ).model_dump()
     )

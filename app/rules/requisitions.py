@@ -185,7 +185,16 @@ def _target(
             field="card_id",
         )
     card = force.card(order.card_id)
-    missing = [k for k in requisition.required_keywords if not card.has(k)]
+    trait = (
+        book.pack_warlord_trait(order.warlord_trait) if requisition.id == "warlord_trait" else None
+    )
+    # a rule pack's Warlord Trait whose bearer need not be a CHARACTER (issue 38)
+    anyone = trait is not None and trait.bearer == "any_unit"
+    missing = [
+        k
+        for k in requisition.required_keywords
+        if not card.has(k) and not (anyone and k == "CHARACTER")
+    ]
     banned = [k for k in requisition.excluded_keywords if card.has(k)]
     if missing or banned:
         rule = (
@@ -465,6 +474,10 @@ def _warlord_trait(
             field="card_id",
         )
     trait = _required(order.warlord_trait, "warlord_trait", "Warlord Trait").strip()
+    own = book.pack_warlord_trait(trait)
+    if own is not None:  # a rule pack's trait: its own expression, its name
+        eligibility.require(own.name, own.eligible, card, book, "warlord_trait_not_eligible")
+        trait = own.name
     model = _bearer(card, order)
     _check_one_per_model(force, card, "warlord_trait", trait, model, "Warlord Trait")
     points = 2 if card.has("TITANIC") else 1

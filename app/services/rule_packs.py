@@ -304,6 +304,7 @@ def content_names(pack: packs.RulePack) -> dict[str, list[str]]:
         "thresholds": [t.name for t in pack.thresholds],
         "tables": [t.name for t in pack.tables],
         "quests": [q.name for q in pack.quests],
+        "warlord_traits": [t.name for t in pack.warlord_traits],
     }
 
 

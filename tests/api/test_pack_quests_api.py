@@ -48,6 +48,9 @@ def test_a_quest_tallies_battles_and_a_revert_puts_it_back(
     foe = unit(client, red, "Intercessors")["id"]
     rules = client.get(f"/api/v1/campaigns/{cid}/rules").json()
     assert [q["id"] for q in rules["quests"]] == ["great_feast", "alpha_trial"]
+    assert [(t["id"], t["bearer"]) for t in rules["pack_warlord_traits"]] == [
+        ("apex_hunger", "any_unit")
+    ]
 
     bought = client.post(f"/api/v1/forces/{blue}/requisitions", json={"requisition": "crave_flesh"})
     assert bought.status_code in (200, 201), bought.text
@@ -149,6 +152,7 @@ def test_the_website_shows_quests_and_the_choice(client: TestClient) -> None:
     assert "<strong>The Great Feast</strong> (step 1 of 3: 0 of 3)" in quests
     rules = client.get(f"/campaigns/{cid}/rules").text
     assert "<h3>Quests</h3>" in rules and "Devour the Champions: 1 × enemy unit destroyed" in rules
+    assert "<h3>Warlord Traits</h3>" in rules and "to any unit, CHARACTER or not" in rules
 
 
 def test_an_update_that_drops_a_quest_under_way_needs_confirming(

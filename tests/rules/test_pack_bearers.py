@@ -1,6 +1,7 @@
-"""Who may bear a rule pack's relic (issue 38): its own `eligible` expression, and a bearer
-that need not be a CHARACTER where the pack says (`bearer: any_unit`, a Warlord Knight's
-relic); a relic that says nothing is still for CHARACTERs only, as in the core rules."""
+"""Who may bear a rule pack's relic or Warlord Trait (issue 38): its own `eligible`
+expression, and a bearer that need not be a CHARACTER where the pack says (`bearer:
+any_unit`, a Warlord Knight's); one that says nothing is still for CHARACTERs only, as in
+the core rules."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from app.rules.data import HonourCategory, Rulebook
 from app.rules.dice import EnteredDice
 from app.rules.errors import RuleError
 from app.rules.honours import HonourRequest, gain_battle_honour
-from tests.factories import book, card, character
+from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
+from tests.factories import book, card, character, force
 
 BROOD = (Path(__file__).resolve().parents[2] / "examples/packs/cinder-brood.yaml").read_text()
 RELIC = HonourCategory.CRUSADE_RELIC
@@ -68,3 +70,27 @@ def test_a_bad_bearer_or_expression_is_refused_by_path() -> None:
         with pytest.raises(packs.PackError) as refused:
             played(BROOD.replace(*change))
         assert path in [p.path for p in refused.value.problems]
+
+
+class TestWarlordTraits:
+    """A pack's Warlord Trait, through the core's Warlord Trait requisition."""
+
+    def buy(self, trait: str, keywords: set[str]) -> object:
+        army = force(card(id="k", keywords=keywords))
+        order = RequisitionOrder("warlord_trait", card_id="k", warlord_trait=trait)
+        return purchase_requisition(army, order, PurchaseWindow(card_added="k"), played())[0]
+
+    def test_a_beast_that_is_no_character_takes_the_pack_trait(self) -> None:
+        army = self.buy("Apex Hunger", {"IMPERIUM", "MONSTER"})
+        [upgrade] = army.card("k").upgrades  # type: ignore[attr-defined]
+        assert (upgrade.requisition, upgrade.detail) == ("warlord_trait", "Apex Hunger")
+
+    def test_any_other_trait_stays_for_characters(self) -> None:
+        with pytest.raises(RuleError) as refused:
+            self.buy("Some Core Trait", {"IMPERIUM", "MONSTER"})
+        assert refused.value.code == "requisition_target_invalid"
+
+    def test_its_expression_is_checked(self) -> None:
+        with pytest.raises(RuleError) as refused:
+            self.buy("apex_hunger", {"IMPERIUM", "INFANTRY", "CHARACTER"})
+        assert refused.value.code == "warlord_trait_not_eligible"
