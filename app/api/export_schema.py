@@ -102,6 +102,9 @@ class StoredCardState(BaseModel):
     destroyed_melee: int
     marked_for_greatness: int
     removed: bool
+    points: int | None = Field(default=None, description="Issue 38: a transform changes it")
+    keywords: list[str] | None = None
+    datasheet: str | None = None
 
 
 class StoredSideTotals(BaseModel):
@@ -127,6 +130,12 @@ class StoredDecisionPayload(BaseModel):
     categories: list[str] = Field(default_factory=list)
     eligible: list[int] = Field(default_factory=list)
     bonus: VictorBonus | None = None
+    threshold: dict[str, str] | None = Field(
+        default=None, description="A rule pack's threshold that owes it: id, name, pack"
+    )
+    quest: dict[str, str] | None = Field(
+        default=None, description="A rule pack's quest that owes it: id, name, pack"
+    )
 
 
 class StoredAnswer(BaseModel):
@@ -166,6 +175,19 @@ class StoredEventPayload(BaseModel):
     counters: dict[str, int] = Field(default_factory=dict, description="Counters changed")
     version: str | None = None
     replaces: str | None = None
+    threshold: str | None = Field(default=None, description="threshold_reached (issue 38)")
+    threshold_name: str | None = None
+    counter: str | None = None
+    counter_name: str | None = None
+    at: int | None = None
+    reset_to: int | None = None
+    quest: str | None = Field(default=None, description="quest_* (issue 38)")
+    quest_name: str | None = None
+    step: int | None = None
+    steps: int | None = None
+    step_name: str | None = None
+    tally: int | None = None
+    count: int | None = None
 
 
 JSON_COLUMNS: dict[str, Any] = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from app.api.schemas import (
     CampaignPublic,
@@ -11,11 +11,13 @@ from app.api.schemas import (
     ForceSummary,
     HonourPublic,
     OrderOfBattlePublic,
+    QuestProgressPublic,
     ScarPublic,
     TalliesPublic,
     UpgradePublic,
 )
 from app.db.models import Campaign, Card, Force
+from app.rules import quests
 from app.rules.cards import CrusadeCard, never_gains_xp
 from app.rules.data import DiceTable, HonourCategory, Rulebook, rulebook
 from app.rules.order_of_battle import supply_used
@@ -147,7 +149,8 @@ def card(
         ),
         awaiting_decision=awaiting_decision,
         removed=row.removed,
-        counters=dict(row.counters or {}),
+        counters=quests.plain(row.counters or {}),
+        quests=quest_progress(row.counters or {}, book),
     )
 
 
@@ -171,8 +174,38 @@ def force_summary(
         victories=row.victories,
         crusade_points=view.value.crusade_points if view else 0,
         notes=row.notes,
-        counters=dict(row.counters or {}),
+        counters=quests.plain(row.counters or {}),
+        quests=quest_progress(row.counters or {}, book),
     )
+
+
+def quest_progress(counters: dict[str, int], book: Rulebook) -> list[QuestProgressPublic]:
+    """The quests a holder has begun, from its counters (issue 38)."""
+    found = []
+    for key, value in sorted(counters.items()):
+        if not quests.is_quest_key(key) or key.endswith(":tally"):
+            continue
+        quest_id = key.removeprefix(quests.PREFIX)
+        quest = book.quest(quest_id)
+        steps = len(quest.steps) if quest else 0
+        state: Literal["under_way", "completed", "failed"] = "under_way"
+        if value == quests.FAILED:
+            state = "failed"
+        elif quest is not None and value > steps:
+            state = "completed"
+        step = quest.steps[value - 1] if quest and state == "under_way" else None
+        found.append(
+            QuestProgressPublic(
+                quest=quest_id,
+                name=quest.name if quest else quest_id,
+                state=state,
+                step=value,
+                steps=steps,
+                tally=counters.get(quests.tally_key(quest_id), 0),
+                count=step.count if step else 0,
+            )
+        )
+    return found
 
 
 def order_of_battle(view: ForceView, book: Rulebook | None = None) -> OrderOfBattlePublic:

@@ -96,7 +96,7 @@ def decision(
         payload=DecisionPayload.model_validate(payload),
         status=row.status,
         answer=DecisionAnswerPublic.model_validate(answer) if answer is not None else None,
-        pack_entries=[PackOfferPublic.model_validate(asdict(o)) for o in pack_entries],
+        pack_entries=[_offer(o) for o in pack_entries],
     )
 
 
@@ -152,3 +152,9 @@ def feed_item(e: events.FeedEvent) -> FeedEventPublic:
 
 def event_details(payload: dict[str, Any]) -> EventDetails:
     return EventDetails.model_validate(events.details_of(payload))
+
+
+def _offer(offer: Any) -> PackOfferPublic:
+    data = asdict(offer)
+    data["results"] = [{"low": lo, "high": hi, "entry": e} for lo, hi, e in offer.results]
+    return PackOfferPublic.model_validate(data)

@@ -66,6 +66,9 @@ def campaign_rules(campaign_id: int, session: SessionDep) -> CampaignRulebookPub
         pack_weapon_enhancements=list(book.honours.pack_weapon_enhancements),
         triggers=list(book.triggers),
         thresholds=list(book.thresholds),
+        pack_tables=list(book.pack_tables),
+        quests=list(book.quests),
+        pack_warlord_traits=list(book.pack_warlord_traits),
     )
 
 

@@ -18,7 +18,11 @@ from app.rules.data import (
     Mission,
     PackHonour,
     PackScar,
+    PackTable,
+    PackTableResult,
+    PackWarlordTrait,
     PackWeaponEnhancement,
+    Quest,
     Requisition,
     Trigger,
     VictorBonus,
@@ -64,6 +68,18 @@ class ForceUpdate(Input):
     notes: Text | None = None
 
 
+class QuestProgressPublic(BaseModel):
+    """A rule pack's quest its holder has begun (issue 38)."""
+
+    quest: str
+    name: str
+    state: Literal["under_way", "completed", "failed"]
+    step: int = Field(description="under_way: the step it is on (1 for the first)")
+    steps: int = Field(description="How many steps the quest has (0: its pack is detached)")
+    tally: int = Field(description="under_way: the tally on its step")
+    count: int = Field(default=0, description="under_way: the tally the step needs")
+
+
 class ForceSummary(BaseModel):
     id: int
     campaign_id: int
@@ -79,6 +95,9 @@ class ForceSummary(BaseModel):
     notes: str
     counters: dict[str, int] = Field(
         default_factory=dict, description="Rule packs' force counters, by counter id"
+    )
+    quests: list[QuestProgressPublic] = Field(
+        default_factory=list, description="Rule packs' force quests begun (issue 38)"
     )
     muster_by: Literal["power_level", "points"] = Field(
         default="power_level",
@@ -234,6 +253,9 @@ class CardPublic(BaseModel):
     counters: dict[str, int] = Field(
         default_factory=dict, description="Rule packs' card counters, by counter id"
     )
+    quests: list[QuestProgressPublic] = Field(
+        default_factory=list, description="Rule packs' quests the unit has begun (issue 38)"
+    )
 
 
 class OrderOfBattlePublic(ForceSummary):
@@ -323,6 +345,29 @@ class EventDetails(BaseModel):
         default_factory=list,
         description="battle_recorded: what the battle did to each force and unit (issue 34)",
     )
+    threshold: str | None = Field(
+        default=None, description="threshold_reached: the rule pack's threshold (issue 38)"
+    )
+    threshold_name: str | None = Field(
+        default=None,
+        description="threshold_reached, and decision_pending for the free requisitions it owes",
+    )
+    counter_name: str | None = Field(default=None, description="threshold_reached: its counter")
+    at: int | None = Field(default=None, description="threshold_reached: the value reached")
+    reset_to: int | None = Field(
+        default=None, description="threshold_reached: the counter's value afterwards, if reset"
+    )
+    quest: str | None = Field(default=None, description="quest_*: the rule pack's quest")
+    quest_name: str | None = Field(default=None, description="quest_*: its name")
+    step: int | None = Field(
+        default=None,
+        description="quest_*: the step it is on now (1 for the first; steps + 1: done; -1: "
+        "failed; 0: not begun, after a revert)",
+    )
+    steps: int | None = Field(default=None, description="quest_*: how many steps it has")
+    step_name: str | None = Field(default=None, description="quest_*: the step it is on")
+    tally: int | None = Field(default=None, description="quest_*: the tally on that step")
+    count: int | None = Field(default=None, description="quest_*: the tally the step needs")
 
 
 class EventPublic(BaseModel):
@@ -719,6 +764,20 @@ class DecisionAnswer(Input):
     card_id: Id | None = None
     requisitions: list[RequisitionIn] = Field(default_factory=list, max_length=3)
     dice: list[Die] | None = Field(default=None, max_length=50)
+    table: Annotated[str, StringConstraints(max_length=60)] | None = Field(
+        default=None,
+        description="battle_honour, battle_scar: roll on this rule pack table (a pack_entries "
+        "offer of category 'table'); with entries/scar, pick that result where the table "
+        "lets players choose",
+    )
+
+
+class ThresholdSourcePublic(BaseModel):
+    """The rule pack's threshold a decision comes from."""
+
+    id: str
+    name: str
+    pack: str
 
 
 CancelledBecause = Literal["battle_reverted", "battle_called_off", "no_unit_can_take_it"]
@@ -754,6 +813,16 @@ class DecisionPayload(BaseModel):
         description="A cancelled decision: why. Answering it is refused with 409 "
         "`decision_cancelled`. `no_unit_can_take_it`: a Battle Honour that no unit can "
         "take any more (ruling 71)",
+    )
+    threshold: ThresholdSourcePublic | None = Field(
+        default=None,
+        description="victor_bonus owed by a rule pack's threshold reached (issue 38), not by "
+        "a victory: its free requisitions are the threshold's reward",
+    )
+    quest: ThresholdSourcePublic | None = Field(
+        default=None,
+        description="victor_bonus owed by a rule pack's quest (issue 38): its reward, or its "
+        "penalty",
     )
 
 
@@ -805,6 +874,18 @@ class PackOfferPublic(BaseModel):
     name: str
     summary: str
     pack: str = Field(description="The rule pack's id")
+    table_of: str | None = Field(
+        default=None, description="category 'table': the category of its entries (issue 38)"
+    )
+    dice: Literal["D6", "2D6", "D33"] | None = Field(
+        default=None, description="category 'table': the dice it is rolled with"
+    )
+    chosen: bool | None = Field(
+        default=None, description="category 'table': a result may be picked instead of rolled"
+    )
+    results: list[PackTableResult] = Field(
+        default_factory=list, description="category 'table': each result and its entry"
+    )
 
 
 class DecisionPublic(BaseModel):
@@ -1079,6 +1160,18 @@ class CampaignRulebookPublic(BaseModel):
     )
     thresholds: list[CounterThreshold] = Field(
         default_factory=list, description="What a pack counter reaching a value gives"
+    )
+    pack_tables: list[PackTable] = Field(
+        default_factory=list,
+        description="The packs' own rolled tables (issue 38), apart from the core's",
+    )
+    quests: list[Quest] = Field(
+        default_factory=list, description="The packs' quests: sagas, trials, stages (issue 38)"
+    )
+    pack_warlord_traits: list[PackWarlordTrait] = Field(
+        default_factory=list,
+        description="The packs' Warlord Traits (issue 38), named in the Warlord Trait "
+        "requisition's warlord_trait",
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from app.rules import triggers
+from app.rules import quests, triggers
 from app.rules.agendas import AgendaResult, ScoringUnit, agenda_experience, check_scoring
 from app.rules.cards import CombatTallies, CrusadeCard
 from app.rules.data import (
@@ -18,9 +18,11 @@ from app.rules.data import (
     BonusCounter,
     BonusTarget,
     Counter,
+    CounterThreshold,
     ExtraMarkedForGreatness,
     ExtraRequisitionPoints,
     HonourCategory,
+    Quest,
     Rulebook,
     VictorBonus,
 )
@@ -118,7 +120,11 @@ class BattleHonourDecision:
 
 @dataclass(frozen=True)
 class VictorBonusDecision:
+    """Free requisitions owed: a mission's victor bonus, or a rule pack's threshold reached
+    (``threshold``: then no battle was won, and the decision says so)."""
+
     bonus: VictorBonus
+    threshold: CounterThreshold | Quest | None = None  # or a quest's reward or penalty
 
 
 Decision = OutOfActionDecision | BattleScarDecision | BattleHonourDecision | VictorBonusDecision
@@ -136,6 +142,8 @@ class Aftermath:
     promotions: tuple[Promotion, ...] = ()
     pending: tuple[Decision, ...] = ()
     dice: tuple[DieRoll, ...] = ()
+    # a rule pack's thresholds reached: (card id or None for the force, threshold)
+    thresholds: tuple[tuple[str | None, CounterThreshold], ...] = ()
 
     def merge(self, other: Aftermath) -> Aftermath:
         return Aftermath(
@@ -147,6 +155,7 @@ class Aftermath:
             promotions=self.promotions + other.promotions,
             pending=self.pending + other.pending,
             dice=self.dice + other.dice,
+            thresholds=self.thresholds + other.thresholds,
         )
 
 
@@ -185,26 +194,45 @@ def _pack_triggers(
 ) -> Aftermath:
     """A rule pack's triggers move their counters by what the battle did; then each
     threshold a counter rose to applies its effects (issue 38)."""
-    if not book.triggers and not book.thresholds:
+    if not book.triggers and not book.thresholds and not book.quests:
         return Aftermath(force=result.force)
-    moved = triggers.moved_by_triggers(
-        result.force,
-        book,
-        roster=report.roster,
+    roster = report.roster
+    facts = triggers.battle_facts(
         won=report.won,
-        destroyed=[u.card_id for u in report.units if u.destroyed and u.card_id in report.roster],
+        destroyed=[u.card_id for u in report.units if u.destroyed and u.card_id in roster],
         failed_tests=[t.card_id for t in result.tests if not t.passed],
         enemy_losses=report.enemy_losses,
-        kills={c: report.report_for(c).units_destroyed for c in report.roster},
+        kills={c: report.report_for(c).units_destroyed for c in roster},
     )
+    moved = triggers.moved_by_triggers(result.force, book, roster=roster, facts=facts)
+    # quests tally the same battle; their rewards may take a counter to a threshold
+    moved, quest_promotions, quest_owed = quests.advance(moved, book, roster, facts)
     reached = triggers.reached_thresholds(before, moved, book, report.roster)
-    force, promotions, _fired, owed = reached
+    force, promotions, fired, owed = reached
+    promotions = quest_promotions + promotions
+    owed = quest_owed + owed
+    return Aftermath(
+        force=force,
+        promotions=tuple(promotions),
+        pending=threshold_decisions(force, promotions, owed, book),
+        thresholds=tuple(fired),
+    )
+
+
+def threshold_decisions(
+    force: OrderOfBattle,
+    promotions: Sequence[Promotion],
+    owed: Sequence[tuple[CounterThreshold | Quest, VictorBonus]],
+    book: Rulebook,
+) -> tuple[Decision, ...]:
+    """What thresholds reached owe: a Battle Honour for each rank their XP gave, and each
+    free-requisition reward (a decision that names its threshold)."""
     pending: list[Decision] = []
     for card_id in dict.fromkeys(p.card_id for p in promotions):
         mine = [p for p in promotions if p.card_id == card_id]
         pending += honours_owed(force.card(card_id), mine, book)
-    pending += [VictorBonusDecision(bonus) for bonus in owed]
-    return Aftermath(force=force, promotions=tuple(promotions), pending=tuple(pending))
+    pending += [VictorBonusDecision(bonus, threshold) for threshold, bonus in owed]
+    return tuple(pending)
 
 
 def _count_marks(
@@ -428,9 +456,14 @@ def answer_out_of_action(
 
 
 def answer_battle_scar(
-    force: OrderOfBattle, card_id: str, book: Rulebook, dice: Dice, choice: str | None = None
+    force: OrderOfBattle,
+    card_id: str,
+    book: Rulebook,
+    dice: Dice,
+    choice: str | None = None,
+    table: str | None = None,
 ) -> OrderOfBattle:
-    card, scar = gain_battle_scar(force.card(card_id), book, dice, choice)
+    card, scar = gain_battle_scar(force.card(card_id), book, dice, choice, table)
     moved = book.scars.pack_scar(scar.entry_id)
     return _move_counters(force.with_card(card), card.id, moved.counters if moved else {}, book)
 

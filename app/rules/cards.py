@@ -76,6 +76,7 @@ class CrusadeCard:
     summoned: bool = False
     # Cards of one split unit share this label; they are mustered together or not at all.
     split_unit: str | None = None
+    datasheet: str = ""  # what it was imported or transformed as (issue 38)
     wargear: str = ""
     psychic_powers: str = ""
     narrative: str = ""

@@ -150,6 +150,14 @@ class CrusadeRelic(Frozen):
     forbids_psychic_actions: bool = Field(
         default=False, description="The bearer's unit cannot perform psychic actions"
     )
+    eligible: str | None = Field(
+        default=None, description="A rule pack's relic: who may bear it (an expression)"
+    )
+    bearer: Literal["character", "any_unit"] = Field(
+        default="character",
+        description="any_unit: a rule pack's relic a unit that is no CHARACTER may bear (a "
+        "Warlord Knight's, issue 38)",
+    )
     summary: str = Field(min_length=1)
     pack: str | None = Field(default=None, description="The rule pack it comes from")
     withdrawn_by: str | None = Field(
@@ -225,6 +233,19 @@ class BattleHonourTables(Frozen):
         raise KeyError(relic_id)
 
 
+class PackWarlordTrait(Frozen):
+    """A rule pack's Warlord Trait (issue 38), given by the Warlord Trait requisition: who
+    may take it (``eligible``), and a bearer that need not be a CHARACTER where the pack
+    says (``bearer: any_unit``, a Warlord Knight)."""
+
+    id: str
+    name: str
+    summary: str = Field(min_length=1)
+    eligible: str | None = None
+    bearer: Literal["character", "any_unit"] = "character"
+    pack: str = ""
+
+
 class PackScar(PackHonour):
     """A Battle Scar a rule pack adds (a codex's own scars, typed in by the group): chosen
     instead of rolling on the core table, by a unit that meets ``eligible``; it may cap the
@@ -258,6 +279,53 @@ class BattleScarTables(Frozen):
         return self
 
 
+# --- a rule pack's own rolled tables (issue 38) ------------------------------------------
+
+PackTableCategory = Literal[
+    "battle_trait", "psychic_fortitude", "weapon_enhancement", "battle_scar"
+]
+PackTableDice = Literal["D6", "2D6", "D33"]
+
+
+def table_rolls(dice: PackTableDice) -> list[int]:
+    """Every result the dice can give: 1-6, 2-12, or 11-13, 21-23, 31-33 (D33: a D3 for
+    the tens and a D3 for the units)."""
+    if dice == "D6":
+        return list(range(1, 7))
+    if dice == "2D6":
+        return list(range(2, 13))
+    return [10 * a + b for a in (1, 2, 3) for b in (1, 2, 3)]
+
+
+class PackTableResult(Frozen):
+    low: int
+    high: int
+    entry: str = Field(description="The pack's entry of the table's category, by id")
+
+
+class PackTable(Frozen):
+    """A rule pack's own table (a codex's D6, 2D6 or D33 table of Battle Traits, Weapon
+    Enhancements, Psychic Fortitudes or Battle Scars), kept apart from the core's: rolled
+    with entered or seeded dice, re-rolling a result the unit holds or may not take; with
+    ``chosen`` the player may pick a result instead. Its entries are the pack's own."""
+
+    id: str
+    name: str
+    category: PackTableCategory
+    dice: PackTableDice
+    chosen: bool = False
+    eligible: str | None = None
+    results: tuple[PackTableResult, ...]
+    summary: str = ""
+    pack: str = ""
+
+    def entry_for(self, roll: int) -> str:
+        return next(r.entry for r in self.results if r.low <= roll <= r.high)
+
+    def entries(self) -> list[str]:
+        return list(dict.fromkeys(r.entry for r in self.results))
+
+
 # --- requisitions ----------------------------------------------------------------------
 
 
@@ -277,6 +345,27 @@ class Counter(Frozen):
     min: int = Field(default=0, ge=-1_000, le=1_000)
     max: int = Field(default=10, ge=-1_000, le=1_000)
     summary: str = Field(default="", max_length=1000)
+    choices: tuple[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,59}$")], ...] = Field(
+        default=(),
+        max_length=20,
+        description="A named choice (issue 38): the counter holds one of these (which saga, "
+        "which patron); 0 is none yet, 1 the first, ... Its min is 0 and its max the number "
+        "of choices; set by set_choice, read as counter.<id> == <choice>",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _choice_bounds(cls, data: Any) -> Any:
+        """A named choice runs from 0 (none) to its number of choices."""
+        if isinstance(data, dict) and isinstance(data.get("choices"), list | tuple):
+            # strict, like every pack field: a list read from the file stays a list of texts
+            bounds = {"min": 0, "max": len(data["choices"])} if data["choices"] else {}
+            data = {**bounds, **data, "choices": tuple(data["choices"])}
+        return data
+
+    def choice(self, value: int) -> str | None:
+        """The choice a value stands for (None: none yet, or not a named choice)."""
+        return self.choices[value - 1] if 1 <= value <= len(self.choices) else None
 
 
 # --- effects: a fixed vocabulary -----------------------------------------------------------
@@ -351,6 +440,56 @@ class ChangeCounter(Frozen):
     amount: int = Field(ge=-1_000, le=1_000)
 
 
+class Transform(Frozen):
+    """The unit becomes another datasheet (issue 38: Blood Claws into Grey Hunters, a brood
+    evolving): its name, Power Rating, points, keywords and wargear change; its XP, rank,
+    honours, scars, counters, tallies and history stay. Within the Supply Limit."""
+
+    kind: Literal["transform"]
+    name: str = Field(min_length=1, max_length=80, description="Its new name and datasheet")
+    power_rating: int = Field(ge=1, le=100)
+    points: int | None = Field(
+        default=None, ge=1, le=10_000, description="Needed where forces muster by points"
+    )
+    keywords: tuple[Annotated[str, Field(min_length=1, max_length=60)], ...] = Field(
+        default=(),
+        max_length=30,
+        description="The new datasheet's keywords (the force's faction keyword is kept)",
+    )
+    wargear: str | None = Field(
+        default=None, max_length=2000, description="Its new wargear (left out: kept)"
+    )
+
+
+class RemoveUnit(Frozen):
+    """The unit leaves the Order of Battle for good (reabsorbed, lost to the warp), its
+    supply freed; a force counter of the pack may take a refund for it (issue 38)."""
+
+    kind: Literal["remove_unit"]
+    refund_counter: CounterId | None = Field(
+        default=None, description="A force counter of the pack the refund goes to"
+    )
+    refund: int = Field(default=0, ge=0, le=1_000, description="A fixed refund")
+    refund_per_power: int = Field(
+        default=0, ge=0, le=100, description="And this much per Power Rating of the unit"
+    )
+
+
+class SetChoice(Frozen):
+    """A named-choice counter takes one of its choices (issue 38)."""
+
+    kind: Literal["set_choice"]
+    counter: CounterId
+    value: str = Field(pattern=r"^[a-z][a-z0-9_]{0,59}$", description="One of its choices")
+
+
+class StartQuest(Frozen):
+    """The force (a force quest) or the unit (a card quest) sets out on a quest (issue 38)."""
+
+    kind: Literal["start_quest"]
+    quest: str = Field(pattern=r"^[a-z][a-z0-9_]{0,59}$")
+
+
 Effect = Annotated[
     ChangeSupplyLimit
     | ChangeRequisitionPoints
@@ -359,10 +498,21 @@ Effect = Annotated[
     | RemoveBattleScar
     | AddUpgrade
     | AddUnit
-    | ChangeCounter,
+    | ChangeCounter
+    | SetChoice
+    | StartQuest
+    | Transform
+    | RemoveUnit,
     Field(discriminator="kind"),
 ]
-UNIT_EFFECTS = ("add_xp", "remove_xp", "remove_battle_scar", "add_upgrade")
+UNIT_EFFECTS = (
+    "add_xp",
+    "remove_xp",
+    "remove_battle_scar",
+    "add_upgrade",
+    "transform",
+    "remove_unit",
+)
 
 
 class RequisitionTiming(StrEnum):
@@ -675,6 +825,42 @@ ThresholdEffect = Annotated[
 ]
 
 
+class QuestStep(Frozen):
+    """One step of a quest: ``count`` times what ``when`` names, over any number of battles
+    (a force quest counts the side, a card quest the unit, as a trigger does)."""
+
+    name: str = Field(min_length=1, max_length=80)
+    when: TriggerWhen
+    count: int = Field(default=1, ge=1, le=50)
+    keywords_any: tuple[str, ...] = Field(default=(), max_length=20)
+    summary: str = Field(default="", max_length=1000)
+
+
+class Quest(Frozen):
+    """A saga, a trial, an invasion's stages (issue 38): steps tallied every battle outside
+    the Agenda limit, one after the other; a reward when the last is done and, where the
+    codex has one, a penalty when ``fails_when`` happens to its holder first."""
+
+    id: str
+    name: str
+    scope: Literal["force", "card"] = "card"
+    eligible: str | None = None
+    automatic: bool = Field(
+        default=False,
+        description="Under way from the start (a force quest) or for each unit that may take "
+        "it when it first fights (a card quest); otherwise a start_quest effect starts it",
+    )
+    exclusive: bool = Field(
+        default=True, description="Its holder is on no other exclusive quest at the same time"
+    )
+    steps: tuple[QuestStep, ...] = Field(min_length=1, max_length=10)
+    reward: tuple[ThresholdEffect, ...] = Field(default=(), max_length=5)
+    fails_when: TriggerWhen | None = None
+    penalty: tuple[ThresholdEffect, ...] = Field(default=(), max_length=5)
+    summary: str = Field(min_length=1)
+    pack: str = ""
+
+
 class CounterThreshold(Frozen):
     """When a counter rises to ``at`` (from below, in a battle's update), its effects apply
     once, for the force or the unit that holds it; ``reset_to`` then sets the counter, so
@@ -780,6 +966,33 @@ class Rulebook(Frozen):
     thresholds: tuple[CounterThreshold, ...] = Field(
         default=(), description="Rule packs' rewards for a counter reaching a value"
     )
+    pack_tables: tuple[PackTable, ...] = Field(
+        default=(), description="Rule packs' own rolled tables (issue 38)"
+    )
+    quests: tuple[Quest, ...] = Field(default=(), description="Rule packs' quests (issue 38)")
+    pack_warlord_traits: tuple[PackWarlordTrait, ...] = Field(
+        default=(), description="Rule packs' Warlord Traits (issue 38)"
+    )
+
+    def pack_warlord_trait(self, name: str | None) -> PackWarlordTrait | None:
+        if not name:
+            return None
+        return next(
+            (t for t in self.pack_warlord_traits if named(t.id, t.name, name.strip())), None
+        )
+
+    def quest(self, quest_id: str) -> Quest | None:
+        return next((q for q in self.quests if named(q.id, q.name, quest_id)), None)
+
+    def pack_table(self, table_id: str) -> PackTable | None:
+        return next((t for t in self.pack_tables if named(t.id, t.name, table_id)), None)
+
+    def rolled_only(self, category: str, entry_id: str) -> bool:
+        """A pack entry found only on its pack's rolled tables (``chosen: false``): gained by
+        rolling there, never picked (an entry on no table is chosen, as before)."""
+        tables = [t for t in self.pack_tables if t.category == category]
+        on = [t for t in tables if entry_id in t.entries()]
+        return bool(on) and not any(t.chosen for t in on)
 
     @model_validator(mode="after")
     def _consistent(self) -> Rulebook:

@@ -6,6 +6,7 @@ unit's facts.
     "ADEPTUS ASTARTES" and rank >= battle_hardened
     power_rating <= 5 or role == "Troops"
     counter.zeal >= 2 and xp < 30
+    counter.saga == hunter      (a named choice: == or != one of its choices)
 
 A bare upper-case word (or a quoted string) is a keyword the unit must have. Comparisons
 read ``rank`` (by rank id, in rank order), ``power_rating``, ``xp``, ``role`` (``==`` and
@@ -17,7 +18,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.rules.cards import CrusadeCard, spellings
 from app.rules.data import Rulebook
@@ -43,6 +44,8 @@ class UnitFacts:
     xp: int = 0
     role: str = ""
     counters: Mapping[str, int] = field(default_factory=dict)
+    # a named choice's counter: its choices, in order (issue 38)
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 # --- the tree ---------------------------------------------------------------------------
@@ -182,7 +185,15 @@ class _Parser:
         if kind not in ("number", "word", "string"):
             raise ExpressionError(f"'{name} {operator}' needs a value")
         value = value[1:-1] if kind == "string" else value
-        numeric = name in ("power_rating", "xp") or name.startswith("counter.")
+        if name.startswith("counter.") and kind != "number":
+            # a named choice (issue 38): counter.saga == hunter
+            if operator not in ("==", "!=") or not re.fullmatch(r"[a-z][a-z0-9_]*", value):
+                raise ExpressionError(
+                    f"'{name}' is compared with a whole number, or with == or != to one of "
+                    "its choices (a-z, 0-9, _)"
+                )
+            return Compare(name, operator, value)
+        numeric = name in ("power_rating", "xp")
         if numeric and kind != "number":
             raise ExpressionError(f"'{name}' is compared with a whole number")
         if name == "role" and operator not in ("==", "!="):
@@ -262,7 +273,9 @@ def _compare(node: Compare, unit: UnitFacts, rank_order: Mapping[str, int]) -> b
     if node.name == "rank":
         have, want = rank_order.get(unit.rank, 0), rank_order.get(node.value, 0)
     elif node.name.startswith("counter."):
-        have, want = unit.counters.get(node.name.removeprefix("counter."), 0), int(node.value)
+        counter = node.name.removeprefix("counter.")
+        have = unit.counters.get(counter, 0)
+        want = _choice_value(unit.choices.get(counter, ()), node.value)
     else:
         have, want = int(getattr(unit, node.name)), int(node.value)
     return {
@@ -273,6 +286,27 @@ def _compare(node: Compare, unit: UnitFacts, rank_order: Mapping[str, int]) -> b
         ">=": have >= want,
         ">": have > want,
     }[node.operator]
+
+
+def _choice_value(choices: tuple[str, ...], value: str) -> int:
+    """A number, or a named choice's value (1 for the first; never held: -1)."""
+    if re.fullmatch(r"-?\d+", value):
+        return int(value)
+    return choices.index(value) + 1 if value in choices else -1
+
+
+def choices_named(node: Node) -> set[tuple[str, str]]:
+    """(counter, choice) for each named choice the expression compares with."""
+    match node:
+        case Compare(name=name, value=value) if name.startswith("counter.") and not re.fullmatch(
+            r"-?\d+", value
+        ):
+            return {(name.removeprefix("counter."), value)}
+        case Not(term=term):
+            return choices_named(term)
+        case All(terms=terms) | AnyOf(terms=terms):
+            return set().union(*(choices_named(t) for t in terms))
+    return set()
 
 
 # --- a card's facts ----------------------------------------------------------------------
@@ -306,7 +340,11 @@ def meets(
     order = {r.id: n for n, r in enumerate(book.ranks)}
     # A counter never changed is at its start.
     starts = {c.id: c.start for c in book.counters}
-    return holds(parsed(text), facts_of(card, {**starts, **force_counters}), order)
+    facts = facts_of(card, {**starts, **force_counters})
+    choices = {c.id: c.choices for c in book.counters if c.choices}
+    if choices:
+        facts = replace(facts, choices=choices)
+    return holds(parsed(text), facts, order)
 
 
 def require(name: str, text: str | None, card: CrusadeCard, book: Rulebook, code: str) -> None:

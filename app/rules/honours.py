@@ -3,11 +3,11 @@ Crusade Relics, rolled with injected dice or chosen by the player."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from app.rules import eligibility
+from app.rules import eligibility, pack_tables
 from app.rules.cards import BattleHonour, CrusadeCard, honour_crusade_points, never_gains_xp
 from app.rules.data import (
     CrusadeRelic,
@@ -42,6 +42,7 @@ class HonourRequest:
     category: HonourCategory
     choice: tuple[str, ...] = ()  # chosen entry ids; empty means roll
     weapon: WeaponChoice | None = None
+    table: str | None = None  # a rule pack's own table to roll (or choose) on, issue 38
 
 
 def roll_unique(
@@ -173,6 +174,13 @@ def _pack_choice(
     entry = book.honours.pack_entry(request.category, request.choice[0])
     if entry is None:
         return None
+    if book.rolled_only(request.category.value, entry.id):
+        raise RuleError(
+            "pack_entry_rolled",
+            f"{entry.name} is on a rule pack's rolled table: roll on the table for it "
+            "(give 'table'), it is never chosen.",
+            field="choice",
+        )
     if entry.id in card.honour_ids(request.category):
         raise RuleError(
             "honour_duplicate",
@@ -183,9 +191,46 @@ def _pack_choice(
     return entry
 
 
+def _from_pack_table(
+    card: CrusadeCard,
+    request: HonourRequest,
+    book: Rulebook,
+    dice: Dice,
+    what: str,
+    fits: Callable[[PackHonour], bool] = lambda _entry: True,
+) -> tuple[PackHonour, tuple[DieRoll, ...]]:
+    """A roll (or, where the pack allows, a choice) on a rule pack's own table (issue 38):
+    a result the unit holds, may not take (``eligible``) or that does not ``fits`` is
+    rolled again."""
+    assert request.table is not None
+    table = pack_tables.table_for(book, request.table, request.category.value, card)
+    held = card.honour_ids(request.category)
+
+    def usable(entry_id: str) -> bool:
+        entry = book.honours.pack_entry(request.category, entry_id)
+        return (
+            entry is not None
+            and (not entry.eligible or eligibility.meets(entry.eligible, card, {}, book))
+            and fits(entry)
+        )
+
+    if request.choice:
+        entry_id = pack_tables.choose_on(table, _single_choice(request, what), held, usable)
+        rolls: tuple[DieRoll, ...] = ()
+    else:
+        entry_id, rolls = pack_tables.roll_on(table, held, usable, dice, f"a {what}")
+    found = book.honours.pack_entry(request.category, entry_id)
+    assert found is not None  # the table's entries are checked on loading
+    return found, rolls
+
+
 def _battle_trait(
     card: CrusadeCard, request: HonourRequest, book: Rulebook, dice: Dice
 ) -> BattleHonour:
+    if request.table is not None:
+        found, thrown = _from_pack_table(card, request, book, dice, "Battle Trait")
+        points = honour_crusade_points(card, book)
+        return BattleHonour(request.category, (found.id,), points, dice=thrown)
     if (chosen := _pack_choice(card, request, book, "Battle Trait")) is not None:
         return BattleHonour(request.category, (chosen.id,), honour_crusade_points(card, book))
     table = book.honours.battle_traits[card.unit_type]
@@ -204,6 +249,10 @@ def _psychic_fortitude(
             f"Only PSYKER units can gain Psychic Fortitudes, and {card.name} is not a PSYKER.",
             field="category",
         )
+    if request.table is not None:
+        found, thrown = _from_pack_table(card, request, book, dice, "Psychic Fortitude")
+        points = honour_crusade_points(card, book)
+        return BattleHonour(request.category, (found.id,), points, dice=thrown)
     if (chosen := _pack_choice(card, request, book, "Psychic Fortitude")) is not None:
         return BattleHonour(request.category, (chosen.id,), honour_crusade_points(card, book))
     table = book.honours.psychic_fortitudes
@@ -250,6 +299,21 @@ def _weapon_enhancement(
             f"{card.name} has a champion ({card.champion}); the enhanced weapon must be theirs.",
             field="weapon",
         )
+    if request.table is not None:
+
+        def fits(entry: PackHonour) -> bool:
+            kind = getattr(entry, "weapon_type", "any")
+            return kind == "any" or weapon.weapon_type in (kind, "both")
+
+        found, thrown = _from_pack_table(card, request, book, dice, "Weapon Enhancement", fits)
+        return BattleHonour(
+            request.category,
+            (found.id,),
+            honour_crusade_points(card, book),
+            weapon=weapon.weapon,
+            model=weapon.model,
+            dice=thrown,
+        )
     if (chosen := _pack_enhancement(card, request, weapon, book)) is not None:
         return BattleHonour(
             request.category,
@@ -286,6 +350,13 @@ def _pack_enhancement(
     entry = next((e for e in found if e is not None), None)
     if entry is None:
         return None
+    if book.rolled_only(request.category.value, entry.id):
+        raise RuleError(
+            "pack_entry_rolled",
+            f"{entry.name} is on a rule pack's rolled table: roll on the table for it "
+            "(give 'table'), it is never chosen.",
+            field="choice",
+        )
     if len(request.choice) != 1:
         raise RuleError(
             "weapon_enhancement_pack_alone",
@@ -399,7 +470,7 @@ def check_crusade_relic(
             f"'{relic.withdrawn_by}' withdraws it.",
             field="choice",
         )
-    if not card.has("CHARACTER"):
+    if relic.bearer == "character" and not card.has("CHARACTER"):
         raise RuleError(
             "crusade_relic_requires_character",
             f"Only CHARACTER models can gain Crusade Relics, and {card.name} is not a CHARACTER.",
@@ -411,6 +482,7 @@ def check_crusade_relic(
             f"{relic.name} is for {' or '.join(relic.keywords_any)} models only.",
             field="choice",
         )
+    eligibility.require(relic.name, relic.eligible, card, book, "crusade_relic_not_eligible")
     min_rank = book.honours.relic_categories[relic.category].min_rank
     if not at_least(card, min_rank, book):
         raise RuleError(

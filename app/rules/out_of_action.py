@@ -6,7 +6,7 @@ import contextlib
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from app.rules import eligibility
+from app.rules import eligibility, pack_tables
 from app.rules.cards import BattleScar, CrusadeCard, never_gains_xp
 from app.rules.data import PackScar, Rulebook, TableEntry
 from app.rules.dice import Dice, DieRoll
@@ -72,15 +72,22 @@ def devastating_blow(
 
 
 def gain_battle_scar(
-    card: CrusadeCard, book: Rulebook, dice: Dice, choice: str | None = None
+    card: CrusadeCard,
+    book: Rulebook,
+    dice: Dice,
+    choice: str | None = None,
+    table_id: str | None = None,
 ) -> tuple[CrusadeCard, BattleScar]:
-    """Roll (re-rolling duplicates) or choose a Battle Scar from the unit's table."""
+    """Roll (re-rolling duplicates) or choose a Battle Scar from the unit's table, or from
+    a rule pack's own scar table (``table_id``, issue 38)."""
     if len(card.scars) >= book.numbers.max_battle_scars:
         raise RuleError(
             "battle_scars_full",
             f"{card.name} already has {book.numbers.max_battle_scars} Battle Scars, the most "
             "a unit can have.",
         )
+    if table_id is not None:
+        return _pack_table_scar(card, book, dice, choice, table_id)
     table = book.scars.battle_scars[card.unit_type]
     if choice is None:
         entry, rolls = roll_unique(table, card.scar_ids, dice, f"a Battle Scar for {card.name}")
@@ -97,6 +104,25 @@ def gain_battle_scar(
     return replace(card, scars=(*card.scars, scar)), scar
 
 
+def _pack_table_scar(
+    card: CrusadeCard, book: Rulebook, dice: Dice, choice: str | None, table_id: str
+) -> tuple[CrusadeCard, BattleScar]:
+    table = pack_tables.table_for(book, table_id, "battle_scar", card)
+
+    def usable(entry_id: str) -> bool:
+        scar = book.scars.pack_scar(entry_id)
+        return scar is not None and (
+            not scar.eligible or eligibility.meets(scar.eligible, card, {}, book)
+        )
+
+    if choice is not None:
+        scar = BattleScar(pack_tables.choose_on(table, choice, card.scar_ids, usable))
+    else:
+        entry_id, rolls = pack_tables.roll_on(table, card.scar_ids, usable, dice, "a Battle Scar")
+        scar = BattleScar(entry_id, rolls)
+    return replace(card, scars=(*card.scars, scar)), scar
+
+
 def _chosen_scar(card: CrusadeCard, choice: str, book: Rulebook) -> TableEntry | PackScar:
     """A scar named on the unit type's core table, or a rule pack's (ruling 58) that the
     unit meets the ``eligible`` expression of."""
@@ -104,6 +130,13 @@ def _chosen_scar(card: CrusadeCard, choice: str, book: Rulebook) -> TableEntry |
     with contextlib.suppress(KeyError):
         return table.entry(choice)
     pack_scar = book.scars.pack_scar(choice)
+    if pack_scar is not None and book.rolled_only("battle_scar", pack_scar.id):
+        raise RuleError(
+            "pack_entry_rolled",
+            f"{pack_scar.name} is on a rule pack's rolled table: roll on the table for it "
+            "(give 'table'), it is never chosen.",
+            field="choice",
+        )
     if pack_scar is None:
         raise RuleError(
             "battle_scar_unknown",

@@ -47,17 +47,26 @@ from app.rules.data import (
     MusterBy,
     PackHonour,
     PackScar,
+    PackTable,
+    PackTableResult,
+    PackWarlordTrait,
     PackWeaponEnhancement,
     PerMark,
+    Quest,
     RelicCategory,
+    RemoveUnit,
     Requisition,
     RequisitionTarget,
     RequisitionTiming,
     Rulebook,
+    SetChoice,
+    StartQuest,
     ThresholdEffect,
+    Transform,
     Trigger,
     TriggerWhen,
     VictorBonus,
+    table_rolls,
 )
 
 FORMAT = "crusade-rule-pack/1"
@@ -65,6 +74,10 @@ MAX_BYTES = 192 * 1024  # under the API's 256 KB body limit, so this refusal is 
 MAX_DEPTH = 12
 MAX_ITEMS = 200  # of each kind of content
 MAX_TRIGGERS = 20  # triggers, and thresholds, per pack: each runs once per battle and unit
+MAX_TABLES = 20  # a pack's own rolled tables
+MAX_QUESTS = 20
+MAX_QUEST_STEPS = 10
+MAX_TABLE_ROWS = 11  # rows of one table (2D6 has 11 results, D33 9, D6 6)
 
 Id = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,59}$", description="a-z, 0-9 and _")]
 Name = Annotated[str, Field(min_length=1, max_length=80)]
@@ -241,7 +254,30 @@ class PackRelic(PackModel):
     keywords_any: list[Annotated[str, Field(min_length=1, max_length=60)]] = Field(
         default_factory=list, max_length=20
     )
+    eligible: Expression | None = Field(
+        default=None, description="Who may bear it (issue 38): keywords, rank, counters..."
+    )
+    bearer: Literal["character", "any_unit"] = Field(
+        default="character",
+        description="any_unit: a unit that is no CHARACTER may bear it (a Warlord Knight)",
+    )
     summary: Summary
+
+    _eligible = field_validator("eligible")(_expression)
+
+
+class PackWarlordTraitEntry(PackModel):
+    """A Warlord Trait of the pack (issue 38): given by the Warlord Trait requisition, named
+    there; ``eligible`` says who may take it, ``bearer: any_unit`` lets a unit that is no
+    CHARACTER (a Warlord Knight) take it."""
+
+    id: Id
+    name: Name
+    eligible: Expression | None = None
+    bearer: Literal["character", "any_unit"] = "character"
+    summary: Summary
+
+    _eligible = field_validator("eligible")(_expression)
 
 
 class PackHonourEntry(PackModel):
@@ -344,6 +380,82 @@ class PackCounterThreshold(PackModel):
     summary: Summary
 
 
+TableRoll = (
+    Annotated[int, Field(ge=1, le=33)]
+    | Annotated[str, Field(pattern=r"^[1-9][0-9]?-[1-9][0-9]?$", description="low-high: 1-2")]
+)
+
+
+class PackTableRow(PackModel):
+    """One result of a pack's table: a roll (``3``) or a span (``"1-2"``) and its entry."""
+
+    roll: TableRoll = Field(description='A result (3) or a span of results ("1-2")')
+    entry: Id = Field(description="The pack's entry of the table's category, by id")
+
+    def span(self) -> tuple[int, int]:
+        if isinstance(self.roll, int):
+            return self.roll, self.roll
+        low, high = self.roll.split("-")
+        return int(low), int(high)
+
+
+class PackTableIn(PackModel):
+    """A codex's own D6, 2D6 or D33 table for the pack's Battle Traits, Psychic Fortitudes,
+    Weapon Enhancements or Battle Scars (issue 38): rolled apart from the core's tables,
+    re-rolling what the unit holds; ``chosen: true`` lets players pick a result instead."""
+
+    id: Id
+    name: Name
+    category: Literal["battle_trait", "psychic_fortitude", "weapon_enhancement", "battle_scar"]
+    dice: Literal["D6", "2D6", "D33"]
+    chosen: bool = Field(default=False, description="Players may pick a result instead of rolling")
+    eligible: Expression | None = None
+    results: list[PackTableRow] = Field(min_length=1, max_length=MAX_TABLE_ROWS)
+    summary: str = Field(default="", max_length=1000)
+
+    _eligible = field_validator("eligible")(_expression)
+
+
+class PackQuestStep(PackModel):
+    name: Name
+    when: TriggerWhen = Field(
+        description="battle_played, victory, enemy_unit_destroyed, own_unit_destroyed or "
+        "out_of_action_failed"
+    )
+    count: int = Field(default=1, ge=1, le=50, description="How many times, over any battles")
+    keywords_any: list[Annotated[str, Field(min_length=1, max_length=60)]] = Field(
+        default_factory=list, max_length=20
+    )
+    summary: str = Field(default="", max_length=1000)
+
+
+class PackQuest(PackModel):
+    """A saga, a trial, an invasion's stages (issue 38): steps tallied every battle outside
+    the Agenda limit, a reward when done, a penalty when ``fails_when`` happens first."""
+
+    id: Id
+    name: Name
+    scope: Literal["force", "card"] = Field(
+        default="card", description="card: each unit undertakes it; force: the whole force"
+    )
+    eligible: Expression | None = None
+    automatic: bool = Field(
+        default=False,
+        description="Under way from the start (a unit: from its first battle, if it may take "
+        "it); otherwise a requisition's start_quest effect begins it",
+    )
+    exclusive: bool = Field(
+        default=True, description="Its holder undertakes no other exclusive quest meanwhile"
+    )
+    steps: list[PackQuestStep] = Field(min_length=1, max_length=MAX_QUEST_STEPS)
+    reward: list[ThresholdEffect] = Field(default_factory=list, max_length=5)
+    fails_when: TriggerWhen | None = None
+    penalty: list[ThresholdEffect] = Field(default_factory=list, max_length=5)
+    summary: Summary
+
+    _eligible = field_validator("eligible")(_expression)
+
+
 class CoreWithdrawals(PackModel):
     """Core entries the group does not play with, by id: never chosen or bought again in the
     campaign; what cards and battles already hold stays (ruling 62)."""
@@ -411,6 +523,22 @@ class RulePack(PackModel):
     )
     triggers: list[PackTrigger] = Field(default_factory=list, max_length=MAX_TRIGGERS)
     thresholds: list[PackCounterThreshold] = Field(default_factory=list, max_length=MAX_TRIGGERS)
+    warlord_traits: list[PackWarlordTraitEntry] = Field(
+        default_factory=list,
+        max_length=MAX_ITEMS,
+        description="The pack's Warlord Traits, given by the Warlord Trait requisition",
+    )
+    quests: list[PackQuest] = Field(
+        default_factory=list,
+        max_length=MAX_QUESTS,
+        description="Sagas, trials, stages: steps tallied every battle (issue 38)",
+    )
+    tables: list[PackTableIn] = Field(
+        default_factory=list,
+        max_length=MAX_TABLES,
+        description="The pack's own rolled tables for its Battle Traits, Psychic "
+        "Fortitudes, Weapon Enhancements and Battle Scars (issue 38)",
+    )
 
 
 # --- loading ---------------------------------------------------------------------------
@@ -453,6 +581,10 @@ _UNION_TAGS = frozenset(
         "add_upgrade",
         "change_counter",
         "free_requisitions",  # a threshold's effect
+        "set_choice",
+        "start_quest",
+        "transform",
+        "remove_unit",
         "threshold",  # an Agenda's xp
         "achieved",
         "highest_tally",
@@ -536,6 +668,9 @@ PackItem = (
     | PackMission
     | PackTrigger
     | PackCounterThreshold
+    | PackTableIn
+    | PackQuest
+    | PackWarlordTraitEntry
 )
 
 
@@ -552,6 +687,9 @@ def _content(pack: RulePack) -> list[tuple[str, str, tuple[tuple[str, str], ...]
         ("weapon_enhancement", "weapon_enhancements", pack.weapon_enhancements),
         ("trigger", "triggers", pack.triggers),
         ("threshold", "thresholds", pack.thresholds),
+        ("table", "tables", pack.tables),
+        ("quest", "quests", pack.quests),
+        ("warlord_trait", "warlord_traits", pack.warlord_traits),
     )
     return [
         (kind, f"{field}[{n}]", ((kind, folded(item.id)), (kind, folded(item.name))))
@@ -610,6 +748,12 @@ def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
         and r.target == RequisitionTarget.FORCE
         and eligibility.reads_a_unit(eligibility.parse(r.eligible))
     ]
+    expressions += [(f"tables[{n}].eligible", t.eligible) for n, t in enumerate(pack.tables)]
+    expressions += [(f"quests[{n}].eligible", q.eligible) for n, q in enumerate(pack.quests)]
+    expressions += [(f"relics[{n}].eligible", r.eligible) for n, r in enumerate(pack.relics)]
+    expressions += [
+        (f"warlord_traits[{n}].eligible", t.eligible) for n, t in enumerate(pack.warlord_traits)
+    ]
     for path, text in expressions:
         tree = eligibility.parse(text) if text else None
         if tree is None:
@@ -622,17 +766,41 @@ def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
             Problem(path, None, f"'{rank}' is not a rank ({', '.join(sorted(ranks))})")
             for rank in sorted(eligibility.ranks_named(tree) - ranks)
         ]
+        problems += [
+            Problem(path, None, f"'{value}' is not a choice of counter '{name}'")
+            for name, value in sorted(eligibility.choices_named(tree))
+            if name in counters and value not in counters[name].choices
+        ]
     problems += _mission_problems(pack, book)
     problems += _trigger_problems(pack, book)
+    problems += _table_problems(pack)
+    problems += _quest_problems(pack, book)
+    problems += _choice_problems(pack)
     for n, agenda in enumerate(pack.agendas):
         problems += [
             Problem(f"agendas[{n}].counters.{name}", None, f"no counter '{name}' in this pack")
             for name in sorted(set(agenda.counters) - set(counters))
         ]
     for n, requisition in enumerate(pack.requisitions):
+        gone = next(
+            (m for m, e in enumerate(requisition.effects) if isinstance(e, RemoveUnit)), None
+        )
+        problems += [
+            Problem(
+                f"requisitions[{n}].effects[{m}]",
+                None,
+                "the unit was removed by an earlier effect: nothing more can change it",
+            )
+            for m, e in enumerate(requisition.effects)
+            if gone is not None and m > gone and e.kind in UNIT_EFFECTS
+        ]
         for m, effect in enumerate(requisition.effects):
             problems += _effect_problems(
-                f"requisitions[{n}].effects[{m}]", effect, requisition, counters
+                f"requisitions[{n}].effects[{m}]",
+                effect,
+                requisition,
+                counters,
+                {q.id: q for q in pack.quests},
             )
     return problems
 
@@ -697,6 +865,129 @@ def _trigger_problems(pack: RulePack, book: Rulebook) -> list[Problem]:
                     if r not in requisitions
                 ]
     return problems
+
+
+def _choice_problems(pack: RulePack) -> list[Problem]:
+    """A named choice runs from 0 (none yet) to its number of choices, once each."""
+    problems = []
+    for n, c in enumerate(pack.counters):
+        if not c.choices:
+            continue
+        if len(set(c.choices)) != len(c.choices):
+            problems.append(Problem(f"counters[{n}].choices", None, "a choice is given twice"))
+        if (c.min, c.max) != (0, len(c.choices)):
+            problems.append(
+                Problem(
+                    f"counters[{n}].max",
+                    None,
+                    f"a named choice runs from 0 (none) to {len(c.choices)}: leave out min and max",
+                )
+            )
+    return problems
+
+
+def _quest_effect_problems(
+    where: str, effects: Sequence[Any], scope: str, pack: RulePack, book: Rulebook
+) -> list[Problem]:
+    counters = {c.id: c for c in pack.counters}
+    requisitions = {r.id for r in book.requisitions} | {r.id for r in pack.requisitions}
+    problems = []
+    for m, effect in enumerate(effects):
+        path = f"{where}[{m}]"
+        if isinstance(effect, ChangeCounter) and effect.counter not in counters:
+            problems.append(
+                Problem(f"{path}.counter", None, f"no counter '{effect.counter}' in this pack")
+            )
+        elif isinstance(effect, ChangeCounter) and counters[effect.counter].choices:
+            problems.append(Problem(path, None, "a named choice is set by set_choice"))
+        elif (
+            isinstance(effect, ChangeCounter)
+            and counters[effect.counter].scope == "card"
+            and scope == "force"
+        ):
+            problems.append(Problem(path, None, "a force quest moves no unit's counter"))
+        elif effect.kind == "add_xp" and scope == "force":
+            problems.append(Problem(path, None, "add_xp needs a unit: a card quest"))
+        elif isinstance(effect, FreeRequisitions):
+            problems += [
+                Problem(f"{path}.requisitions", None, f"no requisition '{r}'")
+                for r in effect.requisitions
+                if r not in requisitions
+            ]
+    return problems
+
+
+def _quest_problems(pack: RulePack, book: Rulebook) -> list[Problem]:
+    problems: list[Problem] = []
+    for n, quest in enumerate(pack.quests):
+        where = f"quests[{n}]"
+        if quest.scope == "force" and quest.eligible:
+            tree = eligibility.parse(quest.eligible)
+            if eligibility.reads_a_unit(tree):
+                problems.append(
+                    Problem(f"{where}.eligible", None, "a force quest reads only counters")
+                )
+        problems += _quest_effect_problems(f"{where}.reward", quest.reward, quest.scope, pack, book)
+        problems += _quest_effect_problems(
+            f"{where}.penalty", quest.penalty, quest.scope, pack, book
+        )
+        if quest.penalty and quest.fails_when is None:
+            problems.append(
+                Problem(f"{where}.penalty", None, "a penalty needs fails_when: it never applies")
+            )
+    return problems
+
+
+def _table_problems(pack: RulePack) -> list[Problem]:
+    """A pack's table covers each result of its dice once, with its own entries of the
+    table's category."""
+    entries: dict[str, Sequence[PackHonourEntry]] = {
+        "battle_trait": pack.battle_traits,
+        "psychic_fortitude": pack.psychic_fortitudes,
+        "weapon_enhancement": pack.weapon_enhancements,
+        "battle_scar": pack.battle_scars,
+    }
+    problems: list[Problem] = []
+    for n, table in enumerate(pack.tables):
+        ids = {e.id for e in entries[table.category]}
+        possible = table_rolls(table.dice)
+        covered: list[int] = []
+        for m, row in enumerate(table.results):
+            where = f"tables[{n}].results[{m}]"
+            low, high = row.span()
+            rolls = [r for r in possible if low <= r <= high]
+            if low > high or not rolls or low not in possible or high not in possible:
+                problems.append(
+                    Problem(f"{where}.roll", None, f"{table.dice} gives {_spans(possible)}")
+                )
+            covered += rolls
+            if row.entry not in ids:
+                problems.append(
+                    Problem(
+                        f"{where}.entry",
+                        None,
+                        f"no {table.category.replace('_', ' ')} '{row.entry}' in this pack",
+                    )
+                )
+        missing = sorted(set(possible) - set(covered))
+        twice = sorted({r for r in covered if covered.count(r) > 1})
+        if missing or twice:
+            said = "; ".join(
+                [f"{', '.join(map(str, missing))} not covered"] * bool(missing)
+                + [f"{', '.join(map(str, twice))} given twice"] * bool(twice)
+            )
+            problems.append(
+                Problem(f"tables[{n}].results", None, f"each {table.dice} result once: {said}")
+            )
+    return problems
+
+
+def _spans(rolls: list[int]) -> str:
+    return (
+        f"{rolls[0]} to {rolls[-1]}"
+        if rolls[-1] - rolls[0] == len(rolls) - 1
+        else (", ".join(map(str, rolls)))
+    )
 
 
 def _mission_problems(pack: RulePack, book: Rulebook) -> list[Problem]:
@@ -783,15 +1074,50 @@ def _unpriced(pack: RulePack) -> list[Problem]:
         )
         for i, requisition in enumerate(pack.requisitions)
         for j, effect in enumerate(requisition.effects)
-        if isinstance(effect, AddUnit) and effect.points is None and not effect.chosen
+        if isinstance(effect, AddUnit | Transform)
+        and effect.points is None
+        and not getattr(effect, "chosen", False)
     ]
 
 
 def _effect_problems(
-    where: str, effect: Effect, requisition: PackRequisition, counters: dict[str, Counter]
+    where: str,
+    effect: Effect,
+    requisition: PackRequisition,
+    counters: dict[str, Counter],
+    quests: dict[str, PackQuest] | None = None,
 ) -> list[Problem]:
-    if isinstance(effect, ChangeCounter) and effect.counter not in counters:
+    if isinstance(effect, ChangeCounter | SetChoice) and effect.counter not in counters:
         return [Problem(f"{where}.counter", None, f"no counter '{effect.counter}' in this pack")]
+    if isinstance(effect, ChangeCounter) and counters[effect.counter].choices:
+        return [Problem(where, None, "a named choice is set by set_choice, never moved")]
+    if isinstance(effect, SetChoice):
+        rule = counters[effect.counter]
+        if effect.value not in rule.choices:
+            said = ", ".join(rule.choices) or "it is not a named choice"
+            return [Problem(f"{where}.value", None, f"not a choice of {rule.name} ({said})")]
+        if rule.scope == "card" and requisition.target != RequisitionTarget.UNIT:
+            return [Problem(where, None, "a unit's choice: the target must be unit")]
+        return []
+    if isinstance(effect, RemoveUnit) and effect.refund_counter is not None:
+        refunded = counters.get(effect.refund_counter)
+        if refunded is None or refunded.scope != "force" or refunded.choices:
+            return [
+                Problem(
+                    f"{where}.refund_counter",
+                    None,
+                    f"no force counter '{effect.refund_counter}' in this pack",
+                )
+            ]
+    if isinstance(effect, StartQuest):
+        quest = (quests or {}).get(effect.quest)
+        if quest is None:
+            return [Problem(f"{where}.quest", None, f"no quest '{effect.quest}' in this pack")]
+        if quest.scope == "card" and requisition.target != RequisitionTarget.UNIT:
+            return [
+                Problem(where, None, f"{quest.name} is a unit's quest: the target must be unit")
+            ]
+        return []
     on_a_unit = effect.kind in UNIT_EFFECTS or (
         isinstance(effect, ChangeCounter) and counters[effect.counter].scope == "card"
     )
@@ -844,6 +1170,9 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
     missions = list(book.missions)
     triggers = list(book.triggers)
     thresholds = list(book.thresholds)
+    tables = list(book.pack_tables)
+    quests = list(book.quests)
+    traits_of_warlords = list(book.pack_warlord_traits)
     for pack in packs:
         changed = {
             k: v
@@ -874,6 +1203,12 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
             CounterThreshold.model_validate({**t.model_dump(), "pack": pack.id})
             for t in pack.thresholds
         ]
+        tables += [_table(t, pack) for t in pack.tables]
+        traits_of_warlords += [
+            PackWarlordTrait.model_validate({**t.model_dump(), "pack": pack.id})
+            for t in pack.warlord_traits
+        ]
+        quests += [Quest.model_validate({**q.model_dump(), "pack": pack.id}) for q in pack.quests]
         agendas = _withdrawn(agendas, pack.core.withdraw.agendas, pack)
         requisitions = [
             _with_character_stratagems(_repriced(r, pack), pack)
@@ -901,6 +1236,9 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
                 "missions": tuple(missions),
                 "triggers": tuple(triggers),
                 "thresholds": tuple(thresholds),
+                "pack_tables": tuple(tables),
+                "quests": tuple(quests),
+                "pack_warlord_traits": tuple(traits_of_warlords),
             }
         ).model_dump()
     )
@@ -1050,6 +1388,22 @@ def _scar(entry: PackScarEntry, pack: RulePack) -> PackScar:
     )
 
 
+def _table(table: PackTableIn, pack: RulePack) -> PackTable:
+    return PackTable(
+        id=table.id,
+        name=table.name,
+        category=table.category,
+        dice=table.dice,
+        chosen=table.chosen,
+        eligible=table.eligible,
+        results=tuple(
+            PackTableResult(low=r.span()[0], high=r.span()[1], entry=r.entry) for r in table.results
+        ),
+        summary=table.summary,
+        pack=pack.id,
+    )
+
+
 def _relic(relic: PackRelic, pack: RulePack) -> CrusadeRelic:
     return CrusadeRelic(
         pack=pack.id,
@@ -1057,6 +1411,8 @@ def _relic(relic: PackRelic, pack: RulePack) -> CrusadeRelic:
         name=relic.name,
         category=relic.category,
         keywords_any=tuple(relic.keywords_any),
+        eligible=relic.eligible,
+        bearer=relic.bearer,
         summary=relic.summary,
     )
 

@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from app.rules import eligibility
-from app.rules.cards import CrusadeCard, Upgrade, new_card, spellings
+from app.rules import eligibility, quests
+from app.rules.cards import CrusadeCard, Upgrade, new_card, normalise_keywords, spellings
 from app.rules.data import (
     AddUnit,
     AddUpgrade,
@@ -20,17 +20,23 @@ from app.rules.data import (
     Counter,
     Effect,
     RemoveBattleScar,
+    RemoveUnit,
     RemoveXp,
     Requisition,
     RequisitionTarget,
     RequisitionTiming,
     Rulebook,
+    SetChoice,
+    StartQuest,
+    Transform,
 )
 from app.rules.errors import RuleError
 from app.rules.order_of_battle import (
     OrderOfBattle,
     add_unit,
     check_supply,
+    remove_unit,
+    require_points,
     spend_requisition_points,
     unit_supply,
 )
@@ -136,7 +142,8 @@ def purchase_requisition(
     before = card.crusade_points if card else 0
     apply = _apply_effects if requisition.effects else APPLY[requisition.id]
     changed = apply(paid, card, order, book)
-    after = changed.card(card.id).crusade_points if card else 0
+    gone = card is None or card.id in changed.removed_card_ids  # a pack's remove_unit
+    after = changed.card(card.id).crusade_points if card and not gone else before
     promotions = _promotions(force, changed, book)
     return changed, RequisitionPurchase(
         requisition.id, order.card_id, cost, after - before, promotions
@@ -178,7 +185,16 @@ def _target(
             field="card_id",
         )
     card = force.card(order.card_id)
-    missing = [k for k in requisition.required_keywords if not card.has(k)]
+    trait = (
+        book.pack_warlord_trait(order.warlord_trait) if requisition.id == "warlord_trait" else None
+    )
+    # a rule pack's Warlord Trait whose bearer need not be a CHARACTER (issue 38)
+    anyone = trait is not None and trait.bearer == "any_unit"
+    missing = [
+        k
+        for k in requisition.required_keywords
+        if not card.has(k) and not (anyone and k == "CHARACTER")
+    ]
     banned = [k for k in requisition.excluded_keywords if card.has(k)]
     if missing or banned:
         rule = (
@@ -470,6 +486,10 @@ def _warlord_trait(
             field="card_id",
         )
     trait = _required(order.warlord_trait, "warlord_trait", "Warlord Trait").strip()
+    own = book.pack_warlord_trait(trait)
+    if own is not None:  # a rule pack's trait: its own expression, its name
+        eligibility.require(own.name, own.eligible, card, book, "warlord_trait_not_eligible")
+        trait = own.name
     model = _bearer(card, order)
     _check_one_per_model(force, card, "warlord_trait", trait, model, "Warlord Trait")
     points = 2 if card.has("TITANIC") else 1
@@ -563,7 +583,23 @@ def _effect(
                     counter_id: _within(value, rule.min, rule.max, rule.name, requisition),
                 },
             ), card
+    if isinstance(effect, SetChoice):
+        rule = counters[effect.counter]
+        value = rule.choices.index(effect.value) + 1  # checked on loading: one of its choices
+        holder = card if rule.scope == "card" else None
+        if holder is not None:
+            chosen = replace(holder, counters={**holder.counters, rule.id: value})
+            return force.with_card(chosen), chosen
+        return replace(force, counters={**force.counters, rule.id: value}), card
+    if isinstance(effect, StartQuest):
+        quest = book.quest(effect.quest)
+        assert quest is not None  # checked on loading
+        holder_id = card.id if quest.scope == "card" and card is not None else None
+        force = quests.start(force, holder_id, quest, book)
+        return force, force.card(card.id) if card is not None else None
     assert card is not None  # check_against: unit effects need a unit target
+    if isinstance(effect, RemoveUnit):
+        return _remove(force, card, effect, counters), None
     match effect:
         case AddXp(amount=amount) | RemoveXp(amount=amount):
             delta = amount if isinstance(effect, AddXp) else -amount
@@ -578,9 +614,45 @@ def _effect(
         case AddUpgrade(name=name, crusade_points=points):
             upgrade = Upgrade(requisition=requisition.id, detail=name, crusade_points=points)
             changed = replace(card, upgrades=(*card.upgrades, upgrade))
+        case Transform():
+            return _transform(force, card, effect, book)
         case _:
             raise AssertionError(effect)
     return force.with_card(changed), changed
+
+
+def _transform(
+    force: OrderOfBattle, card: CrusadeCard, effect: Transform, book: Rulebook
+) -> tuple[OrderOfBattle, CrusadeCard]:
+    """The unit becomes another datasheet (issue 38): what it is changes, what it did stays
+    (XP, rank, honours, scars, counters, tallies), within the Supply Limit."""
+    changed = replace(
+        card,
+        name=effect.name,
+        datasheet=effect.name,
+        power_rating=effect.power_rating,
+        points=effect.points if effect.points is not None else card.points,
+        keywords=normalise_keywords([force.crusade_faction, *effect.keywords]),
+        wargear=effect.wargear if effect.wargear is not None else card.wargear,
+    )
+    require_points(changed, book)
+    others = replace(force, cards=tuple(c for c in force.cards if c.id != card.id))
+    check_supply(others, unit_supply(changed, book), book)
+    return force.with_card(changed), changed
+
+
+def _remove(
+    force: OrderOfBattle, card: CrusadeCard, effect: RemoveUnit, counters: dict[str, Counter]
+) -> OrderOfBattle:
+    """The unit leaves for good; the refund (fixed, and per Power) goes to a force counter,
+    up to its max (issue 38)."""
+    force = remove_unit(force, card.id)
+    if effect.refund_counter is None:
+        return force
+    rule = counters[effect.refund_counter]
+    refund = effect.refund + effect.refund_per_power * card.power_rating
+    value = min(rule.max, force.counters.get(rule.id, rule.start) + refund)
+    return replace(force, counters={**force.counters, rule.id: value})
 
 
 def _joining(

@@ -20,8 +20,10 @@ from app.rules.data import (
     Counter,
     CounterThreshold,
     FreeRequisitions,
+    Quest,
     Rulebook,
-    Trigger,
+    ThresholdEffect,
+    TriggerWhen,
     VictorBonus,
 )
 from app.rules.order_of_battle import OrderOfBattle
@@ -34,36 +36,53 @@ Fired = tuple[Holder, CounterThreshold]
 
 
 def moved_by_triggers(
-    force: OrderOfBattle,
-    book: Rulebook,
+    force: OrderOfBattle, book: Rulebook, *, roster: Sequence[str], facts: Facts
+) -> OrderOfBattle:
+    """Each trigger's counter moved by what the battle's report says (``facts``)."""
+    if not book.triggers:
+        return force
+    counters = {c.id: c for c in book.counters}
+    for trigger in book.triggers:
+        rule = counters[trigger.counter]
+        holders: list[Holder] = [None] if rule.scope == "force" else list(roster)
+        for holder in holders:
+            count = happened(trigger.when, trigger.keywords_any, holder, force, roster, facts)
+            force = _add(force, holder, rule, trigger.amount * count)
+    return force
+
+
+def battle_facts(
     *,
-    roster: Sequence[str],
     won: bool,
     destroyed: Iterable[str],
     failed_tests: Iterable[str],
     enemy_losses: Sequence[frozenset[str]],
     kills: dict[str, int],
-) -> OrderOfBattle:
-    """Each trigger's counter moved by what the battle's report says: ``destroyed`` and
-    ``failed_tests`` are own units (card ids), ``enemy_losses`` the keywords of each enemy
-    unit the opponent reported destroyed, ``kills`` each own unit's enemy units destroyed."""
-    if not book.triggers:
-        return force
-    counters = {c.id: c for c in book.counters}
-    facts = _Facts(won, set(destroyed), set(failed_tests), enemy_losses, kills)
-    for trigger in book.triggers:
-        rule = counters[trigger.counter]
-        if rule.scope == "force":
-            force = _add(force, None, rule, trigger.amount * _side(trigger, force, roster, facts))
-            continue
-        for card_id in roster:
-            count = _unit(trigger, force.card(card_id), facts)
-            force = _add(force, card_id, rule, trigger.amount * count)
-    return force
+) -> Facts:
+    return Facts(won, set(destroyed), set(failed_tests), enemy_losses, kills)
+
+
+def happened(
+    when: TriggerWhen,
+    keywords_any: Sequence[str],
+    holder: Holder,
+    force: OrderOfBattle,
+    roster: Sequence[str],
+    facts: Facts,
+) -> int:
+    """How many times ``when`` happened in the battle to the side (``holder`` None) or to
+    one unit of its roster."""
+    if holder is None:
+        return _side(when, keywords_any, force, roster, facts)
+    return _unit(when, keywords_any, force.card(holder), facts)
 
 
 @dataclass(frozen=True)
-class _Facts:
+class Facts:
+    """What a battle's report says, as triggers and quests read it: ``lost`` and
+    ``failed`` are own units (card ids), ``enemy_losses`` the keywords of each enemy unit
+    the opponent reported destroyed, ``kills`` each own unit's enemy units destroyed."""
+
     won: bool
     lost: set[str]
     failed: set[str]
@@ -71,11 +90,17 @@ class _Facts:
     kills: dict[str, int]
 
 
-def _side(trigger: Trigger, force: OrderOfBattle, roster: Sequence[str], facts: _Facts) -> int:
+def _side(
+    when: TriggerWhen,
+    keywords_any: Sequence[str],
+    force: OrderOfBattle,
+    roster: Sequence[str],
+    facts: Facts,
+) -> int:
     """How many times it happened to the side (a force counter): ``keywords_any`` picks
     the own units counted, or for kills the enemy units counted."""
-    mine = [u for u in roster if _fits(trigger.keywords_any, force.card(u).keywords)]
-    match trigger.when:
+    mine = [u for u in roster if _fits(keywords_any, force.card(u).keywords)]
+    match when:
         case "battle_played":
             return 1
         case "victory":
@@ -85,16 +110,16 @@ def _side(trigger: Trigger, force: OrderOfBattle, roster: Sequence[str], facts: 
         case "out_of_action_failed":
             return sum(1 for u in mine if u in facts.failed)
         case "enemy_unit_destroyed":
-            return sum(1 for loss in facts.enemy_losses if _fits(trigger.keywords_any, loss))
-    raise AssertionError(trigger.when)
+            return sum(1 for loss in facts.enemy_losses if _fits(keywords_any, loss))
+    raise AssertionError(when)
 
 
-def _unit(trigger: Trigger, card: CrusadeCard, facts: _Facts) -> int:
+def _unit(when: TriggerWhen, keywords_any: Sequence[str], card: CrusadeCard, facts: Facts) -> int:
     """How many times it happened to one unit of the roster (a card counter): only units
     with one of ``keywords_any`` count; its kills are its own enemy units destroyed."""
-    if not _fits(trigger.keywords_any, card.keywords):
+    if not _fits(keywords_any, card.keywords):
         return 0
-    match trigger.when:
+    match when:
         case "battle_played":
             return 1
         case "victory":
@@ -105,7 +130,7 @@ def _unit(trigger: Trigger, card: CrusadeCard, facts: _Facts) -> int:
             return int(card.id in facts.failed)
         case "enemy_unit_destroyed":
             return facts.kills.get(card.id, 0)
-    raise AssertionError(trigger.when)
+    raise AssertionError(when)
 
 
 def _fits(keywords_any: Sequence[str], keywords: Iterable[str]) -> bool:
@@ -135,18 +160,23 @@ def _set(force: OrderOfBattle, holder: Holder, rule: Counter, value: int) -> Ord
     return force.with_card(replace(card, counters={**card.counters, rule.id: value}))
 
 
+# a free-requisition decision and the threshold or quest that owes it
+Owed = tuple["CounterThreshold | Quest", VictorBonus]
+
+
 def reached_thresholds(
     before: OrderOfBattle, force: OrderOfBattle, book: Rulebook, roster: Sequence[str]
-) -> tuple[OrderOfBattle, list[Promotion], list[Fired], list[VictorBonus]]:
+) -> tuple[OrderOfBattle, list[Promotion], list[Fired], list[Owed]]:
     """Each threshold whose counter rose to its ``at`` since ``before`` (the force before the
-    battle): its effects, then its ``reset_to``. Returns the force, the promotions its XP
-    gave, what fired (holder, threshold) and the free requisitions owed as decisions."""
+    battle, the purchase or the answer): its effects, then its ``reset_to``. Returns the
+    force, the promotions its XP gave, what fired (holder, threshold) and the free
+    requisitions owed as decisions (each with the threshold that owes it)."""
     if not book.thresholds:
         return force, [], [], []
     counters = {c.id: c for c in book.counters}
     fired: list[tuple[Holder, CounterThreshold]] = []
     promotions: list[Promotion] = []
-    owed: list[VictorBonus] = []
+    owed: list[Owed] = []
     for _ in range(MAX_PASSES):
         progressed = False
         for threshold in book.thresholds:
@@ -160,7 +190,9 @@ def reached_thresholds(
                     continue
                 fired.append((holder, threshold))
                 progressed = True
-                force = _effects(force, holder, threshold, counters, book, promotions, owed)
+                force = apply_effects(
+                    force, holder, threshold.effects, threshold, counters, book, promotions, owed
+                )
                 if threshold.reset_to is not None:
                     force = _set(force, holder, rule, threshold.reset_to)
         if not progressed:
@@ -168,16 +200,26 @@ def reached_thresholds(
     return force, promotions, fired, owed
 
 
-def _effects(
+def changed_holders(before: OrderOfBattle, after: OrderOfBattle) -> list[str]:
+    """The cards whose counters a command (a purchase, a decision's answer) changed: the
+    only units whose card counters may have risen to a threshold."""
+    was = {c.id: c.counters for c in before.cards}
+    return [c.id for c in after.cards if c.id in was and c.counters != was[c.id]]
+
+
+def apply_effects(
     force: OrderOfBattle,
     holder: Holder,
-    threshold: CounterThreshold,
+    effects: Sequence[ThresholdEffect],
+    source: CounterThreshold | Quest,
     counters: dict[str, Counter],
     book: Rulebook,
     promotions: list[Promotion],
-    owed: list[VictorBonus],
+    owed: list[Owed],
 ) -> OrderOfBattle:
-    for effect in threshold.effects:
+    """A threshold's effects, or a quest's reward or penalty, for ``holder``: counters, RP,
+    Supply Limit and XP at once, free requisitions owed as decisions naming ``source``."""
+    for effect in effects:
         match effect:
             case ChangeCounter(counter=counter_id, amount=amount):
                 rule = counters[counter_id]
@@ -195,5 +237,5 @@ def _effects(
                 force = force.with_card(card)
                 promotions += gained
             case FreeRequisitions():
-                owed.append(VictorBonus(effect=effect, summary=threshold.summary))
+                owed.append((source, VictorBonus(effect=effect, summary=source.summary)))
     return force

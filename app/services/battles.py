@@ -39,6 +39,7 @@ from app.services import (
     history,
     rulebooks,
     territories,
+    thresholds,
     totals,
 )
 from app.services.convert import force_value, write_force
@@ -464,11 +465,19 @@ def _resolve(
         enemy_losses=tuple(loss.keywords for loss in losses),
     )
     dice = side_dice(result, (battle.seed or 0) + index)
-    after = resolve_side(
-        view.value, report, rulebooks.campaign_book(session, battle.campaign_id), dice
-    )
+    book = rulebooks.campaign_book(session, battle.campaign_id)
+    after = resolve_side(view.value, report, book, dice)
     check_dice_used(dice)
     write_force(view.force, view.cards, after.force, before=view.value)
+    thresholds.record_reached(
+        session,
+        campaign_id=battle.campaign_id,
+        force_id=side.force_id,
+        battle_id=battle.id,
+        fired=after.thresholds,
+        force=after.force,
+        book=book,
+    )
     gains.record_gains(session, view, after=after.force, battle_id=battle.id)
     decisions.store(session, force_id=side.force_id, battle_id=battle.id, pending=after.pending)
     decisions.lapse_unanswerable(
@@ -597,6 +606,9 @@ def _unit_report(data: dict[str, Any]) -> UnitReport:
 _CARD_STATE = (
     "name",
     "power_rating",
+    "points",  # a rule pack's transform changes these three (issue 38; older snapshots
+    "keywords",  # lack them: left as they are)
+    "datasheet",
     "wargear",
     "psychic_powers",
     "narrative",
@@ -676,6 +688,17 @@ def _say_counters(
             counter=counter,
             before=was,
             after=value,
+        )
+    book = rulebooks.campaign_book(session, battle.campaign_id)
+    for kind, details in gains.quest_moves(now or {}, restored["counters"] or {}, book):
+        history.record(
+            session,
+            campaign_id=battle.campaign_id,
+            force_id=force.id,
+            battle_id=battle.id,
+            kind=kind,
+            **unit,
+            **details,
         )
 
 

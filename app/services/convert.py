@@ -71,6 +71,7 @@ def card_value(row: Card) -> CrusadeCard:
         champion=row.champion,
         named_character=row.named_character,
         split_unit=row.split_unit,
+        datasheet=getattr(row, "datasheet", ""),
         wargear=row.wargear,
         psychic_powers=row.psychic_powers,
         narrative=row.narrative,
@@ -101,6 +102,7 @@ def write_card(row: Card, card: CrusadeCard) -> None:
         "power_rating": card.power_rating,
         "points": card.points,
         "keywords": sorted(card.keywords),
+        "datasheet": card.datasheet,
         "wargear": card.wargear,
         "psychic_powers": card.psychic_powers,
         "narrative": card.narrative,
@@ -157,3 +159,7 @@ def write_force(
     for card in value.cards:
         if id(card) not in unchanged:
             write_card(by_id[card.id], card)
+    for card_id in value.removed_card_ids:  # a rule pack's remove_unit (issue 38)
+        row = by_id.get(card_id)
+        if row is not None and not row.removed:
+            row.removed = True

@@ -22,13 +22,20 @@ from app.rules.aftermath import (
     VictorBonusDecision,
 )
 from app.rules.cards import normalise_keywords, spellings
-from app.rules.data import BonusTarget, FreeRequisitions, HonourCategory, Rulebook, VictorBonus
+from app.rules.data import (
+    BonusTarget,
+    FreeRequisitions,
+    HonourCategory,
+    Quest,
+    Rulebook,
+    VictorBonus,
+)
 from app.rules.dice import Dice, DieRoll
 from app.rules.experience import ExperienceGain
 from app.rules.honours import HonourRequest, WeaponChoice
 from app.rules.out_of_action import Consequence
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
-from app.services import gains, history, rulebooks
+from app.services import gains, history, rulebooks, thresholds
 from app.services.convert import write_force
 from app.services.fields import request_fields
 from app.services.forces import load_force
@@ -45,14 +52,18 @@ def store(
         return
     rows = [_row(force_id, battle_id, d).model_dump(exclude={"id"}) for d in pending]
     stored = session.execute(
-        insert(Decision).returning(col(Decision.id), col(Decision.kind), col(Decision.card_id)),
+        insert(Decision).returning(
+            col(Decision.id), col(Decision.kind), col(Decision.card_id), col(Decision.payload)
+        ),
         rows,
     ).all()
     force = session.get(Force, force_id)
     assert force is not None  # the caller holds the force locked
     force.version += 1
     session.add(force)
-    for decision_id, kind, card_id in stored:
+    for decision_id, kind, card_id, payload in stored:
+        found = payload if isinstance(payload, dict) else {}
+        source = {f"{k}_name": v["name"] for k, v in found.items() if k in ("threshold", "quest")}
         history.record(
             session,
             campaign_id=force.campaign_id,
@@ -62,6 +73,7 @@ def store(
             decision_id=decision_id,
             decision=kind,
             card_id=card_id,
+            **source,
         )
 
 
@@ -85,6 +97,10 @@ def _row(force_id: int, battle_id: int | None, decision: Any) -> Decision:
     else:
         assert isinstance(decision, VictorBonusDecision)
         payload = {"bonus": decision.bonus.model_dump(mode="json")}
+        if decision.threshold is not None:  # owed by a pack's threshold or quest, no victory
+            t = decision.threshold
+            source = "quest" if isinstance(t, Quest) else "threshold"
+            payload[source] = {"id": t.id, "name": t.name, "pack": t.pack}
         kind, card = "victor_bonus", None
     return Decision(
         force_id=force_id,
@@ -182,6 +198,16 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
     with request_fields(_ANSWER_FIELDS.get(row.kind, {})):
         book = rulebooks.campaign_book(session, view.force.campaign_id)
         force, follow_ups = _apply(row, view.value, answer, recorded, book)
+    force, _promoted, owed = thresholds.after_command(
+        session,
+        campaign_id=view.force.campaign_id,
+        force_id=row.force_id,
+        before=view.value,
+        after=force,
+        book=book,
+        battle_id=row.battle_id,
+    )
+    follow_ups = tuple(follow_ups) + owed
     write_force(view.force, view.cards, force)
     # issue 12: what was rolled and what came of it, for the page to say after "roll for it"
     outcome = {"rolled": recorded.rolls, "gained": sorted(_entry_ids(view.cards) - before)}
@@ -263,7 +289,9 @@ def _apply(
         return result.force, result.pending
     if row.kind == "battle_scar":
         assert card_id is not None
-        changed = after_rules.answer_battle_scar(force, card_id, book, dice, answer.get("scar"))
+        changed = after_rules.answer_battle_scar(
+            force, card_id, book, dice, answer.get("scar"), answer.get("table") or None
+        )
         return changed, ()
     if row.kind == "battle_honour":
         decision = honour_decision(row)
@@ -370,6 +398,7 @@ def honour_request(answer: dict[str, Any]) -> HonourRequest:
         category=HonourCategory(answer["category"]),
         choice=tuple(answer.get("entries") or ()),
         weapon=WeaponChoice(**weapon) if weapon else None,
+        table=answer.get("table") or None,
     )
 
 
@@ -487,11 +516,16 @@ class PackOffer:
     """A rule pack's entry a pending decision may be answered with."""
 
     category: str  # battle_trait, weapon_enhancement, psychic_fortitude, crusade_relic,
-    # battle_scar or requisition (a victor bonus's free requisition)
+    # battle_scar or requisition (a victor bonus's free requisition); or "table" (issue 38)
     id: str
     name: str
     summary: str
     pack: str
+    # a table: the category it is for, its dice, whether a result may be chosen, its rows
+    table_of: str | None = None
+    dice: str | None = None
+    chosen: bool | None = None
+    results: tuple[tuple[int, int, str], ...] = ()
 
 
 def pack_offers(session: Session, rows: Sequence[Decision]) -> dict[int, list[PackOffer]]:
@@ -527,6 +561,7 @@ def _packs_offer(book: Rulebook) -> bool:
         or book.scars.pack_scars
         or any(r.pack for r in honours.crusade_relics)
         or any(r.pack for r in book.requisitions)
+        or book.pack_tables
     )
 
 
@@ -548,7 +583,11 @@ def _offers(book: Rulebook, view: Any, row: Decision) -> list[PackOffer]:
 
     if row.kind == "battle_scar":
         held = card.scar_ids if card else set()
-        return [_offer("battle_scar", e) for e in book.scars.pack_scars if fits(e, held)]
+        return [
+            _offer("battle_scar", e)
+            for e in book.scars.pack_scars
+            if fits(e, held) and not book.rolled_only("battle_scar", e.id)
+        ] + _tables(book, "battle_scar", card, view.value.counters)
     if row.kind == "victor_bonus":
         effect = VictorBonus.model_validate(row.payload["bonus"]).effect
         named = set(effect.requisitions) if isinstance(effect, FreeRequisitions) else set()
@@ -558,7 +597,7 @@ def _offers(book: Rulebook, view: Any, row: Decision) -> list[PackOffer]:
     )
     found: list[PackOffer] = []
     for category in categories:
-        if card is not None and not _may_gain(category, card):
+        if card is not None and not _may_gain(category, card, book):
             continue
         held = card.honour_ids(category) if card else set()
         if category == HonourCategory.CRUSADE_RELIC:
@@ -567,23 +606,59 @@ def _offers(book: Rulebook, view: Any, row: Decision) -> list[PackOffer]:
                 for r in book.honours.crusade_relics
                 if r.pack
                 and r.withdrawn_by is None
-                and (card is None or not r.keywords_any or any(card.has(k) for k in r.keywords_any))
+                and (card is None or _may_bear(r, card, view.value.counters, book))
             ]
             continue
         found += [
-            _offer(category.value, e) for e in book.honours.pack_entries(category) if fits(e, held)
+            _offer(category.value, e)
+            for e in book.honours.pack_entries(category)
+            if fits(e, held) and not book.rolled_only(category.value, e.id)
         ]
+        found += _tables(book, category.value, card, view.value.counters)
     return found
 
 
-def _may_gain(category: HonourCategory, card: Any) -> bool:
-    """Psychic Fortitudes are for PSYKERs and Crusade Relics for CHARACTERs (the rules
-    refuse the others; the decision page leaves them out too)."""
+def _tables(book: Rulebook, category: str, card: Any, counters: Any) -> list[PackOffer]:
+    """A rule pack's own tables of ``category`` the unit may roll on (answer with ``table``;
+    ``entries``/``scar`` too to pick a result of a table players choose from)."""
+    return [
+        PackOffer(
+            category="table",
+            id=t.id,
+            name=t.name,
+            summary=t.summary or f"A {t.dice} table of {t.category.replace('_', ' ')}s",
+            pack=t.pack,
+            table_of=t.category,
+            dice=t.dice,
+            chosen=t.chosen,
+            results=tuple((r.low, r.high, r.entry) for r in t.results),
+        )
+        for t in book.pack_tables
+        if t.category == category
+        and (card is None or not t.eligible or eligibility.meets(t.eligible, card, counters, book))
+    ]
+
+
+def _may_gain(category: HonourCategory, card: Any, book: Rulebook) -> bool:
+    """Psychic Fortitudes are for PSYKERs and Crusade Relics for CHARACTERs, or any unit a
+    pack's relic says (the rules refuse the others; the decision page leaves them out)."""
     if category == HonourCategory.PSYCHIC_FORTITUDE:
         return bool(card.has("PSYKER"))
     if category == HonourCategory.CRUSADE_RELIC:
-        return bool(card.has("CHARACTER"))
+        return bool(card.has("CHARACTER")) or any(
+            r.bearer == "any_unit" for r in book.honours.crusade_relics
+        )
     return True
+
+
+def _may_bear(relic: Any, card: Any, counters: Any, book: Rulebook) -> bool:
+    """A pack's relic the unit may bear: a CHARACTER unless the pack says any unit, with
+    one of its keywords, meeting its expression (issue 38)."""
+    if relic.bearer == "character" and not card.has("CHARACTER"):
+        return False
+    if relic.keywords_any and not any(card.has(k) for k in relic.keywords_any):
+        return False
+    return not relic.eligible or eligibility.meets(relic.eligible, card, counters, book)
 
 
 def _offer(category: str, entry: Any) -> PackOffer:

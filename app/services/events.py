@@ -156,6 +156,18 @@ DETAIL_FIELDS = (
     "after",
     "reason",
     "sides",
+    "threshold",
+    "threshold_name",
+    "counter_name",
+    "at",
+    "reset_to",
+    "quest",
+    "quest_name",
+    "step",
+    "steps",
+    "step_name",
+    "tally",
+    "count",
 )
 
 
@@ -270,6 +282,10 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             return f"{force} took {p.get('territory', 'a territory')} in {battle}."
         case "battle_called_off":
             return f"{battle} was called off."
+        case "decision_pending" if p.get("quest_name"):
+            return f"{force} has free requisitions to take: {p['quest_name']} ended."
+        case "decision_pending" if p.get("threshold_name"):
+            return f"{force} has free requisitions to take: {p['threshold_name']} was reached."
         case "decision_pending":
             what = str(p.get("decision", "")).replace("_", " ")
             about = f" for {card}" if p.get("card_id") else ""
@@ -291,6 +307,15 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             who = f"{card} ({force})" if p.get("card_id") else force
             what = _counter(p.get("counter"), book)
             return f"{who}: {what} went from {p.get('before')} to {p.get('after')}."
+        case "threshold_reached":
+            who = f"{card} ({force})" if p.get("card_id") else force
+            counter = p.get("counter_name") or _counter(p.get("counter"), book)
+            reset = p.get("reset_to")
+            again = f"; it starts again at {reset}" if reset is not None else ""
+            name, at = p.get("threshold_name"), p.get("at")
+            return f"{who} reached {name}: {counter} came to {at}{again}."
+        case kind if kind.startswith("quest_"):
+            return _quest(row, p, f"{card} ({force})" if p.get("card_id") else force)
         case "requisition_purchased":
             name = p.get("requisition_name") or _requisition(p.get("requisition"), book)
             return (
@@ -305,6 +330,24 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             return f"{names.users.get(int(p.get('user_id') or 0), 'A member')} left the campaign."
         case _:
             return row.kind.replace("_", " ").capitalize() + "."
+
+
+def _quest(row: Event, p: dict[str, Any], who: str) -> str:
+    """A quest's news (issue 38): begun, a step's tally, a step done, done, failed."""
+    name, step, steps = p.get("quest_name") or p.get("quest"), p.get("step"), p.get("steps")
+    on = f"step {step} of {steps}, {p.get('step_name')}: {p.get('tally')} of {p.get('count')}"
+    match row.kind:
+        case "quest_started":
+            return f"{who} began {name} ({on})."
+        case "quest_progressed":
+            return f"{who}: {name}, {on}."
+        case "quest_step_done":
+            return f"{who} completed a step of {name}; now {on}."
+        case "quest_completed":
+            return f"{who} completed {name}."
+        case "quest_failed":
+            return f"{who} failed {name}."
+    return f"{who}: {name} was put back by a revert."
 
 
 def _mustered(row: Event, names: _Names, book: Rulebook) -> str:

@@ -5,10 +5,13 @@ card (a battle's result, a decision answered later) reports the same way."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from sqlmodel import Session
 
+from app.rules import quests
 from app.rules.cards import CrusadeCard
+from app.rules.data import Rulebook
 from app.rules.order_of_battle import OrderOfBattle
 from app.services import history, rulebooks
 from app.services.forces import ForceView
@@ -30,11 +33,16 @@ def record_gains(
         )
 
     before = {c.id: c for c in view.value.cards}
+    for gone in sorted(after.removed_card_ids - view.value.removed_card_ids):  # remove_unit
+        say("card_removed", card_id=int(gone), name=before[gone].name if gone in before else "")
     # A rule pack's counters moved by a battle (its Agendas' marks) or a decision: said in the
     # history as any other gain, the force's first, then each unit's.
-    starts = counter_starts(session, view.force.campaign_id)
+    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    starts = {c.id: c.start for c in book.counters}
     for counter, was, now in moved(view.value.counters, after.counters, starts):
         say("counter_changed", counter=counter, before=was, after=now)
+    for kind, details in quest_moves(view.value.counters, after.counters, book):
+        say(kind, **details)
     for card in after.cards:
         old = before.get(card.id)
         if old is None:
@@ -42,6 +50,8 @@ def record_gains(
         unit = {"card_id": int(card.id), "name": card.name}
         for counter, was, now in moved(old.counters, card.counters, starts):
             say("counter_changed", **unit, counter=counter, before=was, after=now)
+        for kind, details in quest_moves(old.counters, card.counters, book):
+            say(kind, **unit, **details)
         for kind, details in _gained(old, card):
             say(kind, **unit, **details)
 
@@ -78,6 +88,48 @@ def moved(
     return [
         (counter, before.get(counter, starts.get(counter, 0)), now)
         for counter in sorted(set(before) | set(after))
-        if (now := after.get(counter, starts.get(counter, 0)))
+        if not quests.is_quest_key(counter)  # a quest's state is told by quest_moves
+        and (now := after.get(counter, starts.get(counter, 0)))
         != before.get(counter, starts.get(counter, 0))
     ]
+
+
+def quest_moves(
+    before: Mapping[str, int], after: Mapping[str, int], book: Rulebook
+) -> list[tuple[str, dict[str, Any]]]:
+    """What a command did to its holder's quests (issue 38), as history events:
+    ``quest_started``, ``quest_progressed`` (a step's tally), ``quest_step_done``,
+    ``quest_completed``, ``quest_failed``, or ``quest_put_back`` (a revert)."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for quest in book.quests:
+        was, now = quests.status(before, quest), quests.status(after, quest)
+        tally_was = before.get(quests.tally_key(quest.id), 0)
+        tally = after.get(quests.tally_key(quest.id), 0)
+        if (was, tally_was) == (now, tally):
+            continue
+        n = len(quest.steps)
+        step = quest.steps[now - 1] if 1 <= now <= n else None
+        about: dict[str, Any] = {
+            "quest": quest.id,
+            "quest_name": quest.name,
+            "pack": quest.pack,
+            "step": now,
+            "steps": n,
+            "tally": tally,
+        }
+        if step is not None:
+            about |= {"step_name": step.name, "count": step.count}
+        if now == quests.FAILED:
+            kind = "quest_failed"
+        elif was == quests.FAILED or now < was or (now == was and tally < tally_was):
+            kind = "quest_put_back"
+        elif was == quests.NOT_STARTED:
+            kind = "quest_started"
+        elif now == n + 1:
+            kind = "quest_completed"
+        elif now > was:
+            kind = "quest_step_done"
+        else:
+            kind = "quest_progressed"
+        found.append((kind, about))
+    return found

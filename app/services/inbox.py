@@ -86,7 +86,10 @@ def waiting_for(session: Session, *, campaign_id: int, user_id: int, organizer: 
         decisions=[
             WaitingDecision(
                 decision_id=d.id or 0,
-                kind=d.kind,
+                # a rule pack's threshold owes free requisitions: not a victor's bonus
+                kind="free_requisitions"
+                if d.payload.get("threshold") or d.payload.get("quest")
+                else d.kind,
                 force_id=d.force_id,
                 force_name=force_name,
                 card_name=card_name,

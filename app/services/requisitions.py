@@ -11,13 +11,14 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from app.db.models import Battle, BattleSide, Card, RequisitionPurchase
-from app.rules.aftermath import honours_owed
+from app.rules import quests
+from app.rules.aftermath import VictorBonusDecision, honours_owed
 from app.rules.cards import CrusadeCard
 from app.rules.data import Rulebook
 from app.rules.order_of_battle import OrderOfBattle
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
 from app.rules.requisitions import RequisitionPurchase as Bought
-from app.services import decisions, history, rulebooks
+from app.services import decisions, gains, history, rulebooks, thresholds
 from app.services.convert import write_force
 from app.services.forces import load_force
 
@@ -68,6 +69,15 @@ def purchase(
     window = purchase_window(session, force_id, card_added)
     book = rulebooks.campaign_book(session, view.force.campaign_id)
     changed, bought = purchase_requisition(view.value, order, window, book)
+    changed, promoted, owed = thresholds.after_command(
+        session,
+        campaign_id=view.force.campaign_id,
+        force_id=force_id,
+        before=view.value,
+        after=changed,
+        book=book,
+    )
+    bought = replace(bought, promotions=bought.promotions + tuple(promoted))
     known = {str(c.id) for c in view.cards}
     joined = [c for c in changed.cards if c.id not in known]  # a pack's add_unit effect
     write_force(
@@ -96,9 +106,53 @@ def purchase(
         requisition_points_spent=bought.requisition_points_spent,
         **_from_pack(book, bought.requisition, changed.counters, view.value.counters),
     )
+    _say_quests(session, view.force.campaign_id, force_id, view.value, changed, book)
+    was = {c.id: c for c in view.value.cards}
+    for gone in sorted(changed.removed_card_ids - view.value.removed_card_ids):  # remove_unit
+        history.record(
+            session,
+            campaign_id=view.force.campaign_id,
+            force_id=force_id,
+            kind="card_removed",
+            card_id=int(gone),
+            name=was[gone].name,
+        )
     _owe_honours(session, view.force.campaign_id, force_id, changed, bought, book)
+    # a threshold's free requisitions (its Battle Honours are owed with the purchase's)
+    decisions.store(
+        session,
+        force_id=force_id,
+        battle_id=None,
+        pending=tuple(d for d in owed if isinstance(d, VictorBonusDecision)),
+    )
     decisions.lapse_unanswerable(session, force=view.force, value=changed, book=book)
     return row
+
+
+def _say_quests(
+    session: Session,
+    campaign_id: int,
+    force_id: int,
+    before: OrderOfBattle,
+    after: OrderOfBattle,
+    book: Rulebook,
+) -> None:
+    """A quest a requisition began (issue 38), said as a battle says it."""
+    if not book.quests:
+        return
+    moves: list[tuple[dict[str, Any], tuple[str, dict[str, Any]]]] = [
+        ({}, m) for m in gains.quest_moves(before.counters, after.counters, book)
+    ]
+    was = {c.id: c for c in before.cards}
+    for card in after.cards:
+        if card.id in was:
+            unit: dict[str, Any] = {"card_id": int(card.id), "name": card.name}
+            found = gains.quest_moves(was[card.id].counters, card.counters, book)
+            moves += [(unit, m) for m in found]
+    for unit, (kind, details) in moves:
+        history.record(
+            session, campaign_id=campaign_id, force_id=force_id, kind=kind, **unit, **details
+        )
 
 
 def _owe_honours(
@@ -167,7 +221,9 @@ def _from_pack(
     if requisition.pack is None:
         return {}
     named = {"pack": requisition.pack, "requisition_name": requisition.name}
-    changed = {k: v for k, v in counters.items() if before.get(k) != v}
+    changed = {
+        k: v for k, v in counters.items() if before.get(k) != v and not quests.is_quest_key(k)
+    }
     return named | {"counters": changed} if changed else named
 
 

@@ -16,7 +16,7 @@ from sqlmodel import Session, col, select
 
 from app.db.models import Battle, Campaign, Card, Force, RulePack, utcnow
 from app.errors import DomainError, NotFound
-from app.rules import packs
+from app.rules import packs, quests
 from app.rules.data import Rulebook, rulebook
 from app.services import history, rulebooks
 from app.services.forces import get_campaign
@@ -302,6 +302,9 @@ def content_names(pack: packs.RulePack) -> dict[str, list[str]]:
         "counters": [c.name for c in pack.counters],
         "triggers": [t.name for t in pack.triggers],
         "thresholds": [t.name for t in pack.thresholds],
+        "tables": [t.name for t in pack.tables],
+        "quests": [q.name for q in pack.quests],
+        "warlord_traits": [t.name for t in pack.warlord_traits],
     }
 
 
@@ -357,6 +360,10 @@ def _breaks(
     ):  # honours held by cards: kept on the cards, shown as from a detached pack
         relic_ids |= {e.id for e in entries if e.name in removed.get(kind, [])}
     counter_ids = {c.id for c in old.counters if c.name in removed.get("counters", [])}
+    # a quest begun (issue 38): its state is kept among the holder's counters
+    counter_ids |= {
+        quests.status_key(q.id) for q in old.quests if q.name in removed.get("quests", [])
+    }
     scar_ids = {e.id for e in old.battle_scars if e.name in removed.get("battle_scars", [])}
     if not relic_ids and not counter_ids and not scar_ids:
         return []

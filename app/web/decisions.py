@@ -44,6 +44,10 @@ Member = Annotated[Principal, page(Access.CAMPAIGN_READ)]
 
 
 def decision_title(row: Decision) -> str:
+    if row.kind == "victor_bonus" and row.payload.get("quest"):
+        return "A quest's requisitions"
+    if row.kind == "victor_bonus" and row.payload.get("threshold"):
+        return "Free requisitions"  # a rule pack's threshold reached, not a victory
     return {
         "out_of_action": "Failed Out of Action test",
         "battle_scar": "Battle Scar",
@@ -194,10 +198,12 @@ def _scar_context(book: Any, view: Any, card: Card) -> dict[str, Any]:
     table = book.scars.battle_scars[value.unit_type]
     return {
         "scars": [e for e in table.entries if e.id not in value.scar_ids],
+        "pack_tables": _tables(book, "battle_scar", value, view.value.counters),
         "pack_scars": [
             e
             for e in book.scars.pack_scars
             if e.id not in value.scar_ids
+            and not book.rolled_only("battle_scar", e.id)
             and (not e.eligible or eligibility.meets(e.eligible, value, {}, book))
         ],
     }
@@ -222,7 +228,7 @@ def _honour_context(
     if card is None and len(eligible) == 1:
         target = eligible[0]
     chosen_card = next((c for c in view.cards if c.id == target), None)
-    categories = [c for c in categories if _may_gain(c, chosen_card)] or categories
+    categories = [c for c in categories if _may_gain(c, chosen_card, book)] or categories
     chosen = HonourCategory(category) if category in {c.value for c in categories} else None
     if chosen is None and len(categories) == 1 and target is not None:
         chosen = categories[0]
@@ -261,8 +267,10 @@ def _honour_entries(
         e
         for e in book.honours.pack_entries(chosen)
         if e.id not in held
+        and not book.rolled_only(chosen.value, e.id)
         and (not e.eligible or eligibility.meets(e.eligible, value, view.value.counters, book))
     ]
+    context["pack_tables"] = _tables(book, chosen.value, value, view.value.counters)
     if chosen == HonourCategory.BATTLE_TRAIT:
         table = book.honours.battle_traits[value.unit_type]
         context["entries"] = [e for e in table.entries if e.id not in held] + packs
@@ -281,6 +289,7 @@ def _honour_entries(
             e
             for e in book.honours.pack_weapon_enhancements
             if (fits is None or e.weapon_type in fits)
+            and not book.rolled_only("weapon_enhancement", e.id)
             and (not e.eligible or eligibility.meets(e.eligible, value, view.value.counters, book))
         ]
         context["entries"] = list(book.honours.weapon_enhancements[kind].entries) + own
@@ -293,16 +302,29 @@ def _honour_entries(
     return context
 
 
-def _may_gain(category: HonourCategory, card: Card | None) -> bool:
+def _tables(book: Any, category: str, card: Any, counters: Any) -> list[Any]:
+    """A rule pack's own tables of ``category`` the unit may roll on (issue 38)."""
+    return [
+        t
+        for t in book.pack_tables
+        if t.category == category
+        and (not t.eligible or eligibility.meets(t.eligible, card, counters, book))
+    ]
+
+
+def _may_gain(category: HonourCategory, card: Card | None, book: Any) -> bool:
     """Offer only what the unit can take (issue 12): Psychic Fortitudes are for PSYKERs and
-    Crusade Relics for CHARACTERs; the rules refuse the others anyway."""
+    Crusade Relics for CHARACTERs (or any unit, where a pack's relic says so: issue 38);
+    the rules refuse the others anyway."""
     if card is None:
         return True
     keywords = {k.upper() for k in card.keywords or []}
     if category == HonourCategory.PSYCHIC_FORTITUDE:
         return "PSYKER" in keywords
     if category == HonourCategory.CRUSADE_RELIC:
-        return "CHARACTER" in keywords
+        return "CHARACTER" in keywords or any(
+            r.bearer == "any_unit" for r in book.honours.crusade_relics
+        )
     return True
 
 
@@ -369,6 +391,8 @@ def _answer(row: Decision, form: FormData) -> dict[str, Any]:
     elif row.kind == "battle_scar":
         if scar := field_text(form, "scar", 60):
             answer["scar"] = scar
+        if table := field_text(form, "table", 60):
+            answer["table"] = table
     elif row.kind == "battle_honour":
         category = field_text(form, "category", 40)
         if category not in {c.value for c in HonourCategory}:
@@ -377,6 +401,8 @@ def _answer(row: Decision, form: FormData) -> dict[str, Any]:
         # the one-page form names each kind's entries apart (entries_<kind>)
         chosen = field_texts(form, f"entries_{category}") or field_texts(form, "entries")
         answer["entries"] = [e for e in chosen if e][:2]
+        if table := field_text(form, "table", 60):
+            answer["table"] = table
         if row.card_id is None:
             answer["card_id"] = field_int(form, "card_id")
             if answer["card_id"] is None:

@@ -8,6 +8,7 @@ predicts attach exactly: no refusal in the preview if and only if attach answers
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -22,7 +23,11 @@ from tests.api.test_pack_core_changes import LEAN
 from tests.api.test_pack_trust import CARD_FAITH, POINTS, REFUSED
 from tests.api.test_rule_packs import HOUSE, PILGRIMS, attach
 
-DOCUMENTS = [yaml.safe_load(text) for text in (PILGRIMS, HOUSE, LEAN, TRIALS, POINTS, CARD_FAITH)]
+# issue 38 (part 2): the Cinder Brood carries the pack's own tables, quests, transformations
+BROOD = (Path(__file__).resolve().parents[2] / "examples/packs/cinder-brood.yaml").read_text()
+DOCUMENTS = [
+    yaml.safe_load(text) for text in (PILGRIMS, HOUSE, LEAN, TRIALS, POINTS, CARD_FAITH, BROOD)
+]
 HOSTILE = [case[1] for case in REFUSED if len(case[1]) < 5_000]
 
 
@@ -45,6 +50,9 @@ VALUES = st.one_of(
     st.sampled_from(["assassins", "combat_patrol", "fervour", "CHARACTER", "not (", "heroic"]),
     st.sampled_from(['""', "3", "yes", "a\x00b", "x\x1b[2J", "Ash\u200bWalkers", "points"]),
     st.sampled_from([10**40, -(10**40), 1.5, float("inf")]),
+    st.sampled_from(["D6", "2D6", "D33", "1-2", "11-13", "6-1", "0-99", "ember_hide", "biomass"]),
+    st.sampled_from(["great_feast", "flesh", "any_unit", "victory", "transform", "remove_unit"]),
+    st.sampled_from(["set_choice", "start_quest", "counter.hunger == flesh", "hunger", 0, 50]),
     st.lists(st.integers(-5, 5), max_size=3),
     st.dictionaries(st.text(max_size=8), st.integers(-5, 5), max_size=3),
 )

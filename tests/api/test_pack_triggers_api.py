@@ -100,3 +100,107 @@ def test_a_resource_moves_every_battle_and_a_threshold_pays(
     assert zeal == [(0, 1), (1, 2), (2, 1)]  # the sermon, the second battle, its revert
     # every force of the campaign plays by the pack: the Legion's 1 battle + 1 loss (its Lord)
     assert client.get(f"/api/v1/forces/{red}").json()["counters"] == {"zeal": 2}
+
+
+VOWS = """
+format: crusade-rule-pack/1
+id: vow_keepers
+name: The Vow Keepers
+version: "1"
+counters:
+  - {id: vows, name: Vows, scope: force, start: 0, min: 0, max: 10}
+requisitions:
+  - id: swear
+    name: Swear a Vow
+    cost_rp: 1
+    summary: The host swears 2 Vows.
+    effects: [{kind: change_counter, counter: vows, amount: 2}]
+  - id: blessing
+    name: Blessing
+    cost_rp: 1
+    only_as_bonus: true
+    summary: The host's Supply Limit grows by 5.
+    effects: [{kind: change_supply_limit, amount: 5}]
+thresholds:
+  - id: oathbound
+    name: Oathbound
+    counter: vows
+    at: 2
+    reset_to: 0
+    effects:
+      - {kind: change_supply_limit, amount: 1}
+      - {kind: free_requisitions, requisitions: [blessing], mode: all, target: force}
+    summary: Two Vows kept; the host grows and is blessed.
+"""
+
+
+def test_a_purchase_that_raises_a_counter_to_a_threshold_fires_it(
+    client: TestClient, engine: Engine
+) -> None:
+    """Issue 38 (part 2): a threshold fires wherever the counter rises to it (here a
+    purchase), says so in the feed, and the decision it owes is a threshold's free
+    requisitions, never "a victor bonus"."""
+    cid = campaign(client)
+    attached(client, cid, VOWS)
+    blue = force(client, cid)
+    before = client.get(f"/api/v1/forces/{blue}").json()
+    bought = client.post(f"/api/v1/forces/{blue}/requisitions", json={"requisition": "swear"})
+    assert bought.status_code in (200, 201), bought.text
+    host = client.get(f"/api/v1/forces/{blue}").json()
+    assert host["counters"] == {"vows": 0}  # 0 + 2 reached Oathbound, which reset it
+    assert host["supply_limit"] == before["supply_limit"] + 1
+    [owed] = client.get(f"/api/v1/forces/{blue}/decisions").json()["items"]
+    assert owed["kind"] == "victor_bonus"
+    assert owed["payload"]["threshold"] == {
+        "id": "oathbound",
+        "name": "Oathbound",
+        "pack": "vow_keepers",
+    }
+    feed = client.get(f"/api/v1/campaigns/{cid}/events?limit=50").json()["items"]
+    [reached] = [e for e in feed if e["kind"] == "threshold_reached"]
+    assert reached["details"]["threshold"] == "oathbound"
+    assert reached["summary"].endswith("reached Oathbound: Vows came to 2; it starts again at 0.")
+    [pending] = [e for e in feed if e["kind"] == "decision_pending"]
+    assert "victor" not in pending["summary"] and "Oathbound" in pending["summary"]
+    page = client.get(f"/decisions/{owed['id']}")
+    assert page.status_code == 200
+    assert "Free requisitions" in page.text and "victor bonus" not in page.text
+    answered = client.post(
+        f"/api/v1/decisions/{owed['id']}/answer",
+        json={"requisitions": [{"requisition": "blessing"}]},
+    )
+    assert answered.status_code == 200, answered.text
+    assert client.get(f"/api/v1/forces/{blue}").json()["supply_limit"] == (
+        before["supply_limit"] + 6
+    )
+
+
+def test_a_battle_threshold_is_in_the_feed(client: TestClient, engine: Engine) -> None:
+    cid = campaign(client)
+    attached(client, cid, HOST)
+    blue, red = force(client, cid), force(client, cid, "Black Legion", "CHAOS")
+    mine = unit(client, blue, "Zealots")["id"]
+    foe = unit(client, red, "Chaos Lord", keywords=["CHAOS", "INFANTRY", "CHARACTER"])["id"]
+    first = _battle(client, cid, blue, red, mine, foe)
+    won = client.post(
+        f"/api/v1/battles/{first}/result",
+        json={
+            "sides": [
+                {"force_id": blue, "victory_points": 30, "units": [{"card_id": mine}]},
+                {
+                    "force_id": red,
+                    "victory_points": 10,
+                    "units": [{"card_id": foe, "destroyed": True}],
+                    "dice": [6],
+                },
+            ]
+        },
+    )
+    assert won.status_code == 200, won.text
+    feed = client.get(f"/api/v1/campaigns/{cid}/events?limit=200").json()["items"]
+    reached = [
+        (e["force_id"], e["battle_id"], e["details"]["threshold"])
+        for e in feed
+        if e["kind"] == "threshold_reached"
+    ]
+    assert reached == [(blue, first, "zealous")]

@@ -182,6 +182,11 @@ def test_the_schema_describes_every_field() -> None:
         "achieved",
         "highest_tally",
         "threshold",
+        # issue 38 (part 2): named choices, quests, transformations
+        "set_choice",
+        "start_quest",
+        "transform",
+        "remove_unit",
     }
 
 

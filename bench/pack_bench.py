@@ -1,0 +1,118 @@
+"""Statements a battle costs in a campaign with two rule packs that move counters every
+battle (issue 38): the Ashen Pilgrims (a trigger and a threshold on each unit's Martyrdom)
+and the Cinder Brood (a force quest begun by requisition, an automatic quest on each
+CHARACTER, rolled tables). Prints figures; asserts nothing.
+
+    .venv/bin/python bench/pack_bench.py [--database-url URL]
+
+Each row: the SQL statements of one request, at 10 and at 100 units a side (the rules run
+in memory over the roster; the writes are one executemany per kind of change, so the count
+should not grow with units, triggers or quests)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+from sqlmodel import Session
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.db import migrate
+from app.db.engine import make_engine
+from app.db.models import Force
+from app.main import create_app
+from bench.bench_api import BENCH_USER, StatementCounter, muster, result_body
+
+PACKS = Path(__file__).resolve().parents[1] / "examples" / "packs"
+
+
+def build(client: TestClient, engine: Engine, units: int, packs: list[str]) -> dict[str, Any]:
+    campaign = client.post("/api/v1/campaigns", json={"name": f"Packs {units}"}).json()["id"]
+    for name in packs:
+        text = (PACKS / name).read_bytes()
+        files = {"file": (name, text, "application/yaml")}
+        attached = client.post(f"/api/v1/campaigns/{campaign}/rule-packs", files=files)
+        assert attached.status_code == 201, attached.text
+    world: dict[str, Any] = {"campaign": campaign, "forces": [], "rosters": []}
+    for name, faction in (("Blue", "IMPERIUM"), ("Red", "CHAOS")):
+        force = client.post(
+            f"/api/v1/campaigns/{campaign}/forces", json={"name": name, "crusade_faction": faction}
+        ).json()["id"]
+        with Session(engine) as session:  # bench set-up only: room for many units
+            row = session.get(Force, force)
+            assert row is not None
+            row.supply_limit, row.requisition_points = 10_000, 5
+            session.add(row)
+            session.commit()
+        ids = []
+        for index in range(units):
+            keywords = [faction, "INFANTRY"] + (["CHARACTER"] if index % 2 else [])
+            card = client.post(
+                f"/api/v1/forces/{force}/cards",
+                json={"name": f"{name} unit {index}", "power_rating": 1, "keywords": keywords},
+            )
+            ids.append(card.json()["id"])
+        if "cinder-brood.yaml" in packs:  # the Great Feast, begun by a requisition
+            bought = client.post(
+                f"/api/v1/forces/{force}/requisitions", json={"requisition": "crave_flesh"}
+            )
+            assert bought.status_code in (200, 201), bought.text
+        world["forces"].append(force)
+        world["rosters"].append(ids)
+    return world
+
+
+def resolve(
+    client: TestClient, counter: StatementCounter, world: dict[str, Any], n: int
+) -> tuple[int, int]:
+    """The statements of the battle's result, then of its revert."""
+    battle = muster(client, world, n)
+    body = result_body(world, n)
+    for side in body["sides"]:  # some units fall: Martyrdom, failed trials
+        for unit in side["units"][: max(1, n // 5)]:
+            unit["destroyed"] = True
+        side["dice"] = [6] * (n * 2)
+    with counter.measure() as seen:
+        response = client.post(f"/api/v1/battles/{battle}/result", json=body)
+    assert response.status_code == 200, response.text
+    with counter.measure() as undone:  # its decisions would block the next muster
+        reverted = client.post(f"/api/v1/battles/{battle}/revert")
+    assert reverted.status_code == 200, reverted.text
+    return seen[0], undone[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--database-url", default="")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        url = args.database_url or f"sqlite:///{Path(folder) / 'bench.db'}"
+        migrate.upgrade(url)
+        engine = make_engine(url)
+        counter = StatementCounter(engine)
+        print(f"database: {engine.url.get_backend_name()}")
+        with TestClient(create_app(engine)) as client:
+            client.post("/api/v1/auth/signup", json=BENCH_USER)
+            client.headers["X-CSRF-Token"] = client.get("/api/v1/auth/csrf").json()["csrf_token"]
+            print("SQL statements per request (should not grow with units or packs):")
+            print(f"  {'campaign, request':<48}{'10 units':>10}{'100 units':>11}")
+            for label, packs in (
+                ("no rule pack", []),
+                ("Ashen Pilgrims + Cinder Brood", ["ashen-pilgrims.yaml", "cinder-brood.yaml"]),
+            ):
+                counts = [
+                    resolve(client, counter, build(client, engine, n, packs), n) for n in (10, 100)
+                ]
+                print(f"  {label + ', resolve a battle':<48}{counts[0][0]:>10}{counts[1][0]:>11}")
+                print(f"  {label + ', revert it':<48}{counts[0][1]:>10}{counts[1][1]:>11}")
+        engine.dispose()
+
+
+if __name__ == "__main__":
+    main()
