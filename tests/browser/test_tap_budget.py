@@ -529,3 +529,44 @@ def test_the_tap_budget_of_the_battle_players_record(
     assert totals["first battle to submit"] <= REAL_BUDGETS["first battle to submit"], taps.report()
     assert totals["rematch to submit"] <= REAL_BUDGETS["rematch to submit"], taps.report()
     assert rematch_in_all <= 26, taps.report()
+
+
+def test_agenda_marks_in_the_row_pass_the_phone_checks(
+    new_page: Callable[..., Page], live_server: str
+) -> None:
+    """Issue 40: each unit's Agenda tallies on its name's row, one + each; a mark is taken
+    back under the unit's ⋯; the step passes the phone checks at 320 and 360 px, light and
+    dark, with a fold open."""
+    world = real_forces(live_server)
+    ruby, kai, cid = world["ruby"], world["kai"], world["campaign"]
+    assert isinstance(ruby, dict) and isinstance(kai, dict)
+    phone = new_page("phone")
+    log_in(phone, str(ruby["name"]), next=f"/campaigns/{cid}")
+    with phone.expect_navigation():
+        phone.get_by_role("button", name="Record a battle").click()
+    phone.get_by_role("radio", name=re.compile("^Strike Force")).click()
+    mission(phone, "Strike Force", "Ambush").click()
+    for side in (ruby, kai):
+        name = re.escape(str(side["force_name"]))
+        group = phone.get_by_role("group", name=re.compile(f"^Agendas for {name}"))
+        for agenda in ("Sentinel", "Cull the Hordes", "Assassins"):
+            group.get_by_label(agenda).click()
+    with phone.expect_navigation():
+        phone.get_by_role("button", name="Next", exact=True).click()
+    url, state = phone.url, phone.context.storage_state()
+    unit = ruby["units"][1]
+    for scheme, width in (("light", 320), ("light", 360), ("dark", 360)):
+        page = new_page("phone", color_scheme=scheme, state=state)
+        page.set_viewport_size({"width": width, "height": 740})
+        page.goto(url)
+        assert_page_ok(page)
+        card = str(page.locator(".unit-line").nth(1).get_attribute("id")).removeprefix("unit-")
+        page.get_by_role("button", name=f"One more: Sentinel tally, {unit}", exact=True).click()
+        expect(page.get_by_test_id(f"count-{card}-agenda-sentinel")).to_have_text("1")
+        page.get_by_label(re.compile(f"^More for {re.escape(unit)}:")).click()
+        expect(page.get_by_test_id(f"count-{card}-agenda-sentinel-fix")).to_have_text("1")
+        assert_page_ok(page)
+        fewer = f"One fewer: Sentinel tally, {unit}"
+        page.get_by_role("button", name=fewer, exact=True).click()
+        expect(page.get_by_test_id(f"count-{card}-agenda-sentinel")).to_have_text("0")
+        page.context.close()
