@@ -540,18 +540,27 @@ def _read_after(session: Session, draft: BattleDraft, form: FormData, d: dict[st
 def _read_table_dice(
     session: Session, draft: BattleDraft, form: FormData, d: dict[str, Any]
 ) -> None:
-    """The Out of Action dice typed on the after-game step itself, one field per army
-    ("4 2 6"): the dice needed, in the order the rules use them, then any more as extra
-    dice. An emptied field hands the rolls back to the app. A field left out of the form
-    (another step's post) changes nothing."""
-    typed = {i: form.get(f"dice_{i}") for i in range(len(d["sides"])) if f"dice_{i}" in form}
+    """The Out of Action dice typed on the after-game step itself: one field for both
+    armies (issue 40), "4 2 6 5 3" or "4 2 6 / 5 3", or one field per army ("4 2 6", as
+    pages before issue 40 sent them): for each army the dice needed, in the order the rules
+    use them, then any more as extra dice. An emptied field hands the rolls back to the
+    app. A field left out of the form (another step's post) changes nothing."""
+    typed = {
+        i: str(form.get(f"dice_{i}") or "") for i in range(len(d["sides"])) if f"dice_{i}" in form
+    }
+    needed: list[list[str]] = []
+    if "dice" in form:
+        text = str(form.get("dice") or "")[:200]
+        needed = wizard.dice_needed(session, draft, d) if text.strip() else []
+        typed = dict(enumerate(_split_table_dice(text, [len(n) for n in needed], len(d["sides"]))))
     if not typed:
         return
-    needed = wizard.dice_needed(session, draft, d) if any(typed.values()) else []
+    if not needed and any(typed.values()):
+        needed = wizard.dice_needed(session, draft, d)
     for index, text in typed.items():
         entered = d["sides"][index]
         try:
-            dice = wizard.parse_dice(str(text or "")[:200], f"dice_{index}")
+            dice = wizard.parse_dice(str(text or "")[:200], "dice")
         except RuleError:  # kept as typed: the review names the field to fix
             entered.update(dice_mode="enter", dice=[], dice_extra=str(text)[:200])
             continue
@@ -559,6 +568,18 @@ def _read_table_dice(
         entered["dice_mode"] = "enter" if dice else "roll"
         entered["dice"] = dice[:count]
         entered["dice_extra"] = " ".join(str(v) for v in dice[count:])
+
+
+def _split_table_dice(text: str, counts: list[int], sides: int) -> list[str]:
+    """Both armies' dice typed in one field, as each army's text: split at "/" when the
+    players typed one, else the first army takes as many dice as it needs (``counts``)
+    and the second the rest."""
+    if "/" in text:
+        parts = [p.strip() for p in text.split("/")] + [""] * sides
+        return [*parts[: sides - 1], " ".join(parts[sides - 1 :]).strip()]
+    words = text.replace(",", " ").split()
+    first = counts[0] if counts else len(words)
+    return [" ".join(words[:first]), " ".join(words[first:]), *[""] * (sides - 2)]
 
 
 @router.post("/campaigns/{campaign_id}/drafts/{draft_id}/after")

@@ -101,6 +101,31 @@ def test_typed_out_of_action_dice_are_used_without_choosing_enter(
     assert "dice rolled at the table" not in ruby.get(f"{base}/review").text
 
 
+def test_both_armies_dice_in_one_field(person: Callable[[str], Browser], engine: Engine) -> None:
+    """Issue 40: one field for both armies' Out of Action dice, split by the units each
+    army ticked ☠ (or at a "/"), kept as each army's dice, shown again as typed."""
+    world = campaign_with_two_players(person)
+    ruby, kai = world["ruby"], world["kai"]
+    base, draft_id = through_muster(world)
+    squad = units(ruby, world["ruby_force"])["Intercessor Squad"]
+    boss = next(iter(units(kai, world["kai_force"]).values()))
+    ticked = {"form": "after", "vp_0": "20", "vp_1": "30", f"destroyed_{squad}": "1"}
+    ticked[f"destroyed_{boss}"] = "1"
+    ruby.post(f"{base}/after", {**ticked, "dice": "4 5", "action": "save"})
+    sides = draft_row(engine, draft_id)["data"]["sides"]
+    assert [(s["dice_mode"], s["dice"], s["dice_extra"]) for s in sides] == [
+        ("enter", [4], ""),
+        ("enter", [5], ""),
+    ]
+    assert 'value="4 / 5"' in ruby.get(f"{base}/after").text
+    ruby.post(f"{base}/after", {**ticked, "dice": "3 / 2 6", "action": "save"})
+    sides = draft_row(engine, draft_id)["data"]["sides"]
+    assert [(s["dice"], s["dice_extra"]) for s in sides] == [([3], ""), ([2], "6")]
+    ruby.post(f"{base}/after", {**ticked, "dice": "", "action": "save"})
+    sides = draft_row(engine, draft_id)["data"]["sides"]
+    assert [s["dice_mode"] for s in sides] == ["roll", "roll"]  # emptied: the app rolls
+
+
 def test_the_set_up_is_saved_on_every_change(
     person: Callable[[str], Browser], engine: Engine
 ) -> None:

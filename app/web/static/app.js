@@ -134,8 +134,20 @@
 })();
 
 // A Battle Honour on one page (issue 40): picking an entry of a kind picks that kind, so a
-// chosen honour is two taps (the entry, "Answer"). Without script the player picks both.
+// chosen honour is two taps (the entry, "Answer"); opening a kind's fold picks it too and
+// folds the others. Without script the player picks both.
 (function () {
+  document.addEventListener("toggle", function (event) {
+    var fold = event.target;
+    if (!fold || !fold.matches || !fold.matches("details[data-kind-entries]") || !fold.open) return;
+    var radio = fold.querySelector("input[name=category]");
+    if (radio) radio.checked = true;
+    var form = fold.closest("form");
+    if (!form) return;
+    form.querySelectorAll("details[data-kind-entries][open]").forEach(function (other) {
+      if (other !== fold) other.open = false;
+    });
+  }, true);
   document.addEventListener("change", function (event) {
     var box = event.target;
     if (!box || !box.checked || box.name === "category") return;

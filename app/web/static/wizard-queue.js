@@ -407,7 +407,7 @@
     var top = Number(box.getAttribute("data-max") || "99");
     if (shown + delta < 0 || shown + delta > top) return; // the server would refuse it too
     flushTyping(); // in order: a value typed before the tap goes first
-    var label = box.querySelector("#label-" + slug);
+    var label = box.querySelector("[id^='label-']"); // a tally's correction box has its own ids
     enqueue({ url: form.getAttribute("data-taps"), fields: [["bump", spec]], slug: slug, delta: delta,
               page: here, label: label ? label.textContent.trim() : slug });
     showCounts();
