@@ -53,6 +53,7 @@ from app.web.schemas import (
     line_count,
     line_key,
     requisition_fields,
+    shared_keywords,
     unit_lines,
     unit_of,
 )
@@ -161,6 +162,7 @@ def _add_units_page(
     shown: unit_entry.AddUnitsView,
     values: list[dict[str, Any]],
     *,
+    shared: str = "",
     status: int = 200,
     error: Exception | None = None,
 ) -> Response:
@@ -177,6 +179,7 @@ def _add_units_page(
         not_infantry=unit_entry.NOT_INFANTRY,
         copied=shown.copied,
         lines=values,
+        shared=shared,
         max_lines=MAX_LINES,
     )
 
@@ -190,10 +193,12 @@ def add_units(
     more = line_count(form.get("more"), default=0)
     typed: list[UnitForm] | None = None
     cards: list[Card] = []
+    shared = str(form.get("keywords_all") or "")[:2000]
     with attempt(session) as outcome:
         typed = unit_lines(form)
+        shared = shared_keywords(form)
         if not more:
-            cards = _add_lines(session, force_id, typed)
+            cards = _add_lines(session, force_id, typed, shared)
     if outcome.refused or more:
         shown = unit_entry.add_units_view(session, force_id=force_id)
         count = line_count(form.get("lines"))
@@ -208,6 +213,7 @@ def add_units(
             principal,
             shown,
             values[:MAX_LINES],
+            shared=shared,
             status=outcome.status if outcome.refused else 200,
             error=outcome.error,
         )
@@ -225,9 +231,12 @@ def _typed_again(form: Any, line: int) -> dict[str, Any]:
     return values
 
 
-def _add_lines(session: Session, force_id: int, typed: list[UnitForm]) -> list[Card]:
+def _add_lines(
+    session: Session, force_id: int, typed: list[UnitForm], shared: str = ""
+) -> list[Card]:
     """The filled-in lines, checked as the API checks a CardCreate, added in one go; a
-    refusal names the line and sits next to its field."""
+    refusal names the line and sits next to its field. ``shared``: the keywords typed once
+    for every line, merged into each line's keywords before the checks."""
     filled = [(n, line) for n, line in enumerate(typed) if not line.blank()]
     if not filled:
         raise DomainError(
@@ -238,7 +247,7 @@ def _add_lines(session: Session, force_id: int, typed: list[UnitForm]) -> list[C
         )
     units, labels = [], []
     for n, line in filled:
-        body = checked(CardCreate, line.card(), line=n)
+        body = checked(CardCreate, line.card(shared), line=n)
         units.append(
             unit_entry.NewUnit(
                 details=body.model_dump(exclude={"requisitions"}),

@@ -158,13 +158,15 @@ class UnitForm(BaseModel):
         typed = self.model_dump(exclude={"chips"})
         return not any(str(v).strip() for v in typed.values())
 
-    def all_keywords(self) -> list[str]:
-        """The ticked chips, then the typed keywords, each once (as upper case)."""
-        words = [*self.chips, *_list(self.keywords)]
+    def all_keywords(self, shared: str = "") -> list[str]:
+        """The ticked chips, then the typed keywords, then the keywords typed once for every
+        line (``shared``), each once (as upper case)."""
+        words = [*self.chips, *_list(self.keywords), *_list(shared)]
         return list(dict.fromkeys(w.strip().upper() for w in words if w.strip()))
 
-    def card(self) -> dict[str, Any]:
-        """The CardCreate body, with the Requisitions bought as the unit joins."""
+    def card(self, shared: str = "") -> dict[str, Any]:
+        """The CardCreate body, with the Requisitions bought as the unit joins; ``shared``:
+        the keywords typed once for every line of the form, merged into this line's."""
         wanted: list[dict[str, Any]] = []
         if self.stratagem.strip() or self.stratagem_cp.strip():
             wanted.append(
@@ -185,7 +187,7 @@ class UnitForm(BaseModel):
             "name": self.name,
             "power_rating": self.power_rating,
             "points": self.points.strip() or None,
-            "keywords": self.all_keywords(),
+            "keywords": self.all_keywords(shared),
             "datasheet": self.datasheet.strip(),
             "battlefield_role": self.battlefield_role.strip(),
             "champion": self.champion.strip() or None,
@@ -232,6 +234,25 @@ def unit_lines(form: FormData) -> list[UnitForm]:
         except ValidationError as invalid:
             raise _refusal(invalid, line) from None
     return lines
+
+
+SHARED_KEYWORDS = "keywords_all"  # the Add units field typed once for every line
+
+
+def shared_keywords(form: FormData) -> str:
+    """The keywords typed once for every unit line of the Add units form (e.g. the faction
+    keywords ``ADEPTUS ASTARTES, PRIMARIS``), as typed; refused over 2000 characters, as a
+    line's own keyword field is."""
+    value = form.get(SHARED_KEYWORDS)
+    text = value if isinstance(value, str) else ""
+    if len(text) > 2000:
+        raise DomainError(
+            "form_invalid",
+            "Keywords on every line: at most 2000 characters.",
+            status=422,
+            field=SHARED_KEYWORDS,
+        )
+    return text
 
 
 class RequisitionForm(BaseModel):
