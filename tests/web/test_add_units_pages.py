@@ -190,6 +190,84 @@ class TestSeveralLines:
         assert dump(engine) == before
 
 
+class TestKeywordsOnEveryLine:
+    """Issue 40: keywords typed once ("Keywords on every line"), merged into each line's
+    keywords before the same checks as a line's own keywords."""
+
+    def test_the_shared_keywords_reach_every_unit(
+        self, person: Callable[[str], Browser], engine: Engine
+    ) -> None:
+        world = campaign_with_two_players(person)
+        ruby, force = world["ruby"], world["ruby_force"]
+        page = ruby.get(f"/forces/{force}/cards/new").text
+        assert 'id="f-keywords_all"' in page and "Keywords on every line (optional)" in page
+        # a line's own keywords sit in their own fold, apart from wargear and Requisitions
+        assert '<details class="line-keywords"' in page and '<details class="line-more"' in page
+        form = lines(
+            line0={"name": "Primaris Captain", "power_rating": "5", "kw": ["CHARACTER"]},
+            line1={"name": "", "power_rating": "", "kw": ["IMPERIUM"]},  # skipped
+            line2={
+                "name": "Invader ATV",
+                "power_rating": "3",
+                "kw": ["IMPERIUM", "VEHICLE"],
+                "keywords": "primaris",
+            },
+        )
+        # IMPERIUM (the force's faction) typed once, no line ticks it on line 0: merged
+        # before the check that a unit carries its faction
+        shared = "imperium, Adeptus Astartes , PRIMARIS"
+        added = ruby.post(f"/forces/{force}/cards", {**form, "keywords_all": shared})
+        assert added.status_code == 303, added.text
+        assert added.headers["location"] == f"/forces/{force}?joined=2"
+        mine = units(ruby, force)
+        assert mine["Primaris Captain"]["keywords"] == [
+            "ADEPTUS ASTARTES",
+            "CHARACTER",
+            "IMPERIUM",
+            "PRIMARIS",
+        ]
+        assert mine["Invader ATV"]["keywords"] == [
+            "ADEPTUS ASTARTES",
+            "IMPERIUM",
+            "PRIMARIS",
+            "VEHICLE",
+        ]
+
+    def test_a_refusal_keeps_what_was_typed(
+        self, person: Callable[[str], Browser], engine: Engine
+    ) -> None:
+        world = campaign_with_two_players(person)
+        ruby, force = world["ruby"], world["ruby_force"]
+        before = dump(engine)
+        shared = "ADEPTUS ASTARTES, PRIMARIS"
+        form = lines(
+            line0={"name": "Intercessor Squad", "power_rating": "10", "kw": ["IMPERIUM"]},
+            line1={"name": "Repulsor", "power_rating": "40", "kw": ["IMPERIUM", "VEHICLE"]},
+        )
+        refused = ruby.post(f"/forces/{force}/cards", {**form, "keywords_all": shared})
+        assert refused.status_code == 422
+        assert 'data-code="supply_limit_exceeded"' in refused.text
+        assert "Line 2 (Repulsor):" in refused.text
+        assert f'name="keywords_all" type="text" value="{shared}"' in refused.text
+        assert 'value="Intercessor Squad"' in refused.text and 'value="Repulsor"' in refused.text
+        assert dump(engine) == before
+        # a keyword rule refused: no line carries the faction (the shared field neither)
+        no_faction = lines(line0={"name": "Intercessor Squad", "power_rating": "5"})
+        refused = ruby.post(f"/forces/{force}/cards", {**no_faction, "keywords_all": shared})
+        assert refused.status_code == 422
+        assert f'value="{shared}"' in refused.text
+        assert dump(engine) == before
+        # "More lines" keeps it too
+        more = ruby.post(f"/forces/{force}/cards", {**form, "keywords_all": shared, "more": "1"})
+        assert more.status_code == 200 and f'value="{shared}"' in more.text
+        # over its length: refused with its name, never a 5xx
+        long = ruby.post(f"/forces/{force}/cards", {**form, "keywords_all": "X," * 1001})
+        assert long.status_code == 422
+        assert "Keywords on every line: at most 2000 characters." in long.text
+        assert 'id="f-keywords_all-error"' in long.text
+        assert dump(engine) == before
+
+
 class TestDuplicate:
     def test_a_copy_starts_from_the_datasheet_but_fresh(
         self, person: Callable[[str], Browser]
