@@ -12,6 +12,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
 
@@ -27,6 +28,17 @@ class Check:
     detail: str
 
 
+class Readiness(BaseModel):
+    """What /health/ready answers, ready (200) or not (503)."""
+
+    model_config = ConfigDict(extra="forbid")
+    status: str = Field(description="`ready` or `unavailable`")
+    failed: list[str] = Field(
+        description="the checks that failed: database, rate_limit_store, disk"
+    )
+    checks: dict[str, str] = Field(description="each check's finding in words")
+
+
 def install_health(app: FastAPI) -> None:
     @app.get("/health", tags=["service"], summary="Liveness check", operation_id="health")
     async def health() -> dict[str, str]:  # on the event loop: no thread, no connection
@@ -37,7 +49,10 @@ def install_health(app: FastAPI) -> None:
         tags=["service"],
         operation_id="health_ready",
         summary="Readiness check: the database, the rate-limit store, free disk",
-        responses={503: {"description": "Not ready: `failed` names what is missing"}},
+        response_model=Readiness,
+        responses={
+            503: {"model": Readiness, "description": "Not ready: `failed` names what is missing"}
+        },
     )
     async def ready(request: Request) -> JSONResponse:
         checks = await run_in_threadpool(readiness, request.app)

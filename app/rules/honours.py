@@ -93,6 +93,16 @@ def open_categories(
 
 
 def _category_open(card: CrusadeCard, category: HonourCategory, book: Rulebook) -> bool:
+    if category == HonourCategory.CRUSADE_RELIC:  # a pack's relic may name any bearer
+        return card.has("CHARACTER") or any(
+            r.bearer == "any_unit" and r.id not in card.honour_ids(category)
+            for r in book.honours.crusade_relics
+        )
+    if category == HonourCategory.PSYCHIC_FORTITUDE and not card.has("PSYKER"):
+        return False
+    held = card.honour_ids(category)
+    if any(e.id not in held for e in book.honours.pack_entries(category)):
+        return True  # a rule pack's own entry of this kind is still open
     if category == HonourCategory.BATTLE_TRAIT:
         table = book.honours.battle_traits.get(card.unit_type)
         return table is not None and _any_left(table, card.honour_ids(category))
@@ -100,8 +110,6 @@ def _category_open(card: CrusadeCard, category: HonourCategory, book: Rulebook) 
         return card.has("PSYKER") and _any_left(
             book.honours.psychic_fortitudes, card.honour_ids(category)
         )
-    if category == HonourCategory.CRUSADE_RELIC:
-        return card.has("CHARACTER")
     return True  # a Weapon Enhancement: any weapon not yet enhanced
 
 

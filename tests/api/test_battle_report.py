@@ -119,4 +119,4 @@ def test_the_campaign_pages_show_the_story(client: TestClient) -> None:
     assert f'<a href="/battles/{battle["id"]}">{STORY["title"]}</a>' in row
     assert "Sweep and Clear · " in row  # the mission, under the title
     history = client.get(f"/campaigns/{world['campaign']}/history").text
-    assert f"report was written: “{STORY['title']}”" in history
+    assert f"report was written: “<bdi>{STORY['title']}</bdi>”" in history  # isolated
