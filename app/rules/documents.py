@@ -46,9 +46,10 @@ def read(text: str, what: str, max_depth: int) -> tuple[Any, yaml.Node]:
 def compose(text: str, what: str, max_depth: int = 64) -> yaml.Node:
     """The document's node tree, refused while it is read as soon as it nests deeper than
     ``max_depth`` (a few hundred bytes of ``[[[[`` would otherwise exhaust the stack)."""
-    loader = _StrictLoader(text)
-    loader.max_depth = max_depth
+    loader = None
     try:
+        loader = _StrictLoader(text)  # its reader refuses unprintable characters at once
+        loader.max_depth = max_depth
         node = loader.get_single_node()
     except _Refused as error:
         raise DocumentError([Problem(error.path, error.line, error.what)]) from None
@@ -60,7 +61,8 @@ def compose(text: str, what: str, max_depth: int = 64) -> yaml.Node:
     except UnicodeDecodeError:
         raise DocumentError([Problem("", None, "not UTF-8 text")]) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if not isinstance(node, yaml.MappingNode):
         raise DocumentError([Problem("", 1, what)])
     return node

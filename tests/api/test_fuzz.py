@@ -107,7 +107,16 @@ class World:
         self.token = self.seeded_token
         kept = set(self.app.state._state)
         # photos: a folder store, nothing kept in memory between requests
-        state = {"engine", "error_page", "rate_limits", "order_of_battle_cache", "gate", "photos"}
+        # min_free_disk_mb: a setting read once, for the readiness check
+        state = {
+            "engine",
+            "error_page",
+            "rate_limits",
+            "order_of_battle_cache",
+            "gate",
+            "photos",
+            "min_free_disk_mb",
+        }
         assert kept == state, (
             f"the app keeps {kept} in app.state: start each scenario with a new one here too"
         )

@@ -37,3 +37,15 @@ def test_the_guide_lists_every_effect_and_setting() -> None:
     }
     assert all(f"`{kind}`" in text for kind in effects)
     assert all(f"`{name}`" in text for name in packs.Settings.model_fields)
+
+
+def test_a_raw_unprintable_character_is_refused_as_a_problem_not_an_error() -> None:
+    """YAML's reader refuses a raw NUL as it is built, before any node is read (the fuzzer
+    found it a 500 on the pack upload): it must be a problem of the document."""
+    import pytest
+
+    from app.rules import documents
+
+    with pytest.raises(documents.DocumentError) as refused:
+        documents.compose("\x00", "a mapping")
+    assert "unacceptable character" in str(refused.value)
