@@ -19,9 +19,11 @@ from app.config import get_settings, secret_key
 from app.db import migrate
 from app.db.session import get_engine, session_scope
 from app.main import create_app
-from app.services import accounts, totals, transfer, webhook_worker
-from app.services import demo as demo_service
-from app.services import photos as photo_service
+from app.services.accounts import accounts
+from app.services.campaigns import demo as demo_service
+from app.services.campaigns import kept_totals, transfer
+from app.services.campaigns import photos as photo_service
+from app.services.feed import webhook_worker
 
 app = typer.Typer(help="Crusade campaign tracker", no_args_is_help=True)
 db = typer.Typer(help="Database schema commands", no_args_is_help=True)
@@ -138,7 +140,7 @@ def totals_check() -> None:
     """Recompute every kept total from the cards and battles and list any that differ
     (exit status 1 if one does)."""
     with session_scope(writes=False) as session:
-        found = totals.differences(session.connection())
+        found = kept_totals.differences(session.connection())
     for line in found:
         typer.echo(line)
     typer.echo(f"{len(found)} difference(s)")
@@ -151,7 +153,7 @@ def totals_rebuild() -> None:
     """Recompute every kept total from the cards and battles and store it."""
     migrate.upgrade(get_settings().effective_database_url)
     with session_scope() as session:
-        fresh = totals.rebuild(session.connection())
+        fresh = kept_totals.rebuild(session.connection())
     typer.echo(
         f"rebuilt {len(fresh.standings)} standings lines, {len(fresh.sides)} chart points, "
         f"{len(fresh.card_battles)} card battle entries"

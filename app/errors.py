@@ -162,7 +162,7 @@ def allowed_methods(request: Request) -> list[str]:
         for method in _METHODS
         if any(r.matches({**request.scope, "method": method})[0] == Match.FULL for r in routes)
     ]
-    if "GET" in allowed and "HEAD" not in allowed:  # answered as a GET (app/api/hardening.py)
+    if "GET" in allowed and "HEAD" not in allowed:  # answered as a GET (app/edge/hardening.py)
         allowed.insert(allowed.index("GET") + 1, "HEAD")
     return allowed
 

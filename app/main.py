@@ -20,21 +20,21 @@ from app.api import (
     territories,
     webhooks,
 )
-from app.api.access import check_every_route_has_a_rule, enforce
-from app.api.admission import AdmissionMiddleware, Gate
-from app.api.cache import VersionedBodies
-from app.api.conflicts import install_conflict_handlers
-from app.api.hardening import HardeningMiddleware, RateLimits, check_path_ids
 from app.api.health import install_health
-from app.api.idempotency import IdempotencyMiddleware
-from app.api.operations import name_operations
-from app.api.responses import document_responses
-from app.api.token_limits import TokenLimitMiddleware
+from app.api.plumbing.cache import VersionedBodies
+from app.api.plumbing.idempotency import IdempotencyMiddleware
+from app.api.plumbing.operations import name_operations
+from app.api.plumbing.responses import document_responses
+from app.api.plumbing.route_access import check_every_route_has_a_rule, enforce
+from app.api.plumbing.token_limits import TokenLimitMiddleware
 from app.config import get_settings
 from app.db.session import get_engine
+from app.edge.admission import AdmissionMiddleware, Gate
+from app.edge.conflicts import install_conflict_handlers
+from app.edge.hardening import HardeningMiddleware, RateLimits, check_path_ids
 from app.errors import install_error_handlers
 from app.rules.data import rulebook
-from app.services.photos import configured_store
+from app.services.campaigns.photos import configured_store
 from app.web import error_page, install_site
 from app.web.api_docs import install_api_docs
 

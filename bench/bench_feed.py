@@ -29,7 +29,7 @@ from app.config import get_settings
 from app.db import migrate
 from app.db.engine import make_engine
 from app.main import create_app
-from app.services import webhook_worker
+from app.services.feed import webhook_worker
 
 
 def counting(engine: Engine) -> list[int]:

@@ -25,7 +25,7 @@ from app.db import migrate
 from app.db.engine import make_engine
 from app.db.models import Force
 from app.main import create_app
-from app.services.roster_parse import parse_roster
+from app.services.rosters.roster_parse import parse_roster
 from bench.bench_api import BENCH_USER, StatementCounter
 
 ROSTERS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "rosters"

@@ -33,8 +33,9 @@ from app.rules.agendas import EnemyLoss, kill_marks_allowed
 from app.rules.data import VictorRole, rulebook
 from app.rules.dice import SeededDice
 from app.rules.errors import RuleError
-from app.services import battles, decisions, forces
-from app.services.demo import _answer
+from app.services.battles import decisions, lifecycle
+from app.services.campaigns.demo import _answer
+from app.services.forces import forces
 
 FACTIONS = ("IMPERIUM", "CHAOS", "ORKS", "NECRONS", "AELDARI", "TYRANIDS")
 # (name, battlefield role, keywords beyond the faction, PR range, champion)
@@ -129,7 +130,7 @@ def play(engine: Engine, league: League, roster_size: int | None = None) -> int:
         cap, agendas = (100, 3) if size == "strike_force" else (150, 4)
         rosters = [_roster(session, f, rng, roster_size, cap) for f in pair]
         sides = [
-            battles.SideSetup(
+            lifecycle.SideSetup(
                 force_id=force_id,
                 role=role,
                 roster=roster,
@@ -140,7 +141,7 @@ def play(engine: Engine, league: League, roster_size: int | None = None) -> int:
                 pair, (VictorRole.ATTACKER, VictorRole.DEFENDER), rosters, strict=True
             )
         ]
-        battle, _ = battles.muster(
+        battle, _ = lifecycle.muster(
             session,
             campaign_id=league.campaign_id,
             battle_size=size,
@@ -149,10 +150,10 @@ def play(engine: Engine, league: League, roster_size: int | None = None) -> int:
         )
         assert battle.id is not None
         results = _results(session, rng, sides)
-        battles.record_result(session, battle_id=battle.id, results=results)
+        lifecycle.record_result(session, battle_id=battle.id, results=results)
         session.flush()
         if rng.randrange(REVERT_EVERY) == 0:
-            battles.revert(session, battle_id=battle.id)
+            lifecycle.revert(session, battle_id=battle.id)
             league.reverted += 1
         else:
             for force_id in pair:
@@ -194,8 +195,8 @@ def _warlord(session: Session, roster: list[int]) -> int:
 
 
 def _results(
-    session: Session, rng: random.Random, sides: list[battles.SideSetup]
-) -> list[battles.SideResult]:
+    session: Session, rng: random.Random, sides: list[lifecycle.SideSetup]
+) -> list[lifecycle.SideResult]:
     """Both sides' reports: who fell and who killed what, then the Agenda marks (``bound``)."""
     drafts = [_result(rng, s) for s in sides]
     bound(
@@ -239,7 +240,7 @@ def bound(
                 left[a] = None if remaining is None else remaining - 1
 
 
-def _result(rng: random.Random, side: battles.SideSetup) -> battles.SideResult:
+def _result(rng: random.Random, side: lifecycle.SideSetup) -> lifecycle.SideResult:
     units = []
     for card_id in side.roster:
         kills = rng.choice((0, 0, 1, 1, 2, 3, 5))
@@ -253,7 +254,7 @@ def _result(rng: random.Random, side: battles.SideSetup) -> battles.SideResult:
             }
         )
     rng.choice(units)["marked_for_greatness"] = True
-    return battles.SideResult(
+    return lifecycle.SideResult(
         force_id=side.force_id,
         victory_points=rng.randint(20, 95),
         painted=rng.random() < 0.6,
@@ -262,7 +263,8 @@ def _result(rng: random.Random, side: battles.SideSetup) -> battles.SideResult:
 
 
 def _answer_all(session: Session, force_id: int, rng: random.Random) -> None:
-    """Answer every decision as a player would (see app.services.demo): scars over lost XP,
+    """Answer every decision as a player would (see app.services.campaigns.demo): scars over lost
+    XP,
     an honour from a category offered (tried in a random order: the rules refuse, say, a
     second relic, and a refused answer changes nothing), free Supply Limit from bonuses."""
     for _ in range(60):

@@ -45,7 +45,7 @@ from app.db.engine import make_engine
 from app.db.models import Card
 from app.db.session import session_scope
 from app.main import create_app
-from app.services import accounts
+from app.services.accounts import accounts
 
 sys.path.insert(0, str(Path(__file__).parent))
 import league as league_module

@@ -86,7 +86,7 @@ GROUPS = {
     "api/test_fuzz.py": "fuzz",
     # A webhook receiver (an HTTP server in the test process) stopped and started again.
     "api/test_webhooks.py": "webhook-receiver",
-    "services/test_worker_cli.py": "webhook-receiver",
+    "services/feed/test_worker_cli.py": "webhook-receiver",
     "faults/test_webhook_worker.py": "webhook-receiver",
 }
 

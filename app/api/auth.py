@@ -11,16 +11,16 @@ from pydantic import BaseModel, Field, StrictBool, StringConstraints
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
-from app.api.hardening import RateLimits, csrf_token
-from app.api.paging import Cursor, KeysetPage, Limit, page_of
-from app.api.schemas import Input
+from app.api.plumbing.paging import Cursor, KeysetPage, Limit, page_of
 from app.config import get_settings, secret_key
 from app.db.models import ApiToken, User, utcnow
 from app.db.session import SessionDep, session_scope
+from app.edge.hardening import RateLimits, csrf_token
+from app.edge.schemas import Input
 from app.errors import DomainError
 from app.routing import OneHopRoute
-from app.services import accounts
-from app.services.accounts import Principal
+from app.services.accounts import accounts
+from app.services.accounts.accounts import Principal
 
 COOKIE = "crusade_session"
 router = APIRouter(prefix="/auth", tags=["accounts"], route_class=OneHopRoute)
@@ -97,7 +97,8 @@ Username = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
 Password = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
-# What the server checks (app/services/accounts.py USERNAME, after lower-casing), said in the
+# What the server checks (app/services/accounts/accounts.py USERNAME, after lower-casing), said in
+# the
 # schema so that a generated client checks it too.
 NewUsername = Annotated[
     str,

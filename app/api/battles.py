@@ -9,11 +9,13 @@ from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile,
 from sqlmodel import Session
 
 from app.api import reports
-from app.api.access import API
 from app.api.auth import CurrentPrincipal
-from app.api.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
-from app.api.responses import located
-from app.api.schemas import (
+from app.api.plumbing.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
+from app.api.plumbing.responses import located
+from app.api.plumbing.route_access import API
+from app.db.models import Battle, BattlePhoto, BattleReport, BattleSide, Decision
+from app.db.session import SessionDep
+from app.edge.schemas import (
     BattleCreate,
     BattlePublic,
     BattleReportIn,
@@ -27,22 +29,15 @@ from app.api.schemas import (
     RequisitionIn,
     RequisitionPublic,
 )
-from app.db.models import Battle, BattlePhoto, BattleReport, BattleSide, Decision
-from app.db.session import SessionDep
 from app.routing import OneHopRoute
 from app.rules.data import VictorRole, rulebook
 from app.rules.dice import Dice, EnteredDice, SeededDice
 from app.rules.errors import RuleError
 from app.rules.requisitions import RequisitionOrder
-from app.services import (
-    battles,
-    confirmation,
-    decisions,
-    photos,
-    requisitions,
-    rulebooks,
-    stories,
-)
+from app.services.battles import confirmation, decisions, lifecycle
+from app.services.campaigns import photos, stories
+from app.services.forces import requisitions
+from app.services.packs import rulebooks
 
 router = APIRouter(tags=["battles"], route_class=OneHopRoute)
 
@@ -117,7 +112,7 @@ def _one(session: Session, battle_id: int) -> BattlePublic:
     """One battle as every route that answers with it shows it: sides and report."""
     return _battle(
         session,
-        *battles.get_battle(session, battle_id),
+        *lifecycle.get_battle(session, battle_id),
         stories.get_report(session, battle_id),
         photos.photos_of(session, battle_id),
     )
@@ -136,7 +131,7 @@ def muster(
     response: Response,
 ) -> BattlePublic:
     sides = [
-        battles.SideSetup(
+        lifecycle.SideSetup(
             force_id=s.force_id,
             role=VictorRole(s.role),
             roster=s.roster,
@@ -145,7 +140,7 @@ def muster(
         )
         for s in body.sides
     ]
-    battle, rows = battles.muster(
+    battle, rows = lifecycle.muster(
         session,
         campaign_id=campaign_id,
         battle_size=body.battle_size,
@@ -172,7 +167,7 @@ def list_battles(
     cursor: Cursor = None,
     limit: Limit = 50,
 ) -> KeysetPage[BattlePublic]:
-    rows, following = battles.list_battles(
+    rows, following = lifecycle.list_battles(
         session, campaign_id=campaign_id, limit=limit, before=cursor
     )
     ids = [b.id for b, _sides in rows if b.id is not None]
@@ -211,7 +206,7 @@ def put_report(
 )
 def record_result(battle_id: int, body: BattleResultIn, session: SessionDep) -> BattlePublic:
     results = [
-        battles.SideResult(
+        lifecycle.SideResult(
             force_id=s.force_id,
             victory_points=s.victory_points,
             painted=s.painted,
@@ -275,7 +270,7 @@ def dispute_result(battle_id: int, session: SessionDep) -> BattlePublic:
 
 @router.post("/battles/{battle_id}/revert", summary="Undo a battle (while nothing later uses it)")
 def revert(battle_id: int, session: SessionDep) -> BattlePublic:
-    battle = battles.revert(session, battle_id=battle_id)
+    battle = lifecycle.revert(session, battle_id=battle_id)
     assert battle.id is not None
     return _one(session, battle.id)
 
@@ -285,7 +280,7 @@ def revert(battle_id: int, session: SessionDep) -> BattlePublic:
     summary="Drop a mustered battle that will not be played (its players or an organizer)",
 )
 def call_off(battle_id: int, session: SessionDep) -> BattlePublic:
-    battle = battles.call_off(session, battle_id=battle_id)
+    battle = lifecycle.call_off(session, battle_id=battle_id)
     assert battle.id is not None
     return _one(session, battle.id)
 

@@ -13,14 +13,17 @@ from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
 from sqlalchemy import Engine
 
-from app.api import present, reports
+from app.api import reports
 from app.api.auth import CurrentPrincipal, OptionalPrincipal
 from app.api.battles import order
-from app.api.cache import VersionedBodies
 from app.api.export_schema import ExportDocument
-from app.api.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
-from app.api.responses import located
-from app.api.schemas import (
+from app.api.plumbing.cache import VersionedBodies
+from app.api.plumbing.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
+from app.api.plumbing.responses import located
+from app.db.models import Card
+from app.db.session import SessionDep, session_scope
+from app.edge import present
+from app.edge.schemas import (
     CampaignCreate,
     CampaignPublic,
     CardCreate,
@@ -34,13 +37,13 @@ from app.api.schemas import (
     ForceUpdate,
     OrderOfBattlePublic,
 )
-from app.db.models import Card
-from app.db.session import SessionDep, session_scope
 from app.routing import OneHopRoute
-from app.services import forces, requisitions, rulebooks, standings, transfer, unit_entry
-from app.services import history as events
+from app.services.campaigns import standings, transfer
+from app.services.campaigns.photos import PhotoStore
+from app.services.feed import history as events
 from app.services.fields import request_fields
-from app.services.photos import PhotoStore
+from app.services.forces import forces, requisitions, unit_entry
+from app.services.packs import rulebooks
 
 router = APIRouter(tags=["campaigns"], route_class=OneHopRoute)
 

@@ -12,12 +12,12 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import Engine
 
-from app.api.admission import Gate, Ticket
 from app.api.reports import feed_item
-from app.api.schemas import FeedEventPublic, FeedPage
 from app.db.session import SessionDep, session_scope
+from app.edge.admission import Gate, Ticket
+from app.edge.schemas import FeedEventPublic, FeedPage
 from app.routing import OneHopRoute
-from app.services import events
+from app.services.feed import events
 
 router = APIRouter(tags=["events"], route_class=OneHopRoute)
 
@@ -48,7 +48,7 @@ async def feed(
 ) -> FeedPage | Response:
     after_id = events.read_cursor(after)
     # The access check's transaction ends here, and the request leaves the admission gate:
-    # while it waits it holds no connection, no thread and no place (app/api/admission.py).
+    # while it waits it holds no connection, no thread and no place (app/edge/admission.py).
     session.commit()
     gate: Gate = request.app.state.gate
     ticket: Ticket | None = getattr(request.state, "admission", None)

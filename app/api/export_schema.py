@@ -14,7 +14,8 @@ from typing import Any
 from pydantic import BaseModel, Field, create_model
 from sqlmodel import SQLModel
 
-from app.api.schemas import (
+from app.db.models import Campaign
+from app.edge.schemas import (
     DevastatingBlowPublic,
     ExperienceGainPublic,
     OutOfActionTestPublic,
@@ -24,10 +25,9 @@ from app.api.schemas import (
     UpgradePublic,
     WeaponPublic,
 )
-from app.db.models import Campaign
 from app.rules import packs
 from app.rules.data import VictorBonus
-from app.services.transfer import TABLES
+from app.services.campaigns.transfer import TABLES
 
 Dice = list[list[int]]  # [sides, value] per die
 

@@ -8,15 +8,15 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Request, Response, status
 from pydantic import BaseModel, Field, StrictBool, StringConstraints
 
-from app.api import present
 from app.api.auth import CurrentPrincipal
-from app.api.paging import Cursor, KeysetPage, Limit, page_of
-from app.api.schemas import CampaignPublic, Input
+from app.api.plumbing.paging import Cursor, KeysetPage, Limit, page_of
 from app.config import get_settings, secret_key, site_address
 from app.db.models import Invite, User
 from app.db.session import SessionDep
+from app.edge import present
+from app.edge.schemas import CampaignPublic, Input
 from app.routing import OneHopRoute
-from app.services import membership
+from app.services.campaigns import membership
 
 router = APIRouter(tags=["membership"], route_class=OneHopRoute)
 

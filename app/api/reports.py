@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from app.api.schemas import (
+from app.db.models import BattleSide, Decision, Event, RequisitionPurchase
+from app.edge.schemas import (
     DecisionAnswerPublic,
     DecisionPayload,
     DecisionPublic,
@@ -28,8 +29,8 @@ from app.api.schemas import (
     UnitExperiencePublic,
     UnitReportPublic,
 )
-from app.db.models import BattleSide, Decision, Event, RequisitionPurchase
-from app.services import decisions, events
+from app.services.battles import decisions
+from app.services.feed import events
 
 
 def side(row: BattleSide) -> SidePublic:

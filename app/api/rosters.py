@@ -6,8 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, File, Form, Query, Response, UploadFile, status
 
-from app.api import present
-from app.api.schemas import (
+from app.db.session import SessionDep
+from app.edge import present
+from app.edge.schemas import (
     RosterCardPublic,
     RosterChangePublic,
     RosterImportPublic,
@@ -15,11 +16,10 @@ from app.api.schemas import (
     RosterSkippedPublic,
     RosterUnitPublic,
 )
-from app.db.session import SessionDep
 from app.routing import OneHopRoute
-from app.services import roster_import
-from app.services.roster_import import RosterPreview
-from app.services.roster_parse import read_upload
+from app.services.rosters import roster_import
+from app.services.rosters.roster_import import RosterPreview
+from app.services.rosters.roster_parse import read_upload
 
 router = APIRouter(tags=["campaigns"], route_class=OneHopRoute)
 

@@ -7,8 +7,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, File, Query, Response, UploadFile, status
 
-from app.api.responses import located
-from app.api.schemas import (
+from app.api.plumbing.responses import located
+from app.db.models import RulePack
+from app.db.session import SessionDep
+from app.edge.schemas import (
     CampaignRulebookPublic,
     JsonSchema,
     PackRefusalPublic,
@@ -17,11 +19,9 @@ from app.api.schemas import (
     RulePackPublic,
     SettingChange,
 )
-from app.db.models import RulePack
-from app.db.session import SessionDep
 from app.routing import OneHopRoute
 from app.rules import packs
-from app.services import rule_packs
+from app.services.packs import campaign_packs
 
 router = APIRouter(tags=["rule packs"], route_class=OneHopRoute)
 Breaking = Annotated[
@@ -41,7 +41,7 @@ def pack_schema() -> JsonSchema:
 
 @router.get("/campaigns/{campaign_id}/rule-packs", summary="The rule packs a campaign plays with")
 def list_packs(campaign_id: int, session: SessionDep) -> list[RulePackPublic]:
-    return [_public(r) for r in rule_packs.list_packs(session, campaign_id)]
+    return [_public(r) for r in campaign_packs.list_packs(session, campaign_id)]
 
 
 @router.get(
@@ -50,7 +50,7 @@ def list_packs(campaign_id: int, session: SessionDep) -> list[RulePackPublic]:
     "(settings, Battle sizes, Agendas, Requisitions, Crusade Relics, pack honours, counters)",
 )
 def campaign_rules(campaign_id: int, session: SessionDep) -> CampaignRulebookPublic:
-    versions, book = rule_packs.rules_in_play(session, campaign_id)
+    versions, book = campaign_packs.rules_in_play(session, campaign_id)
     return CampaignRulebookPublic(
         rule_packs=versions,
         numbers=book.numbers,
@@ -91,11 +91,11 @@ def attach_pack(
     if preview:
         response.status_code = status.HTTP_200_OK
         return _preview(
-            rule_packs.preview(
+            campaign_packs.preview(
                 session, campaign_id=campaign_id, data=data, accept_breaking=accept_breaking
             )
         )
-    row, changes = rule_packs.attach(
+    row, changes = campaign_packs.attach(
         session, campaign_id=campaign_id, data=data, accept_breaking=accept_breaking
     )
     located(response, f"/campaigns/{campaign_id}/rule-packs/{row.pack_id}")
@@ -107,7 +107,7 @@ def attach_pack(
     summary="One of the campaign's rule packs, with its document",
 )
 def get_pack(campaign_id: int, pack_id: str, session: SessionDep) -> RulePackDocumentPublic:
-    row = rule_packs.get_pack(session, campaign_id, pack_id)
+    row = campaign_packs.get_pack(session, campaign_id, pack_id)
     return RulePackDocumentPublic(
         **_public(row).model_dump(), document=packs.RulePack.model_validate(row.document)
     )
@@ -120,7 +120,7 @@ def get_pack(campaign_id: int, pack_id: str, session: SessionDep) -> RulePackDoc
 def detach_pack(
     campaign_id: int, pack_id: str, session: SessionDep, accept_breaking: Breaking = False
 ) -> RulePackPublic:
-    row = rule_packs.detach(
+    row = campaign_packs.detach(
         session, campaign_id=campaign_id, pack_id=pack_id, accept_breaking=accept_breaking
     )
     return _public(row)
@@ -137,12 +137,12 @@ def _public(row: RulePack) -> RulePackPublic:
         position=row.position,
         attached_at=row.attached_at,
         settings=pack.settings,
-        adds=rule_packs.content_names(pack),
+        adds=campaign_packs.content_names(pack),
     )
 
 
 def _preview(
-    changes: rule_packs.PackChanges, attached: RulePackPublic | None = None
+    changes: campaign_packs.PackChanges, attached: RulePackPublic | None = None
 ) -> RulePackPreviewPublic:
     return RulePackPreviewPublic(
         pack_id=changes.pack.id,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response, status
 
-from app.api.responses import located
-from app.api.schemas import TerritoryIn, TerritoryPatch, TerritoryPublic
+from app.api.plumbing.responses import located
 from app.db.models import Territory
 from app.db.session import SessionDep
+from app.edge.schemas import TerritoryIn, TerritoryPatch, TerritoryPublic
 from app.routing import OneHopRoute
-from app.services import territories
-from app.services.territories import TerritoryChange
+from app.services.campaigns import territories
+from app.services.campaigns.territories import TerritoryChange
 
 router = APIRouter(tags=["campaigns"], route_class=OneHopRoute)
 

@@ -7,12 +7,12 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Response, status
 
 from app.api.auth import CurrentPrincipal
-from app.api.responses import located
-from app.api.schemas import DeliveryPublic, WebhookCreate, WebhookCreated, WebhookPublic
+from app.api.plumbing.responses import located
 from app.db.models import Webhook, WebhookDelivery
 from app.db.session import SessionDep
+from app.edge.schemas import DeliveryPublic, WebhookCreate, WebhookCreated, WebhookPublic
 from app.routing import OneHopRoute
-from app.services import webhooks
+from app.services.feed import webhooks
 
 router = APIRouter(tags=["webhooks"], route_class=OneHopRoute)
 RowId = Annotated[int, Path(ge=1, lt=2**31)]

@@ -9,7 +9,7 @@ from sqlalchemy import Engine, event, make_url
 from sqlmodel import create_engine
 
 # Each app process admits at most MAX_REQUESTS_AT_WORK (8 by default) requests at a time
-# (app/api/admission.py), each using one connection at a time; the pool leaves room beyond
+# (app/edge/admission.py), each using one connection at a time; the pool leaves room beyond
 # them for the long polls' shared check and the webhook worker. See docs/deploy.md.
 POOL = {"pool_size": 12, "max_overflow": 8, "pool_timeout": 10}
 # A server that does not answer (a host gone, packets dropped) fails a connection in 5 s,

@@ -207,7 +207,7 @@ class BattleReport(SQLModel, table=True):
 
 class BattlePhoto(SQLModel, table=True):
     """A photo of a battle (issue 23). The files are the renditions, one per width, stored
-    by the photo store (app/services/photos.py) and never the upload itself."""
+    by the photo store (app/services/campaigns/photos.py) and never the upload itself."""
 
     __tablename__ = "battle_photo"
     # Ids are never reused (issue 33): a deleted photo's address stays cached in browsers.
@@ -320,7 +320,7 @@ class User(SQLModel, table=True):
         max_length=200,
         description="argon2 hash of the short PIN that confirms a result on another's phone",
     )
-    # Wrong PINs locked the PIN (app/api/hardening.py): shown to the owner until they change
+    # Wrong PINs locked the PIN (app/edge/hardening.py): shown to the owner until they change
     # the PIN or dismiss the notice.
     pin_locked_at: datetime | None = None
     pin_locked_battle_id: int | None = None  # where it was tried (no foreign key: a notice)
@@ -427,7 +427,8 @@ class BattleDraft(SQLModel, table=True):
 
 # --- issue 14: totals kept when a battle is recorded or reverted --------------------------
 # Read by standings, the dashboard's progress chart and each card's battle list, so their
-# cost follows the page shown, never the campaign's past. app.services.totals keeps them in
+# cost follows the page shown, never the campaign's past. app.services.campaigns.kept_totals keeps
+# them in
 # the transaction of every change and rebuilds or checks them (`crusade totals`).
 
 
@@ -470,7 +471,7 @@ class CardBattle(SQLModel, table=True):
     force_id: int = Field(foreign_key="force.id")
     # What the unit did there (its part of its side's report), kept when the result is
     # recorded so its battle list reads this small value, not the report: see
-    # app.services.card_battles.card_line. None until then.
+    # app.services.forces.card_battles.card_line. None until then.
     line: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
 

@@ -8,14 +8,15 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
 from app.api.auth import COOKIE, end_session, start_session
-from app.api.hardening import RateLimits
 from app.config import get_settings, secret_key
 from app.db.session import SessionDep
+from app.edge.hardening import RateLimits
 from app.errors import DomainError
 from app.routing import OneHopRoute
-from app.services import accounts, membership
-from app.services.accounts import Principal
-from app.services.forces import list_campaigns
+from app.services.accounts import accounts
+from app.services.accounts.accounts import Principal
+from app.services.campaigns import membership
+from app.services.forces.forces import list_campaigns
 from app.web.pages import Member, Viewer, attempt, redirect, render
 
 router = APIRouter(route_class=OneHopRoute)

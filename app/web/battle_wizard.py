@@ -1,6 +1,7 @@
 """The phone wizard that records a battle: set-up, muster, after the game, Out of Action and
 review, one page a step. Every rule is the services' (``battles``, ``wizard``); the wizard's
-progress is saved on the server per step by ``app.services.wizard``, so a lost connection or a
+progress is saved on the server per step by ``app.services.battles.wizard``, so a lost connection
+or a
 closed tab loses nothing. The battle it submits is shown by ``app.web.battles``."""
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from app.errors import DomainError, NotFound
 from app.routing import OneHopRoute
 from app.rules.data import ArchiveRoll, HighestTally
 from app.rules.errors import RuleError
-from app.services import battles, confirmation, rulebooks, territories, wizard
-from app.services.access import Access
-from app.services.accounts import Principal
-from app.services.forces import get_campaign, load_force
+from app.services.accounts.access import Access
+from app.services.accounts.accounts import Principal
+from app.services.battles import confirmation, lifecycle, wizard
+from app.services.campaigns import territories
+from app.services.forces.forces import get_campaign, load_force
+from app.services.packs import rulebooks
 from app.web.forms import Form, field_int, field_ints, field_text, field_texts
 from app.web.pages import STATIC, Outcome, Viewer, attempt, page, redirect, render
 
@@ -817,7 +820,7 @@ def _review_context(
 ) -> dict[str, Any]:
     book = rulebooks.campaign_book(session, draft.campaign_id)
     context = _after_context(session, principal, draft, d)
-    battle, _sides = battles.get_battle(session, draft.battle_id or 0)
+    battle, _sides = lifecycle.get_battle(session, draft.battle_id or 0)
     context["needed"] = wizard.dice_needed(session, draft, d)
     context["battle"] = battle
     context["mission"] = book.mission(battle.mission)

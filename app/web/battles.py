@@ -12,32 +12,26 @@ from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile as StarletteUpload
 
-from app.api.hardening import RateLimits
-from app.api.schemas import BattleReportIn
 from app.db.models import BattleSide, Card, Force, User
 from app.db.session import SessionDep
+from app.edge.hardening import RateLimits
+from app.edge.schemas import BattleReportIn
 from app.errors import DomainError
 from app.routing import OneHopRoute
 from app.rules.errors import RuleError
-from app.services import (
-    accounts,
-    battles,
-    confirmation,
-    decisions,
-    photos,
-    rulebooks,
-    stories,
-    wizard,
-)
-from app.services.access import Access
-from app.services.accounts import Principal
-from app.services.forces import get_campaign
+from app.services.accounts import accounts
+from app.services.accounts.access import Access
+from app.services.accounts.accounts import Principal
+from app.services.battles import confirmation, decisions, lifecycle, wizard
+from app.services.campaigns import photos, stories
+from app.services.forces.forces import get_campaign
+from app.services.packs import rulebooks
 from app.web import table_pass
 from app.web.decisions import decision_title
+from app.web.display.qr import qr_svg
+from app.web.form_models import checked
 from app.web.forms import Form, field_text
 from app.web.pages import attempt, page, redirect, render, site_url
-from app.web.qr import qr_svg
-from app.web.schemas import checked
 
 router = APIRouter(route_class=OneHopRoute)
 
@@ -52,7 +46,7 @@ BattleOrganizer = Annotated[Principal, page(Access.BATTLE_ORGANIZE)]
 def _battle_context(
     session: Session, principal: Principal | None, battle_id: int, site: str = ""
 ) -> dict[str, Any]:
-    battle, sides = battles.get_battle(session, battle_id)
+    battle, sides = lifecycle.get_battle(session, battle_id)
     book = rulebooks.campaign_book(session, battle.campaign_id)
     forces = wizard.forces_by_id(session, [s.force_id for s in sides])
     owners: dict[int | None, User] = {
@@ -210,9 +204,9 @@ def _battle_command(
         elif command == "dispute":
             confirmation.dispute(session, battle_id=battle_id)
         elif command == "call_off":
-            battles.call_off(session, battle_id=battle_id)
+            lifecycle.call_off(session, battle_id=battle_id)
         else:
-            battles.revert(session, battle_id=battle_id)
+            lifecycle.revert(session, battle_id=battle_id)
     if outcome.refused:
         return render(
             request,

@@ -12,17 +12,17 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
 
 from app.api.membership import CampaignSettings, InviteCreate
-from app.api.schemas import ForceCreate, TerritoryIn
 from app.config import get_settings, secret_key
 from app.db.models import Battle, BattleSide, Campaign
 from app.db.session import SessionDep
+from app.edge.schemas import ForceCreate, TerritoryIn
 from app.errors import DomainError
 from app.routing import OneHopRoute
 from app.rules.data import rulebook
-from app.services import (
-    battles,
-    forces,
-    history,
+from app.services.accounts.access import Access
+from app.services.accounts.accounts import Principal
+from app.services.battles import lifecycle, wizard
+from app.services.campaigns import (
     inbox,
     membership,
     photos,
@@ -30,12 +30,11 @@ from app.services import (
     standings,
     stories,
     territories,
-    wizard,
 )
-from app.services.access import Access
-from app.services.accounts import Principal
+from app.services.feed import history
+from app.services.forces import forces
 from app.web import catchup
-from app.web.charts import Series, line_chart
+from app.web.display.charts import Series, line_chart
 from app.web.pages import Member, Outcome, Viewer, attempt, page, redirect, render, site_url
 
 router = APIRouter(route_class=OneHopRoute)
@@ -212,7 +211,9 @@ def _battle_rows(
     limit: int,
 ) -> tuple[list[BattleRow], int | None]:
     """A page of battles, newest first, and where the next (older) page starts."""
-    rows, older = battles.list_battles(session, campaign_id=campaign_id, limit=limit, before=before)
+    rows, older = lifecycle.list_battles(
+        session, campaign_id=campaign_id, limit=limit, before=before
+    )
     ids = [b.id or 0 for b, _sides in rows]
     reports, pictures = stories.reports_for(session, ids), photos.photos_for(session, ids)
     return [

@@ -1,4 +1,4 @@
-"""The campaign page's "since your last visit" (app/services/catchup.py)."""
+"""The campaign page's "since your last visit" (app/services/campaigns/catchup.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from starlette.background import BackgroundTask
 from starlette.responses import Response
 
 from app.db.session import session_scope
-from app.services import catchup, membership
-from app.services.accounts import Principal
+from app.services.accounts.accounts import Principal
+from app.services.campaigns import catchup, membership
 
 log = logging.getLogger(__name__)
 

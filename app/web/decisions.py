@@ -27,14 +27,15 @@ from app.rules.data import (
 from app.rules.dice import Dice, EnteredDice, SeededDice
 from app.rules.errors import RuleError
 from app.rules.honours import weapon_enhancements_to_choose
-from app.services import decisions, rulebooks, wizard
-from app.services.access import Access
-from app.services.accounts import Principal
-from app.services.forces import load_force
+from app.services.accounts.access import Access
+from app.services.accounts.accounts import Principal
+from app.services.battles import decisions, wizard
+from app.services.forces.forces import load_force
+from app.services.packs import rulebooks
 from app.web import table_pass
+from app.web.form_models import DECISION_REQUISITION_FIELDS as REQUISITION_FIELDS
 from app.web.forms import Form, field_int, field_text, field_texts
 from app.web.pages import attempt, page, redirect, render
-from app.web.schemas import DECISION_REQUISITION_FIELDS as REQUISITION_FIELDS
 
 router = APIRouter(route_class=OneHopRoute)
 

@@ -10,9 +10,11 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import Response
 from sqlmodel import Session
 
-from app.api import present
 from app.api.battles import order as requisition_order
-from app.api.schemas import (
+from app.db.models import Card, Force
+from app.db.session import SessionDep
+from app.edge import present
+from app.edge.schemas import (
     CardCreate,
     CardPublic,
     CardUpdate,
@@ -20,30 +22,19 @@ from app.api.schemas import (
     OrderOfBattlePublic,
     RequisitionIn,
 )
-from app.db.models import Card, Force
-from app.db.session import SessionDep
 from app.errors import DomainError
 from app.routing import OneHopRoute
 from app.rules.data import Requisition, RequisitionTiming, Rulebook
 from app.rules.errors import RuleError
 from app.rules.ranks import next_rank
-from app.services import (
-    card_battles,
-    decisions,
-    force_pages,
-    forces,
-    requisitions,
-    rulebooks,
-    unit_entry,
-)
-from app.services.access import Access, authorize
-from app.services.accounts import Principal
-from app.services.convert import card_value
-from app.services.forces import ForceView
-from app.web.forms import Form as PostedForm
-from app.web.pages import attempt, page, redirect, render
-from app.web.reference import requisition_terms
-from app.web.schemas import (
+from app.services.accounts.access import Access, authorize
+from app.services.accounts.accounts import Principal
+from app.services.battles import decisions
+from app.services.forces import card_battles, force_pages, forces, requisitions, unit_entry
+from app.services.forces.convert import card_value
+from app.services.forces.forces import ForceView
+from app.services.packs import rulebooks
+from app.web.form_models import (
     MAX_LINES,
     CardForm,
     ForceForm,
@@ -57,6 +48,9 @@ from app.web.schemas import (
     unit_lines,
     unit_of,
 )
+from app.web.forms import Form as PostedForm
+from app.web.pages import attempt, page, redirect, render
+from app.web.reference import requisition_terms
 
 router = APIRouter(route_class=OneHopRoute)
 Reader = Annotated[Principal | None, page(Access.CAMPAIGN_READ)]

@@ -18,15 +18,15 @@ from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.api.auth import COOKIE, resolve_principal
-from app.api.hardening import CSRF_HEADER, SAFE_METHODS, csrf_token
 from app.config import get_settings, secret_key, site_address
 from app.db.session import SessionDep
+from app.edge.hardening import CSRF_HEADER, SAFE_METHODS, csrf_token
 from app.errors import DomainError
 from app.rules.errors import RuleError
-from app.services import catchup
-from app.services.access import Access, authorize
-from app.services.accounts import Principal
-from app.web import formatting
+from app.services.accounts.access import Access, authorize
+from app.services.accounts.accounts import Principal
+from app.services.campaigns import catchup
+from app.web.display import formatting
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = Path(__file__).resolve().parent / "static"

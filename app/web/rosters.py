@@ -12,15 +12,17 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Request, UploadFile
 from fastapi.responses import Response
 
-from app.api import present
 from app.db.session import SessionDep
+from app.edge import present
 from app.errors import DomainError
 from app.routing import OneHopRoute
 from app.rules.data import rulebook
-from app.services import forces, roster_import, rulebooks
-from app.services.access import Access
-from app.services.accounts import Principal
-from app.services.roster_parse import MAX_ROSTER_BYTES, read_upload
+from app.services.accounts.access import Access
+from app.services.accounts.accounts import Principal
+from app.services.forces import forces
+from app.services.packs import rulebooks
+from app.services.rosters import roster_import
+from app.services.rosters.roster_parse import MAX_ROSTER_BYTES, read_upload
 from app.web.pages import attempt, page, redirect, render
 
 router = APIRouter(route_class=OneHopRoute)

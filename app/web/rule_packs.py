@@ -13,9 +13,11 @@ from fastapi.responses import Response
 from app.db.session import SessionDep
 from app.routing import OneHopRoute
 from app.rules import packs
-from app.services import forces, membership, rule_packs, rulebooks
-from app.services.access import Access
-from app.services.accounts import Principal
+from app.services.accounts.access import Access
+from app.services.accounts.accounts import Principal
+from app.services.campaigns import membership
+from app.services.forces import forces
+from app.services.packs import campaign_packs, rulebooks
 from app.web.pages import attempt, page, redirect, render
 from app.web.reference import agenda_xp, requisition_terms
 
@@ -72,7 +74,7 @@ def _page(
 ) -> Response:
     campaign = forces.get_campaign(session, campaign_id)
     book = rulebooks.campaign_book(session, campaign_id)
-    rows = rule_packs.list_packs(session, campaign_id)
+    rows = campaign_packs.list_packs(session, campaign_id)
     return render(
         request,
         "pages/campaign_rules.html",
@@ -122,11 +124,11 @@ def attach_pack(
     data = _pack_text(file, text)
     with attempt(session) as outcome:
         if action == "attach":
-            rule_packs.attach(
+            campaign_packs.attach(
                 session, campaign_id=campaign_id, data=data, accept_breaking=accept_breaking
             )
         else:
-            shown = rule_packs.preview(session, campaign_id=campaign_id, data=data)
+            shown = campaign_packs.preview(session, campaign_id=campaign_id, data=data)
     carried = data.decode("utf-8", errors="replace")
     if outcome.refused:
         return _page(
@@ -153,7 +155,7 @@ def detach_pack(
     accept_breaking: Ticked = False,
 ) -> Response:
     with attempt(session) as outcome:
-        rule_packs.detach(
+        campaign_packs.detach(
             session, campaign_id=campaign_id, pack_id=pack_id[:60], accept_breaking=accept_breaking
         )
     if outcome.refused:
@@ -174,7 +176,7 @@ def download_pack(
     session: SessionDep, principal: Reader, campaign_id: int, pack_id: str
 ) -> Response:
     """The pack as a file to share with another group (it imports as it is)."""
-    row = rule_packs.get_pack(session, campaign_id, pack_id[:60])
+    row = campaign_packs.get_pack(session, campaign_id, pack_id[:60])
     text = yaml.safe_dump(row.document, sort_keys=False, allow_unicode=True)
     return Response(
         text,

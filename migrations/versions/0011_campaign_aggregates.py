@@ -5,7 +5,7 @@ Revises: 0010
 Create Date: 2026-11-23 19:00:00.000000
 
 Standings lines, each side's totals before its battle and each card's battles, kept when a
-battle is recorded or reverted (app/services/totals.py). On a database that already holds
+battle is recorded or reverted (app/services/campaigns/kept_totals.py). On a database that already holds
 campaigns they are computed here from the cards and battles, exactly as
 `crusade totals rebuild` does.
 """
@@ -65,7 +65,7 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_card_battle_battle_id'), ['battle_id'], unique=False)
     # Existing campaigns: computed once from their cards and battles (plain SQL over named
     # columns, so later migrations that add columns do not change what this reads).
-    from app.services.totals import rebuild
+    from app.services.campaigns.kept_totals import rebuild
 
     rebuild(op.get_bind())
 

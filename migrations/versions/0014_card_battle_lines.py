@@ -28,7 +28,7 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column('line', sa.JSON(), nullable=True))
     with op.batch_alter_table('decision', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_decision_card_id'), ['card_id'], unique=False)
-    from app.services.totals import fill_lines
+    from app.services.campaigns.kept_totals import fill_lines
 
     fill_lines(op.get_bind())
 

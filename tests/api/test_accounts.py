@@ -7,7 +7,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from app.config import get_settings, secret_key
-from app.services import accounts
+from app.services.accounts import accounts
 from tests.api.helpers import assert_problem, dump
 from tests.conftest import with_csrf
 

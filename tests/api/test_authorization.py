@@ -14,10 +14,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
-from app.api.access import POLICIES, api_operations, check_every_route_has_a_rule
+from app.api.plumbing.route_access import POLICIES, api_operations, check_every_route_has_a_rule
 from app.db.models import Event, Invite, utcnow
 from app.main import create_app
-from app.services import transfer
+from app.services.campaigns import transfer
 from tests.api.helpers import account, assert_problem, dump
 from tests.conftest import Snapshots
 

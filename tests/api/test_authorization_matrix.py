@@ -13,9 +13,9 @@ from fastapi.testclient import TestClient
 from PIL import Image
 from sqlalchemy import Engine
 
-from app.api.access import POLICIES, api_operations, policy_for
+from app.api.plumbing.route_access import POLICIES, api_operations, policy_for
 from app.main import create_app
-from app.services.access import Access
+from app.services.accounts.access import Access
 from tests.api.helpers import account, dump
 from tests.conftest import Snapshots
 

@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from app.api.hardening import MAX_BODY
+from app.edge.hardening import MAX_BODY
 from tests.api.helpers import account, assert_problem, campaign, dump, force, unit
 
 SUPERSCRIPT_ONE = "%C2%B9"  # '¹': str.isdigit() says yes, int() says no

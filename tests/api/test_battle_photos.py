@@ -19,7 +19,7 @@ from sqlmodel import Session, col, select
 
 from app.config import get_settings
 from app.db.models import Campaign, Event
-from app.services import events, webhook_worker
+from app.services.feed import events, webhook_worker
 from tests.api.helpers import assert_problem, dump
 from tests.api.test_battle_flow import lord_falls, muster, setup_two_forces
 

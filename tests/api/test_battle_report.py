@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from app.services import transfer
+from app.services.campaigns import transfer
 from tests.api.helpers import assert_problem, dump
 from tests.api.test_battle_flow import muster, setup_two_forces
 

@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from app.services import webhook_worker
+from app.services.feed import webhook_worker
 from tests.api import test_authorization as authz
 from tests.api.receiver import Receiver
 from tests.api.test_authorization import battle_between, table  # noqa: F401

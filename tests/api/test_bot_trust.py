@@ -15,7 +15,7 @@ from sqlalchemy.orm.attributes import flag_modified
 from sqlmodel import Session, col, select
 
 from app.db.models import Card, Event
-from app.services import events, webhook_worker
+from app.services.feed import events, webhook_worker
 from tests.api.helpers import assert_problem, campaign, force
 from tests.api.test_battle_flow import (
     battle_body,

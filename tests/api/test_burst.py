@@ -16,7 +16,7 @@ import httpx
 import pytest
 from sqlalchemy import Engine
 
-from app.api.admission import Gate
+from app.edge.admission import Gate
 from app.main import create_app
 from tests.api.live import serve
 from tests.conftest import ORGANIZER

@@ -8,7 +8,7 @@ import re
 
 from fastapi.testclient import TestClient
 
-from app.api.operations import OPERATION_IDS
+from app.api.plumbing.operations import OPERATION_IDS
 from tests.api.helpers import assert_problem
 
 

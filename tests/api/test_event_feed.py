@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.services import events
+from app.services.feed import events
 from tests.api.helpers import assert_problem
 from tests.api.test_battle_flow import lord_falls, muster, setup_two_forces
 from tests.api.test_bot_friction import captain_ranks_up

@@ -15,8 +15,8 @@ from app.db.models import Decision
 from app.db.session import session_scope
 from app.rules.data import VictorRole
 from app.rules.dice import SeededDice
-from app.services import battles, decisions
-from app.services.demo import _answer
+from app.services.battles import decisions, lifecycle
+from app.services.campaigns.demo import _answer
 from tests.api.helpers import campaign, force, unit
 from tests.api.test_query_counts import statements
 
@@ -53,7 +53,7 @@ def play(engine: Engine, world: dict[str, Any], battles_wanted: int) -> None:
         rosters = [[u[(2 * n) % len(u)], u[(2 * n + 1) % len(u)]] for u in world["units"]]
         with session_scope(engine) as session:
             sides = [
-                battles.SideSetup(force_id=f, role=role, roster=roster, agendas=["assassins"])
+                lifecycle.SideSetup(force_id=f, role=role, roster=roster, agendas=["assassins"])
                 for f, role, roster in zip(
                     world["forces"],
                     (VictorRole.ATTACKER, VictorRole.DEFENDER),
@@ -61,7 +61,7 @@ def play(engine: Engine, world: dict[str, Any], battles_wanted: int) -> None:
                     strict=True,
                 )
             ]
-            battle, _ = battles.muster(
+            battle, _ = lifecycle.muster(
                 session,
                 campaign_id=world["campaign"],
                 battle_size="combat_patrol",
@@ -71,7 +71,7 @@ def play(engine: Engine, world: dict[str, Any], battles_wanted: int) -> None:
             )
             assert battle.id is not None
             results = [
-                battles.SideResult(
+                lifecycle.SideResult(
                     force_id=s.force_id,
                     victory_points=10 + (n + i) % 7 * 5,
                     painted=True,
@@ -82,7 +82,7 @@ def play(engine: Engine, world: dict[str, Any], battles_wanted: int) -> None:
                 )
                 for i, s in enumerate(sides)
             ]
-            battles.record_result(session, battle_id=battle.id, results=results)
+            lifecycle.record_result(session, battle_id=battle.id, results=results)
             session.flush()
             for force_id in world["forces"]:
                 answer_all(session, force_id, n)

@@ -1,4 +1,4 @@
-"""Schemathesis holds the API to its OpenAPI schema (app/api/responses.py documents every
+"""Schemathesis holds the API to its OpenAPI schema (app/api/plumbing/responses.py documents every
 status): every operation, called as a campaign ORGANIZER with a read-write token (an
 ordinary account, not the site admin), on SQLite and on PostgreSQL (when TEST_DATABASE_URL
 is set), must answer no 5xx and only what the schema documents: status code, content type,
@@ -45,15 +45,15 @@ from sqlalchemy import Engine, text
 from sqlmodel import select
 
 from app.api import battles as battle_api
-from app.api.cache import VersionedBodies
-from app.api.hardening import RateLimits
+from app.api.plumbing.cache import VersionedBodies
 from app.config import get_settings
 from app.db.engine import make_engine
 from app.db.models import ApiToken, CampaignMember, User, metadata
 from app.db.session import session_scope
+from app.edge.hardening import RateLimits
 from app.main import create_app
-from app.services import accounts
-from app.services import battles as battle_service
+from app.services.accounts import accounts
+from app.services.battles import lifecycle as battle_service
 from tests.conftest import BACKENDS
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "8"))

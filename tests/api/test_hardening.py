@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from app.api import auth, battles, membership, webhooks
-from app.api.hardening import MAX_BODY, SECURITY_HEADERS
+from app.edge.hardening import MAX_BODY, SECURITY_HEADERS
 from tests.api.helpers import assert_problem, dump
 
 

@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from PIL import Image
 from sqlalchemy import Engine
 
-from app.services import images, photos
+from app.services.campaigns import images, photos
 from tests.api.helpers import assert_problem, dump
 from tests.api.test_battle_flow import muster, setup_two_forces
 from tests.api.test_battle_photos import phone_photo, photo_files, upload

@@ -22,7 +22,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from app.services import images
+from app.services.campaigns import images
 from tests.api.live import at_once, serve
 from tests.api.test_battle_flow import muster, setup_two_forces
 from tests.hostile_images import dimension_liar, png_bomb

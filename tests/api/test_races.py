@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import Engine, text
 
 from app.config import get_settings
-from app.services import webhooks
+from app.services.feed import webhooks
 from tests.api.live import PASSWORD, account, at_once, serve, statuses
 from tests.api.test_battle_flow import battle_body, lord_falls, setup_two_forces
 

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from tests.api.helpers import assert_problem, campaign, dump, force, unit
-from tests.services.test_roster_parse import (
+from tests.services.rosters.test_roster_parse import (
     BILLION_LAUGHS,
     COMMANDER,
     EXTERNAL_ENTITY,

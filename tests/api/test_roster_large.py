@@ -1,6 +1,7 @@
 """Issue 39, case 6: a real roster runs to several hundred KB, past the 256 KiB every other
 request body is held to; roster uploads have their own bound, still counted as the body
-arrives, and the zip-bomb guards stay (tests/services/test_roster_parse.py). The real file is
+arrives, and the zip-bomb guards stay (tests/services/rosters/test_roster_parse.py). The real file
+is
 a 2,000-point Blood Angels list whose .ros is 370,448 bytes (SOURCES.md); four real
 detachments put together give a larger one of several detachments. Runs on SQLite and
 PostgreSQL (the client fixture)."""
@@ -13,12 +14,12 @@ from collections.abc import Iterator
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from app.api.hardening import MAX_BODY, MAX_ROSTER_BODY
-from app.services.roster_parse import MAX_ROSTER_BYTES, parse_roster
+from app.edge.hardening import MAX_BODY, MAX_ROSTER_BODY
+from app.services.rosters.roster_parse import MAX_ROSTER_BYTES, parse_roster
 from tests.api.helpers import assert_problem, campaign, dump, force
 from tests.api.test_roster_api import post
-from tests.services.test_roster_parse import ros_of, zipped
-from tests.services.test_roster_real_files import BLOOD_ANGELS_2000
+from tests.services.rosters.test_roster_parse import ros_of, zipped
+from tests.services.rosters.test_roster_real_files import BLOOD_ANGELS_2000
 
 # The real one: one Battalion, 12 units, 106 PL; its .ros as the list builder saved it
 BLOOD_ANGELS = ros_of("blood_angels_2000.rosz")
@@ -54,7 +55,7 @@ def test_the_large_roster_is_real_size() -> None:
 def test_a_real_370_kb_ros_previews_unit_by_unit_and_imports(
     client: TestClient, engine: Engine
 ) -> None:
-    """Every unit as read by hand (tests/services/test_roster_real_files.py); the whole list
+    """Every unit as read by hand (tests/services/rosters/test_roster_real_files.py); the whole list
     is past the Supply Limit (50 PL), so a player adds what fits."""
     assert len(BLOOD_ANGELS) == 370_448 > MAX_BODY
     force_id = force(client, campaign(client), "Angels of Baal", "IMPERIUM")

@@ -14,7 +14,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from app.rules import packs
-from app.services import transfer
+from app.services.campaigns import transfer
 from tests.api.helpers import assert_problem, campaign, dump, force, unit
 from tests.rules.test_packs import VIGIL
 

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from app.services import transfer
+from app.services.campaigns import transfer
 from tests.api.helpers import assert_problem, dump
 from tests.api.test_battle_flow import battle_body, setup_two_forces
 

@@ -11,8 +11,8 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from app.api.hardening import RateLimits
 from app.config import Settings
+from app.edge.hardening import RateLimits
 from app.main import create_app
 from tests.api.helpers import account, assert_problem, dump
 from tests.faults.helpers import closed_port

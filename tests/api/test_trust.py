@@ -19,7 +19,7 @@ from app.db.models import ApiToken, Campaign, utcnow
 from app.db.session import session_scope
 from app.errors import DomainError
 from app.main import create_app
-from app.services import idempotency
+from app.services.accounts import idempotency
 from tests.api.helpers import account, assert_problem, dump
 
 

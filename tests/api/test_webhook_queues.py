@@ -17,7 +17,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
 from app.db.models import WebhookDelivery, utcnow
-from app.services import webhook_worker
+from app.services.feed import webhook_worker
 from tests.api.receiver import Receiver
 from tests.api.test_battle_flow import setup_two_forces
 from tests.api.test_webhooks import allow_private, receiver, register  # noqa: F401

@@ -19,7 +19,7 @@ from sqlmodel import Session, select
 
 from app.config import get_settings
 from app.db.models import WebhookDelivery, utcnow
-from app.services import events, webhook_worker, webhooks
+from app.services.feed import events, webhook_worker, webhooks
 from tests.api.helpers import assert_problem, dump
 from tests.api.receiver import Receiver
 from tests.api.test_battle_flow import battle_body, muster, setup_two_forces

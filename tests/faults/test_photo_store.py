@@ -19,7 +19,7 @@ from PIL import Image
 from sqlalchemy import Engine, text
 
 from app.faults import PHOTO_STORE, STORAGE_RETRY_AFTER
-from app.services import photos
+from app.services.campaigns import photos
 from tests.api.helpers import assert_problem
 from tests.api.test_battle_flow import muster, setup_two_forces
 from tests.faults.helpers import outage_lines, recovery_lines

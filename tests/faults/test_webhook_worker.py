@@ -15,7 +15,7 @@ from sqlalchemy import Engine
 
 from app.config import get_settings
 from app.faults import DATABASE
-from app.services import webhook_worker
+from app.services.feed import webhook_worker
 from tests.api.helpers import campaign
 from tests.api.receiver import Receiver
 from tests.faults.helpers import outage_lines

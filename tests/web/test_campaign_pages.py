@@ -16,9 +16,10 @@ from app import config
 from app.config import get_settings
 from app.db.models import CampaignMember, Force
 from app.db.session import session_scope
-from app.services import history, inbox, progress, standings
+from app.services.campaigns import inbox, progress, standings
+from app.services.feed import history
 from app.web import campaigns
-from app.web.charts import Series, line_chart, nice_step
+from app.web.display.charts import Series, line_chart, nice_step
 from tests.api.helpers import dump
 from tests.web.conftest import Browser, campaign_with_two_players
 

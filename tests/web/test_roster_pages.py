@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from tests.api.helpers import dump
-from tests.services.test_roster_parse import TINY
+from tests.services.rosters.test_roster_parse import TINY
 from tests.web.conftest import Browser, campaign_with_two_players
 
 ROSTERS = Path(__file__).parents[1] / "fixtures" / "rosters"

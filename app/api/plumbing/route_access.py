@@ -1,0 +1,144 @@
+"""The access rule of every API route, in one table, enforced by one dependency.
+
+create_app() refuses to start if a route under /api/v1 has no rule here, so a new route
+cannot slip in unprotected (tests/api/test_authorization.py walks them all)."""
+
+from __future__ import annotations
+
+from fastapi import BackgroundTasks, FastAPI, Request
+
+from app.api.auth import COOKIE, resolve_principal
+from app.config import get_settings, secret_key
+from app.db.session import SessionDep
+from app.edge.hardening import check_csrf
+from app.services.accounts.access import Access, authorize
+
+A = Access
+POLICIES: dict[tuple[str, str], Access] = {
+    # accounts
+    ("POST", "/api/v1/auth/signup"): A.PUBLIC,
+    ("POST", "/api/v1/auth/login"): A.PUBLIC,
+    ("POST", "/api/v1/auth/logout"): A.PUBLIC,
+    ("POST", "/api/v1/auth/reset-password"): A.PUBLIC,
+    ("GET", "/api/v1/auth/me"): A.USER,
+    ("GET", "/api/v1/auth/csrf"): A.USER,
+    ("POST", "/api/v1/auth/password"): A.USER,
+    ("POST", "/api/v1/auth/pin"): A.USER,
+    ("GET", "/api/v1/auth/tokens"): A.USER,
+    ("POST", "/api/v1/auth/tokens"): A.USER,
+    ("DELETE", "/api/v1/auth/tokens/{token_id}"): A.USER,
+    # campaigns and membership
+    ("POST", "/api/v1/campaigns"): A.USER,
+    ("GET", "/api/v1/campaigns"): A.PUBLIC,  # lists only what the caller may see
+    ("GET", "/api/v1/campaigns/{campaign_id}"): A.CAMPAIGN_READ,
+    ("PATCH", "/api/v1/campaigns/{campaign_id}"): A.CAMPAIGN_ORGANIZE,
+    ("GET", "/api/v1/campaigns/{campaign_id}/standings"): A.CAMPAIGN_READ,
+    ("GET", "/api/v1/campaigns/{campaign_id}/history"): A.CAMPAIGN_READ,
+    ("GET", "/api/v1/campaigns/{campaign_id}/events"): A.CAMPAIGN_READ,
+    ("POST", "/api/v1/campaigns/{campaign_id}/webhooks"): A.CAMPAIGN_ORGANIZE,
+    ("GET", "/api/v1/campaigns/{campaign_id}/webhooks"): A.CAMPAIGN_ORGANIZE,
+    ("GET", "/api/v1/campaigns/{campaign_id}/webhooks/{webhook_id}"): A.CAMPAIGN_ORGANIZE,
+    ("DELETE", "/api/v1/campaigns/{campaign_id}/webhooks/{webhook_id}"): A.CAMPAIGN_ORGANIZE,
+    ("GET", "/api/v1/campaigns/{campaign_id}/webhooks/{webhook_id}/deliveries"): (
+        A.CAMPAIGN_ORGANIZE
+    ),
+    (
+        "POST",
+        "/api/v1/campaigns/{campaign_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/resend",
+    ): A.CAMPAIGN_ORGANIZE,
+    ("GET", "/api/v1/campaigns/{campaign_id}/export"): A.CAMPAIGN_READ,
+    ("GET", "/api/v1/campaigns/{campaign_id}/members"): A.CAMPAIGN_READ,
+    ("DELETE", "/api/v1/campaigns/{campaign_id}/members/{user_id}"): A.CAMPAIGN_ORGANIZE,
+    ("POST", "/api/v1/campaigns/{campaign_id}/members/{user_id}/reset-link"): A.CAMPAIGN_ORGANIZE,
+    ("POST", "/api/v1/campaigns/{campaign_id}/invites"): A.CAMPAIGN_ORGANIZE,
+    ("GET", "/api/v1/campaigns/{campaign_id}/invites"): A.CAMPAIGN_ORGANIZE,
+    ("DELETE", "/api/v1/campaigns/{campaign_id}/invites/{code}"): A.CAMPAIGN_ORGANIZE,
+    ("POST", "/api/v1/campaigns/{campaign_id}/join"): A.USER,
+    ("POST", "/api/v1/invites/{code}/accept"): A.USER,
+    # forces and cards
+    ("POST", "/api/v1/campaigns/{campaign_id}/forces"): A.CAMPAIGN_PLAY,
+    ("GET", "/api/v1/campaigns/{campaign_id}/forces"): A.CAMPAIGN_READ,
+    ("GET", "/api/v1/forces/{force_id}"): A.CAMPAIGN_READ,
+    ("PATCH", "/api/v1/forces/{force_id}"): A.FORCE_OWN,
+    ("POST", "/api/v1/forces/{force_id}/cards"): A.FORCE_OWN,
+    ("POST", "/api/v1/forces/{force_id}/cards/batch"): A.FORCE_OWN,
+    ("POST", "/api/v1/forces/{force_id}/requisitions"): A.FORCE_OWN,
+    ("POST", "/api/v1/forces/{force_id}/roster"): A.FORCE_OWN,
+    ("GET", "/api/v1/forces/{force_id}/decisions"): A.CAMPAIGN_READ,
+    ("GET", "/api/v1/cards/{card_id}"): A.CAMPAIGN_READ,
+    ("PATCH", "/api/v1/cards/{card_id}"): A.FORCE_OWN,
+    ("DELETE", "/api/v1/cards/{card_id}"): A.FORCE_OWN,
+    # battles and decisions
+    ("POST", "/api/v1/campaigns/{campaign_id}/battles"): A.CAMPAIGN_PLAY,
+    ("GET", "/api/v1/campaigns/{campaign_id}/battles"): A.CAMPAIGN_READ,
+    ("GET", "/api/v1/battles/{battle_id}"): A.CAMPAIGN_READ,
+    ("POST", "/api/v1/battles/{battle_id}/result"): A.BATTLE_PLAY,
+    ("POST", "/api/v1/battles/{battle_id}/confirm"): A.BATTLE_PLAY,
+    ("POST", "/api/v1/battles/{battle_id}/dispute"): A.BATTLE_PLAY,
+    ("POST", "/api/v1/battles/{battle_id}/revert"): A.BATTLE_ORGANIZE,
+    ("POST", "/api/v1/battles/{battle_id}/call-off"): A.BATTLE_PLAY,
+    ("PUT", "/api/v1/battles/{battle_id}/report"): A.BATTLE_PLAY,
+    ("GET", "/api/v1/rule-packs/schema"): A.PUBLIC,
+    ("GET", "/api/v1/campaigns/{campaign_id}/rule-packs"): A.CAMPAIGN_READ,
+    ("GET", "/api/v1/campaigns/{campaign_id}/rules"): A.CAMPAIGN_READ,
+    ("POST", "/api/v1/campaigns/{campaign_id}/rule-packs"): A.CAMPAIGN_ORGANIZE,
+    ("GET", "/api/v1/campaigns/{campaign_id}/rule-packs/{pack_id}"): A.CAMPAIGN_READ,
+    ("DELETE", "/api/v1/campaigns/{campaign_id}/rule-packs/{pack_id}"): A.CAMPAIGN_ORGANIZE,
+    ("GET", "/api/v1/campaigns/{campaign_id}/territories"): A.CAMPAIGN_READ,
+    ("POST", "/api/v1/campaigns/{campaign_id}/territories"): A.CAMPAIGN_ORGANIZE,
+    ("PATCH", "/api/v1/campaigns/{campaign_id}/territories/{territory_id}"): A.CAMPAIGN_ORGANIZE,
+    ("DELETE", "/api/v1/campaigns/{campaign_id}/territories/{territory_id}"): (A.CAMPAIGN_ORGANIZE),
+    ("POST", "/api/v1/battles/{battle_id}/photos"): A.BATTLE_PLAY,
+    ("DELETE", "/api/v1/battles/{battle_id}/photos/{photo_id}"): A.BATTLE_PLAY,
+    ("GET", "/api/v1/battles/{battle_id}/photos/{photo_id}/{width}"): A.CAMPAIGN_READ,
+    ("GET", "/api/v1/decisions/{decision_id}"): A.CAMPAIGN_READ,
+    ("POST", "/api/v1/decisions/{decision_id}/answer"): A.FORCE_OWN,
+}
+API = "/api/v1"
+RULES_PREFIX = "/api/v1/rules"
+
+
+def policy_for(method: str, path: str) -> Access:
+    if path.startswith(RULES_PREFIX) and method == "GET":
+        return Access.PUBLIC
+    return POLICIES[(method, path)]
+
+
+def enforce(request: Request, session: SessionDep, background: BackgroundTasks) -> None:
+    """Router-wide dependency: decide the request, and remember who acts (for history).
+    Finds the caller too, in the same thread hand-off (issue 41)."""
+    principal = resolve_principal(request, session, background)
+    # The scope holds the route as declared in its sub-router (without the /api/v1 prefix).
+    path: str = request.scope["route"].path
+    access = policy_for(request.method, path if path.startswith(API) else API + path)
+    authorize(
+        session,
+        access=access,
+        principal=principal,
+        params=request.path_params,
+        method=request.method,
+    )
+    if access != Access.PUBLIC:
+        check_csrf(request, request.cookies.get(COOKIE), secret_key(get_settings()))
+    session.info["actor_id"] = principal.user.id if principal else None
+
+
+def api_operations(app: FastAPI) -> set[tuple[str, str]]:
+    """Every (method, path) the app serves under /api/, read from its OpenAPI schema (the
+    public view of the routes, sub-routers included)."""
+    return {
+        (method.upper(), path)
+        for path, operations in app.openapi()["paths"].items()
+        if path.startswith(API)
+        for method in operations
+    }
+
+
+def check_every_route_has_a_rule(app: FastAPI) -> None:
+    missing = sorted(
+        f"{method} {path}"
+        for method, path in api_operations(app)
+        if (method, path) not in POLICIES and not path.startswith(RULES_PREFIX)
+    )
+    if missing:
+        raise RuntimeError(f"API routes without an access rule: {', '.join(missing)}")

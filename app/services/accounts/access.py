@@ -1,0 +1,178 @@
+"""Who may do what: every route names one Access rule, decided here in one place.
+
+A request's target (campaign, and the owners of the force it touches) is found from its
+path parameters; the caller's role in that campaign and the rule give the answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from app.db.models import Battle, BattleSide, Campaign, Card, Decision, Force
+from app.errors import DomainError, NotFound
+from app.services.accounts.accounts import Principal
+from app.services.campaigns.membership import role_of
+
+
+class Access(StrEnum):
+    PUBLIC = "public"  # anyone, logged in or not
+    USER = "user"  # any account
+    CAMPAIGN_READ = "campaign:read"  # members, or anyone if the campaign is public
+    CAMPAIGN_PLAY = "campaign:play"  # players and organizers
+    CAMPAIGN_ORGANIZE = "campaign:organize"  # organizers
+    FORCE_OWN = "force:own"  # the force's owner, or an organizer
+    BATTLE_PLAY = "battle:play"  # the owner of a force in the battle, or an organizer
+    BATTLE_ORGANIZE = "battle:organize"  # organizers of the battle's campaign
+
+
+@dataclass(frozen=True)
+class Target:
+    campaign: Campaign
+    owners: frozenset[int] = field(default_factory=frozenset)
+
+
+def authorize(
+    session: Session,
+    *,
+    access: Access,
+    principal: Principal | None,
+    params: Mapping[str, Any],
+    method: str,
+) -> None:
+    """Raise 401/403/404 unless ``principal`` may make this request."""
+    if access == Access.PUBLIC:
+        return
+    if principal is None and access != Access.CAMPAIGN_READ:
+        raise DomainError("not_authenticated", "Log in or send an API token.", status=401)
+    if principal is not None:
+        _check_token(principal, method)
+    target = _target(session, params)
+    if target is None:
+        _check_token_campaign(principal, None)
+        return
+    _check_token_campaign(principal, target.campaign.id)
+    if not _allowed(session, access, principal, target):
+        if principal is None:
+            raise DomainError("not_authenticated", "Log in or send an API token.", status=401)
+        raise DomainError("forbidden", _why(access), status=403)
+
+
+def _check_token(principal: Principal, method: str) -> None:
+    if method not in ("GET", "HEAD", "OPTIONS") and not principal.can_write:
+        raise DomainError(
+            "token_read_only", "This API token is read-only; it cannot change anything.", status=403
+        )
+
+
+def _check_token_campaign(principal: Principal | None, campaign_id: int | None) -> None:
+    token = principal.token if principal else None
+    if token is not None and token.campaign_id is not None and token.campaign_id != campaign_id:
+        raise DomainError(
+            "token_campaign_limited",
+            f"This API token only works for campaign {token.campaign_id}.",
+            status=403,
+        )
+
+
+def _allowed(session: Session, access: Access, principal: Principal | None, target: Target) -> bool:
+    if access == Access.CAMPAIGN_READ and target.campaign.public:
+        return True
+    if principal is None:
+        return False
+    user = principal.user
+    if user.is_admin:
+        return True
+    assert user.id is not None and target.campaign.id is not None
+    role = role_of(session, campaign_id=target.campaign.id, user_id=user.id)
+    if role == "organizer" or access == Access.USER:
+        return True
+    if access in (Access.CAMPAIGN_READ, Access.CAMPAIGN_PLAY):
+        return role is not None
+    if access in (Access.FORCE_OWN, Access.BATTLE_PLAY):
+        return role is not None and user.id in target.owners
+    return False
+
+
+def _why(access: Access) -> str:
+    return {
+        Access.CAMPAIGN_READ: "Only members can see this campaign.",
+        Access.CAMPAIGN_PLAY: "Only the campaign's players and organizers can do this.",
+        Access.CAMPAIGN_ORGANIZE: "Only the campaign's organizers can do this.",
+        Access.FORCE_OWN: "Only the force's owner or an organizer can change it.",
+        Access.BATTLE_PLAY: "Only the players in this battle or an organizer can do this.",
+        Access.BATTLE_ORGANIZE: "Only the campaign's organizers can do this.",
+    }.get(access, "You may not do this.")
+
+
+def _id(params: Mapping[str, Any], name: str) -> int:
+    """A path id, checked here because access is decided before the route parses it."""
+    raw = str(params[name])
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 9:  # '¹'.isdigit() is True
+        raise DomainError(
+            "request_invalid",
+            f"path.{name}: must be a whole number below 1,000,000,000.",
+            status=422,
+            field=f"path.{name}",
+        )
+    return int(raw)
+
+
+def _target(session: Session, params: Mapping[str, Any]) -> Target | None:
+    """The campaign (and force owners) a request is about, from its path parameters."""
+    if "force_id" in params:
+        return _force_target(session, _id(params, "force_id"))
+    if "card_id" in params:
+        row = session.exec(select(Card.force_id).where(Card.id == _id(params, "card_id"))).first()
+        if row is None:
+            raise NotFound("card_not_found", f"There is no Crusade card {params['card_id']}.")
+        return _force_target(session, row)
+    if "decision_id" in params:
+        row = session.exec(
+            select(Decision.force_id).where(Decision.id == _id(params, "decision_id"))
+        ).first()
+        if row is None:
+            raise NotFound("decision_not_found", f"There is no decision {params['decision_id']}.")
+        return _force_target(session, row)
+    if "battle_id" in params:
+        return _battle_target(session, _id(params, "battle_id"))
+    if "campaign_id" in params:
+        return Target(_campaign(session, _id(params, "campaign_id")))
+    return None
+
+
+def _campaign(session: Session, campaign_id: int) -> Campaign:
+    campaign = session.get(Campaign, campaign_id)
+    if campaign is None:
+        raise NotFound("campaign_not_found", f"There is no campaign {campaign_id}.")
+    return campaign
+
+
+def _force_target(session: Session, force_id: int) -> Target:
+    # One query for the force's owner and its campaign: every force, card and decision
+    # request passes here (a cached Order of Battle costs little more than this check).
+    row = session.exec(
+        select(Campaign, Force.owner_id)
+        .join(Force, col(Force.campaign_id) == col(Campaign.id))
+        .where(Force.id == force_id)
+    ).first()
+    if row is None:
+        raise NotFound("force_not_found", f"There is no Crusade force {force_id}.")
+    campaign, owner = row
+    return Target(campaign, frozenset({owner} if owner else set()))
+
+
+def _battle_target(session: Session, battle_id: int) -> Target:
+    battle = session.get(Battle, battle_id)
+    if battle is None:
+        raise NotFound("battle_not_found", f"There is no battle {battle_id}.")
+    owners = session.exec(
+        select(Force.owner_id)
+        .join(BattleSide, col(BattleSide.force_id) == col(Force.id))
+        .where(BattleSide.battle_id == battle_id)
+    ).all()
+    return Target(_campaign(session, battle.campaign_id), frozenset(o for o in owners if o))

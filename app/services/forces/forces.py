@@ -1,0 +1,361 @@
+"""Campaigns, Crusade forces and their Crusade cards."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlmodel import Session, col, func, select
+
+from app.db.locks import for_change
+from app.db.models import (
+    Battle,
+    BattleSide,
+    Campaign,
+    CampaignMember,
+    Card,
+    Decision,
+    Force,
+    User,
+)
+from app.errors import NotFound
+from app.rules import cards as card_rules
+from app.rules import order_of_battle as oob_rules
+from app.rules.errors import RuleError
+from app.rules.order_of_battle import OrderOfBattle
+from app.services.feed import history
+from app.services.forces.convert import card_value, force_value, upgrade_json, write_card
+from app.services.packs import rulebooks
+
+
+@dataclass
+class ForceView:
+    """A force with its cards, its rule value, and which cards await decisions."""
+
+    force: Force
+    cards: list[Card]
+    value: OrderOfBattle
+    pending_card_ids: set[int]
+
+
+# --- campaigns ---------------------------------------------------------------------------
+
+
+def create_campaign(
+    session: Session, *, name: str, description: str = "", organizer_id: int | None = None
+) -> Campaign:
+    """A new campaign; whoever creates it is its first organizer."""
+    campaign = Campaign(name=name.strip(), description=description)
+    session.add(campaign)
+    session.flush()
+    assert campaign.id is not None
+    if organizer_id is not None:
+        session.add(CampaignMember(campaign_id=campaign.id, user_id=organizer_id, role="organizer"))
+    history.record(session, campaign_id=campaign.id, kind="campaign_created", name=campaign.name)
+    return campaign
+
+
+def get_campaign(session: Session, campaign_id: int) -> Campaign:
+    campaign = session.get(Campaign, campaign_id)
+    if campaign is None:
+        raise NotFound("campaign_not_found", f"There is no campaign {campaign_id}.")
+    return campaign
+
+
+def list_campaigns(
+    session: Session,
+    *,
+    offset: int,
+    limit: int,
+    viewer: User | None = None,
+    only: int | None = None,
+    after: int | None = None,
+) -> tuple[list[Campaign], int]:
+    """Campaigns the viewer may see: public ones and their own (an admin sees all); ``only``
+    narrows them to one (the campaign an API token is limited to); ``after`` starts after
+    that campaign id (a keyset page)."""
+    query = select(Campaign)
+    if after is not None:
+        query = query.where(col(Campaign.id) > after)
+    if only is not None:
+        query = query.where(Campaign.id == only)
+    if viewer is None or not viewer.is_admin:
+        mine = select(CampaignMember.campaign_id).where(
+            CampaignMember.user_id == (viewer.id if viewer else -1)
+        )
+        query = query.where(col(Campaign.public).is_(True) | col(Campaign.id).in_(mine))
+    total = session.exec(select(func.count()).select_from(query.subquery())).one()
+    rows = session.exec(query.order_by(col(Campaign.id)).offset(offset).limit(limit))
+    return list(rows.all()), total
+
+
+# --- forces --------------------------------------------------------------------------------
+
+
+def create_force(
+    session: Session,
+    *,
+    campaign_id: int,
+    name: str,
+    crusade_faction: str,
+    player_name: str = "",
+    notes: str = "",
+    owner_id: int | None = None,
+) -> Force:
+    get_campaign(session, campaign_id)
+    book = rulebooks.campaign_book(session, campaign_id)
+    value = oob_rules.start_order_of_battle(
+        id="new", name=name, crusade_faction=crusade_faction, book=book
+    )
+    force = Force(
+        campaign_id=campaign_id,
+        name=value.name,
+        player_name=player_name.strip(),
+        crusade_faction=value.crusade_faction,
+        requisition_points=value.requisition_points,
+        supply_limit=value.supply_limit,
+        notes=notes,
+        owner_id=owner_id,
+        counters=rulebooks.starting_counters(book),
+    )
+    session.add(force)
+    session.flush()
+    history.record(
+        session, campaign_id=campaign_id, force_id=force.id, kind="force_created", name=force.name
+    )
+    return force
+
+
+def get_force(session: Session, force_id: int) -> Force:
+    """The force row; a command that writes locks it (PostgreSQL: FOR UPDATE), so two app
+    processes never both spend the same Requisition points."""
+    force = for_change(session, Force, force_id)
+    if force is None:
+        raise NotFound("force_not_found", f"There is no Crusade force {force_id}.")
+    return force
+
+
+def list_forces(
+    session: Session, *, campaign_id: int, limit: int, after: int | None = None
+) -> list[ForceView]:
+    """A page of the campaign's forces with their cards, in four statements; ``after``
+    starts after that force id (a keyset page)."""
+    get_campaign(session, campaign_id)
+    query = select(Force).where(Force.campaign_id == campaign_id)
+    if after is not None:
+        query = query.where(col(Force.id) > after)
+    rows = session.exec(query.order_by(col(Force.id)).limit(limit)).all()
+    return _views(session, list(rows))
+
+
+def force_names(session: Session, *, campaign_id: int) -> dict[int, str]:
+    """Every force of the campaign by id, name only (for lists that mention forces)."""
+    query = select(Force.id, Force.name).where(Force.campaign_id == campaign_id)
+    return {force_id: name for force_id, name in session.exec(query).all() if force_id}
+
+
+def load_force(session: Session, force_id: int) -> ForceView:
+    """The force, all its cards and its pending decisions in three statements."""
+    return _views(session, [get_force(session, force_id)])[0]
+
+
+def _views(session: Session, rows: list[Force]) -> list[ForceView]:
+    ids = [f.id for f in rows]
+    cards = session.exec(select(Card).where(col(Card.force_id).in_(ids)).order_by(col(Card.id)))
+    pending = session.exec(
+        select(Decision.force_id, Decision.card_id).where(
+            col(Decision.force_id).in_(ids), Decision.status == "pending"
+        )
+    ).all()
+    by_force: dict[int, list[Card]] = {i: [] for i in ids if i is not None}
+    for card in cards:
+        by_force[card.force_id].append(card)
+    views = []
+    for force in rows:
+        assert force.id is not None
+        mine = by_force[force.id]
+        waiting = {c for f, c in pending if f == force.id and c is not None}
+        views.append(ForceView(force, mine, force_value(force, mine), waiting))
+    return views
+
+
+def update_force(
+    session: Session,
+    *,
+    force_id: int,
+    name: str | None = None,
+    notes: str | None = None,
+    player_name: str | None = None,
+) -> Force:
+    """Names and notes only: the numbers of an Order of Battle change through the rules."""
+    force = get_force(session, force_id)
+    if name is not None:
+        if not name.strip():
+            raise RuleError("force_name_missing", "A Crusade force needs a name.", field="name")
+        force.name = name.strip()
+    if notes is not None:
+        force.notes = notes
+    if player_name is not None:
+        force.player_name = player_name.strip()
+    session.add(force)
+    return force
+
+
+# --- cards -----------------------------------------------------------------------------
+
+
+def force_version(session: Session, force_id: int) -> int:
+    """The force's version, which rises with every change to it (one cheap query)."""
+    version = session.exec(select(Force.version).where(Force.id == force_id)).first()
+    if version is None:
+        raise NotFound("force_not_found", f"There is no Crusade force {force_id}.")
+    return version
+
+
+def lock_forces(session: Session, force_ids: list[int]) -> None:
+    """Lock several forces in id order (a fixed order, so two battles cannot deadlock)."""
+    if session.info.get("writes"):
+        query = select(Force.id).where(col(Force.id).in_(force_ids)).order_by(col(Force.id))
+        session.exec(query.with_for_update()).all()
+
+
+def get_card(session: Session, card_id: int) -> Card:
+    card = session.get(Card, card_id)
+    if card is None:
+        raise NotFound("card_not_found", f"There is no Crusade card {card_id}.")
+    return card
+
+
+def add_card(session: Session, *, force_id: int, **details: Any) -> Card:
+    """Add a unit to the Order of Battle within its Supply Limit. ``warlord_trait`` is a
+    named character's own trait (others buy theirs with the requisition)."""
+    return add_cards(session, force_id=force_id, units=[details])[0]
+
+
+def add_cards(
+    session: Session,
+    *,
+    force_id: int,
+    units: list[dict[str, Any]],
+    labels: list[str] | None = None,
+) -> list[Card]:
+    """Add several units at once (a roster import), each checked against the Order of
+    Battle as it grows, exactly as one added by hand; the force is read once. A refusal is
+    prefixed with the unit's label, when given, so the player knows which unit it is."""
+    view = load_force(session, force_id)
+    force = view.value
+    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    linked = any(unit.get("split_unit") for unit in units)
+    mustered = mustered_cards(session, force_id) if linked else frozenset()
+    rows = []
+    for index, unit in enumerate(units):
+        details = dict(unit)
+        own_trait = details.pop("warlord_trait", None)
+        details["split_unit"] = details.get("split_unit") or None
+        try:
+            value = card_rules.new_card(id=f"new-{index}", **_rule_fields(details))
+            value = card_rules.with_own_warlord_trait(value, own_trait)
+            force = oob_rules.add_unit(force, value, book, mustered=mustered)
+        except RuleError as refused:
+            if labels is None:
+                raise
+            raise RuleError(
+                refused.code, f"{labels[index]}: {refused.message}", field="units"
+            ) from None
+        row = Card(force_id=force_id, **details)
+        row.name = value.name
+        row.keywords = sorted(value.keywords)
+        row.upgrades = [upgrade_json(u) for u in value.upgrades]
+        rows.append(row)
+    session.add_all(rows)
+    session.flush()
+    for row in rows:
+        history.record(
+            session,
+            campaign_id=view.force.campaign_id,
+            force_id=force_id,
+            kind="card_added",
+            card_id=row.id,
+            name=row.name,
+            power_rating=row.power_rating,
+        )
+    return rows
+
+
+def _rule_fields(details: dict[str, Any]) -> dict[str, Any]:
+    names = (
+        "name",
+        "power_rating",
+        "points",
+        "keywords",
+        "battlefield_role",
+        "champion",
+        "named_character",
+        "split_unit",
+    )
+    return {k: details[k] for k in names if k in details}
+
+
+def split_unit_partners(session: Session, row: Card) -> list[Card]:
+    """The other cards of ``row``'s split unit still on the Order of Battle."""
+    if not row.split_unit:
+        return []
+    query = select(Card).where(
+        Card.force_id == row.force_id,
+        Card.split_unit == row.split_unit,
+        Card.id != row.id,
+        col(Card.removed).is_(False),
+    )
+    return list(session.exec(query))
+
+
+def mustered_cards(session: Session, force_id: int) -> frozenset[str]:
+    """The force's cards on the roster of a battle under way (mustered, not yet resolved)."""
+    rosters = session.exec(
+        select(BattleSide.roster)
+        .join(Battle, col(Battle.id) == col(BattleSide.battle_id))
+        .where(
+            BattleSide.force_id == force_id,
+            col(Battle.status).in_(("mustered", "proposed", "disputed")),
+        )
+    )
+    return frozenset(str(card_id) for roster in rosters for card_id in roster)
+
+
+def update_card(
+    session: Session, *, card_id: int, name: str | None = None, narrative: str | None = None
+) -> Card:
+    """Only the name and narrative of a card may change outside the rules."""
+    row = _live_card(session, card_id)
+    write_card(row, card_rules.update_narrative(card_value(row), name=name, narrative=narrative))
+    session.add(row)
+    return row
+
+
+def remove_card(session: Session, *, card_id: int) -> Card:
+    """Remove a unit for good; it frees supply and can never come back."""
+    row = _live_card(session, card_id)
+    view = load_force(session, row.force_id)
+    oob_rules.remove_unit(view.value, str(row.id))
+    row.removed = True
+    session.add(row)
+    history.record(
+        session,
+        campaign_id=view.force.campaign_id,
+        force_id=row.force_id,
+        kind="card_removed",
+        card_id=row.id,
+        name=row.name,
+    )
+    return row
+
+
+def _live_card(session: Session, card_id: int) -> Card:
+    row = get_card(session, card_id)
+    if row.removed:
+        raise RuleError(
+            "unit_removed_for_good",
+            f"{row.name} was removed from its Order of Battle and can no longer change.",
+            field="card_id",
+        )
+    return row

@@ -1,0 +1,1 @@
+"""Turning values into what a page shows: Jinja filters, Markdown, charts, QR codes. Pure."""
