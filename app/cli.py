@@ -23,9 +23,19 @@ from app.services.accounts import accounts
 from app.services.campaigns import demo as demo_service
 from app.services.campaigns import kept_totals, transfer
 from app.services.campaigns import photos as photo_service
+from app.services.campaigns.kept_totals import install_kept_totals
 from app.services.feed import webhook_worker
 
-app = typer.Typer(help="Crusade campaign tracker", no_args_is_help=True)
+
+def _before_any_command() -> None:
+    """What create_app() switches on for the server, switched on for every command here too:
+    the commands write through the services without the web app (demo, import, users)."""
+    install_kept_totals()
+
+
+app = typer.Typer(
+    help="Crusade campaign tracker", no_args_is_help=True, callback=_before_any_command
+)
 db = typer.Typer(help="Database schema commands", no_args_is_help=True)
 app.add_typer(db, name="db")
 user = typer.Typer(help="Accounts", no_args_is_help=True)

@@ -31,9 +31,11 @@ from app.config import get_settings
 from app.db.session import get_engine
 from app.edge.admission import AdmissionMiddleware, Gate
 from app.edge.conflicts import install_conflict_handlers
-from app.edge.hardening import HardeningMiddleware, RateLimits, check_path_ids
+from app.edge.hardening import HardeningMiddleware, check_path_ids
+from app.edge.limits import RateLimits
 from app.errors import install_error_handlers
 from app.rules.data import rulebook
+from app.services.campaigns.kept_totals import install_kept_totals
 from app.services.campaigns.photos import configured_store
 from app.web import error_page, install_site
 from app.web.api_docs import install_api_docs
@@ -85,6 +87,9 @@ def _shared_routes() -> tuple[BaseRoute, ...]:
 def create_app(engine: Engine | None = None) -> FastAPI:
     """The app, on ``engine`` (by default the one DATABASE_URL names)."""
     rulebook()  # load and validate the rule tables at start: a broken table fails fast
+    # Hooks on every Session of the process, by name: the standings lines, chart points and
+    # card battle lists move in the transaction of every card written.
+    install_kept_totals()
     app = _new_app()
     app.state.engine = engine or get_engine()
     app.state.order_of_battle_cache = VersionedBodies()

@@ -34,6 +34,7 @@ from app.db import migrate
 from app.db.engine import make_engine
 from app.db.models import Force
 from app.main import create_app
+from app.services.campaigns.kept_totals import install_kept_totals
 
 BENCH_USER = {"username": "bench", "password": "bench password"}
 
@@ -231,6 +232,7 @@ def load(url: str, engine: Engine, client: TestClient, requests: int, threads: i
 
 
 def main() -> None:
+    install_kept_totals()  # the set-up writes cards without the app
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )

@@ -25,6 +25,7 @@ from app.db import migrate
 from app.db.engine import make_engine
 from app.db.models import Force
 from app.main import create_app
+from app.services.campaigns.kept_totals import install_kept_totals
 from app.services.rosters.roster_parse import parse_roster
 from bench.bench_api import BENCH_USER, StatementCounter
 
@@ -103,6 +104,7 @@ def import_costs(client: TestClient, engine: object, counter: StatementCounter) 
 
 
 def main() -> None:
+    install_kept_totals()  # the set-up writes cards without the app
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )

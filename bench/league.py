@@ -35,6 +35,7 @@ from app.rules.dice import SeededDice
 from app.rules.errors import RuleError
 from app.services.battles import decisions, lifecycle
 from app.services.campaigns.demo import _answer
+from app.services.campaigns.kept_totals import install_kept_totals
 from app.services.forces import forces
 
 FACTIONS = ("IMPERIUM", "CHAOS", "ORKS", "NECRONS", "AELDARI", "TYRANIDS")
@@ -75,6 +76,7 @@ class League:
 def create(
     engine: Engine, *, forces_count: int, units: int, organizer_id: int | None = None
 ) -> League:
+    install_kept_totals()  # writes through the services without the app
     rng = random.Random(SEED)
     with session_scope(engine) as session:
         campaign = forces.create_campaign(
@@ -123,6 +125,7 @@ def grow(engine: Engine, league: League, battles_wanted: int) -> None:
 
 
 def play(engine: Engine, league: League, roster_size: int | None = None) -> int:
+    install_kept_totals()  # writes through the services without the app
     rng = league.rng
     pair = rng.sample(league.force_ids, 2)
     with session_scope(engine) as session:

@@ -46,6 +46,7 @@ from app.db.models import Card
 from app.db.session import session_scope
 from app.main import create_app
 from app.services.accounts import accounts
+from app.services.campaigns.kept_totals import install_kept_totals
 
 sys.path.insert(0, str(Path(__file__).parent))
 import league as league_module
@@ -274,6 +275,7 @@ def throughput(url: str, world: dict[str, Any], workers: int, requests: int) -> 
 
 
 def main() -> None:
+    install_kept_totals()  # the set-up writes cards without the app
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )

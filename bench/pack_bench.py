@@ -27,6 +27,7 @@ from app.db import migrate
 from app.db.engine import make_engine
 from app.db.models import Force
 from app.main import create_app
+from app.services.campaigns.kept_totals import install_kept_totals
 from bench.bench_api import BENCH_USER, StatementCounter, muster, result_body
 
 PACKS = Path(__file__).resolve().parents[1] / "examples" / "packs"
@@ -88,6 +89,7 @@ def resolve(
 
 
 def main() -> None:
+    install_kept_totals()  # the set-up writes cards without the app
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--database-url", default="")
     args = parser.parse_args()

@@ -32,6 +32,7 @@ from app.db.engine import make_engine
 from app.db.models import metadata
 from app.db.session import session_scope
 from app.main import create_app
+from app.services.campaigns.kept_totals import install_kept_totals
 
 # Sessions are signed with this key in tests, so no secret file is written anywhere.
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
@@ -46,6 +47,8 @@ os.environ["PHOTO_DIR"] = tempfile.mkdtemp(
     prefix=f"crusade-test-photos-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-"
 )
 atexit.register(shutil.rmtree, os.environ["PHOTO_DIR"], True)
+# Many tests write through the services without an app: switch on what create_app() does.
+install_kept_totals()
 POSTGRES_URL = os.environ.get("TEST_DATABASE_URL", "")
 BACKENDS = ["sqlite", "postgresql"] if POSTGRES_URL else ["sqlite"]
 T = TypeVar("T")

@@ -1,105 +1,34 @@
-"""Who is calling (session cookie or Bearer token), and the account routes."""
+"""The account routes: sign up, log in and out, password, PIN, API tokens. Who is calling
+(session cookie or Bearer token) is app/edge/sessions.py, shared with the website."""
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, BackgroundTasks, Depends, Path, Request, Response, status
+from fastapi import APIRouter, Path, Request, Response, status
 from pydantic import BaseModel, Field, StrictBool, StringConstraints
-from sqlmodel import Session
-from starlette.concurrency import run_in_threadpool
 
 from app.api.plumbing.paging import Cursor, KeysetPage, Limit, page_of
 from app.config import get_settings, secret_key
-from app.db.models import ApiToken, User, utcnow
-from app.db.session import SessionDep, session_scope
-from app.edge.hardening import RateLimits, csrf_token
+from app.db.models import ApiToken, User
+from app.db.session import SessionDep
+from app.edge.csrf import csrf_token
+from app.edge.limits import RateLimits
 from app.edge.schemas import Input
-from app.errors import DomainError
+from app.edge.sessions import COOKIE, CurrentPrincipal, end_session, start_session
 from app.routing import OneHopRoute
 from app.services.accounts import accounts
-from app.services.accounts.accounts import Principal
 
-COOKIE = "crusade_session"
 router = APIRouter(prefix="/auth", tags=["accounts"], route_class=OneHopRoute)
-log = logging.getLogger(__name__)
 
-
-def resolve_principal(
-    request: Request, session: Session, background: BackgroundTasks
-) -> Principal | None:
-    """The caller, if any. A Bearer token wins over the cookie; a bad token is an error,
-    never a silent fall back to anonymous. Remembered on the request, so the access check
-    and the route resolve it once, in the access check's thread (issue 41)."""
-    principal = caller(request, session, background)
-    request.state.principal = principal
-    return principal
-
-
-def caller(request: Request, session: Session, background: BackgroundTasks) -> Principal | None:
-    """The caller by the request's token or cookie, read in ``session``."""
-    header = request.headers.get("authorization", "")
-    if header:
-        scheme, _, token = header.partition(" ")
-        found = accounts.principal_from_token(session, token.strip())
-        if scheme.lower() != "bearer" or found is None:
-            raise DomainError("token_invalid", "The API token is unknown or revoked.", status=401)
-        assert found.token is not None and found.token.id is not None
-        if accounts.token_use_is_stale(found.token, utcnow()):
-            background.add_task(_record_token_use, request, found.token.id)
-        return found
-    cookie = request.cookies.get(COOKIE)
-    if not cookie:
-        return None
-    settings = get_settings()
-    user = accounts.user_from_cookie(
-        session, cookie, secret_key(settings), settings.session_days * 86_400
-    )
-    return Principal(user) if user else None
-
-
-async def optional_principal(
-    request: Request, session: SessionDep, background: BackgroundTasks
-) -> Principal | None:
-    """The caller the access check already resolved (no thread hand-off), else resolved
-    now."""
-    if hasattr(request.state, "principal"):
-        resolved: Principal | None = request.state.principal
-        return resolved
-    return await run_in_threadpool(resolve_principal, request, session, background)
-
-
-def _record_token_use(request: Request, token_id: int) -> None:
-    """After the response is sent, in a transaction of its own: a read never writes, and a
-    busy database delays only this bookkeeping, never the caller. Failing here loses one
-    'last used' time, which is all it is."""
-    try:
-        with session_scope(request.app.state.engine) as session:
-            accounts.record_token_use(session, token_id, utcnow())
-    except Exception:  # bookkeeping must never raise into the server
-        log.warning("could not record the use of API token %s", token_id, exc_info=True)
-
-
-def required_principal(
-    principal: Annotated[Principal | None, Depends(optional_principal)],
-) -> Principal:
-    if principal is None:
-        raise DomainError("not_authenticated", "Log in or send an API token.", status=401)
-    return principal
-
-
-OptionalPrincipal = Annotated[Principal | None, Depends(optional_principal)]
-CurrentPrincipal = Annotated[Principal, Depends(required_principal)]
 
 Username = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]
 Password = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
-# What the server checks (app/services/accounts/accounts.py USERNAME, after lower-casing), said in
-# the
-# schema so that a generated client checks it too.
+# What the server checks (app/services/accounts/accounts.py USERNAME, after lower-casing),
+# said in the schema so that a generated client checks it too.
 NewUsername = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=40),
@@ -190,18 +119,6 @@ def _token(row: ApiToken) -> TokenPublic:
     return TokenPublic.model_validate(row, from_attributes=True)
 
 
-def start_session(request: Request, response: Response, session: SessionDep, user: User) -> None:
-    settings = get_settings()
-    response.set_cookie(
-        COOKIE,
-        accounts.start_session(session, user, secret_key(settings), settings.session_days),
-        max_age=settings.session_days * 86_400,
-        httponly=True,
-        samesite="lax",
-        secure=request.url.scheme == "https",
-    )
-
-
 @router.post("/signup", status_code=status.HTTP_201_CREATED, summary="Create an account")
 def sign_up(body: SignUp, request: Request, response: Response, session: SessionDep) -> UserPublic:
     user = accounts.create_user(session, **body.model_dump())
@@ -227,12 +144,6 @@ def log_in(body: LogIn, request: Request, response: Response, session: SessionDe
 def log_out(request: Request, response: Response, session: SessionDep) -> None:
     end_session(request, session)
     response.delete_cookie(COOKIE)
-
-
-def end_session(request: Request, session: SessionDep) -> None:
-    cookie = request.cookies.get(COOKIE)
-    if cookie:
-        accounts.end_session(session, cookie, secret_key(get_settings()))
 
 
 @router.get(

@@ -9,7 +9,6 @@ from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile,
 from sqlmodel import Session
 
 from app.api import reports
-from app.api.auth import CurrentPrincipal
 from app.api.plumbing.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
 from app.api.plumbing.responses import located
 from app.api.plumbing.route_access import API
@@ -28,12 +27,13 @@ from app.edge.schemas import (
     PhotoRenditionPublic,
     RequisitionIn,
     RequisitionPublic,
+    requisition_order,
 )
+from app.edge.sessions import CurrentPrincipal
 from app.routing import OneHopRoute
 from app.rules.data import VictorRole, rulebook
 from app.rules.dice import Dice, EnteredDice, SeededDice
 from app.rules.errors import RuleError
-from app.rules.requisitions import RequisitionOrder
 from app.services.battles import confirmation, decisions, lifecycle
 from app.services.campaigns import photos, stories
 from app.services.forces import requisitions
@@ -333,20 +333,13 @@ def answer_decision(decision_id: int, body: DecisionAnswer, session: SessionDep)
     return _decision(session, row)
 
 
-def order(body: RequisitionIn) -> RequisitionOrder:
-    data = body.model_dump()
-    data["card_id"] = str(body.card_id) if body.card_id is not None else None
-    data["replaced_weapons"] = tuple(body.replaced_weapons)
-    return RequisitionOrder(**data)
-
-
 @router.post(
     "/forces/{force_id}/requisitions",
     status_code=status.HTTP_201_CREATED,
     summary="Buy a Requisition (timing, target and RP are checked)",
 )
 def purchase(force_id: int, body: RequisitionIn, session: SessionDep) -> RequisitionPublic:
-    row = requisitions.purchase(session, force_id=force_id, order=order(body))
+    row = requisitions.purchase(session, force_id=force_id, order=requisition_order(body))
     return reports.requisition(row)
 
 

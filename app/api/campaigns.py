@@ -14,8 +14,6 @@ from fastapi.responses import StreamingResponse
 from sqlalchemy import Engine
 
 from app.api import reports
-from app.api.auth import CurrentPrincipal, OptionalPrincipal
-from app.api.battles import order
 from app.api.export_schema import ExportDocument
 from app.api.plumbing.cache import VersionedBodies
 from app.api.plumbing.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
@@ -36,7 +34,9 @@ from app.edge.schemas import (
     ForceSummary,
     ForceUpdate,
     OrderOfBattlePublic,
+    requisition_order,
 )
+from app.edge.sessions import CurrentPrincipal, OptionalPrincipal
 from app.routing import OneHopRoute
 from app.services.campaigns import standings, transfer
 from app.services.campaigns.photos import PhotoStore
@@ -168,7 +168,7 @@ def add_card(
         bought = wanted.model_copy(update={"card_id": row.id})
         with request_fields({}, f"requisitions[{index}]."):
             requisitions.purchase(
-                session, force_id=force_id, order=order(bought), card_added=row.id
+                session, force_id=force_id, order=requisition_order(bought), card_added=row.id
             )
     session.refresh(row)
     return _card(session, row)
@@ -186,7 +186,7 @@ def add_cards(force_id: int, body: CardsCreate, session: SessionDep) -> CardsPub
     units = [
         unit_entry.NewUnit(
             details=unit.model_dump(exclude={"requisitions"}),
-            requisitions=[order(r) for r in unit.requisitions],
+            requisitions=[requisition_order(r) for r in unit.requisitions],
         )
         for unit in body.units
     ]

@@ -12,12 +12,12 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import Engine
 
-from app.api.reports import feed_item
 from app.db.session import SessionDep, session_scope
 from app.edge.admission import Gate, Ticket
-from app.edge.schemas import FeedEventPublic, FeedPage
+from app.edge.schemas import FeedPage
 from app.routing import OneHopRoute
 from app.services.feed import events
+from app.services.feed.feed_items import FeedEventPublic, feed_item
 
 router = APIRouter(tags=["events"], route_class=OneHopRoute)
 

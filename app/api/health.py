@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
 
-from app.edge.hardening import RateLimits
+from app.edge.limits import RateLimits
 from app.faults import DATABASE_RETRY_AFTER, database_fault
 
 MB = 1024 * 1024

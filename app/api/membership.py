@@ -3,39 +3,22 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Request, Response, status
-from pydantic import BaseModel, Field, StrictBool, StringConstraints
+from pydantic import BaseModel, Field
 
-from app.api.auth import CurrentPrincipal
 from app.api.plumbing.paging import Cursor, KeysetPage, Limit, page_of
 from app.config import get_settings, secret_key, site_address
 from app.db.models import Invite, User
 from app.db.session import SessionDep
 from app.edge import present
-from app.edge.schemas import CampaignPublic, Input
+from app.edge.schemas import CampaignPublic, CampaignSettings, InviteCreate
+from app.edge.sessions import CurrentPrincipal
 from app.routing import OneHopRoute
 from app.services.campaigns import membership
 
 router = APIRouter(tags=["membership"], route_class=OneHopRoute)
-
-
-class CampaignSettings(Input):
-    name: (
-        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
-        | None
-    ) = None
-    description: Annotated[str, StringConstraints(max_length=4000)] | None = None
-    public: StrictBool | None = Field(default=None, description="Anyone may read the campaign")
-    join_policy: Literal["invite", "open"] | None = None
-    organizer_results_need_confirmation: StrictBool | None = Field(
-        default=None,
-        description=(
-            "true (the default): a battle an organizer plays in waits for the opponent's"
-            " confirmation like any player's; false: an organizer's own result applies at once"
-        ),
-    )
 
 
 class MemberPublic(BaseModel):
@@ -43,12 +26,6 @@ class MemberPublic(BaseModel):
     username: str
     display_name: str
     role: str
-
-
-class InviteCreate(Input):
-    role: Literal["player", "organizer"] = "player"
-    hours: int = Field(default=168, ge=1, le=24 * 90)
-    max_uses: int = Field(default=1, ge=1, le=100)
 
 
 class InvitePublic(BaseModel):

@@ -15,10 +15,8 @@ from app.edge.schemas import (
     DecisionPublic,
     DevastatingBlowPublic,
     DieRollPublic,
-    EventDetails,
     EventPublic,
     ExperienceGainPublic,
-    FeedEventPublic,
     OutOfActionTestPublic,
     PackOfferPublic,
     PromotionPublic,
@@ -30,7 +28,7 @@ from app.edge.schemas import (
     UnitReportPublic,
 )
 from app.services.battles import decisions
-from app.services.feed import events
+from app.services.feed.feed_items import event_details
 
 
 def side(row: BattleSide) -> SidePublic:
@@ -130,29 +128,6 @@ def event(row: Event) -> EventPublic:
         payload=event_details(row.payload),
         created_at=row.created_at,
     )
-
-
-def feed_item(e: events.FeedEvent) -> FeedEventPublic:
-    """An event as the feed lists it and a generic webhook is sent it: one shape for both."""
-    return FeedEventPublic(
-        id=e.id,
-        cursor=e.cursor,
-        kind=e.kind,
-        campaign_id=e.campaign_id,
-        force_id=e.force_id,
-        force_ids=e.force_ids,
-        battle_id=e.battle_id,
-        card_id=e.card_id,
-        decision_id=e.decision_id,
-        actor=e.actor,
-        summary=e.summary,
-        created_at=e.created_at,
-        details=event_details(e.details),
-    )
-
-
-def event_details(payload: dict[str, Any]) -> EventDetails:
-    return EventDetails.model_validate(events.details_of(payload))
 
 
 def _offer(offer: Any) -> PackOfferPublic:

@@ -1,29 +1,22 @@
 """Protections every response and request gets: security headers, a body size limit, text
-without NUL characters, integer path ids checked before anything reads them, CSRF checks for
-cookie-authenticated writes, and rate limits for login and token creation."""
+without NUL characters, and integer path ids checked before anything reads them. CSRF
+checks are app/edge/csrf.py; rate limits (login, tokens, the PIN lockout) app/edge/limits.py."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
-import math
 import re
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import parse_qsl
 
 from fastapi import Request
 from fastapi.dependencies.models import Dependant
-from limits import RateLimitItem, RateLimitItemPerHour, RateLimitItemPerMinute, storage, strategies
-from limits.errors import StorageError
 from python_multipart.multipart import parse_options_header
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.errors import DomainError, refusal, respond, unexpected
-from app.faults import OUTAGES, RATE_LIMIT_STORE, database_fault
+from app.faults import database_fault
 
 SECURITY_HEADERS = [
     (
@@ -49,8 +42,6 @@ MAX_ROSTER_BODY = 6 * 1024 * 1024
 ROSTER_UPLOAD = re.compile(r"^(?:/api/v1)?/forces/[0-9]{1,10}/roster(?:/preview)?$")
 # Ids fit a 32-bit column on every engine, as the bodies' Id (app/edge/schemas.py) does.
 ID_LIMIT = 2**31
-CSRF_HEADER = "x-csrf-token"
-SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 # A JSON escape of U+0000: an odd number of backslashes before u0000 (an even number is an
 # escaped backslash followed by the letters u0000).
 JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
@@ -321,156 +312,3 @@ def _int_path_params(dependant: Dependant) -> Iterator[str]:
             yield field.name
     for sub in dependant.dependencies:
         yield from _int_path_params(sub)
-
-
-# --- CSRF -----------------------------------------------------------------------------
-
-
-def csrf_token(session_cookie: str, key: str) -> str:
-    """Tied to the session: a page gets it from GET /auth/csrf and sends it back in the
-    X-CSRF-Token header; another site can neither read it nor forge it."""
-    return hmac.new(key.encode(), b"csrf:" + session_cookie.encode(), hashlib.sha256).hexdigest()
-
-
-def check_csrf(request: Request, session_cookie: str | None, key: str) -> None:
-    """Writes authenticated by the session cookie must carry the matching CSRF token.
-    Bearer-token calls carry no ambient credential and need none."""
-    if request.method in SAFE_METHODS or not session_cookie:
-        return
-    if request.headers.get("authorization"):
-        return
-    sent = request.headers.get(CSRF_HEADER, "")
-    if not hmac.compare_digest(sent, csrf_token(session_cookie, key)):
-        raise DomainError(
-            "csrf_token_invalid",
-            "This change needs the X-CSRF-Token header from GET /api/v1/auth/csrf.",
-            status=403,
-        )
-
-
-# --- rate limits ------------------------------------------------------------------------
-
-
-PIN_FAILURES_PER_HOUR = 5
-# A shared store that does not answer at once is treated as down: a request never waits
-# long for a counter.
-STORE_TIMEOUTS = {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Window:
-    """One counted request: allowed or not, the limit, what is left, seconds until reset."""
-
-    allowed: bool
-    limit: int
-    remaining: int
-    reset: int
-
-
-class RateLimits:
-    """Moving-window limits (the `limits` package; memory by default, Redis via a URI).
-
-    A shared store (Redis) that cannot be reached never fails a request: the limits are
-    counted by this process alone meanwhile (as with ``memory://``), the outage is logged
-    once, and the shared store is tried again every ``retry_seconds`` (issue 35)."""
-
-    def __init__(
-        self,
-        uri: str = "memory://",
-        *,
-        retry_seconds: float = 5.0,
-        token_requests_per_minute: int = 300,
-    ) -> None:
-        self._local = strategies.MovingWindowRateLimiter(storage.storage_from_string("memory://"))
-        self._shared = (
-            None
-            if uri.startswith("memory://")
-            else strategies.MovingWindowRateLimiter(
-                storage.storage_from_string(uri, wrap_exceptions=True, **STORE_TIMEOUTS)
-            )
-        )
-        self.retry_seconds = retry_seconds
-        self._retry_at = 0.0
-        self.login = RateLimitItemPerMinute(10)
-        self.token = RateLimitItemPerMinute(10)
-        self.api_token = RateLimitItemPerMinute(token_requests_per_minute)
-        # Wrong PINs per account, whatever the address or battle: a 4-digit PIN would fall
-        # in hours to 10 tries a minute; at 5 an hour it takes months, and the password
-        # still works meanwhile.
-        self.pin_failures = RateLimitItemPerHour(PIN_FAILURES_PER_HOUR)
-
-    def _limiter(self, call: Callable[[strategies.MovingWindowRateLimiter], T]) -> T:
-        """``call`` on the shared store, or on this process's own counters while the shared
-        one is unreachable (not tried again for ``retry_seconds``: a request never waits
-        for a store that is down)."""
-        shared = self._shared
-        if shared is not None and time.monotonic() >= self._retry_at:
-            try:
-                answer = call(shared)
-            except StorageError as error:
-                self._retry_at = time.monotonic() + self.retry_seconds
-                OUTAGES.down(RATE_LIMIT_STORE, str(error.storage_error))
-            else:
-                OUTAGES.up(RATE_LIMIT_STORE)
-                return answer
-        return call(self._local)
-
-    @property
-    def shared(self) -> bool:
-        """Whether a shared store (Redis) is configured."""
-        return self._shared is not None
-
-    def token_request(self, key: str) -> Window:
-        """Count one request of the API token ``key``: whether it is allowed, and the window
-        it leaves (for the RateLimit-* headers, app/api/plumbing/token_limits.py)."""
-        item = self.api_token
-        allowed = self._limiter(lambda limiter: limiter.hit(item, "api-token", key))
-        stats = self._limiter(lambda limiter: limiter.get_window_stats(item, "api-token", key))
-        reset = max(0, math.ceil(stats.reset_time - time.time()))
-        return Window(allowed, item.amount, stats.remaining, reset)
-
-    def shared_store_answers(self) -> bool | None:
-        """Whether the shared store answers a ping now (None: none is configured)."""
-        if self._shared is None:
-            return None
-        answers = bool(self._shared.storage.check())
-        if answers:
-            self._retry_at = 0.0  # use it again from the next request on
-        return answers
-
-    def refuse_if_pin_locked(self, user_id: int, who: str) -> None:
-        """A 429 while the account has used up its wrong PINs for the hour."""
-        item = self.pin_failures
-        if self._limiter(lambda limiter: limiter.test(item, "pin-failures", str(user_id))):
-            return
-        reset = self._limiter(
-            lambda limiter: limiter.get_window_stats(item, "pin-failures", str(user_id))
-        )
-        wait = max(1, math.ceil((reset.reset_time - time.time()) / 60))
-        raise DomainError(
-            "pin_locked",
-            f"{who}'s PIN is locked after {PIN_FAILURES_PER_HOUR} wrong tries; confirm with "
-            f"the password, or try the PIN again in {wait} min.",
-            status=429,
-            field="pin",
-            retry_after=max(1, math.ceil(reset.reset_time - time.time())),
-        )
-
-    def count_pin_failure(self, user_id: int) -> bool:
-        """Count a wrong PIN; True when this one used up the hour's tries (the lock starts)."""
-        item = self.pin_failures
-        self._limiter(lambda limiter: limiter.hit(item, "pin-failures", str(user_id)))
-        return not self._limiter(lambda limiter: limiter.test(item, "pin-failures", str(user_id)))
-
-    def hit(self, item: RateLimitItem, *keys: str) -> None:
-        if self._limiter(lambda limiter: limiter.hit(item, *keys)):
-            return
-        reset = self._limiter(lambda limiter: limiter.get_window_stats(item, *keys)).reset_time
-        wait = max(1, math.ceil(reset - time.time()))
-        raise DomainError(
-            "rate_limited",
-            f"Too many attempts; try again in {wait} s.",
-            status=429,
-            retry_after=wait,
-        )

@@ -1,3 +1,4 @@
-# The totals hook (standings, progress chart, card battle lists) is registered with every
-# Session as soon as any service is imported, so no change to a card can skip it.
-from app.services.campaigns import kept_totals as kept_totals
+"""Use cases, as packages by domain (docs/architecture.md): accounts, battles, forces,
+rosters, campaigns, packs, feed. Importing this package switches nothing on: the totals
+kept for standings are installed by name (campaigns.kept_totals.install_kept_totals) where
+the process is assembled."""

@@ -7,8 +7,8 @@ from fastapi import APIRouter, BackgroundTasks, FastAPI, Request
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
-from app.api.auth import caller
 from app.db.session import session_scope
+from app.edge.sessions import caller
 from app.web import (
     accounts,
     battle_wizard,

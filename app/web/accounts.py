@@ -7,10 +7,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
-from app.api.auth import COOKIE, end_session, start_session
 from app.config import get_settings, secret_key
 from app.db.session import SessionDep
-from app.edge.hardening import RateLimits
+from app.edge.limits import RateLimits
+from app.edge.sessions import COOKIE, end_session, start_session
 from app.errors import DomainError
 from app.routing import OneHopRoute
 from app.services.accounts import accounts

@@ -11,11 +11,10 @@ from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
 
-from app.api.membership import CampaignSettings, InviteCreate
 from app.config import get_settings, secret_key
 from app.db.models import Battle, BattleSide, Campaign
 from app.db.session import SessionDep
-from app.edge.schemas import ForceCreate, TerritoryIn
+from app.edge.schemas import CampaignSettings, ForceCreate, InviteCreate, TerritoryIn
 from app.errors import DomainError
 from app.routing import OneHopRoute
 from app.rules.data import rulebook

@@ -10,7 +10,6 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import Response
 from sqlmodel import Session
 
-from app.api.battles import order as requisition_order
 from app.db.models import Card, Force
 from app.db.session import SessionDep
 from app.edge import present
@@ -21,6 +20,7 @@ from app.edge.schemas import (
     ForceUpdate,
     OrderOfBattlePublic,
     RequisitionIn,
+    requisition_order,
 )
 from app.errors import DomainError
 from app.routing import OneHopRoute

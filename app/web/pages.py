@@ -17,10 +17,10 @@ from fastapi.templating import Jinja2Templates
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
-from app.api.auth import COOKIE, resolve_principal
 from app.config import get_settings, secret_key, site_address
 from app.db.session import SessionDep
-from app.edge.hardening import CSRF_HEADER, SAFE_METHODS, csrf_token
+from app.edge.csrf import CSRF_HEADER, SAFE_METHODS, csrf_token
+from app.edge.sessions import COOKIE, resolve_principal
 from app.errors import DomainError
 from app.rules.errors import RuleError
 from app.services.accounts.access import Access, authorize

@@ -50,7 +50,7 @@ from app.config import get_settings
 from app.db.engine import make_engine
 from app.db.models import ApiToken, CampaignMember, User, metadata
 from app.db.session import session_scope
-from app.edge.hardening import RateLimits
+from app.edge.limits import RateLimits
 from app.main import create_app
 from app.services.accounts import accounts
 from app.services.battles import lifecycle as battle_service

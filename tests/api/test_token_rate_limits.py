@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from app.config import Settings
-from app.edge.hardening import RateLimits
+from app.edge.limits import RateLimits
 from app.main import create_app
 from tests.api.helpers import account, assert_problem, dump
 from tests.faults.helpers import closed_port

@@ -13,7 +13,7 @@ from limits.errors import StorageError
 from limits.storage import MemoryStorage
 from sqlalchemy import Engine
 
-from app.edge.hardening import RateLimits
+from app.edge.limits import RateLimits
 from app.faults import RATE_LIMIT_STORE
 from app.main import create_app
 from tests.faults.helpers import closed_port, outage_lines, recovery_lines

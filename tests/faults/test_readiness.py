@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from limits import strategies
 from sqlalchemy import Engine
 
-from app.edge.hardening import RateLimits
+from app.edge.limits import RateLimits
 from app.main import create_app
 from tests.faults.helpers import closed_port
 from tests.faults.outages import Database

@@ -12,7 +12,7 @@ from typing import Any
 import segno
 from sqlalchemy import Engine, text
 
-from app.edge.hardening import PIN_FAILURES_PER_HOUR
+from app.edge.limits import PIN_FAILURES_PER_HOUR
 from app.rules.data import UnitType, rulebook
 from tests.api.helpers import dump
 from tests.web.conftest import Browser, campaign_with_two_players

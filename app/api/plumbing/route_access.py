@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from fastapi import BackgroundTasks, FastAPI, Request
 
-from app.api.auth import COOKIE, resolve_principal
 from app.config import get_settings, secret_key
 from app.db.session import SessionDep
-from app.edge.hardening import check_csrf
+from app.edge.csrf import check_csrf
+from app.edge.sessions import COOKIE, resolve_principal
 from app.services.accounts.access import Access, authorize
 
 A = Access

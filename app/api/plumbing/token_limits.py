@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.edge.hardening import RateLimits, Window
+from app.edge.limits import RateLimits, Window
 from app.errors import problem
 
 

@@ -9,6 +9,9 @@ chart and a card's battle list never re-read the campaign's history (STYLE.md, 1
 - ``SideTotals``: a force's totals just before each resolved battle (``record``).
 - ``CardBattle``: the units on each battle's roster, from muster until a revert.
 
+The card hooks are switched on by ``install_kept_totals()``, which every entry point that
+writes calls (create_app, the CLI, the tests, the bench scripts): see there.
+
 ``rebuild`` recomputes all of them from the cards and battles with plain SQL (the migration
 that introduced them calls it too) and ``differences`` lists where stored and recomputed
 disagree (`crusade totals check`).
@@ -118,12 +121,10 @@ def _remember(row: Card) -> None:
     inspect(row).info[AS_LOADED] = _now(row)
 
 
-@event.listens_for(Card, "load")
 def _loaded(row: Card, _context: Any) -> None:
     _remember(row)
 
 
-@event.listens_for(Card, "refresh")
 def _refreshed(row: Card, _context: Any, attrs: Any) -> None:
     if attrs is None or not set(attrs).isdisjoint(CARD_COLUMNS):
         _remember(row)
@@ -177,7 +178,6 @@ def _lines_held(session: Session) -> dict[int, ForceStanding]:
     return cast(dict[int, ForceStanding], kept[1])
 
 
-@event.listens_for(Session, "before_flush")
 def _move_force_totals(session: Session, _context: Any, _instances: Any) -> None:
     """Each new, changed or deleted card moves its force's line by the difference it makes."""
     changes: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
@@ -205,6 +205,30 @@ def _move_force_totals(session: Session, _context: Any, _instances: Any) -> None
 def _add(total: list[int], part: tuple[int, int, int, int], sign: int) -> None:
     for index, value in enumerate(part):
         total[index] += sign * value
+
+
+# The hooks, switched on by name where the process is assembled: create_app(), the CLI, the
+# tests' conftest and the bench scripts call install_kept_totals() before they write. Never
+# by an import's side effect: a script that forgot it would write cards and leave every
+# standings line behind, so each entry point says it in one line that can be read.
+_HOOKS = (
+    (Card, "load", _loaded),
+    (Card, "refresh", _refreshed),
+    (Session, "before_flush", _move_force_totals),
+)
+
+
+def install_kept_totals() -> None:
+    """From now on, in every Session of this process, each card written moves its force's
+    standings line in the same flush. Idempotent: a second call adds nothing."""
+    for target, name, hook in _HOOKS:
+        if not event.contains(target, name, hook):
+            event.listen(target, name, hook)
+
+
+def kept_totals_installed() -> bool:
+    """Whether install_kept_totals() has run in this process."""
+    return all(event.contains(target, name, hook) for target, name, hook in _HOOKS)
 
 
 # --- kept by the battle flow -----------------------------------------------------------------

@@ -30,14 +30,17 @@ from typing import Any
 from sqlalchemy import Engine, func, or_
 from sqlmodel import Session, col, select
 
-from app.api import reports  # the feed item's schema: the webhook body is the same object
 from app.config import get_settings
 from app.db.models import Campaign, Webhook, WebhookDelivery, as_utc, utcnow
 from app.db.session import session_scope
 from app.errors import DomainError
 from app.faults import database_fault
 from app.services.campaigns import stories
-from app.services.feed import events, webhooks
+from app.services.feed import (
+    events,
+    feed_items,  # the webhook body is the feed's item
+    webhooks,
+)
 
 log = logging.getLogger("crusade.webhooks")
 
@@ -357,7 +360,7 @@ def body_for(
             message["embeds"] = [embed]
         return json.dumps(message).encode()
     # Exactly the feed's item (same keys, nulls included, same time format): one renderer.
-    return reports.feed_item(event).model_dump_json().encode()
+    return feed_items.feed_item(event).model_dump_json().encode()
 
 
 # Discord's markdown: emphasis, strike-through, code, spoilers, masked links ``[text](url)``,

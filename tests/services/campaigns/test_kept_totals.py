@@ -3,15 +3,19 @@ lists) always equal what a rebuild from the cards and battles gives."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import Engine, update
 from sqlmodel import Session, col, select
 
 from app.db import migrate
 from app.db.engine import make_engine
-from app.db.models import Battle, BattleSide, Card, CardBattle, ForceStanding
+from app.db.models import Battle, BattleSide, Card, CardBattle, Force, ForceStanding
 from app.db.session import session_scope
 from app.rules.data import VictorRole
 from app.services.battles import lifecycle
@@ -263,3 +267,80 @@ def test_migration_0014_keeps_each_units_line_of_existing_battles(engine: Engine
         }
     assert filled == kept
     assert differences(engine) == []
+
+
+class TestSwitchedOnByName:
+    """The hooks that keep the totals are switched on by name at every entry point
+    (create_app, the CLI, the tests, the bench scripts), never by importing a package:
+    a process that writes through the services without the web app keeps them too."""
+
+    SERVICES_WITHOUT_THE_HOOKS = """
+import importlib, pkgutil, sys
+import app.services
+from app.db import migrate
+from app.db.engine import make_engine
+from app.db.session import session_scope
+from app.services.campaigns import kept_totals
+from app.services.campaigns.demo import load_demo
+
+for module in pkgutil.walk_packages(app.services.__path__, "app.services."):
+    importlib.import_module(module.name)
+assert not kept_totals.kept_totals_installed(), "importing the services switched the hooks on"
+if sys.argv[2] == "install":
+    kept_totals.install_kept_totals()
+migrate.upgrade(sys.argv[1])
+engine = make_engine(sys.argv[1])
+with session_scope(engine) as session:
+    load_demo(session)
+"""
+
+    def test_the_cli_keeps_the_standings_without_the_web_app(self, tmp_path: Path) -> None:
+        crusade = str(Path(sys.executable).with_name("crusade"))
+        environment = {**os.environ, "DATA_DIR": str(tmp_path)}
+        environment.pop("DATABASE_URL", None)
+        done = subprocess.run(  # migrates, then plays the demo through the services
+            [crusade, "demo"], env=environment, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        engine = make_engine(f"sqlite:///{tmp_path / 'crusade.db'}")
+        try:
+            assert differences(engine) == []
+            with session_scope(engine, writes=False) as session:
+                campaign_id = session.exec(select(Force.campaign_id)).first()
+                assert campaign_id is not None
+                lines = standings.standings(session, campaign_id=campaign_id)
+                by_hand = recomputed_by_hand(session, campaign_id)
+            assert {s.force_id: (s.crusade_points, s.supply_used, s.units) for s in lines} == (
+                by_hand
+            )
+            assert all(points > 0 for points, _, _ in by_hand.values())
+        finally:
+            engine.dispose()
+
+    @pytest.mark.parametrize("install", [True, False])
+    def test_a_script_on_the_services_keeps_them_once_it_installs_them(
+        self, tmp_path: Path, install: bool
+    ) -> None:
+        url = f"sqlite:///{tmp_path / 'script.db'}"
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                self.SERVICES_WITHOUT_THE_HOOKS,
+                url,
+                "install" if install else "no",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        engine = make_engine(url)
+        try:
+            found = differences(engine)
+        finally:
+            engine.dispose()
+        if install:
+            assert found == []
+        else:  # the proof that nothing else switches them on: the lines fell behind
+            assert any("crusade_points" in line for line in found), found
