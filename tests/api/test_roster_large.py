@@ -142,3 +142,22 @@ def test_a_chunked_upload_is_counted_as_it_comes(client: TestClient, engine: Eng
     assert "content-length" not in response.request.headers
     assert_problem(response, 413, "request_too_large")
     assert dump(engine) == before
+
+
+def test_a_real_ros_of_four_detachments_and_three_factions(client: TestClient) -> None:
+    """Case 6 with a real multi-detachment file (BlueWinds/bluescribe, SOURCES.md): 299,792
+    bytes of .ros, Death Guard, Daemons and Chaos Space Marines; a CHAOS force previews every
+    unit of all four detachments, each with its sub-faction filled."""
+    chaos = ros_of("chaos_four_detachments_emperors_children.rosz")
+    assert len(chaos) == 299_792 > MAX_BODY
+    force_id = force(client, campaign(client), "Mixed Warband", "CHAOS")
+    shown = post(client, force_id, chaos, preview=True)
+    assert shown.status_code == 200, shown.text
+    body = shown.json()
+    assert len(body["units"]) == 13 and body["unreadable"] == []
+    assert body["read_power"] == body["roster_power_level"] == 110
+    assert [u["problem"] for u in body["units"]] == [None] * 13
+    legion = [u for u in body["units"] if "EMPEROR'S CHILDREN" in u["keywords"]]
+    assert [u["name"] for u in legion] == [
+        "Master of Executions", "Terminators", "Dreadclaw Drop Pod", "Chaos Cultists", "Chosen"
+    ]  # fmt: skip

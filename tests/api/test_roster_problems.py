@@ -11,6 +11,7 @@ from sqlalchemy import Engine
 
 from tests.api.helpers import assert_problem, campaign, dump, force
 from tests.api.test_roster_api import post
+from tests.services.test_roster_parse import ros_of
 
 BAD = (
     Path(__file__).parents[1] / "fixtures/rosters/constructed/necrons_bad_units.ros"
@@ -54,3 +55,21 @@ def test_naming_a_wrong_unit_is_refused_and_changes_nothing(
     problem = assert_problem(refused, 422, "crusade_faction_mismatch")
     assert "Guardian Defenders" in problem["detail"]
     assert dump(engine) == before
+
+
+def test_a_real_file_with_units_that_lack_the_faction(client: TestClient, engine: Engine) -> None:
+    """Case 7 on a real file (BlueWinds/bluescribe, SOURCES.md): the data gives the two
+    Archaeopters SKITARII but neither IMPERIUM nor ADEPTUS MECHANICUS. The preview says so
+    on those two (an IMPERIUM force); the others import in one go."""
+    admech = ros_of("adeptus_mechanicus_mars.rosz")
+    force_id = force(client, campaign(client), "Forge World Mars", "IMPERIUM")
+    before = dump(engine)
+    units = post(client, force_id, admech, preview=True).json()["units"]
+    assert dump(engine) == before
+    flagged = {u["name"]: u["problem"] for u in units if u["problem"]}
+    assert set(flagged) == {"Archaeopter Stratoraptor", "Archaeopter Fusilave"}
+    assert all("lacks the IMPERIUM keyword" in p for p in flagged.values())
+    fits = [u["key"] for u in units if not u["problem"]][:6]  # within the 50 PL Supply Limit
+    added = post(client, force_id, admech, units=fits)
+    assert added.status_code == 201, added.text
+    assert all("MARS" in c["keywords"] for c in added.json()["cards"])

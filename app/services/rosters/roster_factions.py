@@ -18,6 +18,9 @@ from dataclasses import dataclass
 MAX_KEYWORD = 40
 # Words BattleScribe's data adds after the setting's own name.
 _SUFFIX = re.compile(r"\s+(?:choice|choices|selector|selection|selections)$", re.IGNORECASE)
+# An option that chooses no sub-faction: "None (Mixed Detachment)" (Genestealer Cults'
+# Cult Creed), "*No Cult*" (Thousand Sons' Cults of the Legion).
+_NONE = re.compile(r"^(?:none|no)\b", re.IGNORECASE)
 # Two head words are the same word when one begins the other ("House" / "Household",
 # "Regiment" / "Regimental"), as long as the shorter has this many letters.
 _MIN_STEM = 4
@@ -96,6 +99,8 @@ def _best(settings: tuple[Setting, ...], placeholder: str, others: set[str]) -> 
         in_setting = kind == placeholder or _same_word(_head(kind), _head(placeholder))
         for option in setting.options:
             order -= 1
+            if _NONE.match(_words(option)):
+                continue  # a detachment that chose none fills nothing from this option
             if any(_same_word(_head(option), other) for other in others):
                 continue
             score, given = _score(option, placeholder, in_setting)

@@ -47,7 +47,9 @@ BATTLEFIELD_ROLES = {
     "fortifications",
 }
 ROLE_NAMES = {"fortification": "Fortifications"}
-SKIPPED_PREFIX = "warlord"  # chosen per battle, not a keyword of the unit
+# Chosen per battle, not a keyword of the unit: "Warlord", and the data's own markers for
+# it ("Asuryani Warlord", "Mortarion Warlord").
+SKIPPED_WORD = "warlord"
 # What a card can hold (the JSON API's CardCreate limits).
 MAX_NAME = 120
 MAX_KEYWORDS = 40
@@ -543,7 +545,7 @@ def _keywords(
         is_faction = raw.casefold().startswith("faction:")
         word = raw.split(":", 1)[1].strip().upper() if is_faction else raw.upper()
         word = resolve(word, chosen)
-        if not word or word.startswith("<") or word.casefold().startswith(SKIPPED_PREFIX):
+        if not word or word.startswith("<") or SKIPPED_WORD in word.casefold().split():
             continue
         word = word[:MAX_KEYWORD]
         if is_faction and word not in factions:

@@ -139,6 +139,9 @@ class TestSubFactionsByWhatTheySelect:
             ("**Chapter Selector**", ("Salamanders",), "Chapter", "SALAMANDERS"),
             ("Hive Fleet Choice", ("Kraken",), "Dynasty", None),  # another placeholder's
             ("Gametype", ("Matched",), "Legion", None),
+            ("Cult Creed", ("None (Mixed Detachment)",), "Cult", None),
+            ("Cults of the Legion", ("*No Cult*",), "Cult of the Legion", None),
+            ("Legion", ("Nova Legion",), "Legion", "NOVA LEGION"),  # "No" is a whole word
         ],
     )
     def test_a_setting_and_the_value_it_gives(
