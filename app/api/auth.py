@@ -15,7 +15,7 @@ from app.db.models import ApiToken, User
 from app.db.session import SessionDep
 from app.edge.csrf import csrf_token
 from app.edge.limits import RateLimits
-from app.edge.schemas import Input
+from app.edge.schemas.common import Input
 from app.edge.sessions import COOKIE, CurrentPrincipal, end_session, start_session
 from app.routing import OneHopRoute
 from app.services.accounts import accounts

@@ -14,21 +14,18 @@ from app.api.plumbing.responses import located
 from app.api.plumbing.route_access import API
 from app.db.models import Battle, BattlePhoto, BattleReport, BattleSide, Decision
 from app.db.session import SessionDep
-from app.edge.schemas import (
+from app.edge.schemas.battles import (
     BattleCreate,
     BattlePublic,
     BattleReportIn,
     BattleReportPublic,
     BattleResultIn,
-    DecisionAnswer,
-    DecisionPublic,
     NamedDice,
     PhotoPublic,
     PhotoRenditionPublic,
-    RequisitionIn,
-    RequisitionPublic,
-    requisition_order,
 )
+from app.edge.schemas.decisions import DecisionAnswer, DecisionPublic
+from app.edge.schemas.requisitions import RequisitionIn, RequisitionPublic, requisition_order
 from app.edge.sessions import CurrentPrincipal
 from app.routing import OneHopRoute
 from app.rules.data import VictorRole, rulebook

@@ -21,21 +21,20 @@ from app.api.plumbing.responses import located
 from app.db.models import Card
 from app.db.session import SessionDep, session_scope
 from app.edge import present
-from app.edge.schemas import (
-    CampaignCreate,
-    CampaignPublic,
+from app.edge.schemas.campaigns import CampaignCreate, CampaignPublic
+from app.edge.schemas.feed import EventPublic
+from app.edge.schemas.forces import (
     CardCreate,
     CardPublic,
     CardsCreate,
     CardsPublic,
     CardUpdate,
-    EventPublic,
     ForceCreate,
     ForceSummary,
     ForceUpdate,
     OrderOfBattlePublic,
-    requisition_order,
 )
+from app.edge.schemas.requisitions import requisition_order
 from app.edge.sessions import CurrentPrincipal, OptionalPrincipal
 from app.routing import OneHopRoute
 from app.services.campaigns import standings, transfer

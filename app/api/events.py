@@ -14,7 +14,7 @@ from sqlalchemy import Engine
 
 from app.db.session import SessionDep, session_scope
 from app.edge.admission import Gate, Ticket
-from app.edge.schemas import FeedPage
+from app.edge.schemas.feed import FeedPage
 from app.routing import OneHopRoute
 from app.services.feed import events
 from app.services.feed.feed_items import FeedEventPublic, feed_item

@@ -15,16 +15,16 @@ from pydantic import BaseModel, Field, create_model
 from sqlmodel import SQLModel
 
 from app.db.models import Campaign
-from app.edge.schemas import (
+from app.edge.schemas.battles import (
     DevastatingBlowPublic,
     ExperienceGainPublic,
     OutOfActionTestPublic,
     PromotionPublic,
-    RequisitionDetails,
     UnitReportPublic,
-    UpgradePublic,
-    WeaponPublic,
 )
+from app.edge.schemas.decisions import WeaponPublic
+from app.edge.schemas.forces import UpgradePublic
+from app.edge.schemas.requisitions import RequisitionDetails
 from app.rules import packs
 from app.rules.data import VictorBonus
 from app.services.campaigns.transfer import TABLES

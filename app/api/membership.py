@@ -13,7 +13,7 @@ from app.config import get_settings, secret_key, site_address
 from app.db.models import Invite, User
 from app.db.session import SessionDep
 from app.edge import present
-from app.edge.schemas import CampaignPublic, CampaignSettings, InviteCreate
+from app.edge.schemas.campaigns import CampaignPublic, CampaignSettings, InviteCreate
 from app.edge.sessions import CurrentPrincipal
 from app.routing import OneHopRoute
 from app.services.campaigns import membership

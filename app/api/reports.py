@@ -9,24 +9,25 @@ from dataclasses import asdict
 from typing import Any
 
 from app.db.models import BattleSide, Decision, Event, RequisitionPurchase
-from app.edge.schemas import (
-    DecisionAnswerPublic,
-    DecisionPayload,
-    DecisionPublic,
+from app.edge.schemas.battles import (
     DevastatingBlowPublic,
     DieRollPublic,
-    EventPublic,
     ExperienceGainPublic,
     OutOfActionTestPublic,
-    PackOfferPublic,
     PromotionPublic,
-    RequisitionDetails,
-    RequisitionPublic,
     SidePublic,
     SideReportPublic,
     UnitExperiencePublic,
     UnitReportPublic,
 )
+from app.edge.schemas.decisions import (
+    DecisionAnswerPublic,
+    DecisionPayload,
+    DecisionPublic,
+    PackOfferPublic,
+)
+from app.edge.schemas.feed import EventPublic
+from app.edge.schemas.requisitions import RequisitionDetails, RequisitionPublic
 from app.services.battles import decisions
 from app.services.feed.feed_items import event_details
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter, File, Form, Query, Response, UploadFile, status
 
 from app.db.session import SessionDep
 from app.edge import present
-from app.edge.schemas import (
+from app.edge.schemas.rosters import (
     RosterCardPublic,
     RosterChangePublic,
     RosterImportPublic,

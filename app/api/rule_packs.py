@@ -10,7 +10,7 @@ from fastapi import APIRouter, File, Query, Response, UploadFile, status
 from app.api.plumbing.responses import located
 from app.db.models import RulePack
 from app.db.session import SessionDep
-from app.edge.schemas import (
+from app.edge.schemas.packs import (
     CampaignRulebookPublic,
     JsonSchema,
     PackRefusalPublic,

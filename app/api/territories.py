@@ -7,7 +7,7 @@ from fastapi import APIRouter, Response, status
 from app.api.plumbing.responses import located
 from app.db.models import Territory
 from app.db.session import SessionDep
-from app.edge.schemas import TerritoryIn, TerritoryPatch, TerritoryPublic
+from app.edge.schemas.campaigns import TerritoryIn, TerritoryPatch, TerritoryPublic
 from app.routing import OneHopRoute
 from app.services.campaigns import territories
 from app.services.campaigns.territories import TerritoryChange

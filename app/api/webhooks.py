@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Query, Response, status
 from app.api.plumbing.responses import located
 from app.db.models import Webhook, WebhookDelivery
 from app.db.session import SessionDep
-from app.edge.schemas import DeliveryPublic, WebhookCreate, WebhookCreated, WebhookPublic
+from app.edge.schemas.feed import DeliveryPublic, WebhookCreate, WebhookCreated, WebhookPublic
 from app.edge.sessions import CurrentPrincipal
 from app.routing import OneHopRoute
 from app.services.feed import webhooks

@@ -40,7 +40,7 @@ PHOTO_UPLOAD = re.compile(r"^(?:/api/v1)?/battles/[0-9]{1,10}/photos$")
 # the form around it, or that file carried back zipped in base64 by the preview page.
 MAX_ROSTER_BODY = 6 * 1024 * 1024
 ROSTER_UPLOAD = re.compile(r"^(?:/api/v1)?/forces/[0-9]{1,10}/roster(?:/preview)?$")
-# Ids fit a 32-bit column on every engine, as the bodies' Id (app/edge/schemas.py) does.
+# Ids fit a 32-bit column on every engine, as the bodies' Id (app/edge/schemas/common.py) does.
 ID_LIMIT = 2**31
 # A JSON escape of U+0000: an odd number of backslashes before u0000 (an even number is an
 # escaped backslash followed by the letters u0000).

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from app.db.models import Campaign, Card, Force
-from app.edge.schemas import (
-    CampaignPublic,
+from app.edge.schemas.campaigns import CampaignPublic
+from app.edge.schemas.forces import (
     CardPublic,
     EntryPublic,
     ForceSummary,

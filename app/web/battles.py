@@ -15,7 +15,7 @@ from starlette.datastructures import UploadFile as StarletteUpload
 from app.db.models import BattleSide, Card, Force, User
 from app.db.session import SessionDep
 from app.edge.limits import RateLimits
-from app.edge.schemas import BattleReportIn
+from app.edge.schemas.battles import BattleReportIn
 from app.errors import DomainError
 from app.routing import OneHopRoute
 from app.rules.errors import RuleError

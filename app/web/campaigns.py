@@ -14,7 +14,8 @@ from pydantic import BaseModel, ValidationError
 from app.config import get_settings, secret_key
 from app.db.models import Battle, BattleSide, Campaign
 from app.db.session import SessionDep
-from app.edge.schemas import CampaignSettings, ForceCreate, InviteCreate, TerritoryIn
+from app.edge.schemas.campaigns import CampaignSettings, InviteCreate, TerritoryIn
+from app.edge.schemas.forces import ForceCreate
 from app.errors import DomainError
 from app.routing import OneHopRoute
 from app.rules.data import rulebook

@@ -13,15 +13,14 @@ from sqlmodel import Session
 from app.db.models import Card, Force
 from app.db.session import SessionDep
 from app.edge import present
-from app.edge.schemas import (
+from app.edge.schemas.forces import (
     CardCreate,
     CardPublic,
     CardUpdate,
     ForceUpdate,
     OrderOfBattlePublic,
-    RequisitionIn,
-    requisition_order,
 )
+from app.edge.schemas.requisitions import RequisitionIn, requisition_order
 from app.errors import DomainError
 from app.routing import OneHopRoute
 from app.rules.data import Requisition, RequisitionTiming, Rulebook
