@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import secrets
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile, status
 from sqlmodel import Session
@@ -24,12 +23,11 @@ from app.edge.schemas.battles import (
     PhotoPublic,
     PhotoRenditionPublic,
 )
-from app.edge.schemas.decisions import DecisionAnswer, DecisionPublic
+from app.edge.schemas.decisions import DecisionAnswer, DecisionPublic, answer_of, dice_of
 from app.edge.schemas.requisitions import RequisitionIn, RequisitionPublic, requisition_order
 from app.edge.sessions import CurrentPrincipal
 from app.routing import OneHopRoute
 from app.rules.data import VictorRole, rulebook
-from app.rules.dice import Dice, EnteredDice, SeededDice
 from app.rules.errors import RuleError
 from app.services.battles import confirmation, decisions, lifecycle
 from app.services.campaigns import photos, stories
@@ -319,14 +317,11 @@ def get_decision(decision_id: int, session: SessionDep) -> DecisionPublic:
     return _decision(session, decisions.get_decision(session, decision_id))
 
 
-def _dice(entered: list[int] | None) -> Dice:
-    return EnteredDice(entered) if entered is not None else SeededDice(secrets.randbelow(2**31))
-
-
 @router.post("/decisions/{decision_id}/answer", summary="Answer a pending decision")
 def answer_decision(decision_id: int, body: DecisionAnswer, session: SessionDep) -> DecisionPublic:
-    answer: dict[str, Any] = body.model_dump(exclude_none=True, exclude={"dice"})
-    row = decisions.answer(session, decision_id=decision_id, answer=answer, dice=_dice(body.dice))
+    row = decisions.answer(
+        session, decision_id=decision_id, answer=answer_of(body), dice=dice_of(body)
+    )
     return _decision(session, row)
 
 

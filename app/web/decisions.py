@@ -4,7 +4,6 @@ test, a Battle Scar, Battle Honours, a victor's bonus), answered one at a time t
 
 from __future__ import annotations
 
-import secrets
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
@@ -14,6 +13,7 @@ from starlette.datastructures import FormData
 
 from app.db.models import Card, Decision, User
 from app.db.session import SessionDep
+from app.edge.schemas.decisions import DecisionAnswer, answer_of, dice_of
 from app.errors import DomainError
 from app.routing import OneHopRoute
 from app.rules import eligibility
@@ -24,7 +24,7 @@ from app.rules.data import (
     VictorBonus,
     WeaponType,
 )
-from app.rules.dice import Dice, EnteredDice, SeededDice
+from app.rules.dice import Dice
 from app.rules.errors import RuleError
 from app.rules.honours import weapon_enhancements_to_choose
 from app.services.accounts.access import Access
@@ -34,6 +34,7 @@ from app.services.forces.forces import load_force
 from app.services.packs import rulebooks
 from app.web import table_pass
 from app.web.form_models import DECISION_REQUISITION_FIELDS as REQUISITION_FIELDS
+from app.web.form_models import checked
 from app.web.forms import Form, field_int, field_text, field_texts
 from app.web.pages import attempt, page, redirect, render
 
@@ -369,17 +370,16 @@ def decision_page(
     return render(request, "pages/decision.html", principal, **context)
 
 
-def _decision_dice(form: FormData) -> Dice:
-    """Dice rolled at the table (typed in), or the server's seeded roll."""
+def _entered_dice(form: FormData) -> list[int] | None:
+    """Dice rolled at the table (typed in), or None: the server rolls."""
     if field_text(form, "dice_mode") == "enter":
-        entered = wizard.parse_dice(field_text(form, "dice", 200), "dice")
-        return EnteredDice(entered)
-    return SeededDice(secrets.randbelow(2**31))
+        return wizard.parse_dice(field_text(form, "dice", 200), "dice")
+    return None
 
 
-def _answer(row: Decision, form: FormData) -> dict[str, Any]:
-    """The answer as the JSON API's DecisionAnswer would give it."""
-    answer: dict[str, Any] = {"entries": [], "requisitions": []}
+def _answer(row: Decision, form: FormData) -> DecisionAnswer:
+    """The form as the JSON API's body: a DecisionAnswer, checked by the same model."""
+    answer: dict[str, Any] = {"entries": [], "requisitions": [], "dice": _entered_dice(form)}
     if row.kind == "out_of_action":
         consequence = field_text(form, "consequence", 40)
         if consequence not in ("devastating_blow", "battle_scar"):
@@ -421,7 +421,7 @@ def _answer(row: Decision, form: FormData) -> dict[str, Any]:
             }
     elif row.kind == "victor_bonus":
         answer["requisitions"] = _requisitions(row, form)
-    return answer
+    return checked(DecisionAnswer, answer)
 
 
 def _requisitions(row: Decision, form: FormData) -> list[dict[str, Any]]:
@@ -492,10 +492,10 @@ def _answer_and_go(
     force_id = row.force_id
     last = row
     with attempt(session) as outcome:
-        answer = _answer(row, form)
-        dice = _decision_dice(form)
-        decisions.answer(session, decision_id=decision_id, answer=answer, dice=dice)
-        if answer.get("consequence") == "battle_scar" and "scar" in form:
+        body = _answer(row, form)
+        dice = dice_of(body)
+        decisions.answer(session, decision_id=decision_id, answer=answer_of(body), dice=dice)
+        if body.consequence == "battle_scar" and "scar" in form:
             last = _answer_scar_too(session, row, form, dice)
     if outcome.refused:
         session.refresh(row)
@@ -538,10 +538,8 @@ def _answer_scar_too(session: Session, row: Decision, form: FormData, dice: Dice
     scar = next((d for d in waiting if d.kind == "battle_scar" and d.card_id == row.card_id), None)
     if scar is None or scar.id is None:
         return row
-    answer: dict[str, Any] = {"entries": [], "requisitions": []}
-    if chosen := field_text(form, "scar", 60):
-        answer["scar"] = chosen
-    return decisions.answer(session, decision_id=scar.id, answer=answer, dice=dice)
+    body = DecisionAnswer(scar=field_text(form, "scar", 60) or None)
+    return decisions.answer(session, decision_id=scar.id, answer=answer_of(body), dice=dice)
 
 
 def _next_at_table(

@@ -3,7 +3,8 @@ API's body and the website's form alike)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import secrets
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, StrictBool, StringConstraints
 
@@ -14,6 +15,7 @@ from app.rules.data import (
     PackTableResult,
     VictorBonus,
 )
+from app.rules.dice import Dice, EnteredDice, SeededDice
 
 
 class WeaponIn(Input):
@@ -42,6 +44,19 @@ class DecisionAnswer(Input):
         "offer of category 'table'); with entries/scar, pick that result where the table "
         "lets players choose",
     )
+
+
+def answer_of(body: DecisionAnswer) -> dict[str, Any]:
+    """The answer the decisions service takes (the dice apart): the same from the API's body
+    and from the website's form."""
+    return body.model_dump(exclude_none=True, exclude={"dice"})
+
+
+def dice_of(body: DecisionAnswer) -> Dice:
+    """The dice rolled at the table when the answer gives them, else the server's roll."""
+    if body.dice is not None:
+        return EnteredDice(body.dice)
+    return SeededDice(secrets.randbelow(2**31))
 
 
 class ThresholdSourcePublic(BaseModel):
