@@ -1,12 +1,18 @@
 """The phone wizard that records a battle: set-up, muster, after the game, Out of Action and
 review, one page a step. Every rule is the services' (``battles``, ``wizard``); the wizard's
-progress is saved on the server per step by ``app.services.battles.wizard``, so a lost connection
-or a
-closed tab loses nothing. The battle it submits is shown by ``app.web.battles``."""
+progress is saved on the server per step by ``app.services.battles.wizard``, so a lost
+connection or a closed tab loses nothing. The battle it submits is shown by ``app.web.battles``.
+
+Every step is sent the same way: a form opened by ``_step_form`` (the draft, sent back to the
+step it is on if this one is not open yet, or its page again when the form is from an older
+version), read and checked inside ``attempt``, saved, and on a refusal its page shown again
+with the form as sent (``StepForm.page``). A script's request on a step (an autosave, a tap, a
+live total) opens the draft with ``_script_draft``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
@@ -205,6 +211,78 @@ VERSION_HEADER = "X-Draft-Version"
 BEFORE_HEADER = "X-Draft-Version-Before"
 
 
+@dataclass
+class StepForm:
+    """A step's form sent without a script, opened on its draft: ``d`` is the draft's data,
+    which the step reads the form into, checks and saves."""
+
+    request: Request
+    session: Session
+    principal: Principal
+    draft: BattleDraft
+    step: str
+    d: dict[str, Any]
+
+    def page(self, refusal: Outcome, d: dict[str, Any] | None = None) -> Response:
+        """The step's page again, with the refusal in place and the form as sent (``d``, by
+        default the data the form was read into), so nothing typed is lost."""
+        return _wizard_page(
+            self.request,
+            self.session,
+            self.principal,
+            self.draft,
+            self.step,
+            refusal=refusal,
+            d=self.d if d is None else d,
+        )
+
+
+def _step_form(
+    request: Request,
+    session: Session,
+    principal: Principal,
+    form: FormData,
+    ids: tuple[int, int],
+    step: str,
+) -> StepForm | Response:
+    """The step's form opened on its draft (``ids``: the campaign's and the draft's), or the
+    answer instead: the step the player is on, if this one is not open yet; this step's page
+    as saved now, if the form came from an older version of the draft."""
+    draft = _draft(session, principal, *ids)
+    if (sent := _guard(draft, step)) is not None:
+        return sent
+    if (conflict := _conflict(draft, form)) is not None:
+        return _wizard_page(request, session, principal, draft, step, refusal=conflict)
+    return StepForm(request, session, principal, draft, step, wizard.data(draft))
+
+
+# Why a step's form can no longer change the draft: set-up and muster close at the muster,
+# the result opens with it; a finished draft takes nothing.
+_CLOSED = {
+    "setup": ("draft_mustered", "This battle is mustered; its set-up is fixed."),
+    "muster": ("draft_mustered", "This battle is already mustered."),
+    "after": ("draft_not_open", "This battle's result is not open."),
+}
+
+
+def _refuse_if_closed(draft: BattleDraft, step: str) -> None:
+    mustered = draft.battle_id is not None
+    if draft.step == wizard.FINISHED or mustered == (step in ("setup", "muster")):
+        code, message = _CLOSED[step]
+        raise DomainError(code, message, status=409)
+
+
+def _script_draft(
+    session: Session, principal: Principal, form: FormData, ids: tuple[int, int], step: str
+) -> BattleDraft:
+    """The draft a script's request changes (an autosave, a tap, the live total): refused
+    when the step is closed, or when the page's version is older than the draft's."""
+    draft = _draft(session, principal, *ids)
+    _refuse_if_closed(draft, step)
+    wizard.check_version(draft, field_int(form, "version"))
+    return draft
+
+
 # --- step 1: set-up --------------------------------------------------------------------
 
 
@@ -283,12 +361,10 @@ def save_setup(
     campaign_id: int,
     draft_id: int,
 ) -> Response:
-    draft = _draft(session, principal, campaign_id, draft_id)
-    if (sent := _guard(draft, "setup")) is not None:
-        return sent
-    if (conflict := _conflict(draft, form)) is not None:
-        return _wizard_page(request, session, principal, draft, "setup", refusal=conflict)
-    d = wizard.data(draft)
+    opened = _step_form(request, session, principal, form, (campaign_id, draft_id), "setup")
+    if isinstance(opened, Response):
+        return opened
+    draft, d = opened.draft, opened.d
     action = field_text(form, "action", 80)
     # "Next" (issue 40): with every unit of both armies in, nothing changes at the muster, so
     # the battle is mustered at once; the muster stays one tap away ("next": its own step).
@@ -296,10 +372,7 @@ def save_setup(
     if ahead:
         action = "next"
     with attempt(session) as outcome:
-        if draft.battle_id is not None:
-            raise DomainError(
-                "draft_mustered", "This battle is mustered; its set-up is fixed.", status=409
-            )
+        _refuse_if_closed(draft, "setup")
         _read_setup(form, d)
         if action.startswith("muster:"):  # a mission button of "Same armies": muster at once
             d["setup"]["mission"], d["setup"]["mission_roll"] = action.split(":", 1)[1], None
@@ -329,7 +402,7 @@ def save_setup(
         else:  # an unchecked change: the muster waits until "Next" checks it again
             wizard.save(session, draft, d, step="setup")
     if outcome.refused:
-        return _wizard_page(request, session, principal, draft, "setup", refusal=outcome, d=d)
+        return opened.page(outcome)
     if action == "muster_now":  # the armies are known (same as last battle): muster at once
         with attempt(session) as mustered:
             wizard.muster(session, draft, d)
@@ -347,12 +420,7 @@ def autosave_setup(
 ) -> Response:
     """Script: the set-up form saved on every change (a tick, a size, a mission), so a
     reload or a closed tab keeps it; the step goes back to set-up until "Next" checks it."""
-    draft = _draft(session, principal, campaign_id, draft_id)
-    if draft.battle_id is not None or draft.step == wizard.FINISHED:
-        raise DomainError(
-            "draft_mustered", "This battle is mustered; its set-up is fixed.", status=409
-        )
-    wizard.check_version(draft, field_int(form, "version"))
+    draft = _script_draft(session, principal, form, (campaign_id, draft_id), "setup")
     d = wizard.data(draft)
     _read_setup(form, d)
     wizard.save(session, draft, d, step="setup")
@@ -423,23 +491,20 @@ def save_muster(
     campaign_id: int,
     draft_id: int,
 ) -> Response:
-    draft = _draft(session, principal, campaign_id, draft_id)
-    if (sent := _guard(draft, "muster")) is not None:
-        return sent
-    if (conflict := _conflict(draft, form)) is not None:
-        return _wizard_page(request, session, principal, draft, "muster", refusal=conflict)
-    d = wizard.data(draft)
+    opened = _step_form(request, session, principal, form, (campaign_id, draft_id), "muster")
+    if isinstance(opened, Response):
+        return opened
+    draft, d = opened.draft, opened.d
     action = field_text(form, "action", 20)
     with attempt(session) as outcome:
-        if draft.battle_id is not None:
-            raise DomainError("draft_mustered", "This battle is already mustered.", status=409)
+        _refuse_if_closed(draft, "muster")
         _read_muster(form, d)
         if action == "muster":
             wizard.muster(session, draft, d)
         else:
             wizard.save(session, draft, d)
     if outcome.refused:
-        return _wizard_page(request, session, principal, draft, "muster", refusal=outcome, d=d)
+        return opened.page(outcome)
     if action == "muster":
         return redirect(_step_url(draft, "after"))
     return redirect(_step_url(draft, "muster") + "#pl-counter")
@@ -456,8 +521,7 @@ def muster_total(
 ) -> Response:
     """Script: save the roster selection and return the live Power Level counter."""
     draft = _draft(session, principal, campaign_id, draft_id)
-    if draft.battle_id is not None or draft.step == wizard.FINISHED:
-        raise DomainError("draft_mustered", "This battle is already mustered.", status=409)
+    _refuse_if_closed(draft, "muster")
     if (sent := _guard(draft, "muster")) is not None:
         return sent
     wizard.check_version(draft, field_int(form, "version"))
@@ -595,12 +659,10 @@ def save_after(
     draft_id: int,
 ) -> Response:
     """Without script: a counter tap (``bump``) or "Next" submits the whole form."""
-    draft = _draft(session, principal, campaign_id, draft_id)
-    if (sent := _guard(draft, "after")) is not None:
-        return sent
-    if (conflict := _conflict(draft, form)) is not None:
-        return _wizard_page(request, session, principal, draft, "after", refusal=conflict)
-    d = wizard.data(draft)
+    opened = _step_form(request, session, principal, form, (campaign_id, draft_id), "after")
+    if isinstance(opened, Response):
+        return opened
+    draft, d = opened.draft, opened.d
     _read_after(session, draft, form, d)
     wizard.save(session, draft, d)
     spec = field_text(form, "bump", 80)
@@ -615,9 +677,7 @@ def save_after(
                 wizard.refresh_preview(session, draft, d)
                 wizard.save(session, draft, d)
     if outcome.refused:
-        return _wizard_page(
-            request, session, principal, draft, "after", refusal=outcome, d=wizard.data(draft)
-        )
+        return opened.page(outcome, wizard.data(draft))
     if spec:
         return redirect(_step_url(draft, "after") + f"#unit-{spec.split(':')[0]}")
     if action not in _AFTER_TARGET:
@@ -640,10 +700,7 @@ def bump_counter(
 ) -> Response:
     """Script: one tap of a − or + button, saved at once; returns the updated counter. When
     the tap comes from the page's form, the form's other fields are saved with it."""
-    draft = _draft(session, principal, campaign_id, draft_id)
-    if draft.battle_id is None or draft.step == wizard.FINISHED:
-        raise DomainError("draft_not_open", "This battle's result is not open.", status=409)
-    wizard.check_version(draft, field_int(form, "version"))
+    draft = _script_draft(session, principal, form, (campaign_id, draft_id), "after")
     before = draft.version
     d = wizard.data(draft)
     if field_text(form, "form") == "after":
@@ -717,10 +774,7 @@ def autosave_after(
     session: SessionDep, principal: Player, form: Form, campaign_id: int, draft_id: int
 ) -> Response:
     """Script: the after-game form saved on every change (nothing to show back)."""
-    draft = _draft(session, principal, campaign_id, draft_id)
-    if draft.battle_id is None or draft.step == wizard.FINISHED:
-        raise DomainError("draft_not_open", "This battle's result is not open.", status=409)
-    wizard.check_version(draft, field_int(form, "version"))
+    draft = _script_draft(session, principal, form, (campaign_id, draft_id), "after")
     d = wizard.data(draft)
     _read_after(session, draft, form, d)
     wizard.save(session, draft, d)
@@ -759,12 +813,11 @@ def save_out_of_action(
     campaign_id: int,
     draft_id: int,
 ) -> Response:
-    draft = _draft(session, principal, campaign_id, draft_id)
-    if (sent := _guard(draft, "out_of_action")) is not None:
-        return sent
-    if (conflict := _conflict(draft, form)) is not None:
-        return _wizard_page(request, session, principal, draft, "out_of_action", refusal=conflict)
-    d = wizard.data(draft)
+    ids = (campaign_id, draft_id)
+    opened = _step_form(request, session, principal, form, ids, "out_of_action")
+    if isinstance(opened, Response):
+        return opened
+    draft, d = opened.draft, opened.d
     needed = wizard.dice_needed(session, draft, d)
     with attempt(session) as outcome:
         for index, purposes in enumerate(needed):
@@ -790,9 +843,7 @@ def save_out_of_action(
         wizard.refresh_preview(session, draft, d)
         wizard.save(session, draft, d)
     if outcome.refused:
-        return _wizard_page(
-            request, session, principal, draft, "out_of_action", refusal=outcome, d=d
-        )
+        return opened.page(outcome)
     return redirect(_step_url(draft, "review"))
 
 
@@ -845,12 +896,10 @@ def submit_result(
     campaign_id: int,
     draft_id: int,
 ) -> Response:
-    draft = _draft(session, principal, campaign_id, draft_id)
-    if (sent := _guard(draft, "review")) is not None:
-        return sent
-    if (conflict := _conflict(draft, form)) is not None:
-        return _wizard_page(request, session, principal, draft, "review", refusal=conflict)
-    d = wizard.data(draft)
+    opened = _step_form(request, session, principal, form, (campaign_id, draft_id), "review")
+    if isinstance(opened, Response):
+        return opened
+    draft, d = opened.draft, opened.d
     if field_text(form, "action", 20) == "preview":
         with attempt(session) as outcome:
             wizard.refresh_preview(session, draft, d)
@@ -859,7 +908,7 @@ def submit_result(
     with attempt(session) as outcome:
         battle = wizard.submit(session, draft, d)
     if outcome.refused:
-        return _wizard_page(request, session, principal, draft, "review", refusal=outcome, d=d)
+        return opened.page(outcome)
     return redirect(f"/battles/{battle.id}")
 
 
