@@ -52,8 +52,7 @@ def sign_up(
         return render(
             request,
             "pages/signup.html",
-            status=outcome.status,
-            error=outcome.error,
+            **outcome.shown(),
             values=values,
             next=_safe_next(next),
         )
@@ -85,8 +84,7 @@ def log_in(
         return render(
             request,
             "pages/login.html",
-            status=outcome.status,
-            error=outcome.error,
+            **outcome.shown(),
             values={"username": username},
             next=_safe_next(next),
         )
@@ -122,8 +120,7 @@ def reset_password(
             request,
             "pages/reset_password.html",
             principal,
-            status=outcome.status,
-            error=outcome.error,
+            **outcome.shown(),
             token=token[:400],
         )
     response = redirect("/account?password_reset=1")
@@ -188,9 +185,7 @@ def change_password(
             session, user=principal.user, current=current_password, new=new_password
         )
     if outcome.refused:
-        return _account(
-            request, session, principal, status=outcome.status, password_error=outcome.error
-        )
+        return _account(request, session, principal, **outcome.shown("password_error"))
     # A new session means a new CSRF token: send the browser to a page rendered for it, or
     # the next form on this one would be refused as expired.
     response = redirect("/account?password_changed=1")
@@ -220,7 +215,7 @@ def set_pin(
             session, user=principal.user, current=current_password, pin=pin.strip()[:20] or None
         )
     if outcome.refused:
-        return _account(request, session, principal, status=outcome.status, pin_error=outcome.error)
+        return _account(request, session, principal, **outcome.shown("pin_error"))
     return redirect("/account?pin=" + ("set" if pin.strip() else "cleared") + "#pin")
 
 
@@ -252,8 +247,7 @@ def create_token(
             request,
             session,
             principal,
-            status=outcome.status,
-            token_error=outcome.error,
+            **outcome.shown("token_error"),
             token_values={"name": name, "campaign_id": campaign_id, "can_write": can_write},
         )
     return _account(request, session, principal, new_token=plain, new_token_name=row.name)
@@ -266,9 +260,7 @@ def revoke_token(
     with attempt(session) as outcome:
         row = accounts.revoke_token(session, user=principal.user, token_id=token_id)
     if outcome.refused:
-        return _account(
-            request, session, principal, status=outcome.status, token_error=outcome.error
-        )
+        return _account(request, session, principal, **outcome.shown("token_error"))
     return _account(request, session, principal, notice=f"Token '{row.name}' revoked.")
 
 

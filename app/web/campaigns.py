@@ -133,8 +133,7 @@ def create_campaign(
             request,
             session,
             principal,
-            status=outcome.status,
-            error=outcome.error,
+            **outcome.shown(),
             values={"name": name, "description": description},
         )
     return redirect(f"/campaigns/{campaign.id}")
@@ -410,8 +409,7 @@ def _map_refused(
         session,
         principal,
         campaign_id,
-        status=outcome.status,
-        map_error=outcome.error,
+        **outcome.shown("map_error"),
         map_form=form,
         map_values=values,
     )
@@ -557,8 +555,7 @@ def create_force(
             session,
             principal,
             campaign_id,
-            status=outcome.status,
-            force_error=outcome.error,
+            **outcome.shown("force_error"),
             force_values=values,
         )
     return redirect(f"/forces/{force.id}")
@@ -641,8 +638,7 @@ def create_invite(
             session,
             principal,
             campaign_id,
-            status=outcome.status,
-            invite_error=outcome.error,
+            **outcome.shown("invite_error"),
             invite_values=values,
         )
     # Shown now rather than after a redirect: the code is a credential, kept out of URLs.
@@ -664,9 +660,7 @@ def remove_member(
     with attempt(session) as outcome:
         membership.remove_member(session, campaign_id=campaign_id, user_id=user_id)
     if outcome.refused:
-        return _members(
-            request, session, principal, campaign_id, status=outcome.status, error=outcome.error
-        )
+        return _members(request, session, principal, campaign_id, **outcome.shown())
     return redirect(f"/campaigns/{campaign_id}/members")
 
 
@@ -683,9 +677,7 @@ def member_reset_link(
             actor=principal.user,
         )
     if outcome.refused:
-        return _members(
-            request, session, principal, campaign_id, status=outcome.status, error=outcome.error
-        )
+        return _members(request, session, principal, campaign_id, **outcome.shown())
     # Like an invite code, the token is a credential: shown once in the page, never in a URL.
     return _members(
         request,
@@ -704,9 +696,7 @@ def withdraw_invite(
     with attempt(session) as outcome:
         membership.withdraw_invite(session, campaign_id=campaign_id, code=code[:64])
     if outcome.refused:
-        return _members(
-            request, session, principal, campaign_id, status=outcome.status, error=outcome.error
-        )
+        return _members(request, session, principal, campaign_id, **outcome.shown())
     return redirect(f"/campaigns/{campaign_id}/members?withdrawn=1#invites-open")
 
 
@@ -738,8 +728,7 @@ def change_settings(
             session,
             principal,
             campaign_id,
-            status=outcome.status,
-            settings_error=outcome.error,
+            **outcome.shown("settings_error"),
             settings_values=values,
         )
     return redirect(f"/campaigns/{campaign_id}/members?saved=1")

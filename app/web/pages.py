@@ -151,6 +151,11 @@ class Outcome:
             return self.error.status
         return 422 if self.error else 200
 
+    def shown(self, error_as: str = "error") -> dict[str, Any]:
+        """What a page shows after its form was refused: the refusal's status, and the
+        error in words under ``error_as`` (a page with several forms names whose it is)."""
+        return {"status": self.status, error_as: self.error}
+
 
 @contextmanager
 def attempt(session: Session) -> Iterator[Outcome]:

@@ -81,9 +81,7 @@ def preview_page(
     with attempt(session) as outcome:
         shown = roster_import.preview(session, force_id=force_id, data=data)
     if outcome.refused:
-        return _page(
-            request, session, principal, force_id, status=outcome.status, error=outcome.error
-        )
+        return _page(request, session, principal, force_id, **outcome.shown())
     return _page(request, session, principal, force_id, shown=shown, carried=_carry(data))
 
 
@@ -116,8 +114,7 @@ def add_page(
             session,
             principal,
             force_id,
-            status=outcome.status,
-            error=outcome.error,
+            **outcome.shown(),
             shown=None if again.refused else shown,
             carried=roster,
             ticked=set(units or []),

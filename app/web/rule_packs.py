@@ -136,8 +136,7 @@ def attach_pack(
             session,
             principal,
             campaign_id,
-            status=outcome.status,
-            error=outcome.error,
+            **outcome.shown(),
             carried=carried,
         )
     if action == "attach":
@@ -164,8 +163,7 @@ def detach_pack(
             session,
             principal,
             campaign_id,
-            status=outcome.status,
-            detach_error=outcome.error,
+            **outcome.shown("detach_error"),
             detaching=pack_id,
         )
     return redirect(f"/campaigns/{campaign_id}/rules?detached=1")
