@@ -44,13 +44,13 @@ from schemathesis.specs.openapi.checks import (
 from sqlalchemy import Engine, text
 from sqlmodel import select
 
-from app.api import battles as battle_api
 from app.api.plumbing.cache import VersionedBodies
 from app.config import get_settings
 from app.db.engine import make_engine
 from app.db.models import ApiToken, CampaignMember, User, metadata
 from app.db.session import session_scope
 from app.edge.limits import RateLimits
+from app.edge.schemas import decisions as decision_bodies  # seeds the dice of an answer
 from app.main import create_app
 from app.services.accounts import accounts
 from app.services.battles import lifecycle as battle_service
@@ -455,7 +455,7 @@ def test_linked_operations_keep_the_contract(
     server's dice follow from the requests."""
     rolls = _Rolls()
     monkeypatch.setattr(battle_service, "secrets", rolls)
-    monkeypatch.setattr(battle_api, "secrets", rolls)
+    monkeypatch.setattr(decision_bodies, "secrets", rolls)
 
     class Machine(api_schema.as_state_machine()):  # type: ignore[misc]
         def setup(self) -> None:

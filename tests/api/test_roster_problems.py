@@ -11,7 +11,7 @@ from sqlalchemy import Engine
 
 from tests.api.helpers import assert_problem, campaign, dump, force
 from tests.api.test_roster_api import post
-from tests.services.test_roster_parse import ros_of
+from tests.services.rosters.test_roster_parse import ros_of
 
 BAD = (
     Path(__file__).parents[1] / "fixtures/rosters/constructed/necrons_bad_units.ros"
