@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlmodel import Session, col, func, select
 
-from app.db.locks import for_change
+from app.db.locks import for_change, held
 from app.db.models import (
     Battle,
     BattleSide,
@@ -212,10 +212,16 @@ def force_version(session: Session, force_id: int) -> int:
 
 
 def lock_forces(session: Session, force_ids: list[int]) -> None:
-    """Lock several forces in id order (a fixed order, so two battles cannot deadlock)."""
+    """Lock several forces in id order (a fixed order, so two battles cannot deadlock),
+    reading them whole in the same statement: a later ``get_force`` of one finds it locked
+    and held (app/db/locks.py) and reads nothing."""
     if session.info.get("writes"):
-        query = select(Force.id).where(col(Force.id).in_(force_ids)).order_by(col(Force.id))
-        session.exec(query.with_for_update()).all()
+        query = select(Force).where(col(Force.id).in_(force_ids)).order_by(col(Force.id))
+        found = session.exec(query.with_for_update().execution_options(populate_existing=True))
+        locked = held(session)
+        for force in found.all():
+            assert force.id is not None
+            locked[(Force, force.id)] = force
 
 
 def get_card(session: Session, card_id: int) -> Card:
