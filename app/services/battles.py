@@ -320,10 +320,15 @@ def _mission(
 
 
 def record_result(
-    session: Session, *, battle_id: int, results: list[SideResult]
+    session: Session,
+    *,
+    battle_id: int,
+    results: list[SideResult],
+    loaded: tuple[Battle, list[BattleSide]] | None = None,
 ) -> tuple[Battle, list[BattleSide]]:
-    """Score the battle, then run the post-battle sequence for both sides at once."""
-    battle, sides = get_battle(session, battle_id)
+    """Score the battle, then run the post-battle sequence for both sides at once.
+    ``loaded``: the battle and its sides as the caller just read them with get_battle."""
+    battle, sides = loaded or get_battle(session, battle_id)
     if battle.status != "mustered":
         raise DomainError(
             "battle_already_recorded",

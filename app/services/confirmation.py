@@ -30,7 +30,7 @@ def submit(session: Session, *, battle_id: int, results: list[SideResult]) -> Ba
     rules would refuse is refused now, not at confirmation."""
     battle, sides = battles.get_battle(session, battle_id)
     if _applies_at_once(session, battle, sides):
-        battles.record_result(session, battle_id=battle_id, results=results)
+        battles.record_result(session, battle_id=battle_id, results=results, loaded=(battle, sides))
         return battle
     if battle.status != "mustered":
         raise DomainError(
@@ -205,7 +205,7 @@ def confirm(session: Session, *, battle_id: int, actor_id: int | None = None) ->
             )
     results = [_side_result(r) for r in battle.proposal["sides"]]
     battle.status = "mustered"  # record_result applies from a mustered battle
-    battles.record_result(session, battle_id=battle_id, results=results)
+    battles.record_result(session, battle_id=battle_id, results=results, loaded=(battle, sides))
     history.record(
         session,
         campaign_id=battle.campaign_id,

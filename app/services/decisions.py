@@ -52,9 +52,12 @@ def store(
         return
     rows = [_row(force_id, battle_id, d).model_dump(exclude={"id"}) for d in pending]
     stored = session.execute(
-        insert(Decision).returning(
+        # render_nulls: a victor bonus (no card) goes in the same INSERT as the units' rows
+        insert(Decision)
+        .returning(
             col(Decision.id), col(Decision.kind), col(Decision.card_id), col(Decision.payload)
-        ),
+        )
+        .execution_options(render_nulls=True),
         rows,
     ).all()
     force = session.get(Force, force_id)

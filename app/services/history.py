@@ -58,6 +58,7 @@ def _write_recorded(session: Session) -> None:
     # Readers waiting in this process on these feeds are woken after the commit (events.py).
     session.info.setdefault("feed_campaigns", set()).update(campaigns)
     inserted = insert(Event).returning(col(Event.id), col(Event.campaign_id), col(Event.kind))
+    inserted = inserted.execution_options(render_nulls=True)  # events with and without a force
     webhooks.enqueue(session, [(i, c, k) for i, c, k in session.execute(inserted, rows)])
 
 
