@@ -123,6 +123,13 @@ def one_event(session: Session, event_id: int) -> FeedEvent:
     return _feed_event(row, _Names.load(session, [row]))
 
 
+def events_by_id(session: Session, event_ids: list[int]) -> dict[int, FeedEvent]:
+    """Several events at once (a webhook's batch), in the statements one of them takes."""
+    rows = list(session.exec(select(Event).where(col(Event.id).in_(event_ids))).all())
+    names = _Names.load(session, rows)
+    return {int(row.id or 0): _feed_event(row, names) for row in rows}
+
+
 # What an event's stored payload may tell a client (a decision's free-form answer is left in
 # the decision it belongs to).
 DETAIL_FIELDS = (
