@@ -339,7 +339,8 @@ class EventDetails(BaseModel):
     after: int | None = Field(default=None, description="counter_changed: its value after")
     reason: str | None = Field(
         default=None,
-        description="decision_cancelled: why (`no_unit_can_take_it`: ruling 71)",
+        description="decision_cancelled: why (`no_unit_can_take_it`: ruling 71; "
+        "`battle_reverted`, `battle_called_off`: its battle's)",
     )
     sides: list[ForceOutcome] = Field(
         default_factory=list,
@@ -1024,7 +1025,8 @@ class FeedEventPublic(BaseModel):
     on confirmation), battle_reverted, battle_called_off, report_written, report_edited,
     photo_added, decision_pending,
     decision_answered,
-    decision_cancelled (a Battle Honour no unit can take any more), rank_gained,
+    decision_cancelled (a pending decision gone: a Battle Honour no unit can take any more,
+    or its battle reverted), rank_gained,
     honour_gained, scar_gained, counter_changed,
     requisition_purchased,
     member_joined, member_removed, invite_created, invite_withdrawn,
@@ -1036,8 +1038,10 @@ class FeedEventPublic(BaseModel):
     campaign_id: int
     force_id: int | None
     force_ids: list[int] = Field(
-        description="The forces it concerns: `[force_id]`, or a battle's two forces "
-        "(battle_mustered, battle_recorded, result_confirmed, whose `force_id` is null)"
+        description="The forces it concerns: `[force_id]`, or, for an event about a battle "
+        "whose `force_id` is null (battle_mustered, result_proposed, result_confirmed, "
+        "result_disputed, battle_recorded, battle_reverted, battle_called_off, report_written, "
+        "report_edited, photo_added), the battle's two forces"
     )
     battle_id: int | None
     card_id: int | None

@@ -784,17 +784,32 @@ def call_off(session: Session, *, battle_id: int) -> Battle:
 
 
 def _undo(session: Session, battle: Battle, *, kind: str) -> Battle:
+    lapsed: list[Decision] = []
     for row in session.exec(
         select(Decision).where(Decision.battle_id == battle.id, Decision.status != "cancelled")
     ).all():
         if row.status == "pending":  # an answer to it is refused, saying why
             row.payload = {**row.payload, "cancelled_because": kind}
+            lapsed.append(row)
         row.status = "cancelled"
         session.add(row)
     battle.status = "reverted"
     session.add(battle)
     totals.undone(session, battle)
     history.record(session, campaign_id=battle.campaign_id, battle_id=battle.id, kind=kind)
+    # A bot that listed the pending decisions from the feed hears that each is gone.
+    for row in lapsed:
+        history.record(
+            session,
+            campaign_id=battle.campaign_id,
+            force_id=row.force_id,
+            battle_id=battle.id,
+            kind="decision_cancelled",
+            decision_id=row.id,
+            decision=row.kind,
+            card_id=row.card_id,
+            reason=kind,
+        )
     return battle
 
 

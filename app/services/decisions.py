@@ -268,11 +268,19 @@ def _entry_ids(cards: list[Card]) -> set[str]:
     return scars | honours
 
 
+_A_KIND = {
+    "out_of_action": "an Out of Action",
+    "battle_scar": "a Battle Scar",
+    "battle_honour": "a Battle Honour",
+    "victor_bonus": "a victor bonus",
+}
+
+
 def _need(answer: dict[str, Any], key: str, kind: str) -> Any:
     if answer.get(key) is None:
         raise DomainError(
             "decision_answer_incomplete",
-            f"An answer to a {kind.replace('_', ' ')} decision needs '{key}'.",
+            f"An answer to {_A_KIND.get(kind, kind.replace('_', ' '))} decision needs '{key}'.",
             status=422,
             field=key,
         )
