@@ -368,6 +368,13 @@ class EventDetails(BaseModel):
     step_name: str | None = Field(default=None, description="quest_*: the step it is on")
     tally: int | None = Field(default=None, description="quest_*: the tally on that step")
     count: int | None = Field(default=None, description="quest_*: the tally the step needs")
+    was: str | None = Field(
+        default=None, description="card_transformed: the unit's name before (issue 38)"
+    )
+    datasheet: str | None = Field(default=None, description="card_transformed: its datasheet")
+    keywords: list[str] = Field(
+        default_factory=list, description="card_transformed: its keywords now"
+    )
 
 
 class EventPublic(BaseModel):
@@ -1026,6 +1033,7 @@ class FeedEventPublic(BaseModel):
     decision_answered,
     decision_cancelled (a Battle Honour no unit can take any more), rank_gained,
     honour_gained, scar_gained, counter_changed,
+    card_transformed (a rule pack's transform: the unit became another datasheet),
     requisition_purchased,
     member_joined, member_removed, invite_created, invite_withdrawn,
     campaign_settings_changed (new kinds may be added: ignore those you do not know)."""

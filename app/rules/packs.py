@@ -240,8 +240,8 @@ class PackRequisition(PackModel):
     summary: Summary
     only_as_bonus: bool = Field(
         default=False,
-        description="Never bought with RP: only a mission's victor bonus grants it "
-        "(free_requisitions), so a victor bonus can use the whole effect vocabulary",
+        description="Never bought with RP: only a mission's victor bonus, a threshold or a "
+        "quest grants it (free_requisitions), so they can use the whole effect vocabulary",
     )
 
     _eligible = field_validator("eligible")(_expression)

@@ -168,6 +168,9 @@ DETAIL_FIELDS = (
     "step_name",
     "tally",
     "count",
+    "was",
+    "datasheet",
+    "keywords",
 )
 
 
@@ -232,6 +235,12 @@ def _feed_event(row: Event, names: _Names) -> FeedEvent:
     )
 
 
+def summaries(session: Session, rows: list[Event]) -> list[str]:
+    """The feed's sentence for each event (written or not: a result's preview, issue 38)."""
+    names = _Names.load(session, rows)
+    return [summary(row, names, rulebook()) for row in rows]
+
+
 def force_ids(row: Event) -> list[int]:
     """The forces an event concerns: its force, or a battle's two (mustered, recorded,
     confirmed: their ``force_id`` is null)."""
@@ -260,6 +269,9 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             return f"{force} added {card} (Power Rating {p.get('power_rating')})."
         case "card_removed":
             return f"{force} removed {card} from its Order of Battle."
+        case "card_transformed":
+            power = p.get("power_rating")
+            return f"{p.get('was') or 'A unit'} ({force}) became {card} (Power Rating {power})."
         case "battle_mustered":
             return _mustered(row, names, book)
         case "battle_recorded":
@@ -313,7 +325,7 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             reset = p.get("reset_to")
             again = f"; it starts again at {reset}" if reset is not None else ""
             name, at = p.get("threshold_name"), p.get("at")
-            return f"{who} reached {name}: {counter} came to {at}{again}."
+            return f"{who} reached {name}: {counter} rose to {at} or more{again}."
         case kind if kind.startswith("quest_"):
             return _quest(row, p, f"{card} ({force})" if p.get("card_id") else force)
         case "requisition_purchased":

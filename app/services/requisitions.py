@@ -106,6 +106,14 @@ def purchase(
         requisition_points_spent=bought.requisition_points_spent,
         **_from_pack(book, bought.requisition, changed.counters, view.value.counters),
     )
+    gains.record_purchase_moves(
+        session,
+        campaign_id=view.force.campaign_id,
+        force_id=force_id,
+        before=view.value,
+        after=changed,
+        book=book,
+    )
     _say_quests(session, view.force.campaign_id, force_id, view.value, changed, book)
     was = {c.id: c for c in view.value.cards}
     for gone in sorted(changed.removed_card_ids - view.value.removed_card_ids):  # remove_unit

@@ -159,7 +159,9 @@ def test_a_purchase_that_raises_a_counter_to_a_threshold_fires_it(
     feed = client.get(f"/api/v1/campaigns/{cid}/events?limit=50").json()["items"]
     [reached] = [e for e in feed if e["kind"] == "threshold_reached"]
     assert reached["details"]["threshold"] == "oathbound"
-    assert reached["summary"].endswith("reached Oathbound: Vows came to 2; it starts again at 0.")
+    assert reached["summary"].endswith(
+        "reached Oathbound: Vows rose to 2 or more; it starts again at 0."
+    )
     [pending] = [e for e in feed if e["kind"] == "decision_pending"]
     assert "victor" not in pending["summary"] and "Oathbound" in pending["summary"]
     page = client.get(f"/decisions/{owed['id']}")
