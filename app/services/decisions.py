@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from sqlalchemy import insert
@@ -38,7 +38,7 @@ from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_re
 from app.services import gains, history, rulebooks, thresholds
 from app.services.convert import write_force
 from app.services.fields import request_fields
-from app.services.forces import load_force
+from app.services.forces import add_joined, load_force
 
 
 def store(
@@ -208,7 +208,12 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
         battle_id=row.battle_id,
     )
     follow_ups = tuple(follow_ups) + owed
+    # a free requisition's add_unit (a pack's, issue 38): the new unit becomes a row of its own
+    known = {str(c.id) for c in view.cards}
+    joined = [c for c in force.cards if c.id not in known]
+    force = replace(force, cards=tuple(c for c in force.cards if c.id in known))
     write_force(view.force, view.cards, force)
+    add_joined(session, view.force.campaign_id, row.force_id, joined)
     # issue 12: what was rolled and what came of it, for the page to say after "roll for it"
     outcome = {"rolled": recorded.rolls, "gained": sorted(_entry_ids(view.cards) - before)}
     row.status, row.answer = "answered", {**answer, **outcome}
