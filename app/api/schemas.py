@@ -350,7 +350,8 @@ class EventDetails(BaseModel):
     )
     threshold_name: str | None = Field(
         default=None,
-        description="threshold_reached, and decision_pending for the free requisitions it owes",
+        description="threshold_reached, and decision_pending and decision_answered for the "
+        "free requisitions it owes",
     )
     counter_name: str | None = Field(default=None, description="threshold_reached: its counter")
     at: int | None = Field(default=None, description="threshold_reached: the value reached")
@@ -358,7 +359,11 @@ class EventDetails(BaseModel):
         default=None, description="threshold_reached: the counter's value afterwards, if reset"
     )
     quest: str | None = Field(default=None, description="quest_*: the rule pack's quest")
-    quest_name: str | None = Field(default=None, description="quest_*: its name")
+    quest_name: str | None = Field(
+        default=None,
+        description="quest_*: its name; decision_pending and decision_answered for the free "
+        "requisitions its reward owes",
+    )
     step: int | None = Field(
         default=None,
         description="quest_*: the step it is on now (1 for the first; steps + 1: done; -1: "

@@ -62,8 +62,7 @@ def store(
     force.version += 1
     session.add(force)
     for decision_id, kind, card_id, payload in stored:
-        found = payload if isinstance(payload, dict) else {}
-        source = {f"{k}_name": v["name"] for k, v in found.items() if k in ("threshold", "quest")}
+        source = _source_names(payload)
         history.record(
             session,
             campaign_id=force.campaign_id,
@@ -75,6 +74,16 @@ def store(
             card_id=card_id,
             **source,
         )
+
+
+def _source_names(payload: Any) -> dict[str, str]:
+    """The threshold or quest that owes a decision, by name (``threshold_name``...)."""
+    found = payload if isinstance(payload, dict) else {}
+    return {
+        f"{k}_name": v["name"]
+        for k, v in found.items()
+        if k in ("threshold", "quest") and isinstance(v, dict)
+    }
 
 
 def _row(force_id: int, battle_id: int | None, decision: Any) -> Decision:
@@ -229,6 +238,7 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
         decision=row.kind,
         card_id=row.card_id,
         answer=answer,
+        **_source_names(row.payload),
     )
     gains.record_gains(session, view, after=force, battle_id=row.battle_id)
     store(session, force_id=row.force_id, battle_id=row.battle_id, pending=follow_ups)

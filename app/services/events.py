@@ -306,6 +306,9 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             what = str(p.get("decision", "")).replace("_", " ")
             about = f" for {card}" if p.get("card_id") else ""
             return f"{force}'s {what} choice{about} lapsed: no unit can take it any more."
+        case "decision_answered" if p.get("quest_name") or p.get("threshold_name"):
+            source = p.get("quest_name") or p.get("threshold_name")
+            return f"{force} took its free requisitions from {source}."
         case "decision_answered":
             return f"{force} made its {str(p.get('decision', '')).replace('_', ' ')} choice."
         case "rank_gained":
