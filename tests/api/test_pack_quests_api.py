@@ -159,6 +159,9 @@ def test_the_website_shows_quests_and_the_choice(client: TestClient) -> None:
     assert "<strong>The Great Feast</strong> (step 1 of 3: 0 of 3)" in quests
     rules = client.get(f"/campaigns/{cid}/rules").text
     assert "<h3>Quests</h3>" in rules and "Devour the Champions: 1 × enemy unit destroyed" in rules
+    assert (
+        "<strong>Hunger</strong> (the force): one of Flesh, Metal, Psyche, none at first." in rules
+    )
     assert "<h3>Warlord Traits</h3>" in rules and "to any unit, CHARACTER or not" in rules
 
 
