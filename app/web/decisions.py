@@ -548,6 +548,8 @@ def _answer_scar_too(session: Session, row: Decision, form: FormData, dice: Dice
     answer: dict[str, Any] = {"entries": [], "requisitions": []}
     if chosen := field_text(form, "scar", 60):
         answer["scar"] = chosen
+    if table := field_text(form, "table", 60):  # a rule pack's own table (issue 38)
+        answer["table"] = table
     return decisions.answer(session, decision_id=scar.id, answer=answer, dice=dice)
 
 

@@ -275,3 +275,48 @@ def test_the_website_rolls_a_weapon_enhancement_on_a_pack_table(
     )
     assert answered.status_code == 303, answered.text
     assert _enhancements(client, world["squad"]["id"]) == [("Bolter", ["welded_sights"], [[6, 6]])]
+
+
+def test_a_scar_chosen_with_its_out_of_action_test_rolls_on_the_pack_table(
+    client: TestClient, engine: Engine
+) -> None:
+    """Issue 40 put the Battle Scar on the Out of Action test's page; the pack's table there
+    is rolled with the dice typed at the table (it was ignored: the core's table was rolled)."""
+    world = pilgrim_world(client)
+    attached(client, world["campaign"], BROOD)
+    battle = muster_with(client, world, "bear_the_ashes")
+    falls = {
+        "sides": [
+            {
+                "force_id": world["blue"],
+                "victory_points": 10,
+                "units": [{"card_id": world["squad"]["id"], "destroyed": True}],
+                "dice": [1],
+            },
+            {"force_id": world["red"], "victory_points": 10},
+        ]
+    }
+    assert client.post(f"/api/v1/battles/{battle['id']}/result", json=falls).status_code == 200
+    [test] = client.get(f"/api/v1/forces/{world['blue']}/decisions").json()["items"]
+    page = client.get(f"/decisions/{test['id']}").text
+    assert 'data-testid="pack-tables"' in page
+    assert "11–13: Burned Out · 21–23: Brittle Carapace · 31–33: Starving" in page
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert token is not None
+    answered = client.post(
+        f"/decisions/{test['id']}/answer",
+        data={
+            "csrf_token": token.group(1),
+            "consequence": "battle_scar",
+            "scar": "",
+            "table": "brood_wounds",
+            "dice_mode": "enter",
+            "dice": "2 1",
+        },
+        follow_redirects=False,
+    )
+    assert answered.status_code == 303, answered.text
+    squad = client.get(f"/api/v1/cards/{world['squad']['id']}").json()
+    assert [(s["id"], s["dice"]) for s in squad["scars"]] == [
+        ("brittle_carapace", [[3, 2], [3, 1]])
+    ]
