@@ -18,9 +18,8 @@ from sqlalchemy import Engine
 
 from tests.web.conftest import Browser, campaign_with_two_players
 
-PACK = (
-    Path(__file__).resolve().parents[2] / "examples" / "packs" / "rustwake-reclaimers.yaml"
-).read_bytes()
+PACK_DIR = Path(__file__).resolve().parents[2] / "examples" / "packs"
+PACK = (PACK_DIR / "rustwake-reclaimers.yaml").read_bytes()
 
 
 def _units(who: Browser, force_id: int) -> dict[str, int]:
@@ -42,7 +41,8 @@ def _force(who: Browser, force_id: int) -> tuple[Any, ...]:
 def _section(page: str, testid: str) -> str:
     """The text of the element marked ``data-testid``, tags dropped."""
     part = page.split(f'data-testid="{testid}"', 1)[1].split("</ul>", 1)[0]
-    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", part)))
+    text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", part)))
+    return text.replace(" :", ":")  # a unit's name in <strong>, then its lines
 
 
 def _battle(world: dict[str, Any], destroyed: list[int], dice: str) -> tuple[str, str, str]:
@@ -241,3 +241,64 @@ def test_the_organizer_walkthrough(person: Callable[[str], Browser], engine: Eng
     )
     assert cards["Scrap Walker"]["power_rating"] == 4
     assert [p["pack_id"] for p in export["rule_packs"]] == ["rustwake_reclaimers"]
+
+
+def test_the_wizard_names_what_each_unit_will_count(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    """A card counter's trigger and a unit's quest are named on the unit's line: the Ashen
+    Pilgrims' Martyrdom for every unit, the Cinder Brood's automatic Trial of the Alpha for
+    the CHARACTER only; a campaign without packs shows nothing of the kind."""
+    world = campaign_with_two_players(person)
+    orga, ruby, cid = world["orga"], world["ruby"], world["campaign_id"]
+    started = ruby.post(f"/campaigns/{cid}/battles/new")
+    base = started.headers["location"].removesuffix("/setup")
+    setup = {
+        "force_id": world["ruby_force"],
+        "opponent_id": world["kai_force"],
+        "battle_size": "combat_patrol",
+        "mission": "sweep_and_clear",
+        "agendas_0": "assassins",
+        "agendas_1": "cull_the_hordes",
+        "action": "next",
+    }
+    for name in ("ashen-pilgrims.yaml", "cinder-brood.yaml"):
+        text = (PACK_DIR / name).read_text()
+        made = orga.post(f"/campaigns/{cid}/rules/packs", {"action": "attach", "text": text})
+        assert made.status_code == 303, made.text
+    assert ruby.post(f"{base}/setup", setup).status_code == 303
+    mine = _units(ruby, world["ruby_force"])
+    theirs = _units(world["kai"], world["kai_force"])
+    roster = {"roster_0": list(mine.values()), "roster_1": list(theirs.values())}
+    assert ruby.post(f"{base}/muster", {**roster, "action": "muster"}).status_code == 303
+    after = ruby.get(f"{base}/after").text
+    watch = _section(after, "pack-watch-0")
+    martyrdom = "Martyrdom 0: +1 per time it is destroyed (Fall in Faith), at 3: Thrice Risen"
+    assert f"Intercessor Squad: {martyrdom}" in watch
+    assert (
+        f"Captain: {martyrdom}; Trial of the Alpha begins with this battle, step 1 of 2 "
+        "(First Kill): 0 of 1, per enemy unit it destroys; it fails if it is destroyed" in watch
+    )
+    assert "Biomass" not in watch  # no trigger moves it: nothing to count in a battle
+
+
+def test_no_pack_no_watch(person: Callable[[str], Browser]) -> None:
+    world = campaign_with_two_players(person)
+    ruby, cid = world["ruby"], world["campaign_id"]
+    started = ruby.post(f"/campaigns/{cid}/battles/new")
+    base = started.headers["location"].removesuffix("/setup")
+    setup = {
+        "force_id": world["ruby_force"],
+        "opponent_id": world["kai_force"],
+        "battle_size": "combat_patrol",
+        "mission": "sweep_and_clear",
+        "agendas_0": "assassins",
+        "agendas_1": "cull_the_hordes",
+        "action": "next",
+    }
+    assert ruby.post(f"{base}/setup", setup).status_code == 303
+    mine = _units(ruby, world["ruby_force"])
+    theirs = _units(world["kai"], world["kai_force"])
+    roster = {"roster_0": list(mine.values()), "roster_1": list(theirs.values())}
+    assert ruby.post(f"{base}/muster", {**roster, "action": "muster"}).status_code == 303
+    assert "pack-watch" not in ruby.get(f"{base}/after").text
