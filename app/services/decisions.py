@@ -222,9 +222,11 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
     joined = [c for c in force.cards if c.id not in known]
     force = replace(force, cards=tuple(c for c in force.cards if c.id in known))
     write_force(view.force, view.cards, force)
-    add_joined(session, view.force.campaign_id, row.force_id, joined)
+    added = add_joined(session, view.force.campaign_id, row.force_id, joined, row.battle_id)
     # issue 12: what was rolled and what came of it, for the page to say after "roll for it"
     outcome = {"rolled": recorded.rolls, "gained": sorted(_entry_ids(view.cards) - before)}
+    if added:  # issue 38: the units it brought, which a revert of its battle takes away
+        outcome["joined"] = added
     row.status, row.answer = "answered", {**answer, **outcome}
     row.answered_at = utcnow()
     session.add(row)

@@ -362,11 +362,15 @@ def _live_card(session: Session, card_id: int) -> Card:
 
 
 def add_joined(
-    session: Session, campaign_id: int, force_id: int, joined: list[CrusadeCard]
-) -> None:
-    """The units a requisition (bought, or granted by a decision) brought into the Order of
-    Battle, as rows (the rules checked them: faction keyword, Supply Limit), each said in
-    the history like any unit added."""
+    session: Session,
+    campaign_id: int,
+    force_id: int,
+    joined: list[CrusadeCard],
+    battle_id: int | None = None,
+) -> list[int]:
+    """The units a requisition (bought, or granted by a decision of ``battle_id``) brought
+    into the Order of Battle, as rows (the rules checked them: faction keyword, Supply
+    Limit), each said in the history like any unit added. Returns their ids."""
     rows = [
         Card(
             force_id=force_id,
@@ -384,8 +388,10 @@ def add_joined(
             session,
             campaign_id=campaign_id,
             force_id=force_id,
+            battle_id=battle_id,
             kind="card_added",
             card_id=row.id,
             name=row.name,
             power_rating=row.power_rating,
         )
+    return [int(row.id or 0) for row in rows]

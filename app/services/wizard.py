@@ -874,7 +874,7 @@ def _pack_tables_offered(decision: dict[str, Any], cards: dict[int, Card], book:
         t.name
         for t in book.pack_tables
         if t.category in kinds.get(decision["kind"], ())
-        and (card is None or not t.eligible or can_roll(t.eligible, card, book))
+        and (card is None or not t.eligible or _may_roll(t.eligible, card, book))
     ]
     return f" (or a roll on {', '.join(tables)})" if tables else ""
 
@@ -882,7 +882,8 @@ def _pack_tables_offered(decision: dict[str, Any], cards: dict[int, Card], book:
 HONOUR_TABLES = ("battle_trait", "weapon_enhancement", "psychic_fortitude")
 
 
-def can_roll(expression: str, card: Card, book: Rulebook) -> bool:
+def _may_roll(expression: str, card: Card, book: Rulebook) -> bool:
+    """A table's ``eligible`` for the unit (its own counters; the force's left out here)."""
     return eligibility.meets(expression, card_value(card), {}, book)
 
 

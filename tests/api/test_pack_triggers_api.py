@@ -297,9 +297,22 @@ def test_a_threshold_that_brings_a_unit_and_a_requisition_that_transforms_one(
         ("Iron Reclaimers", 6),
         ("Scrap Walker", 4),
     ]
+    walker = host["cards"][1]["id"]
+    assert taken.json()["answer"]["joined"] == [walker]
     assert (host["supply_used"], host["counters"]) == (10, {"salvage": 6})
     feed = client.get(f"/api/v1/campaigns/{cid}/events?limit=200").json()["items"]
     assert [e["summary"] for e in feed[-2:]] == [
         "Ultramarines added Scrap Walker (Power Rating 4).",
         "Ultramarines took its free requisitions from The Great Haul.",
+    ]
+
+    # A revert of that battle takes the Scrap Walker away again, and says so.
+    second = feed[-1]["battle_id"]
+    assert client.post(f"/api/v1/battles/{second}/revert").status_code == 200
+    host = client.get(f"/api/v1/forces/{blue}").json()
+    assert [c["name"] for c in host["cards"]] == ["Iron Reclaimers"]
+    assert (host["supply_used"], host["counters"]) == (6, {"salvage": 2})
+    feed = client.get(f"/api/v1/campaigns/{cid}/events?limit=200").json()["items"]
+    assert "Ultramarines removed Scrap Walker from its Order of Battle." in [
+        e["summary"] for e in feed if e["battle_id"] == second
     ]
