@@ -320,3 +320,27 @@ def test_a_scar_chosen_with_its_out_of_action_test_rolls_on_the_pack_table(
     assert [(s["id"], s["dice"]) for s in squad["scars"]] == [
         ("brittle_carapace", [[3, 2], [3, 1]])
     ]
+
+
+def test_the_website_picks_a_result_of_a_table_players_choose_from(
+    client: TestClient, engine: Engine
+) -> None:
+    """The Brood Wounds table says `chosen: true`: its scars are offered to tick, and a
+    tick with the table picks that result, no die thrown."""
+    world = pilgrim_world(client)
+    attached(client, world["campaign"], BROOD)
+    scar = scar_owed(client, world)
+    page = client.get(f"/decisions/{scar['id']}").text
+    offered = page.split('data-testid="pack-scars"')[1].split("</fieldset>")[0]
+    assert 'name="scar" value="starving"' in offered  # on a table players may choose from
+    assert "Brood Wounds (D33; or tick one of its results above)" in page
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert token is not None
+    answered = client.post(
+        f"/decisions/{scar['id']}/answer",
+        data={"csrf_token": token.group(1), "scar": "starving", "table": "brood_wounds"},
+        follow_redirects=False,
+    )
+    assert answered.status_code == 303, answered.text
+    squad = client.get(f"/api/v1/cards/{world['squad']['id']}").json()
+    assert [(s["id"], s["dice"]) for s in squad["scars"]] == [("starving", [])]
