@@ -351,7 +351,8 @@ class EventDetails(BaseModel):
     )
     threshold_name: str | None = Field(
         default=None,
-        description="threshold_reached, and decision_pending for the free requisitions it owes",
+        description="threshold_reached, and decision_pending and decision_answered for the "
+        "free requisitions it owes",
     )
     counter_name: str | None = Field(default=None, description="threshold_reached: its counter")
     at: int | None = Field(default=None, description="threshold_reached: the value reached")
@@ -359,7 +360,11 @@ class EventDetails(BaseModel):
         default=None, description="threshold_reached: the counter's value afterwards, if reset"
     )
     quest: str | None = Field(default=None, description="quest_*: the rule pack's quest")
-    quest_name: str | None = Field(default=None, description="quest_*: its name")
+    quest_name: str | None = Field(
+        default=None,
+        description="quest_*: its name; decision_pending and decision_answered for the free "
+        "requisitions its reward owes",
+    )
     step: int | None = Field(
         default=None,
         description="quest_*: the step it is on now (1 for the first; steps + 1: done; -1: "
@@ -369,6 +374,13 @@ class EventDetails(BaseModel):
     step_name: str | None = Field(default=None, description="quest_*: the step it is on")
     tally: int | None = Field(default=None, description="quest_*: the tally on that step")
     count: int | None = Field(default=None, description="quest_*: the tally the step needs")
+    was: str | None = Field(
+        default=None, description="card_transformed: the unit's name before (issue 38)"
+    )
+    datasheet: str | None = Field(default=None, description="card_transformed: its datasheet")
+    keywords: list[str] = Field(
+        default_factory=list, description="card_transformed: its keywords now"
+    )
 
 
 class EventPublic(BaseModel):
@@ -862,6 +874,11 @@ class DecisionAnswerPublic(BaseModel):
         description="What the answer added, as `card:kind:entry` (kind: scar or an honour "
         "category)",
     )
+    joined: list[int] = Field(
+        default_factory=list,
+        description="Issue 38: the units the answer brought into the Order of Battle (a rule "
+        "pack's add_unit); a revert of its battle removes them",
+    )
 
 
 class PackOfferPublic(BaseModel):
@@ -1028,6 +1045,7 @@ class FeedEventPublic(BaseModel):
     decision_cancelled (a pending decision gone: a Battle Honour no unit can take any more,
     or its battle reverted), rank_gained,
     honour_gained, scar_gained, counter_changed,
+    card_transformed (a rule pack's transform: the unit became another datasheet),
     requisition_purchased,
     member_joined, member_removed, invite_created, invite_withdrawn,
     campaign_settings_changed (new kinds may be added: ignore those you do not know)."""

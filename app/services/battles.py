@@ -703,11 +703,13 @@ def revert(session: Session, *, battle_id: int) -> Battle:
             "battle_already_reverted", f"Battle {battle_id} is already reverted.", status=409
         )
     if battle.status == "resolved":
-        _check_revertible(session, battle, sides)
+        joined = _joined_by_answers(session, battle)
+        _check_revertible(session, battle, sides, joined)
         territories.check_revert(session, battle)
         starts = gains.counter_starts(session, battle.campaign_id)
         for side in sides:
             _restore(session, battle, side, starts)
+        _take_back(session, battle, joined)
         totals.unrecord(session, battle, sides)
         territories.undo_result(session, battle)
     return _undo(session, battle, kind="battle_reverted")
@@ -813,8 +815,37 @@ def _undo(session: Session, battle: Battle, *, kind: str) -> Battle:
     return battle
 
 
-def _check_revertible(session: Session, battle: Battle, sides: list[BattleSide]) -> None:
-    units = {u for s in sides for u in s.roster}
+def _joined_by_answers(session: Session, battle: Battle) -> list[int]:
+    """The units the battle's answered decisions brought in (a pack's free requisition with
+    ``add_unit``, issue 38): a revert takes them away again."""
+    answers = session.exec(
+        select(Decision.answer).where(
+            Decision.battle_id == battle.id, Decision.status == "answered"
+        )
+    ).all()
+    return [int(i) for answer in answers for i in (answer or {}).get("joined", [])]
+
+
+def _take_back(session: Session, battle: Battle, joined: list[int]) -> None:
+    """Remove the units the battle's decisions brought in, saying so in the history."""
+    for card in session.exec(select(Card).where(col(Card.id).in_(joined))).all():
+        card.removed = True
+        session.add(card)
+        history.record(
+            session,
+            campaign_id=battle.campaign_id,
+            force_id=card.force_id,
+            battle_id=battle.id,
+            kind="card_removed",
+            card_id=card.id,
+            name=card.name,
+        )
+
+
+def _check_revertible(
+    session: Session, battle: Battle, sides: list[BattleSide], joined: list[int]
+) -> None:
+    units = {u for s in sides for u in s.roster} | set(joined)
     # The units' battle lists (kept from muster until a revert) name any later battle.
     later = session.exec(
         select(CardBattle.battle_id)

@@ -17,7 +17,7 @@ from sqlmodel import Session, col, select
 
 from app.db.models import Battle, BattleSide, Campaign, Decision, Force, User
 from app.errors import DomainError
-from app.services import accounts, battles, history
+from app.services import accounts, battles, events, history
 from app.services.battles import SideResult
 from app.services.membership import role_of
 
@@ -67,10 +67,12 @@ def preview(session: Session, *, battle_id: int, results: list[SideResult]) -> l
             status=409,
         )
     before = {s.force_id: _points(session, s.force_id) for s in sides}
+    newest = history.mark(session)
     with session.begin_nested() as trial:
         battles.record_result(session, battle_id=battle_id, results=results)
         _battle, after = battles.get_battle(session, battle_id)
         owed = session.exec(select(Decision).where(Decision.battle_id == battle_id)).all()
+        news = _pack_news(session, newest)
         found = [
             {
                 "force_id": side.force_id,
@@ -79,16 +81,43 @@ def preview(session: Session, *, battle_id: int, results: list[SideResult]) -> l
                 "rp_after": _points(session, side.force_id),
                 "won": side.won,
                 "decisions": [
-                    {"kind": d.kind, "card_id": d.card_id}
+                    {"kind": d.kind, "card_id": d.card_id, **_source(d)}
                     for d in owed
                     if d.force_id == side.force_id
                 ],
+                "pack_news": news.get(side.force_id, []),
             }
             for side in after
         ]
         trial.rollback()
     session.expire_all()
     return found
+
+
+# What a rule pack's triggers, quests and thresholds did, as the feed will tell it (issue 38).
+PACK_NEWS = ("counter_changed", "threshold_reached", "card_removed", "card_transformed")
+
+
+def _pack_news(session: Session, since: int) -> dict[int, list[str]]:
+    """Each force's feed sentences about its pack counters, quests and thresholds, from the
+    events the trial result recorded (read before it is rolled back)."""
+    rows = [
+        e
+        for e in history.unwritten(session, since=since)
+        if e.force_id and (e.kind in PACK_NEWS or e.kind.startswith("quest_"))
+    ]
+    found: dict[int, list[str]] = {}
+    for row, sentence in zip(rows, events.summaries(session, rows), strict=True):
+        assert row.force_id is not None
+        found.setdefault(row.force_id, []).append(sentence)
+    return found
+
+
+def _source(decision: Decision) -> dict[str, str]:
+    """The threshold or quest a free-requisition decision comes from, by name."""
+    payload = decision.payload if isinstance(decision.payload, dict) else {}
+    named = payload.get("threshold") or payload.get("quest") or {}
+    return {"source": str(named["name"])} if isinstance(named, dict) and named.get("name") else {}
 
 
 def _points(session: Session, force_id: int) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from sqlalchemy import insert
@@ -38,7 +38,7 @@ from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_re
 from app.services import gains, history, rulebooks, thresholds
 from app.services.convert import write_force
 from app.services.fields import request_fields
-from app.services.forces import load_force
+from app.services.forces import add_joined, load_force
 
 
 def store(
@@ -65,8 +65,7 @@ def store(
     force.version += 1
     session.add(force)
     for decision_id, kind, card_id, payload in stored:
-        found = payload if isinstance(payload, dict) else {}
-        source = {f"{k}_name": v["name"] for k, v in found.items() if k in ("threshold", "quest")}
+        source = _source_names(payload)
         history.record(
             session,
             campaign_id=force.campaign_id,
@@ -78,6 +77,16 @@ def store(
             card_id=card_id,
             **source,
         )
+
+
+def _source_names(payload: Any) -> dict[str, str]:
+    """The threshold or quest that owes a decision, by name (``threshold_name``...)."""
+    found = payload if isinstance(payload, dict) else {}
+    return {
+        f"{k}_name": v["name"]
+        for k, v in found.items()
+        if k in ("threshold", "quest") and isinstance(v, dict)
+    }
 
 
 def _row(force_id: int, battle_id: int | None, decision: Any) -> Decision:
@@ -211,9 +220,16 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
         battle_id=row.battle_id,
     )
     follow_ups = tuple(follow_ups) + owed
+    # a free requisition's add_unit (a pack's, issue 38): the new unit becomes a row of its own
+    known = {str(c.id) for c in view.cards}
+    joined = [c for c in force.cards if c.id not in known]
+    force = replace(force, cards=tuple(c for c in force.cards if c.id in known))
     write_force(view.force, view.cards, force)
+    added = add_joined(session, view.force.campaign_id, row.force_id, joined, row.battle_id)
     # issue 12: what was rolled and what came of it, for the page to say after "roll for it"
     outcome = {"rolled": recorded.rolls, "gained": sorted(_entry_ids(view.cards) - before)}
+    if added:  # issue 38: the units it brought, which a revert of its battle takes away
+        outcome["joined"] = added
     row.status, row.answer = "answered", {**answer, **outcome}
     row.answered_at = utcnow()
     session.add(row)
@@ -227,6 +243,7 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
         decision=row.kind,
         card_id=row.card_id,
         answer=answer,
+        **_source_names(row.payload),
     )
     gains.record_gains(session, view, after=force, battle_id=row.battle_id)
     store(session, force_id=row.force_id, battle_id=row.battle_id, pending=follow_ups)

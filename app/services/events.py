@@ -175,6 +175,9 @@ DETAIL_FIELDS = (
     "step_name",
     "tally",
     "count",
+    "was",
+    "datasheet",
+    "keywords",
 )
 
 
@@ -253,6 +256,12 @@ def _feed_event(row: Event, names: _Names) -> FeedEvent:
     )
 
 
+def summaries(session: Session, rows: list[Event]) -> list[str]:
+    """The feed's sentence for each event (written or not: a result's preview, issue 38)."""
+    names = _Names.load(session, rows)
+    return [summary(row, names, rulebook()) for row in rows]
+
+
 def _own_forces(row: Event) -> list[int]:
     """The forces an event names itself: its force, or a battle's two (mustered, recorded,
     confirmed: their ``force_id`` is null). Any other event about a battle concerns that
@@ -300,6 +309,9 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             return f"{force} added {card} (Power Rating {p.get('power_rating')})."
         case "card_removed":
             return f"{force} removed {card} from its Order of Battle."
+        case "card_transformed":
+            power = p.get("power_rating")
+            return f"{p.get('was') or 'A unit'} ({force}) became {card} (Power Rating {power})."
         case "battle_mustered":
             return _mustered(row, names, book)
         case "battle_recorded":
@@ -338,6 +350,9 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             why = _CANCELLED_WORDS.get(reason, "nothing is left to answer")
             verb = "lapsed" if reason == "no_unit_can_take_it" else "was cancelled"
             return f"{force}'s {what} choice{about} {verb}: {why}."
+        case "decision_answered" if p.get("quest_name") or p.get("threshold_name"):
+            source = p.get("quest_name") or p.get("threshold_name")
+            return f"{force} took its free requisitions from {source}."
         case "decision_answered":
             return f"{force} made its {_decision_words(p.get('decision'))} choice."
         case "rank_gained":
@@ -357,7 +372,7 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             reset = p.get("reset_to")
             again = f"; it starts again at {reset}" if reset is not None else ""
             name, at = p.get("threshold_name"), p.get("at")
-            return f"{who} reached {name}: {counter} came to {at}{again}."
+            return f"{who} reached {name}: {counter} rose to {at} or more{again}."
         case kind if kind.startswith("quest_"):
             return _quest(row, p, f"{card} ({force})" if p.get("card_id") else force)
         case "requisition_purchased":

@@ -19,7 +19,7 @@ from app.errors import DomainError, NotFound
 from app.routing import OneHopRoute
 from app.rules.data import ArchiveRoll, HighestTally
 from app.rules.errors import RuleError
-from app.services import battles, confirmation, rulebooks, territories, wizard
+from app.services import battles, confirmation, pack_watch, rulebooks, territories, wizard
 from app.services.access import Access
 from app.services.accounts import Principal
 from app.services.forces import get_campaign, load_force
@@ -506,6 +506,8 @@ def _after_context(
                     if i in cards
                 ],
                 "entered": d["sides"][index],
+                # a rule pack's counters and quests this battle moves (issue 38)
+                "watch": pack_watch.army(book, view.value, side.roster),
             }
         )
     mission = book.mission(str(d["setup"]["mission"]))

@@ -156,6 +156,7 @@ def _decision_context(
         "units": [c for c in view.cards if not c.removed],
         "values": {},
         "used": [],
+        "entry_names": _pack_entry_names(book),  # a pack table's results by name
     }
     if row.kind == "out_of_action":
         context["gain"] = row.payload.get("gain", {})
@@ -302,6 +303,12 @@ def _honour_entries(
     return context
 
 
+def _pack_entry_names(book: Any) -> dict[str, str]:
+    """Each rule pack entry's name by id: a pack table's results name them (issue 38)."""
+    names = {e.id: e.name for c in HonourCategory for e in book.honours.pack_entries(c)}
+    return names | {e.id: e.name for e in book.scars.pack_scars}
+
+
 def _tables(book: Any, category: str, card: Any, counters: Any) -> list[Any]:
     """A rule pack's own tables of ``category`` the unit may roll on (issue 38)."""
     return [
@@ -401,7 +408,8 @@ def _answer(row: Decision, form: FormData) -> dict[str, Any]:
         # the one-page form names each kind's entries apart (entries_<kind>)
         chosen = field_texts(form, f"entries_{category}") or field_texts(form, "entries")
         answer["entries"] = [e for e in chosen if e][:2]
-        if table := field_text(form, "table", 60):
+        # the one-page form names each kind's tables apart too (table_<kind>)
+        if table := field_text(form, f"table_{category}", 60) or field_text(form, "table", 60):
             answer["table"] = table
         if row.card_id is None:
             answer["card_id"] = field_int(form, "card_id")
@@ -540,6 +548,8 @@ def _answer_scar_too(session: Session, row: Decision, form: FormData, dice: Dice
     answer: dict[str, Any] = {"entries": [], "requisitions": []}
     if chosen := field_text(form, "scar", 60):
         answer["scar"] = chosen
+    if table := field_text(form, "table", 60):  # a rule pack's own table (issue 38)
+        answer["table"] = table
     return decisions.answer(session, decision_id=scar.id, answer=answer, dice=dice)
 
 
