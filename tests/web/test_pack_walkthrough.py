@@ -200,12 +200,14 @@ def test_the_organizer_walkthrough(person: Callable[[str], Browser], engine: Eng
     assert (captain["xp"], captain["rank"], captain["honours"]) == (4, "battle_ready", [])
     assert ruby.api("GET", f"/forces/{blue}/decisions")["items"] == []
     feed = ruby.api("GET", f"/campaigns/{cid}/events?limit=200")["items"]
-    told = [e["summary"] for e in feed if e["battle_id"] == int(second)][-4:]
+    told = [e["summary"] for e in feed if e["battle_id"] == int(second)][-5:]
     assert told == [
         "Ultramarines 4th: Salvage went from 7 to 2.",
         "Ultramarines 4th: The Long Haul was put back by a revert.",
         "Waaagh! Gorbad: Salvage went from 4 to 2.",  # 2 + 2 per battle, back
         f"Battle {second} was reverted.",
+        # the Haul's free requisitions were never taken: the revert cancels them (issue 34)
+        "Ultramarines 4th's victor bonus choice was cancelled: its battle was reverted.",
     ]
 
     # Played again: The Great Haul's Scrap Walker joins through the decision page.
