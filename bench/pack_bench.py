@@ -12,8 +12,10 @@ should not grow with units, triggers or quests)."""
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +115,27 @@ def main() -> None:
                 ]
                 print(f"  {label + ', resolve a battle':<48}{counts[0][0]:>10}{counts[1][0]:>11}")
                 print(f"  {label + ', revert it':<48}{counts[0][1]:>10}{counts[1][1]:>11}")
+            refusal_times(client)
         engine.dispose()
+
+
+def refusal_times(client: TestClient) -> None:
+    """How long a hostile pack takes to be refused (preview): nesting is refused while the
+    file is read, so the time stays flat however deep the file goes."""
+    campaign = client.post("/api/v1/campaigns", json={"name": "Hostile"}).json()["id"]
+    print("A pack nested N levels deep, refused (ms, median of 5):")
+    for depth in (100, 1_000, 50_000):
+        text = ("description: " + "[" * depth + "]" * depth + "\n").encode()
+        files = {"file": ("deep.yaml", text, "application/yaml")}
+        times = []
+        for _ in range(5):
+            started = time.perf_counter()
+            refused = client.post(
+                f"/api/v1/campaigns/{campaign}/rule-packs", params={"preview": "true"}, files=files
+            )
+            times.append((time.perf_counter() - started) * 1000)
+            assert refused.status_code == 422, refused.text
+        print(f"  {depth:>7,} levels, {len(text):>7,} bytes: {statistics.median(times):8.1f}")
 
 
 if __name__ == "__main__":

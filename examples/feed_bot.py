@@ -6,11 +6,12 @@ Standard library only. Run it with an API token (read-only is enough):
 
     CRUSADE_TOKEN=... python3 examples/feed_bot.py --url http://127.0.0.1:8000 --campaign 1
 
-It long-polls ``GET /api/v1/campaigns/{id}/events?after=<cursor>&wait=30``: the server
-answers as soon as something happens (or after 30 s with nothing), so the bot needs no
-timer and never misses an event. It keeps its cursor in ``--state`` (if given) so that a
-restart carries on where it stopped. ``--once`` prints what is there now and exits.
-See docs/bots.md.
+It long-polls ``GET /api/v1/campaigns/{id}/events?after=<cursor>&wait=30`` (the operation
+``list_events`` of /openapi.json): the server answers as soon as something happens (or after
+30 s with nothing), so the bot needs no timer and never misses an event. It keeps its cursor
+in ``--state`` (if given) so that a restart carries on where it stopped. ``--once`` prints
+what is there now and exits. A ``429``/``503`` is waited out for its ``Retry-After``; a
+refusal (a revoked token: ``401``) stops the bot with the server's reason. See docs/bots.md.
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ from pathlib import Path
 from typing import Any
 
 WANTED = "battle_recorded"
+# Answers that say "not now": wait Retry-After seconds, then ask again (docs/bots.md).
+BUSY = (429, 503, 507)
+
+
+class Refused(Exception):
+    """The server refused the request for good (a revoked token, a campaign not readable)."""
 
 
 def get_json(url: str, token: str, timeout: float) -> Any:
@@ -51,6 +58,7 @@ def follow(
     once: bool = False,
     say: Callable[[str], None] = print,
     save: Callable[[str], None] = lambda cursor: None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> str | None:
     """Read the feed from ``cursor`` on, saying each applied battle's summary; with
     ``once``, stop when the feed has nothing more. Returns the last cursor."""
@@ -62,11 +70,18 @@ def follow(
         url = f"{base_url}/api/v1/campaigns/{campaign_id}/events?{urllib.parse.urlencode(query)}"
         try:
             page = get_json(url, token, timeout=wait + 15)
+        except urllib.error.HTTPError as error:  # the server answered, with a refusal
+            retry_after = error.headers.get("Retry-After")
+            if error.code in BUSY and retry_after is not None:
+                print(f"server busy ({error.code}); waiting {retry_after} s", file=sys.stderr)
+                sleep(int(retry_after))
+                continue
+            raise Refused(f"{error.code}: {error.read().decode(errors='replace')}") from error
         except (urllib.error.URLError, TimeoutError) as error:
             if once:
                 raise
             failures += 1
-            time.sleep(min(2**failures, 60))  # the server is down or restarting: back off
+            sleep(min(2**failures, 60))  # the server is down or restarting: back off
             print(f"feed unreachable ({error}); retrying", file=sys.stderr)
             continue
         failures = 0
@@ -105,15 +120,19 @@ def main(argv: list[str] | None = None) -> int:
         print(line, flush=True)
 
     with contextlib.suppress(KeyboardInterrupt):
-        follow(
-            args.url.rstrip("/"),
-            args.campaign,
-            token,
-            cursor=cursor,
-            once=args.once,
-            say=say,
-            save=save,
-        )
+        try:
+            follow(
+                args.url.rstrip("/"),
+                args.campaign,
+                token,
+                cursor=cursor,
+                once=args.once,
+                say=say,
+                save=save,
+            )
+        except Refused as refusal:
+            print(f"the server refused: {refusal}", file=sys.stderr)
+            return 1
     return 0
 
 

@@ -33,13 +33,22 @@ def for_change(session: Session, model: type[T], row_id: int) -> T | None:
     already locked is not read again: nobody else could change it since."""
     if not session.info.get("writes"):
         return session.get(model, row_id)
-    locked: set[tuple[type, int]] = session.info.setdefault(LOCKED, set())
+    locked = held(session)
     if (model, row_id) in locked:
         return session.get(model, row_id)
     row = session.get(model, row_id, with_for_update=True, populate_existing=True)
     if row is not None:
-        locked.add((model, row_id))
+        locked[(model, row_id)] = row
     return row
+
+
+def held(session: Session) -> dict[tuple[type, int], object]:
+    """The rows this transaction locked, by model and id. Held, not only named: the identity
+    map keeps a row only while something refers to it, and a row dropped from it would be
+    read again by the next ``session.get`` (a flush hook's, say) though nobody could have
+    changed it (issue 41)."""
+    locked: dict[tuple[type, int], object] = session.info.setdefault(LOCKED, {})
+    return locked
 
 
 LOCKED = "locks.for_change"

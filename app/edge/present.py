@@ -174,7 +174,10 @@ def force_summary(
         victories=row.victories,
         crusade_points=view.value.crusade_points if view else 0,
         notes=row.notes,
-        counters=quests.plain(row.counters or {}),
+        # every force counter of the campaign's packs, a counter never set at its start (a
+        # force made before its pack was attached holds none yet: issue 38)
+        counters={c.id: c.start for c in book.counters if c.scope == "force"}
+        | quests.plain(row.counters or {}),
         quests=quest_progress(row.counters or {}, book),
     )
 

@@ -240,8 +240,8 @@ class PackRequisition(PackModel):
     summary: Summary
     only_as_bonus: bool = Field(
         default=False,
-        description="Never bought with RP: only a mission's victor bonus grants it "
-        "(free_requisitions), so a victor bonus can use the whole effect vocabulary",
+        description="Never bought with RP: only a mission's victor bonus, a threshold or a "
+        "quest grants it (free_requisitions), so they can use the whole effect vocabulary",
     )
 
     _eligible = field_validator("eligible")(_expression)
@@ -840,30 +840,62 @@ def _trigger_problems(pack: RulePack, book: Rulebook) -> list[Problem]:
                     f"between {rule.min} and {threshold.at - 1} (below at, within the counter)",
                 )
             )
-        for m, effect in enumerate(threshold.effects):
-            path = f"{where}.effects[{m}]"
-            if isinstance(effect, ChangeCounter) and effect.counter not in counters:
-                problems.append(
-                    Problem(f"{path}.counter", None, f"no counter '{effect.counter}' in this pack")
-                )
-            elif (
-                isinstance(effect, ChangeCounter)
-                and counters[effect.counter].scope == "card"
-                and rule.scope == "force"
-            ):
-                problems.append(
-                    Problem(path, None, "a force counter's threshold moves no unit's counter")
-                )
-            elif effect.kind == "add_xp" and rule.scope == "force":
-                problems.append(
-                    Problem(path, None, "add_xp needs a unit: the threshold of a card counter")
-                )
-            elif isinstance(effect, FreeRequisitions):
-                problems += [
-                    Problem(f"{path}.requisitions", None, f"no requisition '{r}'")
-                    for r in effect.requisitions
-                    if r not in requisitions
-                ]
+        problems += _reward_problems(
+            f"{where}.effects",
+            threshold.effects,
+            rule.scope,
+            counters,
+            requisitions,
+            force_words=(
+                "a force counter's threshold moves no unit's counter",
+                "add_xp needs a unit: the threshold of a card counter",
+            ),
+            choices_moved=True,  # a threshold may move a named choice (never refused)
+        )
+    return problems
+
+
+def _reward_problems(
+    where: str,
+    effects: Sequence[Any],
+    scope: str,
+    counters: dict[str, Counter],
+    requisitions: set[str],
+    *,
+    force_words: tuple[str, str],
+    choices_moved: bool,
+) -> list[Problem]:
+    """A threshold's effects, or a quest's reward or penalty: the counters they move are
+    the pack's; the force's (``scope``) never moves a unit's counter nor gives XP (the
+    refusals say so in ``force_words``); free requisitions the campaign has. A quest never
+    moves a named choice (``choices_moved`` False): set_choice sets it."""
+    problems = []
+    for m, effect in enumerate(effects):
+        path = f"{where}[{m}]"
+        if isinstance(effect, ChangeCounter) and effect.counter not in counters:
+            problems.append(
+                Problem(f"{path}.counter", None, f"no counter '{effect.counter}' in this pack")
+            )
+        elif (
+            isinstance(effect, ChangeCounter)
+            and counters[effect.counter].choices
+            and not choices_moved
+        ):
+            problems.append(Problem(path, None, "a named choice is set by set_choice"))
+        elif (
+            isinstance(effect, ChangeCounter)
+            and counters[effect.counter].scope == "card"
+            and scope == "force"
+        ):
+            problems.append(Problem(path, None, force_words[0]))
+        elif effect.kind == "add_xp" and scope == "force":
+            problems.append(Problem(path, None, force_words[1]))
+        elif isinstance(effect, FreeRequisitions):
+            problems += [
+                Problem(f"{path}.requisitions", None, f"no requisition '{r}'")
+                for r in effect.requisitions
+                if r not in requisitions
+            ]
     return problems
 
 
@@ -891,30 +923,15 @@ def _quest_effect_problems(
 ) -> list[Problem]:
     counters = {c.id: c for c in pack.counters}
     requisitions = {r.id for r in book.requisitions} | {r.id for r in pack.requisitions}
-    problems = []
-    for m, effect in enumerate(effects):
-        path = f"{where}[{m}]"
-        if isinstance(effect, ChangeCounter) and effect.counter not in counters:
-            problems.append(
-                Problem(f"{path}.counter", None, f"no counter '{effect.counter}' in this pack")
-            )
-        elif isinstance(effect, ChangeCounter) and counters[effect.counter].choices:
-            problems.append(Problem(path, None, "a named choice is set by set_choice"))
-        elif (
-            isinstance(effect, ChangeCounter)
-            and counters[effect.counter].scope == "card"
-            and scope == "force"
-        ):
-            problems.append(Problem(path, None, "a force quest moves no unit's counter"))
-        elif effect.kind == "add_xp" and scope == "force":
-            problems.append(Problem(path, None, "add_xp needs a unit: a card quest"))
-        elif isinstance(effect, FreeRequisitions):
-            problems += [
-                Problem(f"{path}.requisitions", None, f"no requisition '{r}'")
-                for r in effect.requisitions
-                if r not in requisitions
-            ]
-    return problems
+    return _reward_problems(
+        where,
+        effects,
+        scope,
+        counters,
+        requisitions,
+        force_words=("a force quest moves no unit's counter", "add_xp needs a unit: a card quest"),
+        choices_moved=False,
+    )
 
 
 def _quest_problems(pack: RulePack, book: Rulebook) -> list[Problem]:

@@ -124,7 +124,8 @@ def purchase_requisition(
     if requisition.only_as_bonus and not free:
         raise RuleError(
             "requisition_only_as_bonus",
-            f"{requisition.name} is never bought: only a mission's victor bonus grants it.",
+            f"{requisition.name} is never bought: only a victor bonus, or a rule pack's "
+            "threshold or quest, grants it.",
             field="requisition",
         )
     if requisition.withdrawn_by and not free:

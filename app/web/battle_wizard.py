@@ -31,7 +31,7 @@ from app.services.accounts.accounts import Principal
 from app.services.battles import confirmation, lifecycle, wizard
 from app.services.campaigns import territories
 from app.services.forces.forces import get_campaign, load_force
-from app.services.packs import rulebooks
+from app.services.packs import pack_watch, rulebooks
 from app.web.forms import Form, field_int, field_ints, field_text, field_texts
 from app.web.pages import STATIC, Outcome, Viewer, attempt, page, redirect, render
 
@@ -573,6 +573,8 @@ def _after_context(
                     if i in cards
                 ],
                 "entered": d["sides"][index],
+                # a rule pack's counters and quests this battle moves (issue 38)
+                "watch": pack_watch.army(book, view.value, side.roster),
             }
         )
     mission = book.mission(str(d["setup"]["mission"]))

@@ -158,6 +158,7 @@ def _decision_context(
         "units": [c for c in view.cards if not c.removed],
         "values": {},
         "used": [],
+        "entry_names": _pack_entry_names(book),  # a pack table's results by name
     }
     if row.kind == "out_of_action":
         context["gain"] = row.payload.get("gain", {})
@@ -304,6 +305,12 @@ def _honour_entries(
     return context
 
 
+def _pack_entry_names(book: Any) -> dict[str, str]:
+    """Each rule pack entry's name by id: a pack table's results name them (issue 38)."""
+    names = {e.id: e.name for c in HonourCategory for e in book.honours.pack_entries(c)}
+    return names | {e.id: e.name for e in book.scars.pack_scars}
+
+
 def _tables(book: Any, category: str, card: Any, counters: Any) -> list[Any]:
     """A rule pack's own tables of ``category`` the unit may roll on (issue 38)."""
     return [
@@ -402,7 +409,8 @@ def _answer(row: Decision, form: FormData) -> DecisionAnswer:
         # the one-page form names each kind's entries apart (entries_<kind>)
         chosen = field_texts(form, f"entries_{category}") or field_texts(form, "entries")
         answer["entries"] = [e for e in chosen if e][:2]
-        if table := field_text(form, "table", 60):
+        # the one-page form names each kind's tables apart too (table_<kind>)
+        if table := field_text(form, f"table_{category}", 60) or field_text(form, "table", 60):
             answer["table"] = table
         if row.card_id is None:
             answer["card_id"] = field_int(form, "card_id")
@@ -538,7 +546,10 @@ def _answer_scar_too(session: Session, row: Decision, form: FormData, dice: Dice
     scar = next((d for d in waiting if d.kind == "battle_scar" and d.card_id == row.card_id), None)
     if scar is None or scar.id is None:
         return row
-    body = DecisionAnswer(scar=field_text(form, "scar", 60) or None)
+    body = DecisionAnswer(
+        scar=field_text(form, "scar", 60) or None,
+        table=field_text(form, "table", 60) or None,  # a rule pack's own table (issue 38)
+    )
     return decisions.answer(session, decision_id=scar.id, answer=answer_of(body), dice=dice)
 
 

@@ -352,6 +352,7 @@ def _requisitions_page(
         oob=oob,
         choices=requisition_choices(session, view, oob),
         fields=requisition_fields(book),
+        pack_traits=book.pack_warlord_traits,  # issue 38: offered on the Warlord Trait form
         joining=(RequisitionTiming.CARD_ADDED, RequisitionTiming.CARD_ADDED_OR_CHARACTER_RANK),
         **context,
     )

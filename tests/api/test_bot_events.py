@@ -161,3 +161,39 @@ class TestWebhookFormat:
             json={"url": "http://127.0.0.1:9/hook", "format": "slack"},
         )
         assert refused.status_code == 422 and refused.json()["field"] == "format"
+
+
+def test_every_event_about_a_battle_names_its_forces(
+    table: dict[str, Any],  # noqa: F811
+) -> None:
+    """Found by the walkthrough: a result proposed, disputed, a revert and a report had
+    ``force_ids: []``, so a bot filtering by force missed that its battle was reverted."""
+    ruby, joel, organizer = table["ruby"], table["joel"], table["organizer"]
+    both = sorted([ruby["force"], joel["force"]])
+    called_off = battle_between(table, ruby["client"])
+    assert ruby["client"].post(f"/api/v1/battles/{called_off}/call-off").status_code == 200
+    battle = battle_between(table, ruby["client"])
+    body = authz.TestResultConfirmation.BODY(table)
+    assert ruby["client"].post(f"/api/v1/battles/{battle}/result", json=body).status_code == 200
+    assert joel["client"].post(f"/api/v1/battles/{battle}/dispute").status_code == 200
+    assert organizer.post(f"/api/v1/battles/{battle}/confirm").status_code == 200
+    story = {"title": "The Fall", "narrative": "It fell."}
+    assert ruby["client"].put(f"/api/v1/battles/{battle}/report", json=story).status_code == 200
+    assert organizer.post(f"/api/v1/battles/{battle}/revert").status_code == 200
+    items = [e for e in feed_items(organizer, table["campaign"]) if e["battle_id"]]
+    kinds = {e["kind"] for e in items}
+    assert {
+        "battle_mustered",
+        "result_proposed",
+        "result_disputed",
+        "battle_called_off",
+        "battle_recorded",
+        "result_confirmed",
+        "report_written",
+        "battle_reverted",
+    } <= kinds
+    for event in items:
+        if event["force_id"] is None:
+            assert sorted(event["force_ids"]) == both, event
+        else:
+            assert event["force_ids"] == [event["force_id"]], event

@@ -311,6 +311,47 @@ def test_a_decision_of_a_reverted_battle_answers_decision_cancelled(client: Test
     assert "decision_cancelled" in json.dumps(conflict["409"])
 
 
+def test_a_revert_tells_the_feed_each_pending_decision_is_gone(client: TestClient) -> None:
+    """Found by the walkthrough: a bot that kept the decisions it saw pending (from
+    ``decision_pending``) never heard that a revert cancelled them."""
+    world = setup_two_forces(client)
+    battle = muster(client, world)
+    client.post(f"/api/v1/battles/{battle['id']}/result", json=lord_falls(world))
+    [test] = decisions_of(client, world["red"])
+    url = f"/api/v1/campaigns/{world['campaign']}/events"
+    pending = client.get(url, params={"limit": 200}).json()
+    [asked] = [e for e in pending["items"] if e["kind"] == "decision_pending"]
+    assert asked["summary"] == ("Black Legion has an Out of Action choice to make for Chaos Lord.")
+    assert client.post(f"/api/v1/battles/{battle['id']}/revert").status_code == 200
+    after = client.get(url, params={"after": pending["next"]}).json()["items"]
+    assert [e["kind"] for e in after] == ["battle_reverted", "decision_cancelled"]
+    gone = after[1]
+    assert (gone["decision_id"], gone["force_ids"], gone["battle_id"]) == (
+        test["id"],
+        [world["red"]],
+        battle["id"],
+    )
+    assert (gone["details"]["reason"], gone["details"]["decision"]) == (
+        "battle_reverted",
+        "out_of_action",
+    )
+    assert gone["summary"] == (
+        "Black Legion's Out of Action choice for Chaos Lord was cancelled: its battle was reverted."
+    )
+    refused = answer(client, test["id"], {})
+    assert_problem(refused, 409, "decision_cancelled")
+
+
+def test_an_incomplete_answer_names_the_decision_in_words(client: TestClient) -> None:
+    world = setup_two_forces(client)
+    battle = muster(client, world)
+    client.post(f"/api/v1/battles/{battle['id']}/result", json=lord_falls(world))
+    [test] = decisions_of(client, world["red"])
+    refused = assert_problem(answer(client, test["id"], {}), 422, "decision_answer_incomplete")
+    assert refused["detail"] == "An answer to an Out of Action decision needs 'consequence'."
+    assert refused["field"] == "consequence"
+
+
 # --- a long poll with an ETag -------------------------------------------------------------
 
 
@@ -341,3 +382,14 @@ class TestLongPollWithETag:
         assert waited.status_code == 200 and waited.headers["etag"] != etag
         assert waited.json()["items"][-1]["kind"] == "battle_mustered"
         assert time.monotonic() - started < 20
+
+    def test_the_schema_offers_if_none_match_to_a_generated_client(
+        self, client: TestClient
+    ) -> None:
+        schema = client.get("/openapi.json").json()
+        for path in ("/api/v1/campaigns/{campaign_id}/events", "/api/v1/forces/{force_id}"):
+            read = schema["paths"][path]["get"]
+            [header] = [p for p in read["parameters"] if p["in"] == "header"]
+            assert (header["name"], header["required"]) == ("If-None-Match", False)
+            for answered in ("200", "304"):
+                assert "ETag" in read["responses"][answered]["headers"]

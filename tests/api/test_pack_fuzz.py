@@ -25,8 +25,13 @@ from tests.api.test_rule_packs import HOUSE, PILGRIMS, attach
 
 # issue 38 (part 2): the Cinder Brood carries the pack's own tables, quests, transformations
 BROOD = (Path(__file__).resolve().parents[2] / "examples/packs/cinder-brood.yaml").read_text()
+# and the walkthrough's Rustwake Reclaimers: triggers, a threshold owing a unit, a force quest
+RUSTWAKE = (
+    Path(__file__).resolve().parents[2] / "examples/packs/rustwake-reclaimers.yaml"
+).read_text()
 DOCUMENTS = [
-    yaml.safe_load(text) for text in (PILGRIMS, HOUSE, LEAN, TRIALS, POINTS, CARD_FAITH, BROOD)
+    yaml.safe_load(text)
+    for text in (PILGRIMS, HOUSE, LEAN, TRIALS, POINTS, CARD_FAITH, BROOD, RUSTWAKE)
 ]
 HOSTILE = [case[1] for case in REFUSED if len(case[1]) < 5_000]
 
@@ -53,6 +58,7 @@ VALUES = st.one_of(
     st.sampled_from(["D6", "2D6", "D33", "1-2", "11-13", "6-1", "0-99", "ember_hide", "biomass"]),
     st.sampled_from(["great_feast", "flesh", "any_unit", "victory", "transform", "remove_unit"]),
     st.sampled_from(["set_choice", "start_quest", "counter.hunger == flesh", "hunger", 0, 50]),
+    st.sampled_from(["salvage", "great_haul", "scrap_walker", "battle_played", "add_unit", 6]),
     st.lists(st.integers(-5, 5), max_size=3),
     st.dictionaries(st.text(max_size=8), st.integers(-5, 5), max_size=3),
 )

@@ -5,6 +5,7 @@ back exactly; the force, the cards and the feed say so."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -114,11 +115,17 @@ def test_a_quest_tallies_battles_and_a_revert_puts_it_back(
     assert told == [
         ("quest_started", "great_feast", 1, 0),  # the requisition
         ("quest_progressed", "great_feast", 1, 1),  # the first battle
-        ("quest_started", "alpha_trial", 2, 0),  # begun, its first step done at once
+        ("quest_started", "alpha_trial", 1, 0),  # begun in its first battle
+        ("quest_step_done", "alpha_trial", 2, 0),  # and its first step done at once
         ("quest_progressed", "alpha_trial", 2, 1),  # the second battle
         ("quest_put_back", "alpha_trial", 2, 0),  # its revert
     ]
-    assert not [e for e in feed if e["kind"] == "counter_changed" and "quest" in str(e)]
+    moved = [
+        (e["details"]["counter"], e["details"]["before"], e["details"]["after"])
+        for e in feed
+        if e["kind"] == "counter_changed"
+    ]
+    assert moved == [("hunger", 0, 1)]  # the requisition's named choice; a quest's state never
     summaries = [e["summary"] for e in feed if e["kind"].startswith("quest_")]
     assert summaries[0].endswith("began The Great Feast (step 1 of 3, Taste the Prey: 0 of 3).")
     page = client.get(f"/campaigns/{cid}")
@@ -152,6 +159,9 @@ def test_the_website_shows_quests_and_the_choice(client: TestClient) -> None:
     assert "<strong>The Great Feast</strong> (step 1 of 3: 0 of 3)" in quests
     rules = client.get(f"/campaigns/{cid}/rules").text
     assert "<h3>Quests</h3>" in rules and "Devour the Champions: 1 × enemy unit destroyed" in rules
+    assert (
+        "<strong>Hunger</strong> (the force): one of Flesh, Metal, Psyche, none at first." in rules
+    )
     assert "<h3>Warlord Traits</h3>" in rules and "to any unit, CHARACTER or not" in rules
 
 
@@ -175,3 +185,65 @@ def test_an_update_that_drops_a_quest_under_way_needs_confirming(
     refused = client.post(f"/api/v1/campaigns/{cid}/rule-packs", files=files)
     assert_problem(refused, 409, "rule_pack_update_breaks")
     assert dump(engine) == before
+
+
+FED = BROOD.replace(
+    "relics:\n",
+    "  - id: feed_the_beast\n"
+    "    name: Feed the Beast\n"
+    "    cost_rp: 0\n"
+    "    target: unit\n"
+    "    summary: The beast gorges; it gains 6 XP.\n"
+    "    effects: [{kind: add_xp, amount: 6}]\n"
+    "relics:\n",
+    1,
+)
+
+
+def test_the_warlord_trait_form_offers_a_packs_traits_to_any_unit_they_allow(
+    client: TestClient, engine: Engine
+) -> None:
+    """Issue 38 (bearers) on the website: the Warlord Trait requisition, open after a rank,
+    is offered for a MONSTER that is no CHARACTER because the Brood's Apex Hunger allows any
+    unit; the form lists the pack's traits with who may take them, and takes one."""
+    cid = campaign(client)
+    attached(client, cid, FED)
+    blue = force(client, cid, "Cinder Brood", "TYRANIDS")
+    beast = unit(client, blue, "Ash Beast", 8, keywords=["TYRANIDS", "MONSTER"])["id"]
+    gaunts = unit(client, blue, "Ash Gaunts", keywords=["TYRANIDS", "INFANTRY"])["id"]
+    for card in (beast, gaunts):  # both reach Blooded: the Warlord Trait's window opens
+        fed = client.post(
+            f"/api/v1/forces/{blue}/requisitions",
+            json={"requisition": "feed_the_beast", "card_id": card},
+        )
+        assert fed.status_code == 201, fed.text
+    page = client.get(f"/forces/{blue}/requisitions").text
+    offer = page.split('id="requisition-warlord_trait"')[1].split("</article>")[0]
+    assert "Available now</strong> for Ash Beast." in offer  # the Gaunts: no MONSTER
+    assert f'<option value="{beast}"' in offer and f'<option value="{gaunts}"' not in offer
+    listed = offer.split('data-testid="pack-warlord-traits"')[1].split("</div>")[0]
+    assert "<strong>Apex Hunger</strong>" in listed
+    assert "(any unit, CHARACTER or not, that meets <code>MONSTER</code>)" in listed
+    assert '<datalist id="pack-warlord-traits"><option value="Apex Hunger">' in offer
+
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert token is not None
+    form = {"csrf_token": token.group(1), "requisition": "warlord_trait", "card_id": str(beast)}
+    before = dump(engine)
+    refused = client.post(
+        f"/forces/{blue}/requisitions",
+        data={**form, "warlord_trait": "Iron Will"},  # a core trait: for CHARACTERs only
+        follow_redirects=False,
+    )
+    assert refused.status_code == 422, refused.text
+    assert dump(engine) == before
+    bought = client.post(
+        f"/forces/{blue}/requisitions",
+        data={**form, "warlord_trait": "Apex Hunger"},
+        follow_redirects=False,
+    )
+    assert bought.status_code == 303, bought.text
+    card = client.get(f"/api/v1/cards/{beast}").json()
+    assert [(u["requisition"], u["detail"]) for u in card["upgrades"]] == [
+        ("warlord_trait", "Apex Hunger")
+    ]

@@ -5,7 +5,9 @@ changes nothing, and the tables offered in the decision's pack_entries."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
@@ -112,3 +114,233 @@ def test_a_relic_a_unit_that_is_no_character_may_bear(client: TestClient, engine
     assert taken.status_code == 200, taken.text
     squad = client.get(f"/api/v1/cards/{world['squad']['id']}").json()
     assert [[e["id"] for e in h["entries"]] for h in squad["honours"]] == [["cinder_crown"]]
+
+
+FORGE = """\
+format: crusade-rule-pack/1
+id: scrap_forge
+name: Scrap Forge
+version: "1"
+weapon_enhancements:
+  - {id: spiked_grip, name: Spiked Grip, weapon_type: melee, summary: Add 1 to hit in a charge.}
+  - {id: jury_rigged_barrel, name: Jury-rigged Barrel, weapon_type: ranged, summary: Add 6" range.}
+  - {id: welded_sights, name: Welded Sights, summary: Re-roll one hit roll of 1 with it each phase.}
+tables:
+  - id: forge_table
+    name: Forge Table
+    category: weapon_enhancement
+    dice: D6
+    summary: Roll a D6 when a unit's weapon is enhanced.
+    results:
+      - {roll: "1-2", entry: spiked_grip}
+      - {roll: "3-4", entry: jury_rigged_barrel}
+      - {roll: "5-6", entry: welded_sights}
+"""
+
+
+def _honour_owed(client: TestClient, world: dict[str, Any]) -> dict[str, Any]:
+    """The squad reaches Blooded (Marked for Greatness and two Agenda marks): the Battle
+    Honour it then owes."""
+    battle = muster_with(client, world, "bear_the_ashes")
+    body = result(world, world["squad"]["id"], 2)
+    body["sides"][0]["units"][0]["marked_for_greatness"] = True
+    assert client.post(f"/api/v1/battles/{battle['id']}/result", json=body).status_code == 200
+    pending = client.get(f"/api/v1/forces/{world['blue']}/decisions").json()["items"]
+    [honour] = [d for d in pending if d["kind"] == "battle_honour"]
+    return dict(honour)
+
+
+def _enhancements(client: TestClient, card_id: int) -> list[tuple[Any, ...]]:
+    card = client.get(f"/api/v1/cards/{card_id}").json()
+    return [
+        (h["weapon"], [e["id"] for e in h["entries"]], h["dice"])
+        for h in card["honours"]
+        if h["category"] == "weapon_enhancement"
+    ]
+
+
+def test_a_weapon_enhancement_is_rolled_on_a_pack_table(client: TestClient, engine: Engine) -> None:
+    """Issue 38: a pack's Weapon Enhancement table through the JSON API. The decision lists
+    it; an entry on it is never chosen by itself; a result for the other kind of weapon is
+    rolled again (as one the unit holds); entered dice are used in order."""
+    world = pilgrim_world(client)
+    attached(client, world["campaign"], FORGE)
+    rules = client.get(f"/api/v1/campaigns/{world['campaign']}/rules").json()
+    assert [(t["id"], t["category"]) for t in rules["pack_tables"]] == [
+        ("forge_table", "weapon_enhancement")
+    ]
+    honour = _honour_owed(client, world)
+    [table] = [e for e in honour["pack_entries"] if e["category"] == "table"]
+    assert (table["id"], table["table_of"], table["dice"], table["chosen"]) == (
+        "forge_table",
+        "weapon_enhancement",
+        "D6",
+        False,
+    )
+    assert [r["entry"] for r in table["results"]] == [
+        "spiked_grip",
+        "jury_rigged_barrel",
+        "welded_sights",
+    ]
+    offered = {(e["category"], e["id"]) for e in honour["pack_entries"]}
+    assert ("weapon_enhancement", "jury_rigged_barrel") not in offered  # rolled, never chosen
+    assert ("weapon_enhancement", "censer_blessed") in offered  # the Pilgrims': on no table
+
+    bolter = {"model": "Pilgrim", "weapon": "Bolter", "weapon_type": "ranged"}
+    url = f"/api/v1/decisions/{honour['id']}/answer"
+    before = dump(engine)
+    chosen = client.post(
+        url,
+        json={
+            "category": "weapon_enhancement",
+            "entries": ["jury_rigged_barrel"],
+            "weapon": bolter,
+        },
+    )
+    assert_problem(chosen, 422, "pack_entry_rolled")
+    unknown = client.post(
+        url, json={"category": "weapon_enhancement", "table": "nowhere", "weapon": bolter}
+    )
+    assert_problem(unknown, 422, "pack_table_unknown")
+    assert dump(engine) == before
+
+    rolled = client.post(
+        url,
+        json={
+            "category": "weapon_enhancement",
+            "table": "forge_table",
+            "dice": [2, 4],
+            "weapon": bolter,
+        },
+    )
+    assert rolled.status_code == 200, rolled.text
+    assert rolled.json()["answer"]["rolled"] == [
+        {"purpose": "a Weapon Enhancement on Forge Table", "sides": 6, "value": 2},
+        {"purpose": "a Weapon Enhancement on Forge Table", "sides": 6, "value": 4},
+    ]  # the 2 (Spiked Grip) is for a melee weapon: rolled again
+    assert _enhancements(client, world["squad"]["id"]) == [
+        ("Bolter", ["jury_rigged_barrel"], [[6, 2], [6, 4]])
+    ]
+
+
+def test_the_website_rolls_a_weapon_enhancement_on_a_pack_table(
+    client: TestClient, engine: Engine
+) -> None:
+    """The decision page offers the pack's table beside the core's (the one-page form of
+    every kind, and the page of one kind), and answers with the dice typed at the table."""
+    world = pilgrim_world(client)
+    attached(client, world["campaign"], FORGE)
+    honour = _honour_owed(client, world)
+    every_kind = client.get(f"/decisions/{honour['id']}").text
+    fold = every_kind.split('data-kind-entries="weapon_enhancement"')[1].split("</details>")[0]
+    assert 'name="table_weapon_enhancement" value="forge_table"' in fold
+    assert "1–2: Spiked Grip · 3–4: Jury-rigged Barrel · 5–6: Welded Sights" in fold
+    one_kind = client.get(
+        f"/decisions/{honour['id']}?category=weapon_enhancement&weapon_type=ranged"
+    ).text
+    assert 'data-testid="pack-tables"' in one_kind and "Forge Table (D6)" in one_kind
+    token = re.search(r'name="csrf_token" value="([^"]+)"', one_kind)
+    assert token is not None
+
+    before = dump(engine)
+    refused = client.post(
+        f"/decisions/{honour['id']}/answer",
+        data={
+            "csrf_token": token.group(1),
+            "category": "weapon_enhancement",
+            "weapon_type": "ranged",
+            "weapon_model": "Pilgrim",
+            "weapon_name": "Bolter",
+            "table_weapon_enhancement": "forge_table",
+            "dice_mode": "enter",
+            "dice": "1 2",  # both melee results: the dice run out
+        },
+        follow_redirects=False,
+    )
+    assert refused.status_code == 422, refused.text
+    assert dump(engine) == before
+    answered = client.post(
+        f"/decisions/{honour['id']}/answer",
+        data={
+            "csrf_token": token.group(1),
+            "category": "weapon_enhancement",
+            "weapon_type": "ranged",
+            "weapon_model": "Pilgrim",
+            "weapon_name": "Bolter",
+            "table_weapon_enhancement": "forge_table",
+            "dice_mode": "enter",
+            "dice": "6",
+        },
+        follow_redirects=False,
+    )
+    assert answered.status_code == 303, answered.text
+    assert _enhancements(client, world["squad"]["id"]) == [("Bolter", ["welded_sights"], [[6, 6]])]
+
+
+def test_a_scar_chosen_with_its_out_of_action_test_rolls_on_the_pack_table(
+    client: TestClient, engine: Engine
+) -> None:
+    """Issue 40 put the Battle Scar on the Out of Action test's page; the pack's table there
+    is rolled with the dice typed at the table (it was ignored: the core's table was rolled)."""
+    world = pilgrim_world(client)
+    attached(client, world["campaign"], BROOD)
+    battle = muster_with(client, world, "bear_the_ashes")
+    falls = {
+        "sides": [
+            {
+                "force_id": world["blue"],
+                "victory_points": 10,
+                "units": [{"card_id": world["squad"]["id"], "destroyed": True}],
+                "dice": [1],
+            },
+            {"force_id": world["red"], "victory_points": 10},
+        ]
+    }
+    assert client.post(f"/api/v1/battles/{battle['id']}/result", json=falls).status_code == 200
+    [test] = client.get(f"/api/v1/forces/{world['blue']}/decisions").json()["items"]
+    page = client.get(f"/decisions/{test['id']}").text
+    assert 'data-testid="pack-tables"' in page
+    assert "11–13: Burned Out · 21–23: Brittle Carapace · 31–33: Starving" in page
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert token is not None
+    answered = client.post(
+        f"/decisions/{test['id']}/answer",
+        data={
+            "csrf_token": token.group(1),
+            "consequence": "battle_scar",
+            "scar": "",
+            "table": "brood_wounds",
+            "dice_mode": "enter",
+            "dice": "2 1",
+        },
+        follow_redirects=False,
+    )
+    assert answered.status_code == 303, answered.text
+    squad = client.get(f"/api/v1/cards/{world['squad']['id']}").json()
+    assert [(s["id"], s["dice"]) for s in squad["scars"]] == [
+        ("brittle_carapace", [[3, 2], [3, 1]])
+    ]
+
+
+def test_the_website_picks_a_result_of_a_table_players_choose_from(
+    client: TestClient, engine: Engine
+) -> None:
+    """The Brood Wounds table says `chosen: true`: its scars are offered to tick, and a
+    tick with the table picks that result, no die thrown."""
+    world = pilgrim_world(client)
+    attached(client, world["campaign"], BROOD)
+    scar = scar_owed(client, world)
+    page = client.get(f"/decisions/{scar['id']}").text
+    offered = page.split('data-testid="pack-scars"')[1].split("</fieldset>")[0]
+    assert 'name="scar" value="starving"' in offered  # on a table players may choose from
+    assert "Brood Wounds (D33; or tick one of its results above)" in page
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert token is not None
+    answered = client.post(
+        f"/decisions/{scar['id']}/answer",
+        data={"csrf_token": token.group(1), "scar": "starving", "table": "brood_wounds"},
+        follow_redirects=False,
+    )
+    assert answered.status_code == 303, answered.text
+    squad = client.get(f"/api/v1/cards/{world['squad']['id']}").json()
+    assert [(s["id"], s["dice"]) for s in squad["scars"]] == [("starving", [])]

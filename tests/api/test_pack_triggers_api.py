@@ -4,10 +4,12 @@ decision it owes, two battles and a revert, every number on the force and in the
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from tests.api.helpers import campaign, force, unit
+from tests.api.helpers import assert_problem, campaign, dump, force, unit
 from tests.api.test_rule_packs import attached
 from tests.rules.test_pack_triggers import HOST
 
@@ -159,7 +161,9 @@ def test_a_purchase_that_raises_a_counter_to_a_threshold_fires_it(
     feed = client.get(f"/api/v1/campaigns/{cid}/events?limit=50").json()["items"]
     [reached] = [e for e in feed if e["kind"] == "threshold_reached"]
     assert reached["details"]["threshold"] == "oathbound"
-    assert reached["summary"].endswith("reached Oathbound: Vows came to 2; it starts again at 0.")
+    assert reached["summary"].endswith(
+        "reached Oathbound: Vows rose to 2 or more; it starts again at 0."
+    )
     [pending] = [e for e in feed if e["kind"] == "decision_pending"]
     assert "victor" not in pending["summary"] and "Oathbound" in pending["summary"]
     page = client.get(f"/decisions/{owed['id']}")
@@ -204,3 +208,111 @@ def test_a_battle_threshold_is_in_the_feed(client: TestClient, engine: Engine) -
         if e["kind"] == "threshold_reached"
     ]
     assert reached == [(blue, first, "zealous")]
+
+
+RUSTWAKE = (
+    Path(__file__).resolve().parents[2] / "examples" / "packs" / "rustwake-reclaimers.yaml"
+).read_text()
+
+
+def test_a_threshold_that_brings_a_unit_and_a_requisition_that_transforms_one(
+    client: TestClient, engine: Engine
+) -> None:
+    """The Rustwake Reclaimers (issue 38's walkthrough) through the JSON API: a purchase
+    says the counters it moved and the unit it transformed; The Great Haul's free Scrap
+    Walker, answered as a decision, joins the Order of Battle (it was a 500); an answer over
+    the Supply Limit is refused with nothing changed."""
+    cid = campaign(client)
+    attached(client, cid, RUSTWAKE)
+    blue, red = force(client, cid), force(client, cid, "Black Legion", "CHAOS")
+    crew = unit(client, blue, "Scrap Crew")["id"]
+    foes = [unit(client, red, f"Cultists {n}", 1, keywords=["CHAOS"])["id"] for n in range(4)]
+
+    def battle(lost: list[int]) -> None:
+        body = {
+            "battle_size": "combat_patrol",
+            "mission": "sweep_and_clear",
+            "sides": [
+                {"force_id": blue, "role": "attacker", "roster": [crew], "agendas": CULL},
+                {"force_id": red, "role": "defender", "roster": foes, "agendas": CULL},
+            ],
+        }
+        mustered = client.post(f"/api/v1/campaigns/{cid}/battles", json=body).json()["id"]
+        result = {
+            "sides": [
+                {"force_id": blue, "victory_points": 30},
+                {
+                    "force_id": red,
+                    "victory_points": 10,
+                    "units": [{"card_id": f, "destroyed": True} for f in lost],
+                    "dice": [6] * len(lost),
+                },
+            ]
+        }
+        recorded = client.post(f"/api/v1/battles/{mustered}/result", json=result)
+        assert recorded.status_code == 200, recorded.text
+
+    battle(foes[:2])  # Salvage 0 + 2 + 2
+    bought = client.post(
+        f"/api/v1/forces/{blue}/requisitions",
+        json={"requisition": "reforge_crew", "card_id": crew},
+    )
+    assert bought.status_code == 201, bought.text
+    feed = client.get(f"/api/v1/campaigns/{cid}/events?limit=200").json()["items"]
+    moved, became = feed[-2:]
+    assert (moved["kind"], moved["details"]["counter"], moved["details"]["before"]) == (
+        "counter_changed",
+        "salvage",
+        4,
+    )
+    assert moved["details"]["after"] == 2
+    assert became["kind"] == "card_transformed" and became["card_id"] == crew
+    assert (became["details"]["was"], became["details"]["name"]) == (
+        "Scrap Crew",
+        "Iron Reclaimers",
+    )
+    assert became["details"]["keywords"] == ["ARMOURED", "IMPERIUM", "INFANTRY"]
+    assert became["summary"] == "Scrap Crew (Ultramarines) became Iron Reclaimers (Power Rating 6)."
+
+    battle(foes[:2])  # Salvage 2 + 2 + 2 = 6: The Great Haul
+    [haul] = client.get(f"/api/v1/forces/{blue}/decisions").json()["items"]
+    assert haul["payload"]["threshold"]["id"] == "great_haul"
+    client.post(  # the Supply Limit nearly full: 6 + 41 of 50
+        f"/api/v1/forces/{blue}/cards",
+        json={"name": "Big Tank", "power_rating": 41, "keywords": ["IMPERIUM", "VEHICLE"]},
+    ).raise_for_status()
+    answer = {"requisitions": [{"requisition": "scrap_walker"}]}
+    before = dump(engine)
+    over = client.post(f"/api/v1/decisions/{haul['id']}/answer", json=answer)
+    assert_problem(over, 422, "supply_limit_exceeded")
+    assert dump(engine) == before
+    tank = next(
+        c for c in client.get(f"/api/v1/forces/{blue}").json()["cards"] if c["power_rating"] == 41
+    )
+    assert client.delete(f"/api/v1/cards/{tank['id']}").status_code in (200, 204)
+    taken = client.post(f"/api/v1/decisions/{haul['id']}/answer", json=answer)
+    assert taken.status_code == 200, taken.text
+    host = client.get(f"/api/v1/forces/{blue}").json()
+    assert [(c["name"], c["power_rating"]) for c in host["cards"]] == [
+        ("Iron Reclaimers", 6),
+        ("Scrap Walker", 4),
+    ]
+    walker = host["cards"][1]["id"]
+    assert taken.json()["answer"]["joined"] == [walker]
+    assert (host["supply_used"], host["counters"]) == (10, {"salvage": 6})
+    feed = client.get(f"/api/v1/campaigns/{cid}/events?limit=200").json()["items"]
+    assert [e["summary"] for e in feed[-2:]] == [
+        "Ultramarines added Scrap Walker (Power Rating 4).",
+        "Ultramarines took its free requisitions from The Great Haul.",
+    ]
+
+    # A revert of that battle takes the Scrap Walker away again, and says so.
+    second = feed[-1]["battle_id"]
+    assert client.post(f"/api/v1/battles/{second}/revert").status_code == 200
+    host = client.get(f"/api/v1/forces/{blue}").json()
+    assert [c["name"] for c in host["cards"]] == ["Iron Reclaimers"]
+    assert (host["supply_used"], host["counters"]) == (6, {"salvage": 2})
+    feed = client.get(f"/api/v1/campaigns/{cid}/events?limit=200").json()["items"]
+    assert "Ultramarines removed Scrap Walker from its Order of Battle." in [
+        e["summary"] for e in feed if e["battle_id"] == second
+    ]

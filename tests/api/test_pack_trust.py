@@ -5,7 +5,6 @@ what attach will answer, and decisions that list the pack entries they offer."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -119,13 +118,11 @@ def test_a_hostile_or_sloppy_pack_is_refused_by_path_and_line(
 ) -> None:
     cid = campaign(client)
     before = dump(engine)
-    started = time.perf_counter()
     for preview in ("true", "false"):
         refused = attach(client, cid, text, preview=preview)
         problem = assert_problem(refused, 422, "rule_pack_invalid")
         assert problem["field"] == field, problem
         assert says in problem["detail"] and f"(line {line})" in problem["detail"], problem
-    assert time.perf_counter() - started < 5  # refused while reading, never after a walk
     assert dump(engine) == before
 
 

@@ -177,3 +177,93 @@ def test_a_quest_has_at_most_10_steps() -> None:
     with pytest.raises(packs.PackError) as refused:
         played(text)
     assert any(p.path == "quests[1].steps" for p in refused.value.problems)
+
+
+RUSTWAKE = (
+    Path(__file__).resolve().parents[2] / "examples/packs/rustwake-reclaimers.yaml"
+).read_text()
+MORE_COUNTERS = RUSTWAKE.replace(
+    "requisitions:\n",
+    "  - {id: grit, name: Grit, scope: card, start: 0, min: 0, max: 5}\n"
+    "  - {id: creed, name: Creed, scope: force, choices: [rust, iron]}\n"
+    "requisitions:\n",
+    1,
+)
+THEN = "\n      - {kind: free_requisitions"
+HAUL_RP = "{kind: change_requisition_points, amount: 1}" + THEN
+LONG_HAUL_SALVAGE = "{kind: change_counter, counter: salvage, amount: 4}"
+
+
+@pytest.mark.parametrize(
+    ("change", "path", "message"),
+    [
+        (
+            (
+                HAUL_RP,
+                "{kind: change_counter, counter: nowhere, amount: 1}" + THEN,
+            ),
+            "thresholds[0].effects[0].counter",
+            "no counter 'nowhere' in this pack",
+        ),
+        (
+            (
+                HAUL_RP,
+                "{kind: change_counter, counter: grit, amount: 1}" + THEN,
+            ),
+            "thresholds[0].effects[0]",
+            "a force counter's threshold moves no unit's counter",
+        ),
+        (
+            (HAUL_RP, "{kind: add_xp, amount: 1}" + THEN),
+            "thresholds[0].effects[0]",
+            "add_xp needs a unit: the threshold of a card counter",
+        ),
+        (
+            ("requisitions: [scrap_walker]", "requisitions: [nowhere]"),
+            "thresholds[0].effects[1].requisitions",
+            "no requisition 'nowhere'",
+        ),
+        (
+            (
+                HAUL_RP,
+                "{kind: change_counter, counter: creed, amount: 1}" + THEN,
+            ),
+            None,  # a threshold may move a named choice, as it could before the checks met
+            "",
+        ),
+        (
+            (LONG_HAUL_SALVAGE, "{kind: change_counter, counter: nowhere, amount: 4}"),
+            "quests[0].reward[0].counter",
+            "no counter 'nowhere' in this pack",
+        ),
+        (
+            (LONG_HAUL_SALVAGE, "{kind: change_counter, counter: creed, amount: 1}"),
+            "quests[0].reward[0]",
+            "a named choice is set by set_choice",
+        ),
+        (
+            (LONG_HAUL_SALVAGE, "{kind: change_counter, counter: grit, amount: 1}"),
+            "quests[0].reward[0]",
+            "a force quest moves no unit's counter",
+        ),
+        (
+            (LONG_HAUL_SALVAGE, "{kind: add_xp, amount: 2}"),
+            "quests[0].reward[0]",
+            "add_xp needs a unit: a card quest",
+        ),
+    ],
+)
+def test_rewards_of_thresholds_and_quests_are_checked_alike(
+    change: tuple[str, str], path: str | None, message: str
+) -> None:
+    """One check for a threshold's effects and a quest's reward or penalty (issue 38), each
+    refusal in its own words at its own path; only a quest refuses to move a named choice."""
+    text = MORE_COUNTERS.replace(*change)
+    assert text != MORE_COUNTERS
+    if path is None:
+        played(text)
+        return
+    with pytest.raises(packs.PackError) as refused:
+        played(text)
+    found = [(p.path, p.message) for p in refused.value.problems]
+    assert (path, message) in found, found

@@ -13,6 +13,7 @@ from tests.factories import book
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "rule-packs.md"
 BLOCKS = re.findall(r"```yaml\n(.*?)```", GUIDE.read_text(), flags=re.DOTALL)
+EXAMPLES = sorted((GUIDE.parents[1] / "examples" / "packs").glob("*.yaml"))
 
 
 def test_the_guide_has_examples() -> None:
@@ -26,6 +27,17 @@ def test_each_example_in_the_guide_is_a_valid_pack(text: str) -> None:
     played = packs.apply(book(), [pack])
     assert {a.id for a in pack.agendas} <= {a.id for a in played.agendas}
     assert {r.id for r in pack.requisitions} <= {r.id for r in played.requisitions}
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_each_example_pack_file_is_valid_beside_the_core(path: Path) -> None:
+    """The packs shipped in examples/packs/ (the guide points organizers at them)."""
+    pack = packs.load(path.read_text())
+    packs.check_against(pack, book())
+    played = packs.apply(book(), [pack])
+    assert {r.id for r in pack.requisitions} <= {r.id for r in played.requisitions}
+    assert {q.id for q in pack.quests} <= {q.id for q in played.quests}
+    assert {t.id for t in pack.tables} <= {t.id for t in played.pack_tables}
 
 
 def test_the_guide_lists_every_effect_and_setting() -> None:

@@ -221,6 +221,18 @@ IDEMPOTENCY_KEY = {
     "schema": {"type": "string"},
 }
 ETAG = {"description": "The force's version", "schema": {"type": "string"}}
+FEED_ETAG = {
+    "description": "The first page's version (only on a page read without `after`)",
+    "schema": {"type": "string"},
+}
+IF_NONE_MATCH = {
+    "name": "If-None-Match",
+    "in": "header",
+    "required": False,
+    "schema": {"type": "string"},
+    "description": "An ETag this read answered: 304 while it still matches (with `wait`, "
+    "once the time is up)",
+}
 RETRY_AFTER = {"description": "Seconds to wait before retrying", "schema": {"type": "integer"}}
 LOCATION = {"description": "Where a GET reads the new resource", "schema": {"type": "string"}}
 # Operations whose 201 carries a Location (see ``located``).
@@ -346,10 +358,17 @@ def contract(schema: dict[str, Any]) -> dict[str, Any]:
                 operation.setdefault("parameters", []).append(dict(IDEMPOTENCY_KEY))
             for status, codes in sorted(_codes(method.upper(), path, operation).items()):
                 responses[str(status)] = _response(status, codes)
-    order_of_battle = schema["paths"].get(f"{API}/forces/{{force_id}}", {}).get("get")
-    if order_of_battle is not None:
+    # The two reads with an ETag: a generated client gets an `If-None-Match` argument.
+    for read, etag in (
+        (f"{API}/forces/{{force_id}}", ETAG),
+        (f"{API}/campaigns/{{campaign_id}}/events", FEED_ETAG),
+    ):
+        operation = schema["paths"].get(read, {}).get("get")
+        if operation is None:
+            continue
         for answered in ("200", "304"):
-            order_of_battle["responses"][answered]["headers"] = {"ETag": dict(ETAG)}
+            operation["responses"][answered]["headers"] = {"ETag": dict(etag)}
+        operation.setdefault("parameters", []).append(dict(IF_NONE_MATCH))
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
             if path in LOCATED and method == "post":

@@ -148,6 +148,11 @@ class DecisionAnswerPublic(BaseModel):
         description="What the answer added, as `card:kind:entry` (kind: scar or an honour "
         "category)",
     )
+    joined: list[int] = Field(
+        default_factory=list,
+        description="Issue 38: the units the answer brought into the Order of Battle (a rule "
+        "pack's add_unit); a revert of its battle removes them",
+    )
 
 
 class PackOfferPublic(BaseModel):

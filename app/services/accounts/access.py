@@ -52,6 +52,9 @@ def authorize(
     if principal is not None:
         _check_token(principal, method)
     target = _target(session, params)
+    # Held for the request: the identity map keeps the campaign only while something refers
+    # to it, and the route's service asks for it again (issue 41).
+    session.info["access.target"] = target
     if target is None:
         _check_token_campaign(principal, None)
         return

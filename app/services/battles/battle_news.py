@@ -13,12 +13,20 @@ from app.db.models import Battle, BattleSide, Card, Decision, Force
 from app.services.campaigns import kept_totals
 
 
-def what_it_did(session: Session, battle: Battle, sides: list[BattleSide]) -> list[dict[str, Any]]:
+def what_it_did(
+    session: Session,
+    battle: Battle,
+    sides: list[BattleSide],
+    cards: dict[int | None, Card] | None = None,
+) -> list[dict[str, Any]]:
     """One entry per side, in the battle's order; called once the result is applied (the
-    cards, the forces and the pending decisions are as the battle left them)."""
+    cards, the forces and the pending decisions are as the battle left them). ``cards``:
+    the rostered units, when the caller holds them already."""
     session.flush()  # the standings lines move at flush: the Crusade points after count all
     roster = [card_id for side in sides for card_id in side.roster]
-    cards = {c.id: c for c in session.exec(select(Card).where(col(Card.id).in_(roster))).all()}
+    if cards is None:
+        query = select(Card).where(col(Card.id).in_(roster))
+        cards = {c.id: c for c in session.exec(query).all()}
     owed = session.exec(
         select(Decision.force_id, Decision.card_id, Decision.kind).where(
             Decision.battle_id == battle.id, Decision.status == "pending"

@@ -21,7 +21,7 @@ from app.services.accounts import accounts
 from app.services.battles import lifecycle
 from app.services.battles.lifecycle import SideResult
 from app.services.campaigns.membership import role_of
-from app.services.feed import history
+from app.services.feed import events, history
 
 WAITING = ("proposed", "disputed")
 
@@ -32,7 +32,9 @@ def submit(session: Session, *, battle_id: int, results: list[SideResult]) -> Ba
     rules would refuse is refused now, not at confirmation."""
     battle, sides = lifecycle.get_battle(session, battle_id)
     if _applies_at_once(session, battle, sides):
-        lifecycle.record_result(session, battle_id=battle_id, results=results)
+        lifecycle.record_result(
+            session, battle_id=battle_id, results=results, loaded=(battle, sides)
+        )
         return battle
     if battle.status != "mustered":
         raise DomainError(
@@ -69,10 +71,12 @@ def preview(session: Session, *, battle_id: int, results: list[SideResult]) -> l
             status=409,
         )
     before = {s.force_id: _points(session, s.force_id) for s in sides}
+    newest = history.mark(session)
     with session.begin_nested() as trial:
         lifecycle.record_result(session, battle_id=battle_id, results=results)
         _battle, after = lifecycle.get_battle(session, battle_id)
         owed = session.exec(select(Decision).where(Decision.battle_id == battle_id)).all()
+        news = _pack_news(session, newest)
         found = [
             {
                 "force_id": side.force_id,
@@ -81,16 +85,43 @@ def preview(session: Session, *, battle_id: int, results: list[SideResult]) -> l
                 "rp_after": _points(session, side.force_id),
                 "won": side.won,
                 "decisions": [
-                    {"kind": d.kind, "card_id": d.card_id}
+                    {"kind": d.kind, "card_id": d.card_id, **_source(d)}
                     for d in owed
                     if d.force_id == side.force_id
                 ],
+                "pack_news": news.get(side.force_id, []),
             }
             for side in after
         ]
         trial.rollback()
     session.expire_all()
     return found
+
+
+# What a rule pack's triggers, quests and thresholds did, as the feed will tell it (issue 38).
+PACK_NEWS = ("counter_changed", "threshold_reached", "card_removed", "card_transformed")
+
+
+def _pack_news(session: Session, since: int) -> dict[int, list[str]]:
+    """Each force's feed sentences about its pack counters, quests and thresholds, from the
+    events the trial result recorded (read before it is rolled back)."""
+    rows = [
+        e
+        for e in history.unwritten(session, since=since)
+        if e.force_id and (e.kind in PACK_NEWS or e.kind.startswith("quest_"))
+    ]
+    found: dict[int, list[str]] = {}
+    for row, sentence in zip(rows, events.summaries(session, rows), strict=True):
+        assert row.force_id is not None
+        found.setdefault(row.force_id, []).append(sentence)
+    return found
+
+
+def _source(decision: Decision) -> dict[str, str]:
+    """The threshold or quest a free-requisition decision comes from, by name."""
+    payload = decision.payload if isinstance(decision.payload, dict) else {}
+    named = payload.get("threshold") or payload.get("quest") or {}
+    return {"source": str(named["name"])} if isinstance(named, dict) and named.get("name") else {}
 
 
 def _points(session: Session, force_id: int) -> int:
@@ -207,7 +238,7 @@ def confirm(session: Session, *, battle_id: int, actor_id: int | None = None) ->
             )
     results = [_side_result(r) for r in battle.proposal["sides"]]
     battle.status = "mustered"  # record_result applies from a mustered battle
-    lifecycle.record_result(session, battle_id=battle_id, results=results)
+    lifecycle.record_result(session, battle_id=battle_id, results=results, loaded=(battle, sides))
     history.record(
         session,
         campaign_id=battle.campaign_id,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from sqlalchemy import insert
@@ -39,7 +39,7 @@ from app.services.battles import gains
 from app.services.feed import history
 from app.services.fields import request_fields
 from app.services.forces.convert import write_force
-from app.services.forces.forces import load_force
+from app.services.forces.forces import add_joined, load_force
 from app.services.packs import rulebooks, thresholds
 
 
@@ -54,9 +54,12 @@ def store(
         return
     rows = [_row(force_id, battle_id, d).model_dump(exclude={"id"}) for d in pending]
     stored = session.execute(
-        insert(Decision).returning(
+        # render_nulls: a victor bonus (no card) goes in the same INSERT as the units' rows
+        insert(Decision)
+        .returning(
             col(Decision.id), col(Decision.kind), col(Decision.card_id), col(Decision.payload)
-        ),
+        )
+        .execution_options(render_nulls=True),
         rows,
     ).all()
     force = session.get(Force, force_id)
@@ -64,8 +67,7 @@ def store(
     force.version += 1
     session.add(force)
     for decision_id, kind, card_id, payload in stored:
-        found = payload if isinstance(payload, dict) else {}
-        source = {f"{k}_name": v["name"] for k, v in found.items() if k in ("threshold", "quest")}
+        source = _source_names(payload)
         history.record(
             session,
             campaign_id=force.campaign_id,
@@ -77,6 +79,16 @@ def store(
             card_id=card_id,
             **source,
         )
+
+
+def _source_names(payload: Any) -> dict[str, str]:
+    """The threshold or quest that owes a decision, by name (``threshold_name``...)."""
+    found = payload if isinstance(payload, dict) else {}
+    return {
+        f"{k}_name": v["name"]
+        for k, v in found.items()
+        if k in ("threshold", "quest") and isinstance(v, dict)
+    }
 
 
 def _row(force_id: int, battle_id: int | None, decision: Any) -> Decision:
@@ -210,9 +222,16 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
         battle_id=row.battle_id,
     )
     follow_ups = tuple(follow_ups) + owed
+    # a free requisition's add_unit (a pack's, issue 38): the new unit becomes a row of its own
+    known = {str(c.id) for c in view.cards}
+    joined = [c for c in force.cards if c.id not in known]
+    force = replace(force, cards=tuple(c for c in force.cards if c.id in known))
     write_force(view.force, view.cards, force)
+    added = add_joined(session, view.force.campaign_id, row.force_id, joined, row.battle_id)
     # issue 12: what was rolled and what came of it, for the page to say after "roll for it"
     outcome = {"rolled": recorded.rolls, "gained": sorted(_entry_ids(view.cards) - before)}
+    if added:  # issue 38: the units it brought, which a revert of its battle takes away
+        outcome["joined"] = added
     row.status, row.answer = "answered", {**answer, **outcome}
     row.answered_at = utcnow()
     session.add(row)
@@ -226,6 +245,7 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
         decision=row.kind,
         card_id=row.card_id,
         answer=answer,
+        **_source_names(row.payload),
     )
     gains.record_gains(session, view, after=force, battle_id=row.battle_id)
     store(session, force_id=row.force_id, battle_id=row.battle_id, pending=follow_ups)
@@ -267,11 +287,19 @@ def _entry_ids(cards: list[Card]) -> set[str]:
     return scars | honours
 
 
+_A_KIND = {
+    "out_of_action": "an Out of Action",
+    "battle_scar": "a Battle Scar",
+    "battle_honour": "a Battle Honour",
+    "victor_bonus": "a victor bonus",
+}
+
+
 def _need(answer: dict[str, Any], key: str, kind: str) -> Any:
     if answer.get(key) is None:
         raise DomainError(
             "decision_answer_incomplete",
-            f"An answer to a {kind.replace('_', ' ')} decision needs '{key}'.",
+            f"An answer to {_A_KIND.get(kind, kind.replace('_', ' '))} decision needs '{key}'.",
             status=422,
             field=key,
         )

@@ -49,12 +49,58 @@ def record_gains(
         if old is None:
             continue
         unit = {"card_id": int(card.id), "name": card.name}
+        if (became := transformed(old, card)) is not None:
+            say("card_transformed", **unit, **became)
         for counter, was, now in moved(old.counters, card.counters, starts):
             say("counter_changed", **unit, counter=counter, before=was, after=now)
         for kind, details in quest_moves(old.counters, card.counters, book):
             say(kind, **unit, **details)
         for kind, details in _gained(old, card):
             say(kind, **unit, **details)
+
+
+def record_purchase_moves(
+    session: Session,
+    *,
+    campaign_id: int,
+    force_id: int,
+    before: OrderOfBattle,
+    after: OrderOfBattle,
+    book: Rulebook,
+) -> None:
+    """What a rule pack's requisition did to counters and datasheets (issue 38), said as a
+    battle says it: a ``counter_changed`` for each counter it moved (the force's, then each
+    unit's) and a ``card_transformed`` for a unit that became another datasheet, so the
+    feed's last word on a counter is always the force's."""
+    starts = {c.id: c.start for c in book.counters}
+
+    def say(kind: str, **details: Any) -> None:
+        history.record(session, campaign_id=campaign_id, force_id=force_id, kind=kind, **details)
+
+    for counter, was, now in moved(before.counters, after.counters, starts):
+        say("counter_changed", counter=counter, before=was, after=now)
+    old_cards = {c.id: c for c in before.cards}
+    for card in after.cards:
+        old = old_cards.get(card.id)
+        if old is None:
+            continue
+        unit = {"card_id": int(card.id), "name": card.name}
+        if (became := transformed(old, card)) is not None:
+            say("card_transformed", **unit, **became)
+        for counter, was, now in moved(old.counters, card.counters, starts):
+            say("counter_changed", **unit, counter=counter, before=was, after=now)
+
+
+def transformed(old: CrusadeCard, new: CrusadeCard) -> dict[str, object] | None:
+    """A unit that became another datasheet (a pack's ``transform``): what it was and is."""
+    if (old.name, old.datasheet) == (new.name, new.datasheet):
+        return None
+    return {
+        "was": old.name,
+        "datasheet": new.datasheet,
+        "power_rating": new.power_rating,
+        "keywords": sorted(new.keywords),
+    }
 
 
 def _gained(old: CrusadeCard, new: CrusadeCard) -> list[tuple[str, dict[str, object]]]:
@@ -120,6 +166,13 @@ def quest_moves(
         }
         if step is not None:
             about |= {"step_name": step.name, "count": step.count}
+        if was == quests.NOT_STARTED and (now, tally) != (1, 0):
+            # begun and moved on in the same command (an automatic quest's first battle):
+            # said as two events, so a step done (or the quest done) is never left untold
+            first = quest.steps[0]
+            begun = {"step": 1, "tally": 0, "step_name": first.name, "count": first.count}
+            found.append(("quest_started", about | begun))
+            was, tally_was = 1, 0
         if now == quests.FAILED:
             kind = "quest_failed"
         elif was == quests.FAILED or now < was or (now == was and tally < tally_was):

@@ -314,10 +314,15 @@ def _mission(
 
 
 def record_result(
-    session: Session, *, battle_id: int, results: list[SideResult]
+    session: Session,
+    *,
+    battle_id: int,
+    results: list[SideResult],
+    loaded: tuple[Battle, list[BattleSide]] | None = None,
 ) -> tuple[Battle, list[BattleSide]]:
-    """Score the battle, then run the post-battle sequence for both sides at once."""
-    battle, sides = get_battle(session, battle_id)
+    """Score the battle, then run the post-battle sequence for both sides at once.
+    ``loaded``: the battle and its sides as the caller just read them with get_battle."""
+    battle, sides = loaded or get_battle(session, battle_id)
     if battle.status != "mustered":
         raise DomainError(
             "battle_already_recorded",
@@ -339,7 +344,13 @@ def record_result(
     ]
     outcome = battle_rules.decide_victor(scores[0], scores[1])
     mission = book.mission(battle.mission)
-    losses = _check_kill_marks(session, sides, by_force, results, book)
+    # Read once for both sides (issue 41): the rostered units, the forces' standings lines
+    # (their totals before the battle) and the territories' bonus RP.
+    cards = _roster_cards(session, sides)
+    losses = _check_kill_marks(session, sides, by_force, results, book, cards)
+    kept_totals.hold_lines(session, [s.force_id for s in sides])
+    befores = [_force_totals(session, s.force_id) for s in sides]
+    extra_rp = territories.bonus_rps(session, battle, [s.force_id for s in sides])
     totals_before = []
     for index, side in enumerate(sides):
         result = by_force[side.force_id]
@@ -348,7 +359,17 @@ def record_result(
         )
         with request_fields(_SIDE_FIELDS, f"sides[{results.index(result)}].", _unit_ids(result)):
             totals_before.append(
-                _resolve(session, battle, side, result, won, mission, index, losses[side.force_id])
+                _resolve(
+                    session,
+                    battle,
+                    side,
+                    result,
+                    won,
+                    mission,
+                    index,
+                    losses[side.force_id],
+                    _Read(cards, befores[index], extra_rp[side.force_id]),
+                )
             )
         side.victory_points, side.painted, side.won = scores[index].total, result.painted, won
         session.add(side)
@@ -367,7 +388,7 @@ def record_result(
         outcome=outcome.value,
         victory_points={str(s.force_id): s.victory_points for s in sides},
         forces=[s.force_id for s in sides],
-        sides=battle_news.what_it_did(session, battle, sides),
+        sides=battle_news.what_it_did(session, battle, sides, cards),
     )
     return battle, sides
 
@@ -378,9 +399,10 @@ def _check_kill_marks(
     by_force: dict[int, SideResult],
     results: list[SideResult],
     book: Rulebook,
+    cards: dict[int | None, Card],
 ) -> dict[int, list[EnemyLoss]]:
     """Each side's kill-counting Agenda marks against the units the other side reported
-    destroyed (one query for both sides' losses); each force's enemy losses."""
+    destroyed (``cards``: both rosters' units); each force's enemy losses."""
     destroyed = {
         s.force_id: [
             int(u["card_id"])
@@ -389,10 +411,6 @@ def _check_kill_marks(
         ]
         for s in sides
     }
-    ids = [i for found in destroyed.values() for i in found]
-    cards = (
-        {c.id: c for c in session.exec(select(Card).where(col(Card.id).in_(ids)))} if ids else {}
-    )
     found: dict[int, list[EnemyLoss]] = {}
     for index, side in enumerate(sides):
         enemy = sides[1 - index]
@@ -426,6 +444,25 @@ def _unit_ids(result: SideResult) -> list[object]:
 _SIDE_FIELDS = {"choice": "out_of_action_choices", "scar": "out_of_action_choices"}
 
 
+def _roster_cards(session: Session, sides: list[BattleSide]) -> dict[int | None, Card]:
+    """Both rosters' units, by id, in one query (a unit of another force included: each
+    use filters as its own query did)."""
+    ids = sorted({int(i) for side in sides for i in side.roster})
+    if not ids:
+        return {}
+    return {c.id: c for c in session.exec(select(Card).where(col(Card.id).in_(ids))).all()}
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What ``record_result`` read once for both sides: the rostered units, and the side's
+    force totals (Crusade points, XP) and territory bonus RP from before the battle."""
+
+    cards: dict[int | None, Card]
+    before: tuple[int, int]
+    extra_rp: int
+
+
 def _resolve(
     session: Session,
     battle: Battle,
@@ -435,11 +472,12 @@ def _resolve(
     mission: Any,
     index: int,
     losses: list[EnemyLoss],
+    read: _Read,
 ) -> tuple[int, int]:
     """Run one side's post-battle sequence; return its force's Crusade points and XP from
     just before (the progress chart's point)."""
-    view = _roster_force(session, side.force_id, side.roster, waiting=False)
-    before = _force_totals(session, side.force_id)
+    view = _roster_force(session, side.force_id, side.roster, waiting=False, loaded=read.cards)
+    before = read.before
     side.snapshot = _snapshot(view, before)
     report = SideReport(
         roster=tuple(str(i) for i in side.roster),
@@ -455,7 +493,7 @@ def _resolve(
         objective_markers_at_end=mission.markers_at_end,
         warlord=str(side.warlord_card_id) if side.warlord_card_id else None,
         exfiltration=mission.exfiltration,
-        extra_requisition_points=territories.bonus_rp(session, battle, side.force_id),
+        extra_requisition_points=read.extra_rp,
         enemy_losses=tuple(loss.keywords for loss in losses),
     )
     dice = side_dice(result, (battle.seed or 0) + index)
@@ -473,13 +511,16 @@ def _resolve(
         book=book,
     )
     gains.record_gains(session, view, after=after.force, battle_id=battle.id)
-    decisions.store(session, force_id=side.force_id, battle_id=battle.id, pending=after.pending)
-    decisions.lapse_unanswerable(
-        session,
-        force=view.force,
-        value=after.force,
-        book=rulebooks.campaign_book(session, battle.campaign_id),
-    )
+    # Nothing flushes here: both sides' changes go in one flush after both (issue 41). The
+    # decisions name only rows that exist, and the lapse reads only this force's decisions.
+    with session.no_autoflush:
+        decisions.store(session, force_id=side.force_id, battle_id=battle.id, pending=after.pending)
+        decisions.lapse_unanswerable(
+            session,
+            force=view.force,
+            value=after.force,
+            book=rulebooks.campaign_book(session, battle.campaign_id),
+        )
     side.report = {
         "units": result.units,
         "tests": [
@@ -521,7 +562,12 @@ def _split_unit_partners(session: Session, force_id: int, cards: list[Card]) -> 
 
 
 def _roster_force(
-    session: Session, force_id: int, roster: list[int], *, waiting: bool = True
+    session: Session,
+    force_id: int,
+    roster: list[int],
+    *,
+    waiting: bool = True,
+    loaded: dict[int | None, Card] | None = None,
 ) -> ForceView:
     """The force with only the units on a roster (and which of them await a decision):
     mustering and the post-battle sequence read and change no other unit (a victor bonus
@@ -529,13 +575,17 @@ def _roster_force(
     not the size of the Order of Battle or what its other units gathered over the
     campaign. A unit of another force is not in the value, as in the whole force's."""
     force = get_force(session, force_id)
-    cards = list(
-        session.exec(
-            select(Card)
-            .where(col(Card.id).in_(roster), Card.force_id == force_id)
-            .order_by(col(Card.id))
-        ).all()
-    )
+    if loaded is not None:  # the units read already (``_roster_cards``), filtered alike
+        mine = (loaded.get(i) for i in sorted({int(i) for i in roster}))
+        cards = [c for c in mine if c is not None and c.force_id == force_id]
+    else:
+        cards = list(
+            session.exec(
+                select(Card)
+                .where(col(Card.id).in_(roster), Card.force_id == force_id)
+                .order_by(col(Card.id))
+            ).all()
+        )
     pending: set[int] = set()
     if waiting:  # only mustering asks: a recorded battle's units were checked then
         cards += _split_unit_partners(session, force_id, cards)
@@ -648,11 +698,13 @@ def revert(session: Session, *, battle_id: int) -> Battle:
             "battle_already_reverted", f"Battle {battle_id} is already reverted.", status=409
         )
     if battle.status == "resolved":
-        _check_revertible(session, battle, sides)
+        joined = _joined_by_answers(session, battle)
+        _check_revertible(session, battle, sides, joined)
         territories.check_revert(session, battle)
         starts = gains.counter_starts(session, battle.campaign_id)
         for side in sides:
             _restore(session, battle, side, starts)
+        _take_back(session, battle, joined)
         kept_totals.unrecord(session, battle, sides)
         territories.undo_result(session, battle)
     return _undo(session, battle, kind="battle_reverted")
@@ -729,22 +781,66 @@ def call_off(session: Session, *, battle_id: int) -> Battle:
 
 
 def _undo(session: Session, battle: Battle, *, kind: str) -> Battle:
+    lapsed: list[Decision] = []
     for row in session.exec(
         select(Decision).where(Decision.battle_id == battle.id, Decision.status != "cancelled")
     ).all():
         if row.status == "pending":  # an answer to it is refused, saying why
             row.payload = {**row.payload, "cancelled_because": kind}
+            lapsed.append(row)
         row.status = "cancelled"
         session.add(row)
     battle.status = "reverted"
     session.add(battle)
     kept_totals.undone(session, battle)
     history.record(session, campaign_id=battle.campaign_id, battle_id=battle.id, kind=kind)
+    # A bot that listed the pending decisions from the feed hears that each is gone.
+    for row in lapsed:
+        history.record(
+            session,
+            campaign_id=battle.campaign_id,
+            force_id=row.force_id,
+            battle_id=battle.id,
+            kind="decision_cancelled",
+            decision_id=row.id,
+            decision=row.kind,
+            card_id=row.card_id,
+            reason=kind,
+        )
     return battle
 
 
-def _check_revertible(session: Session, battle: Battle, sides: list[BattleSide]) -> None:
-    units = {u for s in sides for u in s.roster}
+def _joined_by_answers(session: Session, battle: Battle) -> list[int]:
+    """The units the battle's answered decisions brought in (a pack's free requisition with
+    ``add_unit``, issue 38): a revert takes them away again."""
+    answers = session.exec(
+        select(Decision.answer).where(
+            Decision.battle_id == battle.id, Decision.status == "answered"
+        )
+    ).all()
+    return [int(i) for answer in answers for i in (answer or {}).get("joined", [])]
+
+
+def _take_back(session: Session, battle: Battle, joined: list[int]) -> None:
+    """Remove the units the battle's decisions brought in, saying so in the history."""
+    for card in session.exec(select(Card).where(col(Card.id).in_(joined))).all():
+        card.removed = True
+        session.add(card)
+        history.record(
+            session,
+            campaign_id=battle.campaign_id,
+            force_id=card.force_id,
+            battle_id=battle.id,
+            kind="card_removed",
+            card_id=card.id,
+            name=card.name,
+        )
+
+
+def _check_revertible(
+    session: Session, battle: Battle, sides: list[BattleSide], joined: list[int]
+) -> None:
+    units = {u for s in sides for u in s.roster} | set(joined)
     # The units' battle lists (kept from muster until a revert) name any later battle.
     later = session.exec(
         select(CardBattle.battle_id)

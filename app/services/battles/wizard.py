@@ -21,6 +21,7 @@ from app.db.locks import for_change
 from app.db.models import Battle, BattleDraft, BattleSide, Card, Force, User, utcnow
 from app.errors import DomainError, NotFound
 from app.rules import battle as battle_rules
+from app.rules import eligibility
 from app.rules.agendas import cannot_score, check_agenda_selection
 from app.rules.cards import never_gains_xp
 from app.rules.data import (
@@ -845,8 +846,13 @@ def preview_view(
                 }
             )
         owed = [
-            DECISION_WORDS.get(d["kind"], d["kind"].replace("_", " "))
+            (
+                f"free requisitions from {d['source']}"  # a pack's threshold or quest, ruling 67
+                if d.get("source")
+                else DECISION_WORDS.get(d["kind"], d["kind"].replace("_", " "))
+            )
             + (f": {cards[d['card_id']].name}" if d.get("card_id") in cards else "")
+            + _pack_tables_offered(d, cards, book)
             for d in side["decisions"]
         ]
         views.append(
@@ -856,9 +862,31 @@ def preview_view(
                 "rp": side["rp_after"] - side["rp_before"],
                 "rows": rows,
                 "decisions": owed,
+                "pack_news": list(side.get("pack_news") or []),  # issue 38
             }
         )
     return views
+
+
+def _pack_tables_offered(decision: dict[str, Any], cards: dict[int, Card], book: Rulebook) -> str:
+    """The rule packs' own tables a Battle Honour or Battle Scar may be rolled on (issue 38)."""
+    kinds = {"battle_honour": HONOUR_TABLES, "battle_scar": ("battle_scar",)}
+    card = cards.get(decision.get("card_id") or 0)
+    tables = [
+        t.name
+        for t in book.pack_tables
+        if t.category in kinds.get(decision["kind"], ())
+        and (card is None or not t.eligible or _may_roll(t.eligible, card, book))
+    ]
+    return f" (or a roll on {', '.join(tables)})" if tables else ""
+
+
+HONOUR_TABLES = ("battle_trait", "weapon_enhancement", "psychic_fortitude")
+
+
+def _may_roll(expression: str, card: Card, book: Rulebook) -> bool:
+    """A table's ``eligible`` for the unit (its own counters; the force's left out here)."""
+    return eligibility.meets(expression, card_value(card), {}, book)
 
 
 def submit(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) -> Battle:

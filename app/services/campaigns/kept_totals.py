@@ -38,6 +38,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.orm import Session
+from sqlmodel import col
 
 from app.db.models import Battle, BattleSide, Card, CardBattle, ForceStanding, SideTotals
 from app.services.forces.card_battles import card_line
@@ -161,6 +162,21 @@ def standing_of(session: Session, force_id: int, campaign_id: int | None = None)
         session.add(row)
     held[force_id] = row
     return row
+
+
+def hold_lines(session: Session, force_ids: list[int]) -> None:
+    """Read (and lock, as ``standing_of`` does) several forces' lines in one statement, in
+    force id order, and hold them for ``standing_of`` (a battle's two sides, issue 41)."""
+    held = _lines_held(session)
+    wanted = sorted(f for f in force_ids if held.get(f) is None or held[f] not in session)
+    if not wanted:
+        return
+    query = select(ForceStanding).where(col(ForceStanding.force_id).in_(wanted))
+    query = query.order_by(col(ForceStanding.force_id))
+    if session.info.get("writes"):
+        query = query.with_for_update()
+    for row in session.scalars(query):
+        held[row.force_id] = row
 
 
 _HELD = "totals.lines_held"

@@ -155,6 +155,11 @@ def check_muster(session: Session, *, campaign_id: int, territory_id: int | None
 def bonus_rp(session: Session, battle: Battle, force_id: int) -> int:
     """The extra RP the force earns from this battle: territories with the bonus it holds
     as the battle is recorded, before this battle changes any hands (ruling 54)."""
+    return bonus_rps(session, battle, [force_id])[force_id]
+
+
+def bonus_rps(session: Session, battle: Battle, force_ids: list[int]) -> dict[int, int]:
+    """``bonus_rp`` of each force, the map read once (a battle's two sides, issue 41)."""
     held = [
         rules.Territory(
             str(t.id),
@@ -164,7 +169,7 @@ def bonus_rp(session: Session, battle: Battle, force_id: int) -> int:
         )
         for t in map_of(session, battle.campaign_id)
     ]
-    return rules.bonus_requisition_points(held, str(force_id))
+    return {f: rules.bonus_requisition_points(held, str(f)) for f in force_ids}
 
 
 def after_result(session: Session, battle: Battle, sides: list[BattleSide]) -> None:

@@ -11,14 +11,14 @@ import base64
 import binascii
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import event as sa_event
 from sqlmodel import Session, col, func, select
 
-from app.db.models import Card, Event, Force, User
+from app.db.models import BattleSide, Card, Event, Force, User
 from app.errors import DomainError
 from app.rules.data import Rulebook, rulebook
 from app.services.forces.forces import get_campaign
@@ -123,6 +123,13 @@ def one_event(session: Session, event_id: int) -> FeedEvent:
     return _feed_event(row, _Names.load(session, [row]))
 
 
+def events_by_id(session: Session, event_ids: list[int]) -> dict[int, FeedEvent]:
+    """Several events at once (a webhook's batch), in the statements one of them takes."""
+    rows = list(session.exec(select(Event).where(col(Event.id).in_(event_ids))).all())
+    names = _Names.load(session, rows)
+    return {int(row.id or 0): _feed_event(row, names) for row in rows}
+
+
 # What an event's stored payload may tell a client (a decision's free-form answer is left in
 # the decision it belongs to).
 DETAIL_FIELDS = (
@@ -168,6 +175,9 @@ DETAIL_FIELDS = (
     "step_name",
     "tally",
     "count",
+    "was",
+    "datasheet",
+    "keywords",
 )
 
 
@@ -186,10 +196,13 @@ class _Names:
     forces: dict[int, str]
     cards: dict[int, str]
     users: dict[int, str]
+    # The two forces of each battle an event names without saying its forces (a result
+    # proposed or disputed, a revert, a report): its ``force_ids``.
+    battle_forces: dict[int, list[int]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, session: Session, rows: list[Event]) -> _Names:
-        """Names for a page of events in three statements, whatever its size."""
+        """Names for a page of events in four statements at most, whatever its size."""
         force_ids = {r.force_id for r in rows if r.force_id} | {
             int(f)
             for r in rows
@@ -204,10 +217,21 @@ class _Names:
         ).all()
         cards = session.exec(select(Card.id, Card.name).where(col(Card.id).in_(card_ids))).all()
         users = session.exec(select(User.id, User.username).where(col(User.id).in_(user_ids))).all()
+        battle_forces: dict[int, list[int]] = {}
+        battle_ids = {r.battle_id for r in rows if r.battle_id and not _own_forces(r)}
+        if battle_ids:
+            sides = session.exec(
+                select(BattleSide.battle_id, BattleSide.force_id)
+                .where(col(BattleSide.battle_id).in_(battle_ids))
+                .order_by(col(BattleSide.id))
+            ).all()
+            for battle_id, force_id in sides:
+                battle_forces.setdefault(int(battle_id), []).append(int(force_id))
         return cls(
             forces={int(i): n for i, n in forces if i is not None},
             cards={int(i): n for i, n in cards if i is not None},
             users={int(i): n for i, n in users if i is not None},
+            battle_forces=battle_forces,
         )
 
 
@@ -221,7 +245,7 @@ def _feed_event(row: Event, names: _Names) -> FeedEvent:
         kind=row.kind,
         campaign_id=row.campaign_id,
         force_id=row.force_id,
-        force_ids=force_ids(row),
+        force_ids=_own_forces(row) or names.battle_forces.get(row.battle_id or 0, []),
         battle_id=row.battle_id,
         card_id=int(card_id) if card_id else None,
         decision_id=payload.get("decision_id"),
@@ -232,13 +256,38 @@ def _feed_event(row: Event, names: _Names) -> FeedEvent:
     )
 
 
-def force_ids(row: Event) -> list[int]:
-    """The forces an event concerns: its force, or a battle's two (mustered, recorded,
-    confirmed: their ``force_id`` is null)."""
+def summaries(session: Session, rows: list[Event]) -> list[str]:
+    """The feed's sentence for each event (written or not: a result's preview, issue 38)."""
+    names = _Names.load(session, rows)
+    return [summary(row, names, rulebook()) for row in rows]
+
+
+def _own_forces(row: Event) -> list[int]:
+    """The forces an event names itself: its force, or a battle's two (mustered, recorded,
+    confirmed: their ``force_id`` is null). Any other event about a battle concerns that
+    battle's two forces (``_Names.battle_forces``)."""
     if row.force_id:
         return [row.force_id]
     payload = row.payload
     return [int(f) for f in payload.get("forces") or payload.get("victory_points") or []]
+
+
+# A decision's kind as the rules name it, in a sentence.
+_DECISION_WORDS = {
+    "out_of_action": "Out of Action",
+    "battle_scar": "Battle Scar",
+    "battle_honour": "Battle Honour",
+    "victor_bonus": "victor bonus",
+}
+_CANCELLED_WORDS = {
+    "no_unit_can_take_it": "no unit can take it any more",
+    "battle_reverted": "its battle was reverted",
+    "battle_called_off": "its battle was called off",
+}
+
+
+def _decision_words(kind: Any) -> str:
+    return _DECISION_WORDS.get(str(kind), str(kind or "").replace("_", " "))
 
 
 def _titled(payload: dict[str, Any]) -> str:
@@ -260,6 +309,9 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             return f"{force} added {card} (Power Rating {p.get('power_rating')})."
         case "card_removed":
             return f"{force} removed {card} from its Order of Battle."
+        case "card_transformed":
+            power = p.get("power_rating")
+            return f"{p.get('was') or 'A unit'} ({force}) became {card} (Power Rating {power})."
         case "battle_mustered":
             return _mustered(row, names, book)
         case "battle_recorded":
@@ -287,15 +339,22 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
         case "decision_pending" if p.get("threshold_name"):
             return f"{force} has free requisitions to take: {p['threshold_name']} was reached."
         case "decision_pending":
-            what = str(p.get("decision", "")).replace("_", " ")
+            what = _decision_words(p.get("decision"))
             about = f" for {card}" if p.get("card_id") else ""
-            return f"{force} has a {what} choice to make{about}."
+            article = "an" if what[:1].lower() in "aeiou" else "a"
+            return f"{force} has {article} {what} choice to make{about}."
         case "decision_cancelled":
-            what = str(p.get("decision", "")).replace("_", " ")
+            what = _decision_words(p.get("decision"))
             about = f" for {card}" if p.get("card_id") else ""
-            return f"{force}'s {what} choice{about} lapsed: no unit can take it any more."
+            reason = str(p.get("reason"))
+            why = _CANCELLED_WORDS.get(reason, "nothing is left to answer")
+            verb = "lapsed" if reason == "no_unit_can_take_it" else "was cancelled"
+            return f"{force}'s {what} choice{about} {verb}: {why}."
+        case "decision_answered" if p.get("quest_name") or p.get("threshold_name"):
+            source = p.get("quest_name") or p.get("threshold_name")
+            return f"{force} took its free requisitions from {source}."
         case "decision_answered":
-            return f"{force} made its {str(p.get('decision', '')).replace('_', ' ')} choice."
+            return f"{force} made its {_decision_words(p.get('decision'))} choice."
         case "rank_gained":
             return f"{card} ({force}) reached the rank of {_rank(p.get('rank'), book)}."
         case "honour_gained":
@@ -313,7 +372,7 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             reset = p.get("reset_to")
             again = f"; it starts again at {reset}" if reset is not None else ""
             name, at = p.get("threshold_name"), p.get("at")
-            return f"{who} reached {name}: {counter} came to {at}{again}."
+            return f"{who} reached {name}: {counter} rose to {at} or more{again}."
         case kind if kind.startswith("quest_"):
             return _quest(row, p, f"{card} ({force})" if p.get("card_id") else force)
         case "requisition_purchased":

@@ -89,7 +89,8 @@ class EventDetails(BaseModel):
     after: int | None = Field(default=None, description="counter_changed: its value after")
     reason: str | None = Field(
         default=None,
-        description="decision_cancelled: why (`no_unit_can_take_it`: ruling 71)",
+        description="decision_cancelled: why (`no_unit_can_take_it`: ruling 71; "
+        "`battle_reverted`, `battle_called_off`: its battle's)",
     )
     sides: list[ForceOutcome] = Field(
         default_factory=list,
@@ -100,7 +101,8 @@ class EventDetails(BaseModel):
     )
     threshold_name: str | None = Field(
         default=None,
-        description="threshold_reached, and decision_pending for the free requisitions it owes",
+        description="threshold_reached, and decision_pending and decision_answered for the "
+        "free requisitions it owes",
     )
     counter_name: str | None = Field(default=None, description="threshold_reached: its counter")
     at: int | None = Field(default=None, description="threshold_reached: the value reached")
@@ -108,7 +110,11 @@ class EventDetails(BaseModel):
         default=None, description="threshold_reached: the counter's value afterwards, if reset"
     )
     quest: str | None = Field(default=None, description="quest_*: the rule pack's quest")
-    quest_name: str | None = Field(default=None, description="quest_*: its name")
+    quest_name: str | None = Field(
+        default=None,
+        description="quest_*: its name; decision_pending and decision_answered for the free "
+        "requisitions its reward owes",
+    )
     step: int | None = Field(
         default=None,
         description="quest_*: the step it is on now (1 for the first; steps + 1: done; -1: "
@@ -118,6 +124,13 @@ class EventDetails(BaseModel):
     step_name: str | None = Field(default=None, description="quest_*: the step it is on")
     tally: int | None = Field(default=None, description="quest_*: the tally on that step")
     count: int | None = Field(default=None, description="quest_*: the tally the step needs")
+    was: str | None = Field(
+        default=None, description="card_transformed: the unit's name before (issue 38)"
+    )
+    datasheet: str | None = Field(default=None, description="card_transformed: its datasheet")
+    keywords: list[str] = Field(
+        default_factory=list, description="card_transformed: its keywords now"
+    )
 
 
 class FeedEventPublic(BaseModel):
@@ -127,8 +140,10 @@ class FeedEventPublic(BaseModel):
     on confirmation), battle_reverted, battle_called_off, report_written, report_edited,
     photo_added, decision_pending,
     decision_answered,
-    decision_cancelled (a Battle Honour no unit can take any more), rank_gained,
+    decision_cancelled (a pending decision gone: a Battle Honour no unit can take any more,
+    or its battle reverted), rank_gained,
     honour_gained, scar_gained, counter_changed,
+    card_transformed (a rule pack's transform: the unit became another datasheet),
     requisition_purchased,
     member_joined, member_removed, invite_created, invite_withdrawn,
     campaign_settings_changed (new kinds may be added: ignore those you do not know)."""
@@ -139,8 +154,10 @@ class FeedEventPublic(BaseModel):
     campaign_id: int
     force_id: int | None
     force_ids: list[int] = Field(
-        description="The forces it concerns: `[force_id]`, or a battle's two forces "
-        "(battle_mustered, battle_recorded, result_confirmed, whose `force_id` is null)"
+        description="The forces it concerns: `[force_id]`, or, for an event about a battle "
+        "whose `force_id` is null (battle_mustered, result_proposed, result_confirmed, "
+        "result_disputed, battle_recorded, battle_reverted, battle_called_off, report_written, "
+        "report_edited, photo_added), the battle's two forces"
     )
     battle_id: int | None
     card_id: int | None

@@ -43,6 +43,17 @@ def record(
 _RECORDED = "history.recorded"
 
 
+def mark(session: Session) -> int:
+    """How many events this transaction has recorded so far (for ``unwritten``)."""
+    return len(session.info.get(_RECORDED, []))
+
+
+def unwritten(session: Session, *, since: int = 0) -> list[Event]:
+    """The events recorded since ``mark`` and not written yet: what a trial run of a command
+    says (a result's preview), read before its savepoint is rolled back."""
+    return [Event(**row) for _within, row in session.info.get(_RECORDED, [])[since:]]
+
+
 @listens_for(Session, "before_commit")
 def _write_recorded(session: Session) -> None:
     """One INSERT for the transaction's events. Their ids are drawn while each campaign's
@@ -58,6 +69,7 @@ def _write_recorded(session: Session) -> None:
     # Readers waiting in this process on these feeds are woken after the commit (events.py).
     session.info.setdefault("feed_campaigns", set()).update(campaigns)
     inserted = insert(Event).returning(col(Event.id), col(Event.campaign_id), col(Event.kind))
+    inserted = inserted.execution_options(render_nulls=True)  # events with and without a force
     webhooks.enqueue(session, [(i, c, k) for i, c, k in session.execute(inserted, rows)])
 
 

@@ -299,15 +299,20 @@ def claim_target(engine: Engine, webhook_id: int, now: datetime) -> list[Claimed
         hook = session.get(Webhook, webhook_id)
         if hook is None:  # deleted meanwhile, with its deliveries
             return []
-        return [_job(session, delivery_id, event_id, hook) for delivery_id, event_id in leased]
+        # The batch's events in one read (built one by one, 20 of them held the first
+        # delivery of a batch for ~100 queries: the p95 lag on a loaded machine).
+        found = events.events_by_id(session, [event_id for _delivery, event_id in leased])
+        return [
+            _job(session, delivery_id, found[event_id], hook) for delivery_id, event_id in leased
+        ]
 
 
 def _is_open(row: WebhookDelivery, now: datetime) -> bool:
     return row.claimed_until is None or as_utc(row.claimed_until) < now
 
 
-def _job(session: Session, delivery_id: int, event_id: int, hook: Webhook) -> Claimed:
-    event = events.one_event(session, event_id)
+def _job(session: Session, delivery_id: int, event: events.FeedEvent, hook: Webhook) -> Claimed:
+    event_id = event.id
     fmt = webhooks.format_of(hook)
     return Claimed(
         delivery_id=delivery_id,

@@ -27,6 +27,7 @@ KINDS = (
     "force_created",
     "card_added",
     "card_removed",
+    "card_transformed",
     "battle_mustered",
     "result_proposed",
     "result_confirmed",

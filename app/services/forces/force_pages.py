@@ -46,6 +46,8 @@ def requisition_options(session: Session, view: ForceView) -> list[RequisitionOp
         for unit in view.value.cards:
             order = RequisitionOrder(wanted.id, card_id=unit.id)
             refused = _refusal(view.value, order, window, book)
+            if refused is not None and wanted.id == "warlord_trait":
+                refused = _any_unit_trait(view.value, order, window, book, refused)
             if refused is None:
                 targets.append(int(unit.id))
             else:
@@ -66,6 +68,21 @@ def _refusal(
     except RuleError as refusal:
         return None if refusal.code == "requisition_detail_missing" else refusal
     return None
+
+
+def _any_unit_trait(
+    force: OrderOfBattle,
+    order: RequisitionOrder,
+    window: PurchaseWindow,
+    book: Rulebook,
+    refused: RuleError,
+) -> RuleError | None:
+    """A unit that is no CHARACTER may still take a rule pack's Warlord Trait whose bearer
+    is any unit (issue 38): tried with each such trait, it is a target if one passes."""
+    for trait in (t for t in book.pack_warlord_traits if t.bearer == "any_unit"):
+        if _refusal(force, replace(order, warlord_trait=trait.id), window, book) is None:
+            return None
+    return refused
 
 
 def _why_no_unit(refusals: list[RuleError]) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlmodel import Session, col, func, select
 
-from app.db.locks import for_change
+from app.db.locks import for_change, held
 from app.db.models import (
     Battle,
     BattleSide,
@@ -21,6 +21,7 @@ from app.db.models import (
 from app.errors import NotFound
 from app.rules import cards as card_rules
 from app.rules import order_of_battle as oob_rules
+from app.rules.cards import CrusadeCard
 from app.rules.errors import RuleError
 from app.rules.order_of_battle import OrderOfBattle
 from app.services.feed import history
@@ -213,10 +214,16 @@ def force_version(session: Session, force_id: int) -> int:
 
 
 def lock_forces(session: Session, force_ids: list[int]) -> None:
-    """Lock several forces in id order (a fixed order, so two battles cannot deadlock)."""
+    """Lock several forces in id order (a fixed order, so two battles cannot deadlock),
+    reading them whole in the same statement: a later ``get_force`` of one finds it locked
+    and held (app/db/locks.py) and reads nothing."""
     if session.info.get("writes"):
-        query = select(Force.id).where(col(Force.id).in_(force_ids)).order_by(col(Force.id))
-        session.exec(query.with_for_update()).all()
+        query = select(Force).where(col(Force.id).in_(force_ids)).order_by(col(Force.id))
+        found = session.exec(query.with_for_update().execution_options(populate_existing=True))
+        locked = held(session)
+        for force in found.all():
+            assert force.id is not None
+            locked[(Force, force.id)] = force
 
 
 def get_card(session: Session, card_id: int) -> Card:
@@ -359,3 +366,39 @@ def _live_card(session: Session, card_id: int) -> Card:
             field="card_id",
         )
     return row
+
+
+def add_joined(
+    session: Session,
+    campaign_id: int,
+    force_id: int,
+    joined: list[CrusadeCard],
+    battle_id: int | None = None,
+) -> list[int]:
+    """The units a requisition (bought, or granted by a decision of ``battle_id``) brought
+    into the Order of Battle, as rows (the rules checked them: faction keyword, Supply
+    Limit), each said in the history like any unit added. Returns their ids."""
+    rows = [
+        Card(
+            force_id=force_id,
+            name=c.name,
+            power_rating=c.power_rating,
+            points=c.points,
+            keywords=sorted(c.keywords),
+        )
+        for c in joined
+    ]
+    session.add_all(rows)
+    session.flush()
+    for row in rows:
+        history.record(
+            session,
+            campaign_id=campaign_id,
+            force_id=force_id,
+            battle_id=battle_id,
+            kind="card_added",
+            card_id=row.id,
+            name=row.name,
+            power_rating=row.power_rating,
+        )
+    return [int(row.id or 0) for row in rows]

@@ -10,10 +10,9 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from app.db.models import Battle, BattleSide, Card, RequisitionPurchase
+from app.db.models import Battle, BattleSide, RequisitionPurchase
 from app.rules import quests
 from app.rules.aftermath import VictorBonusDecision, honours_owed
-from app.rules.cards import CrusadeCard
 from app.rules.data import Rulebook
 from app.rules.order_of_battle import OrderOfBattle
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
@@ -21,7 +20,7 @@ from app.rules.requisitions import RequisitionPurchase as Bought
 from app.services.battles import decisions, gains
 from app.services.feed import history
 from app.services.forces.convert import write_force
-from app.services.forces.forces import load_force
+from app.services.forces.forces import add_joined, load_force
 from app.services.packs import rulebooks, thresholds
 
 
@@ -87,7 +86,7 @@ def purchase(
         view.cards,
         replace(changed, cards=tuple(c for c in changed.cards if c.id in known)),
     )
-    _add_joined(session, view.force.campaign_id, force_id, joined)
+    add_joined(session, view.force.campaign_id, force_id, joined)
     row = RequisitionPurchase(
         force_id=force_id,
         card_id=int(order.card_id) if order.card_id else None,
@@ -107,6 +106,14 @@ def purchase(
         card_id=row.card_id,
         requisition_points_spent=bought.requisition_points_spent,
         **_from_pack(book, bought.requisition, changed.counters, view.value.counters),
+    )
+    gains.record_purchase_moves(
+        session,
+        campaign_id=view.force.campaign_id,
+        force_id=force_id,
+        before=view.value,
+        after=changed,
+        book=book,
     )
     _say_quests(session, view.force.campaign_id, force_id, view.value, changed, book)
     was = {c.id: c for c in view.value.cards}
@@ -184,35 +191,6 @@ def _owe_honours(
         mine = [p for p in bought.promotions if p.card_id == card_id]
         owed += honours_owed(force.card(card_id), mine, book)
     decisions.store(session, force_id=force_id, battle_id=None, pending=tuple(owed))
-
-
-def _add_joined(
-    session: Session, campaign_id: int, force_id: int, joined: list[CrusadeCard]
-) -> None:
-    """The units a requisition brought into the Order of Battle, as rows (the rules checked
-    them: faction keyword, Supply Limit), each said in the history like any unit added."""
-    rows = [
-        Card(
-            force_id=force_id,
-            name=c.name,
-            power_rating=c.power_rating,
-            points=c.points,
-            keywords=sorted(c.keywords),
-        )
-        for c in joined
-    ]
-    session.add_all(rows)
-    session.flush()
-    for row in rows:
-        history.record(
-            session,
-            campaign_id=campaign_id,
-            force_id=force_id,
-            kind="card_added",
-            card_id=row.id,
-            name=row.name,
-            power_rating=row.power_rating,
-        )
 
 
 def _from_pack(

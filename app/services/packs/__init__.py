@@ -1,2 +1,3 @@
 """Rule packs: attaching them to a campaign, the rulebook a campaign plays with (the core
-with its packs applied), and pack thresholds fired outside a battle."""
+with its packs applied), pack thresholds fired outside a battle, and what a campaign's packs
+count in a battle, in words for the wizard (``pack_watch``)."""

@@ -1,0 +1,165 @@
+"""What a campaign's rule packs will count in a battle, in words for the battle wizard
+(issue 38): each counter a trigger moves (where it stands, what moves it), each quest under
+way (its step, its tally, what counts) and the thresholds ahead, for the force and for each
+unit of its roster. It only reads the rules' data and the force's value; the battle's
+update itself is ``app.rules.triggers`` and ``app.rules.quests``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from app.rules import eligibility, quests
+from app.rules.cards import CrusadeCard
+from app.rules.data import Quest, Rulebook, TriggerWhen
+from app.rules.order_of_battle import OrderOfBattle
+
+# What a trigger or a quest's step counts, for the side (a force's) and for one unit.
+SIDE_WORDS: dict[str, str] = {
+    "battle_played": "battle",
+    "victory": "victory",
+    "enemy_unit_destroyed": "enemy unit destroyed",
+    "own_unit_destroyed": "unit of its own destroyed",
+    "out_of_action_failed": "Out of Action test failed",
+}
+UNIT_WORDS: dict[str, str] = {
+    "battle_played": "battle it fights",
+    "victory": "victory",
+    "enemy_unit_destroyed": "enemy unit it destroys",
+    "own_unit_destroyed": "time it is destroyed",
+    "out_of_action_failed": "Out of Action test it fails",
+}
+
+# When a quest fails (``fails_when``), for the force and for one unit.
+SIDE_FAILS: dict[str, str] = {
+    "battle_played": "it fights a battle",
+    "victory": "it wins a battle",
+    "enemy_unit_destroyed": "it destroys an enemy unit",
+    "own_unit_destroyed": "one of its units is destroyed",
+    "out_of_action_failed": "one of its units fails an Out of Action test",
+}
+UNIT_FAILS: dict[str, str] = {
+    "battle_played": "it fights a battle",
+    "victory": "its army wins a battle",
+    "enemy_unit_destroyed": "it destroys an enemy unit",
+    "own_unit_destroyed": "it is destroyed",
+    "out_of_action_failed": "it fails an Out of Action test",
+}
+
+
+@dataclass(frozen=True)
+class Watch:
+    """One army's lines: the force's, then each roster unit's (by card id) that has any."""
+
+    force: list[str] = field(default_factory=list)
+    units: dict[int, list[str]] = field(default_factory=dict)
+    headline: list[str] = field(default_factory=list)  # "Salvage 4", "The Long Haul 2/3"
+
+    def __bool__(self) -> bool:
+        return bool(self.force or self.units)
+
+
+def army(book: Rulebook, value: OrderOfBattle, roster: Sequence[int]) -> Watch:
+    """The lines for one army of a battle: ``value`` is its force, ``roster`` its units."""
+    if not (book.triggers or book.quests):
+        return Watch()
+    found = _counter_lines(book, value.counters, None)
+    found += _quest_lines(book, value.counters, "force", None, value)
+    watch = Watch(force=[line for _short, line in found], headline=[s for s, _ in found])
+    held = {c.id: c for c in value.cards}
+    for card_id in roster:
+        card = held.get(str(card_id))
+        if card is None:
+            continue
+        lines = _counter_lines(book, card.counters, card)
+        lines += _quest_lines(book, card.counters, "card", card, value)
+        if lines:
+            watch.units[int(card_id)] = [line for _short, line in lines]
+    return watch
+
+
+def _counter_lines(
+    book: Rulebook, held: Mapping[str, int], card: CrusadeCard | None
+) -> list[tuple[str, str]]:
+    """("Salvage 4", "Salvage 4: +2 per battle (Strip the Field), ..., at 6: The Great
+    Haul")."""
+    scope = "force" if card is None else "card"
+    lines = []
+    for counter in (c for c in book.counters if c.scope == scope):
+        moves = [
+            f"{t.amount:+d} per {_what(t.when, t.keywords_any, card)} ({t.name})"
+            for t in book.triggers
+            if t.counter == counter.id and (card is None or _fits(t.keywords_any, card))
+        ]
+        if not moves:
+            continue
+        now = held.get(counter.id, counter.start)
+        ahead = [
+            f"at {t.at}: {t.name}"
+            for t in book.thresholds
+            if t.counter == counter.id and now < t.at
+        ]
+        short = f"{counter.name} {now}"
+        lines.append((short, f"{short}: " + ", ".join(moves + ahead)))
+    return lines
+
+
+def _quest_lines(
+    book: Rulebook,
+    held: Mapping[str, int],
+    scope: str,
+    card: CrusadeCard | None,
+    force: OrderOfBattle,
+) -> list[tuple[str, str]]:
+    """("The Long Haul 2/3", "The Long Haul, step 2 of 3 (Strip the Hulks): 0 of 2, per
+    enemy unit destroyed")."""
+    lines = []
+    for quest in (q for q in book.quests if q.scope == scope):
+        state = quests.status(held, quest)
+        begins = state == quests.NOT_STARTED and _begins(quest, card, force, book, held)
+        if not (1 <= state <= len(quest.steps) or begins):
+            continue
+        number = max(state, 1)
+        step = quest.steps[number - 1]
+        tally = held.get(quests.tally_key(quest.id), 0) if not begins else 0
+        line = (
+            f"{quest.name}{' begins with this battle' if begins else ''}, step {number} of "
+            f"{len(quest.steps)} ({step.name}): {tally} of {step.count}, per "
+            f"{_what(step.when, step.keywords_any, card)}"
+        )
+        if card is not None and not _fits(step.keywords_any, card):
+            line += f" (only a {' or '.join(step.keywords_any)} unit counts it)"
+        if quest.fails_when:
+            line += (
+                f"; it fails if {(SIDE_FAILS if card is None else UNIT_FAILS)[quest.fails_when]}"
+            )
+        lines.append((f"{quest.name} {number}/{len(quest.steps)}", line))
+    return lines
+
+
+def _begins(
+    quest: Quest,
+    card: CrusadeCard | None,
+    force: OrderOfBattle,
+    book: Rulebook,
+    held: Mapping[str, int],
+) -> bool:
+    """An automatic quest not begun yet begins with the holder's next battle (a unit: if it
+    may take it and is on no other exclusive quest), as ``quests.advance`` does."""
+    if not quest.automatic:
+        return False
+    may = card is None or not quest.eligible
+    if not may and not eligibility.meets(quest.eligible or "", card, force.counters, book):
+        return False
+    return not (quest.exclusive and any(q.exclusive for q in quests.under_way(held, book)))
+
+
+def _what(when: TriggerWhen, keywords_any: Sequence[str], card: CrusadeCard | None) -> str:
+    words = (SIDE_WORDS if card is None else UNIT_WORDS)[when]
+    if keywords_any and card is None:  # a unit's own keywords pick the unit: said by _fits
+        words += f" ({' or '.join(keywords_any)})"
+    return words
+
+
+def _fits(keywords_any: Sequence[str], card: CrusadeCard) -> bool:
+    return not keywords_any or any(card.has(k) for k in keywords_any)
