@@ -15,9 +15,11 @@ from fastapi.testclient import TestClient
 
 from app.api import events as feed_route
 from app.config import Settings
-from app.edge.hardening import RateLimits
-from app.edge.schemas import DecisionAnswer, ForceOutcome, NamedDice, UnitOutcome
+from app.edge.limits import RateLimits
+from app.edge.schemas.battles import NamedDice
+from app.edge.schemas.decisions import DecisionAnswer
 from app.services.feed import webhook_worker, webhooks
+from app.services.feed.feed_items import ForceOutcome, UnitOutcome
 from tests.api.test_battle_flow import lord_falls, muster, setup_two_forces
 from tests.api.test_bot_friction import captain_ranks_up
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from app.edge.hardening import RateLimits
+from app.edge.limits import RateLimits
 from app.main import create_app
 from tests.api.live import account, serve
 from tests.api.test_battle_flow import battle_body
