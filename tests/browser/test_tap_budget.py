@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 from playwright.sync_api import Locator, Page, expect
@@ -266,7 +267,9 @@ def test_the_tap_budget_of_a_ten_unit_battle(
     assert_page_ok(phone)
     taps.type(phone.get_by_label(f"{kai['name']}'s password"), PASSWORD)
     taps.go(phone, phone.get_by_role("button", name=f"Confirm as {kai['name']}"))
-    expect(phone.get_by_test_id("battle-status")).to_have_text("Resolved")
+    # confirmed: the phone is on Kai's first decision, to answer as him (issue 40); here
+    # each player answers on their own phone instead
+    expect(phone.get_by_test_id("at-table")).to_contain_text(str(kai["name"]))
     kai_phone = new_page("phone")
     log_in(kai_phone, str(kai["name"]), next=f"/campaigns/{cid}")
     taps.phase = "1. decisions"
@@ -303,7 +306,7 @@ def test_the_tap_budget_of_a_ten_unit_battle(
     assert not over, f"over budget: {over}\n{taps.report()}"
 
 
-# --- the battle players really record (issue 21) ----------------------------------------------
+# --- the battle players really record (issues 21 and 40) --------------------------------------
 
 # Budgets on taps (a typed field is one tap to focus it; its keyboard entry is counted apart).
 REAL_BUDGETS = {"first battle to submit": 36, "rematch to submit": 26, "to last decision": 50}
@@ -341,10 +344,54 @@ ARMIES: dict[str, tuple[str, str, list[Unit]]] = {
         ],
     ),
 }
-# What happened at the table, per side (the recorder is side 0): VP, the enemy units it
-# destroyed, its kills (unit, kind, how many), its unit Marked for Greatness (which also
-# holds the field: Sentinel achieved), and the Out of Action dice rolled for its losses.
+AGENDAS = ("Sentinel", "Cull the Hordes", "Assassins")  # three a side, the same both sides
+# Issue 40's battle, per side (the recorder, Ruby, is side 0 and wins Ambush): its VP; the
+# enemy units it destroyed (6 ☠ in all); its kills (unit, kind, taps: 10 in all); its unit
+# Marked for Greatness; its Agenda marks; the Out of Action dice its own losses rolled at the
+# table, top to bottom (a 1 fails). What the marks are worth, from a new unit's 0 XP:
+# - Aurelius: 1 for the battle, 3 Marked, 2 for Assassins (it killed the Warboss) = 6;
+# - Ortan: 1, 4 for Sentinel, 1 for Dealers of Death (its third kill) = 6;
+# - Ugrak: 1, 3 Marked, 4 for Sentinel = 8: each reaches Blooded and owes a Battle Honour.
+# Vel and Drogg roll the 1s: a failed test each. Ambush's victor bonus is a Battle Trait for
+# a unit the winner picks. So: Kai answers 2 decisions (an honour, the failed test taking a
+# Battle Scar), Ruby 4 (2 honours, the failed test taking the Devastating Blow, the bonus).
 TABLE = [
+    {
+        "vp": "62",
+        "destroyed": ["Warboss Grimtoof", "Burna Boyz Drogg", "Gretchin Mob Zog"],
+        "kills": [
+            ("Intercessor Squad Aurelius", "Ranged", 1),
+            ("Assault Intercessor Squad Drusus", "Melee", 1),
+            ("Hellblaster Squad Ortan", "Ranged", 3),
+            ("Redemptor Dreadnought Hastus", "Ranged", 1),
+        ],
+        "marked": "Intercessor Squad Aurelius",
+        "marks": [
+            ("Intercessor Squad Aurelius", "Assassins"),
+            ("Hellblaster Squad Ortan", "Sentinel"),
+        ],
+        "dice": ["4", "1", "6"],  # Cassius, Vel (fails), Sextus
+    },
+    {
+        "vp": "48",
+        "destroyed": [
+            "Intercessor Squad Cassius",
+            "Eradicator Squad Vel",
+            "Infiltrator Squad Sextus",
+        ],
+        "kills": [
+            ("Boyz Mob Skarfang", "Melee", 1),
+            ("Nobz Mob Gorzad", "Melee", 1),
+            ("Lootas Mob Badrukk", "Ranged", 2),
+        ],
+        "marked": "Boyz Mob Ugrak",
+        "marks": [("Boyz Mob Ugrak", "Sentinel")],
+        "dice": ["5", "1", "2"],  # Grimtoof, Drogg (fails), Zog
+    },
+]
+# The rematch as issue 21 measured it (its budget, 26 in all, is for this smaller table):
+# 6 kills, one Sentinel mark a side, no failed test.
+REMATCH_TABLE = [
     {
         "vp": "62",
         "destroyed": ["Burna Boyz Drogg", "Gretchin Mob Zog", "Kommandos Snikrot"],
@@ -353,6 +400,7 @@ TABLE = [
             ("Assault Intercessor Squad Drusus", "Melee", 1),
         ],
         "marked": "Intercessor Squad Aurelius",
+        "marks": [("Intercessor Squad Aurelius", "Sentinel")],
         "dice": ["4", "2", "6"],
     },
     {
@@ -368,10 +416,24 @@ TABLE = [
             ("Lootas Mob Badrukk", "Ranged", 1),
         ],
         "marked": "Boyz Mob Ugrak",
+        "marks": [("Boyz Mob Ugrak", "Sentinel")],
         "dice": ["5", "3", "2"],
     },
 ]
-
+# The decisions as the players answer them, in the order the phone leads to them: the
+# unit, and the choice (an Out of Action test's consequence; an honour's Battle Trait by the
+# D6 result it is listed at; the unit a victor bonus goes to).
+KAI_DECISIONS = [
+    ("battle_honour", "Boyz Mob Ugrak", {"trait": 2}),
+    ("out_of_action", "Burna Boyz Drogg", {"consequence": "Battle Scar"}),
+]
+RUBY_DECISIONS = [
+    ("battle_honour", "Intercessor Squad Aurelius", {"trait": 3}),
+    ("battle_honour", "Hellblaster Squad Ortan", {"trait": 1}),
+    ("out_of_action", "Eradicator Squad Vel", {"consequence": "Devastating Blow"}),
+    ("victor_bonus", "Lieutenant Varro", {"trait": 4}),
+]
+KILL_TAPS = sum(n for side in TABLE for *_, n in side["kills"])  # type: ignore[misc]
 
 PIN = "4827"
 
@@ -392,10 +454,10 @@ def real_forces(server: str) -> dict[str, object]:
     return world
 
 
-def record_the_table(page: Page, taps: Taps) -> float:
+def record_the_table(page: Page, taps: Taps, table: list[dict[str, Any]] = TABLE) -> float:
     """The after-the-game step as played (TABLE); returns its height in screens."""
     screens = page.evaluate("document.documentElement.scrollHeight") / SCREEN
-    for index, side in enumerate(TABLE):
+    for index, side in enumerate(table):
         section = page.locator(f"#side-{index}")
         enemy = page.locator(f"#side-{1 - index}")
         taps.type(section.get_by_label("Victory points scored"), str(side["vp"]))
@@ -409,26 +471,54 @@ def record_the_table(page: Page, taps: Taps) -> float:
                 taps.tap(section.get_by_label(re.compile(f"^More for {re.escape(unit)}:")))
             for _ in range(count):
                 taps.tap(plus)
-        marked = str(side["marked"])
-        taps.tap(section.get_by_label(f"Marked for Greatness: {marked}", exact=True))
-        sentinel = section.get_by_role(
-            "button", name=f"One more: Sentinel tally, {marked}", exact=True
-        )
-        if not sentinel.is_visible():
-            taps.tap(section.get_by_label(re.compile(f"^More for {re.escape(marked)}:")))
-        taps.tap(sentinel)
+        taps.tap(section.get_by_label(f"Marked for Greatness: {side['marked']}", exact=True))
+        for unit, agenda in side["marks"]:
+            mark = section.get_by_role(
+                "button", name=f"One more: {agenda} tally, {unit}", exact=True
+            )
+            if not mark.is_visible():
+                taps.tap(section.get_by_label(re.compile(f"^More for {re.escape(unit)}:")))
+            taps.tap(mark)
     # the dice rolled for each army's own losses, both armies in one field (issue 40)
-    dice = " ".join(" ".join(side["dice"]) for side in TABLE)
+    dice = " ".join(" ".join(side["dice"]) for side in table)
     taps.type(page.get_by_label("Out of Action dice rolled at the table"), dice)
     return screens
+
+
+def answer_as_played(page: Page, taps: Taps, expected: tuple[str, str, dict[str, object]]) -> None:
+    """Answer the decision page open as the players do (`expected`: its kind, its unit, the
+    choice), counting every tap from this page to the next decision's."""
+    kind, unit, choice = expected
+    main = page.locator("main")
+    if kind == "out_of_action":
+        expect(page.locator("h1")).to_have_text(f"Failed Out of Action test: {unit}")
+        taps.tap(main.get_by_label(str(choice["consequence"]), exact=True))
+    else:
+        if kind == "victor_bonus":
+            expect(main).to_contain_text("won the battle: a victor bonus")
+            _pick_the_unit(page, taps, unit)
+        else:
+            expect(page.locator("h1")).to_have_text(f"Battle Honour: {unit}")
+        trait = main.get_by_role("radio", name=re.compile(f"^{choice['trait']}: "))
+        taps.tap(trait.first)
+    taps.go(page, main.get_by_role("button", name="Answer", exact=True))
+
+
+def _pick_the_unit(page: Page, taps: Taps, unit: str) -> None:
+    """A victor bonus's unit: one tap on its name (issue 40); its honours follow."""
+    taps.go(page, page.get_by_test_id("unit-pick").get_by_role("link", name=unit, exact=True))
+    expect(page.locator("main")).to_contain_text(f"for {unit}")
 
 
 def test_the_tap_budget_of_the_battle_players_record(
     new_page: Callable[..., Page], live_server: str
 ) -> None:
+    """Issue 40's battle, tap by tap, from "Record a battle" to the recorder's last
+    decision, then the rematch; the table of taps by phase is printed."""
     world = real_forces(live_server)
     ruby, kai, cid = world["ruby"], world["kai"], world["campaign"]
     assert isinstance(ruby, dict) and isinstance(kai, dict)
+    assert KILL_TAPS == 10
     phone = new_page("phone")
     log_in(phone, str(ruby["name"]), next=f"/campaigns/{cid}")
     taps = Taps()
@@ -442,7 +532,7 @@ def test_the_tap_budget_of_the_battle_players_record(
         group = phone.get_by_role(
             "group", name=re.compile(f"^Agendas for {re.escape(str(side['force_name']))}")
         )
-        for agenda in ("Sentinel", "Cull the Hordes", "Assassins"):
+        for agenda in AGENDAS:
             taps.tap(group.get_by_label(agenda))
     heights["set-up"] = phone.evaluate("document.documentElement.scrollHeight") / SCREEN
     taps.go(phone, phone.get_by_role("button", name="Next", exact=True))
@@ -451,42 +541,43 @@ def test_the_tap_budget_of_the_battle_players_record(
     heights["after the game"] = record_the_table(phone, taps)
     taps.go(phone, phone.get_by_role("button", name="Next: Review"))
     taps.phase = "1. review & submit"
+    taps.count(0)
     heights["review"] = phone.evaluate("document.documentElement.scrollHeight") / SCREEN
-    taps.go(phone, phone.get_by_role("button", name="Submit result"))
-    assert re.search(r"/battles/\d+$", phone.url), phone.url
-
-    battle_id = phone.url.rsplit("/", 1)[-1]
-    taps.phase = "1. opponent confirms (same phone)"
+    # Kai checks the summary and confirms right there with his PIN (issue 40): one tap
+    # submits and confirms, and the phone goes straight on to his first decision
+    assert_page_ok(phone)
+    taps.phase = "1. confirm with PIN"
     taps.type(phone.get_by_label(f"{kai['name']}'s PIN"), PIN)
-    taps.go(phone, phone.get_by_role("button", name=f"Confirm with PIN as {kai['name']}"))
-    expect(phone.get_by_test_id("battle-status")).to_have_text("Resolved")
-    # the Out of Action dice are the ones typed, in the order of the units ticked
+    taps.phase = "1. review & submit"
+    submit = f"Submit and confirm with PIN as {kai['name']}"
+    taps.go(phone, phone.get_by_role("button", name=submit))
+    taps.phase = "1. opponent's decisions"
+    assert "/decisions/" in phone.url, phone.url
+    battle_link = phone.locator("main").get_by_role("link", name=re.compile(r"^battle \d+"))
+    battle_id = str(battle_link.get_attribute("href")).rsplit("/", 1)[-1]
     battle = phone.request.get(f"/api/v1/battles/{battle_id}").json()
+    assert battle["status"] == "resolved", battle["status"]
+    # the Out of Action dice are the ones typed, in the order of the units ticked
     rolled = [[t["roll"] for t in side["report"]["tests"]] for side in battle["sides"]]
-    assert rolled == [[int(d) for d in side["dice"]] for side in TABLE], [
-        (s["report"]["tests"], [u for u in s["report"]["units"] if u.get("destroyed")])
-        for s in battle["sides"]
-    ]
-    taps.phase = "1. decisions"
-    # Kai, who just confirmed on Ruby's phone, answers his own decisions there, then hands
-    # the phone back; Ruby answers hers from the list at the top of the battle page.
-    assert_page_ok(phone)  # the battle page with the opponent's decisions offered
-    taps.go(
-        phone,
-        phone.get_by_test_id("at-table").get_by_role("button", name=re.compile("^Answer as ")),
-    )
-    assert_page_ok(phone)  # a decision answered as the opponent
-    expect(phone.get_by_test_id("at-table")).to_contain_text(str(kai["name"]))
-    decisions = answer_from_here(phone, taps, stop_at_hand_back=True)
-    # after the opponent's last decision the phone leads to the recorder's first (issue 40)
+    assert rolled == [[int(d) for d in side["dice"]] for side in TABLE], battle["sides"]
+    for number, expected in enumerate(KAI_DECISIONS):
+        expect(phone.get_by_test_id("at-table")).to_contain_text(str(kai["name"]))
+        if number == 0:
+            assert_page_ok(phone)  # a Battle Honour answered as the opponent
+        answer_as_played(phone, taps, expected)
+    # ... and the phone leads straight to Ruby's first decision (issue 40)
+    taps.phase = "1. recorder's decisions"
     expect(phone.get_by_test_id("handed-back")).to_be_visible()
     assert phone.get_by_test_id("at-table").count() == 0  # the pass went with the last one
-    assert "/decisions/" in phone.url, phone.url
-    assert_page_ok(phone)
-    decisions += answer_from_here(phone, taps)
+    for number, expected in enumerate(RUBY_DECISIONS):
+        assert "/decisions/" in phone.url, (phone.url, expected)
+        if expected[0] != "battle_honour" or number == 0:
+            assert_page_ok(phone)  # each kind of decision page once
+        answer_as_played(phone, taps, expected)
     for side in (ruby, kai):  # nothing left waiting, on either side
         waiting = phone.request.get(f"/api/v1/forces/{side['force']}/decisions?status=pending")
         assert waiting.ok and waiting.json()["items"] == [], waiting.text()
+    _assert_the_decisions_took(phone, world)
 
     taps.phase = "2. rematch: mission"
     phone.goto(f"/campaigns/{cid}")
@@ -497,7 +588,7 @@ def test_the_tap_budget_of_the_battle_players_record(
     assert_page_ok(phone)  # the "Same armies, pick the mission" buttons too
     taps.go(phone, phone.get_by_role("button", name=re.compile(": Narrow the Search$")))
     taps.phase = "2. after the game"
-    record_the_table(phone, taps)
+    record_the_table(phone, taps, REMATCH_TABLE)
     taps.go(phone, phone.get_by_role("button", name="Next: Review"))
     taps.phase = "2. review & submit"
     taps.go(phone, phone.get_by_role("button", name="Submit result"))
@@ -507,7 +598,7 @@ def test_the_tap_budget_of_the_battle_players_record(
         return sum(taps.taps.get(p, 0) for p in phases)
 
     first = [p for p in taps.taps if p.startswith("1.")]
-    to_submit = [p for p in first if "confirm" not in p and "decision" not in p]
+    to_submit = [p for p in first if "decision" not in p and "PIN" not in p]
     rematch = [p for p in taps.taps if p.startswith("2.")]
     totals = {
         "first battle to submit": only_taps(*to_submit),
@@ -516,12 +607,12 @@ def test_the_tap_budget_of_the_battle_players_record(
     }
     # the rematch in all: its taps and its typed fields' keyboard entries (issue 40: <= 26)
     rematch_in_all = taps.total(*rematch)
-    print(f"rematch in all (taps + typed fields): {rematch_in_all} (budget 26)")
     print(f"\n{taps.report()}")
-    print(f"decisions answered: {decisions}; heights in screens: {heights}")
+    print(f"heights in screens: { {k: round(v, 1) for k, v in heights.items()} }")
     for name, total in totals.items():
         print(f"{name}: {total} taps (budget {REAL_BUDGETS[name]})")
-    assert decisions >= 3  # two Battle Honours (ranks reached) and the victor bonus
+    print(f"to last decision in all (typed fields' entries too): {taps.total(*first)}")
+    print(f"rematch in all (taps + typed fields): {rematch_in_all} (budget 26)")
     assert heights["after the game"] <= 4, heights
     assert heights["set-up"] <= 2, heights
     assert heights["review"] <= 3, heights
@@ -529,6 +620,27 @@ def test_the_tap_budget_of_the_battle_players_record(
     assert totals["first battle to submit"] <= REAL_BUDGETS["first battle to submit"], taps.report()
     assert totals["rematch to submit"] <= REAL_BUDGETS["rematch to submit"], taps.report()
     assert rematch_in_all <= 26, taps.report()
+
+
+def _assert_the_decisions_took(page: Page, world: dict[str, object]) -> None:
+    """What the six answers did to the cards: three Battle Traits for new ranks and one for
+    the victor bonus, a Battle Scar for Drogg, Vel's Devastating Blow (no XP kept)."""
+    cards: dict[str, dict[str, object]] = {}
+    for who in ("ruby", "kai"):
+        side = world[who]
+        assert isinstance(side, dict)
+        force = page.request.get(f"/api/v1/forces/{side['force']}").json()
+        cards |= {c["name"]: c for c in force["cards"]}
+    honoured = {n: len(c["honours"]) for n, c in cards.items() if c["honours"]}
+    assert honoured == {
+        "Intercessor Squad Aurelius": 1,
+        "Hellblaster Squad Ortan": 1,
+        "Boyz Mob Ugrak": 1,
+        "Lieutenant Varro": 1,
+    }, honoured
+    scarred = [n for n, c in cards.items() if c["scars"]]
+    assert scarred == ["Burna Boyz Drogg"], scarred
+    assert cards["Eradicator Squad Vel"]["xp"] == 0
 
 
 def test_agenda_marks_in_the_row_pass_the_phone_checks(
@@ -549,7 +661,7 @@ def test_agenda_marks_in_the_row_pass_the_phone_checks(
     for side in (ruby, kai):
         name = re.escape(str(side["force_name"]))
         group = phone.get_by_role("group", name=re.compile(f"^Agendas for {name}"))
-        for agenda in ("Sentinel", "Cull the Hordes", "Assassins"):
+        for agenda in AGENDAS:
             group.get_by_label(agenda).click()
     with phone.expect_navigation():
         phone.get_by_role("button", name="Next", exact=True).click()
