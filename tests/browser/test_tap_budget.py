@@ -22,16 +22,17 @@ starts from the campaign page's "Rematch" button. Its budgets are REAL_BUDGETS."
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 from playwright.sync_api import Locator, Page, expect
 
-from tests.browser.checks import assert_page_ok
+from tests.browser.checks import TAP, assert_page_ok
 from tests.browser.conftest import log_in, mission, unique_name
-from tests.browser.live import PASSWORD, api_sign_up, csrf_form
+from tests.browser.live import PASSWORD, api_sign_up, battle_in_progress, csrf_form
 
 SCREEN = 740  # px: the phone's height
 UNITS = 10
@@ -229,14 +230,14 @@ def answer_from_here(page: Page, taps: Taps, stop_at_hand_back: bool = False) ->
 
 
 def test_the_tap_budget_of_a_ten_unit_battle(
-    new_page: Callable[..., Page], live_server: str
+    phones: Callable[..., list[Page]], live_server: str
 ) -> None:
     world = two_new_forces(live_server)
     ruby, kai, cid = world["ruby"], world["kai"], world["campaign"]
     assert isinstance(ruby, dict) and isinstance(kai, dict)
     sides = [ruby, kai]
-    phone = new_page("phone")
-    log_in(phone, str(ruby["name"]), next=f"/campaigns/{cid}")
+    # Ruby's phone; Kai's, to answer his decisions on after he confirmed on hers
+    phone, kai_phone = phones(str(ruby["name"]), str(kai["name"]), at=f"/campaigns/{cid}")
     taps = Taps()
 
     # --- the first battle: "Record a battle" to the result submitted -------------------
@@ -270,8 +271,6 @@ def test_the_tap_budget_of_a_ten_unit_battle(
     # confirmed: the phone is on Kai's first decision, to answer as him (issue 40); here
     # each player answers on their own phone instead
     expect(phone.get_by_test_id("at-table")).to_contain_text(str(kai["name"]))
-    kai_phone = new_page("phone")
-    log_in(kai_phone, str(kai["name"]), next=f"/campaigns/{cid}")
     taps.phase = "1. decisions"
     decisions = answer_decisions(phone, taps, int(ruby["force"]))
     decisions += answer_decisions(kai_phone, taps, int(kai["force"]))
@@ -511,7 +510,7 @@ def _pick_the_unit(page: Page, taps: Taps, unit: str) -> None:
 
 
 def test_the_tap_budget_of_the_battle_players_record(
-    new_page: Callable[..., Page], live_server: str
+    phones: Callable[..., list[Page]], live_server: str
 ) -> None:
     """Issue 40's battle, tap by tap, from "Record a battle" to the recorder's last
     decision, then the rematch; the table of taps by phase is printed."""
@@ -519,8 +518,7 @@ def test_the_tap_budget_of_the_battle_players_record(
     ruby, kai, cid = world["ruby"], world["kai"], world["campaign"]
     assert isinstance(ruby, dict) and isinstance(kai, dict)
     assert KILL_TAPS == 10
-    phone = new_page("phone")
-    log_in(phone, str(ruby["name"]), next=f"/campaigns/{cid}")
+    (phone,) = phones(str(ruby["name"]), at=f"/campaigns/{cid}")
     taps = Taps()
     heights: dict[str, float] = {}
 
@@ -681,4 +679,147 @@ def test_agenda_marks_in_the_row_pass_the_phone_checks(
         fewer = f"One fewer: Sentinel tally, {unit}"
         page.get_by_role("button", name=fewer, exact=True).click()
         expect(page.get_by_test_id(f"count-{card}-agenda-sentinel")).to_have_text("0")
+        page.context.close()
+
+
+@contextmanager
+def _client(server: str, username: str) -> Iterator[httpx.Client]:
+    """A JSON API client logged in as `username`."""
+    with httpx.Client(base_url=server, timeout=30) as client:
+        client.post("/api/v1/auth/login", json={"username": username, "password": PASSWORD})
+        yield client
+
+
+PHONE_SIZES = (("light", 360), ("light", 320), ("dark", 360))
+
+
+def assert_thumb_sized(target: Locator) -> None:
+    """At least 44 px tall and wide (checks.TAP), even where words stand beside it."""
+    box = target.bounding_box()
+    assert box is not None and min(box["width"], box["height"]) + 0.5 >= TAP, (
+        target.inner_text(),
+        box,
+    )
+
+
+def _on_every_phone(
+    new_page: Callable[..., Page], username: str, path: str, look: Callable[[Page], None]
+) -> None:
+    """`look` at the page (checked, then the phone checks) at each phone size and scheme."""
+    for scheme, width in PHONE_SIZES:
+        page = new_page("phone", color_scheme=scheme)
+        page.set_viewport_size({"width": width, "height": 740})
+        log_in(page, username, next=path)
+        look(page)
+        page.context.close()
+
+
+def _ambush_won_by_ruby(server: str, world: dict[str, Any]) -> int:
+    """Ruby enters an Ambush she won with every unit (JSON API); it waits for Kai."""
+    forces = (int(world["ruby"]["force"]), int(world["kai"]["force"]))
+    with _client(server, str(world["ruby"]["name"])) as ruby:
+        sides = [
+            {
+                "force_id": force,
+                "role": role,
+                "roster": [c["id"] for c in ruby.get(f"/api/v1/forces/{force}").json()["cards"]],
+                "agendas": ["sentinel", "cull_the_hordes", "assassins"],
+            }
+            for force, role in zip(forces, ("attacker", "defender"), strict=True)
+        ]
+        made = ruby.post(
+            f"/api/v1/campaigns/{world['campaign']}/battles",
+            json={"battle_size": "strike_force", "mission": "ambush", "sides": sides},
+            headers=_csrf(ruby),
+        )
+        assert made.status_code == 201, made.text
+        battle = int(made.json()["id"])
+        scores = [
+            {"force_id": force, "victory_points": vp, "units": []}
+            for force, vp in zip(forces, (60, 30), strict=True)
+        ]
+        # Kai's Warboss falls and fails its Out of Action test: a decision for Kai
+        scores[1] |= {"units": [{"card_id": sides[1]["roster"][0], "destroyed": True}]}
+        scores[1] |= {"dice": [1]}
+        result = {"sides": scores}
+        entered = ruby.post(f"/api/v1/battles/{battle}/result", json=result, headers=_csrf(ruby))
+        assert entered.status_code == 200, entered.text
+    return battle
+
+
+def _at_the_review(server: str, world: dict[str, Any]) -> str:
+    """Ruby's Combat Patrol against Kai in the wizard, at its review step: its address."""
+    forces = (int(world["ruby"]["force"]), int(world["kai"]["force"]))
+    with _client(server, str(world["ruby"]["name"])) as ruby:
+        base = battle_in_progress(ruby, int(world["campaign"]), *forces)
+        form = {"form": "after", "vp_0": "40", "vp_1": "20", "action": "review"}
+        moved = ruby.post(f"{base}/after", data={**csrf_form(ruby), **form})
+        assert moved.status_code == 303, moved.text
+    return f"{base}/review"
+
+
+def test_the_pages_at_the_table_pass_the_phone_checks(
+    new_page: Callable[..., Page], live_server: str
+) -> None:
+    """Issue 40's changed pages at 320 and 360 px, light and dark: the review step with the
+    opponent's PIN; the campaign page's "Confirm this result" and the battle page's links
+    to the decisions owed (44 px tall); a victor bonus's units, one tap each, and the
+    honours of the unit picked."""
+    world: dict[str, Any] = real_forces(live_server)
+    ruby, kai = str(world["ruby"]["name"]), str(world["kai"]["name"])
+    battle = _ambush_won_by_ruby(live_server, world)
+    # the review, with other forces (these ones' units are in that battle still)
+    other: dict[str, Any] = real_forces(live_server)
+
+    def review(page: Page) -> None:
+        who = other["kai"]["name"]
+        expect(page.get_by_test_id("review-confirm")).to_contain_text(f"{who}'s PIN")
+        assert_page_ok(page)
+
+    _on_every_phone(
+        new_page, str(other["ruby"]["name"]), _at_the_review(live_server, other), review
+    )
+
+    def confirm_this_result(page: Page) -> None:
+        name = re.compile(rf"^Confirm this result: battle {battle}")
+        link = page.get_by_role("link", name=name)
+        expect(link).to_be_visible()
+        assert_thumb_sized(link)  # words beside it: the page checks would let it pass
+        assert_page_ok(page)
+
+    _on_every_phone(new_page, kai, f"/campaigns/{world['campaign']}", confirm_this_result)
+    # Kai confirms on Ruby's phone with his PIN: on to his decision, the table pass held
+    phone = new_page("phone")
+    log_in(phone, ruby, next=f"/battles/{battle}")
+    phone.get_by_label(f"{kai}'s PIN").fill(PIN)
+    with phone.expect_navigation():
+        phone.get_by_role("button", name=f"Confirm with PIN as {kai}").click()
+    expect(phone.get_by_test_id("at-table")).to_contain_text(kai)
+    kais_decision, held = phone.url, phone.context.storage_state()
+    for scheme, width in PHONE_SIZES:
+        page = new_page("phone", color_scheme=scheme, state=held)
+        page.set_viewport_size({"width": width, "height": 740})
+        page.goto(kais_decision)
+        expect(page.locator("h1")).to_have_text("Failed Out of Action test: Warboss Grimtoof")
+        assert_page_ok(page)  # with "Battle Scar" and its scars on the same page
+        page.goto(f"/battles/{battle}")
+        expect(page.get_by_test_id("at-table").get_by_role("button")).to_have_count(2)
+        owed = page.get_by_test_id("decisions-owed").get_by_role("link")
+        expect(owed).to_have_count(2)  # Ruby's victor bonus, Kai's failed test
+        for link in owed.all():  # in a sentence, which the page checks let pass
+            assert_thumb_sized(link)
+        assert_page_ok(page)  # "Answer as" too
+        with page.expect_navigation():
+            owed.filter(has_text="Battle Honour").click()
+        units = page.get_by_test_id("unit-pick").get_by_role("link")
+        expect(units).to_have_count(UNITS)
+        assert_page_ok(page)
+        with page.expect_navigation():
+            units.filter(has_text="Redemptor Dreadnought Hastus").click()
+        expect(page.locator("main")).to_contain_text("for Redemptor Dreadnought Hastus")
+        assert_page_ok(page)
+        page.goto(f"/campaigns/{world['campaign']}")  # "Waiting for you": the victor bonus
+        waiting = page.locator("#waiting").get_by_role("link", name=re.compile("Battle Honour"))
+        assert_thumb_sized(waiting)
+        assert_page_ok(page)
         page.context.close()
