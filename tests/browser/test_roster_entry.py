@@ -11,6 +11,7 @@ phone checks at 320 and 360 px and in dark mode, with no console errors."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 from playwright.sync_api import Page, expect
@@ -62,6 +63,38 @@ def new_force(server: str) -> tuple[str, int]:
     return name, int(force["id"])
 
 
+Line = tuple[str, int, tuple[str, ...], list[str]]  # ROSTER's lines
+
+
+def type_lines(phone: Page, taps: Taps, roster: list[Line]) -> None:
+    """Each unit's name and Power Rating typed in its line, its chips ticked."""
+    for index, (unit, power, chips, _) in enumerate(roster):
+        line = phone.locator(f"#line-{index}")
+        taps.type(line.get_by_label("Unit name"), unit)
+        taps.type(line.get_by_label("Power Rating"), str(power))
+        for word in chips:
+            taps.tap(line.get_by_role("checkbox", name=word, exact=True))
+
+
+def cards_of(phone: Page, server: str, force: int) -> dict[str, dict[str, Any]]:
+    """The force's cards by name, read through the JSON API as the phone's player."""
+    with httpx.Client(base_url=server, timeout=30) as client:
+        client.cookies.update({c["name"]: c["value"] for c in phone.context.cookies()})
+        return {c["name"]: c for c in client.get(f"/api/v1/forces/{force}").json()["cards"]}
+
+
+def within_budget(
+    what: str, taps: Taps, screens: float, budget: tuple[int, int, float], before: str
+) -> None:
+    """Print the roster's figures and hold them to (taps, typed fields, screens)."""
+    total, typed = taps.taps["roster"], taps.keys["roster"]
+    print(f"\n{what}: {total} taps (typed fields included), {typed} typed fields")
+    print(f"the page with 10 lines: {screens:.1f} screens of 740 px")
+    print(f"budget: {budget[0]} taps, {budget[1]} typed fields, {budget[2]} screens ({before})")
+    assert total <= budget[0] and typed <= budget[1], taps.report()
+    assert screens <= budget[2], f"{screens:.1f} screens"
+
+
 def test_a_ten_unit_roster_on_a_phone(new_page: Callable[..., Page], live_server: str) -> None:
     name, force = new_force(live_server)
     phone = new_page("phone")
@@ -72,30 +105,18 @@ def test_a_ten_unit_roster_on_a_phone(new_page: Callable[..., Page], live_server
     taps.go(phone, phone.get_by_role("button", name="Five more lines"))
     expect(phone.locator("fieldset.unit-entry-line")).to_have_count(10)
     screens = phone.evaluate("document.documentElement.scrollHeight") / 740
-    for index, (unit, power, chips, _) in enumerate(ROSTER):
-        line = phone.locator(f"#line-{index}")
-        taps.type(line.get_by_label("Unit name"), unit)
-        taps.type(line.get_by_label("Power Rating"), str(power))
-        for word in chips:
-            taps.tap(line.get_by_role("checkbox", name=word, exact=True))
+    type_lines(phone, taps, ROSTER)
     taps.go(phone, phone.get_by_role("button", name="Add these units to the Order of Battle"))
     expect(phone.get_by_text("10 units joined the Order of Battle.")).to_be_visible()
     expect(phone.locator(".unit-list > li")).to_have_count(10)
-
-    with httpx.Client(base_url=live_server, timeout=30) as client:
-        client.cookies.update({c["name"]: c["value"] for c in phone.context.cookies()})
-        cards = {c["name"]: c for c in client.get(f"/api/v1/forces/{force}").json()["cards"]}
+    cards = cards_of(phone, live_server, force)
     assert {n: cards[n]["keywords"] for n, *_ in ROSTER} == {n: k for n, _, _, k in ROSTER}
     assert sum(c["power_rating"] for c in cards.values()) == 46
 
-    typed = taps.keys["roster"]
-    total = taps.taps["roster"]
-    print(f"\n10-unit roster: {total} taps (typed fields included), {typed} typed fields")
-    print(f"the page with 10 lines: {screens:.1f} screens of 740 px")
-    print(f"budget: {BUDGET_TAPS} taps, {BUDGET_TYPED} typed fields, {BUDGET_SCREENS} screens")
-    print("(before issue 12: 55 taps, 32 typed; before issue 21: 38 taps, 14.5 screens)")
-    assert total <= BUDGET_TAPS and typed <= BUDGET_TYPED, taps.report()
-    assert screens <= BUDGET_SCREENS, f"{screens:.1f} screens"
+    before = "before issue 12: 55 taps, 32 typed; before issue 21: 38 taps, 14.5 screens"
+    within_budget(
+        "10-unit roster", taps, screens, (BUDGET_TAPS, BUDGET_TYPED, BUDGET_SCREENS), before
+    )
 
 
 def test_a_lines_keyword_field_is_one_tap_away(

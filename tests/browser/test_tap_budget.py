@@ -34,7 +34,7 @@ from tests.browser.checks import TAP, assert_page_ok
 from tests.browser.conftest import log_in, mission, unique_name
 from tests.browser.live import PASSWORD, api_sign_up, battle_in_progress, csrf_form
 from tests.browser.taps import Taps
-from tests.browser.test_roster_entry import new_force
+from tests.browser.test_roster_entry import cards_of, new_force, type_lines, within_budget
 
 SCREEN = 740  # px: the phone's height
 UNITS = 10
@@ -350,30 +350,22 @@ TABLE = [
 # 6 kills, one Sentinel mark a side, no failed test.
 REMATCH_TABLE = [
     {
-        "vp": "62",
+        **TABLE[0],
         "destroyed": ["Burna Boyz Drogg", "Gretchin Mob Zog", "Kommandos Snikrot"],
         "kills": [
             ("Hellblaster Squad Ortan", "Ranged", 2),
             ("Assault Intercessor Squad Drusus", "Melee", 1),
         ],
-        "marked": "Intercessor Squad Aurelius",
         "marks": [("Intercessor Squad Aurelius", "Sentinel")],
         "dice": ["4", "2", "6"],
     },
     {
-        "vp": "48",
-        "destroyed": [
-            "Intercessor Squad Cassius",
-            "Eradicator Squad Vel",
-            "Infiltrator Squad Sextus",
-        ],
+        **TABLE[1],  # the same units destroyed and Marked, one kill fewer
         "kills": [
             ("Nobz Mob Gorzad", "Melee", 1),
             ("Boyz Mob Skarfang", "Melee", 1),
             ("Lootas Mob Badrukk", "Ranged", 1),
         ],
-        "marked": "Boyz Mob Ugrak",
-        "marks": [("Boyz Mob Ugrak", "Sentinel")],
         "dice": ["5", "3", "2"],
     },
 ]
@@ -823,30 +815,21 @@ def test_a_real_roster_with_its_faction_keywords_typed(
     taps.go(phone, phone.get_by_role("button", name="Five more lines"))
     expect(phone.locator("fieldset.unit-entry-line")).to_have_count(10)
     taps.type(phone.get_by_label("Keywords on every line (optional)"), REAL_FACTION)
-    for index, (unit, power, chips, _) in enumerate(REAL_ROSTER):
-        line = phone.locator(f"#line-{index}")
-        taps.type(line.get_by_label("Unit name"), unit)
-        taps.type(line.get_by_label("Power Rating"), str(power))
-        for word in chips:
-            taps.tap(line.get_by_role("checkbox", name=word, exact=True))
+    type_lines(phone, taps, REAL_ROSTER)
     screens = phone.evaluate("document.documentElement.scrollHeight") / 740
     taps.go(phone, phone.get_by_role("button", name="Add these units to the Order of Battle"))
     expect(phone.get_by_text("10 units joined the Order of Battle.")).to_be_visible()
-
-    with httpx.Client(base_url=live_server, timeout=30) as client:
-        client.cookies.update({c["name"]: c["value"] for c in phone.context.cookies()})
-        cards = {c["name"]: c for c in client.get(f"/api/v1/forces/{force}").json()["cards"]}
+    cards = cards_of(phone, live_server, force)
     faction = ["ADEPTUS ASTARTES", "PRIMARIS"]
     assert {n: sorted(cards[n]["keywords"]) for n, *_ in REAL_ROSTER} == {
         n: sorted([*k, *faction]) for n, _, _, k in REAL_ROSTER
     }
     assert sum(c["power_rating"] for c in cards.values()) == 49
 
-    typed = taps.keys["roster"]
-    total = taps.taps["roster"]
-    print(f"\nreal 10-unit roster, faction keywords typed: {total} taps, {typed} typed fields")
-    print(f"the page with 10 lines filled in: {screens:.1f} screens of 740 px")
-    print(f"budget: {REAL_BUDGET_TAPS} taps, {REAL_BUDGET_SCREENS} screens")
-    print("(before: 50 taps with 30 typed fields, 32.6 screens)")
-    assert total <= REAL_BUDGET_TAPS and typed <= REAL_BUDGET_TYPED, taps.report()
-    assert screens <= REAL_BUDGET_SCREENS, f"{screens:.1f} screens"
+    within_budget(
+        "real 10-unit roster, faction keywords typed",
+        taps,
+        screens,
+        (REAL_BUDGET_TAPS, REAL_BUDGET_TYPED, REAL_BUDGET_SCREENS),
+        "before: 50 taps with 30 typed fields, 32.6 screens",
+    )

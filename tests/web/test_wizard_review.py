@@ -17,6 +17,20 @@ from tests.web.conftest import Browser, campaign_with_two_players
 from tests.web.test_wizard_pages import draft_row, script_post, through_muster, units
 
 
+def confirmed_by(engine: Engine, battle: int) -> str:
+    """Whose confirmation the battle's history records."""
+    with engine.connect() as connection:
+        return str(
+            connection.execute(
+                text(
+                    "SELECT u.username FROM event e JOIN user_account u ON u.id = e.actor_id"
+                    " WHERE e.battle_id = :b AND e.kind = 'result_confirmed'"
+                ),
+                {"b": battle},
+            ).scalar_one()
+        )
+
+
 def test_the_review_shows_the_consequences_the_confirmation_applies(
     person: Callable[[str], Browser], engine: Engine
 ) -> None:
@@ -107,15 +121,7 @@ def test_the_opponent_confirms_on_the_recorders_phone(
     confirmed = ruby.post(f"/battles/{battle}/confirm-here", {"password": "a good password"})
     assert confirmed.status_code == 303
     assert ruby.api("GET", f"/battles/{battle}")["status"] == "resolved"
-    with engine.connect() as connection:
-        actor = connection.execute(
-            text(
-                "SELECT u.username FROM event e JOIN user_account u ON u.id = e.actor_id"
-                " WHERE e.battle_id = :b AND e.kind = 'result_confirmed'"
-            ),
-            {"b": battle},
-        ).scalar_one()
-    assert actor == "kai"  # confirmed by the opponent, on the recorder's phone
+    assert confirmed_by(engine, battle) == "kai"  # the opponent, on the recorder's phone
     again = ruby.post(f"/battles/{battle}/confirm-here", {"password": "a good password"})
     assert again.status_code == 409
 
@@ -156,15 +162,7 @@ def test_the_opponent_confirms_with_their_pin_on_the_review_step(
     assert table_pass.COOKIE in ruby.client.cookies
     shown = ruby.get(done.headers["location"]).text
     assert f'action="/decisions/{waiting[0]["id"]}/answer-at-table"' in shown
-    with engine.connect() as connection:
-        actor = connection.execute(
-            text(
-                "SELECT u.username FROM event e JOIN user_account u ON u.id = e.actor_id"
-                " WHERE e.battle_id = :b AND e.kind = 'result_confirmed'"
-            ),
-            {"b": battle},
-        ).scalar_one()
-    assert actor == "kai"
+    assert confirmed_by(engine, battle) == "kai"
 
 
 def test_wrong_pins_on_the_review_step_lock_the_pin_as_on_the_battle_page(
