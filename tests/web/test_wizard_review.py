@@ -220,6 +220,7 @@ def test_after_roll_for_it_the_page_says_what_was_rolled(
     page = ruby.get(answered.headers["location"]).text
     assert 'data-testid="previous-outcome"' in page
     assert "rolled 4 (D6)" in page and "So it loses 4 XP" in page
+    assert "The Devastating Blow to Intercessor Squad: rolled 4" in page  # names as they are
     # the decision just answered, seen again, points on to the one still waiting
     done = ruby.get(f"/decisions/{decision}").text
     assert "Next waiting decision</a> (1 left)" in done
