@@ -34,6 +34,7 @@ from tests.browser.live import (  # noqa: E402
     VIEWPORTS,
     api_sign_up,
     battle_in_progress,
+    csrf_form,
     start_server,
 )
 
@@ -52,6 +53,9 @@ def main_pages(base_url: str) -> dict[str, str]:
         answered = client.get(f"/api/v1/forces/{force}/decisions", params={"status": "answered"})
         decision = answered.json()["items"][0]["id"]
         wizard = battle_in_progress(client, 1, forces[0]["id"], forces[1]["id"])
+        # on to the review (the earlier steps stay open): the scores typed, Next
+        form = {"form": "after", "vp_0": "40", "vp_1": "20", "action": "review"}
+        client.post(f"{wizard}/after", data={**csrf_form(client), **form})
     return {
         "home": "/",
         "login": "/login",
@@ -76,6 +80,7 @@ def main_pages(base_url: str) -> dict[str, str]:
         "wizard-muster": f"{wizard}/muster",
         "wizard-after": f"{wizard}/after",
         "wizard-out-of-action": f"{wizard}/out_of_action",
+        "wizard-review": f"{wizard}/review",
     }
 
 

@@ -26,12 +26,14 @@ from app.errors import DomainError, NotFound
 from app.routing import OneHopRoute
 from app.rules.data import ArchiveRoll, HighestTally
 from app.rules.errors import RuleError
+from app.services.accounts import accounts
 from app.services.accounts.access import Access
 from app.services.accounts.accounts import Principal
 from app.services.battles import confirmation, lifecycle, wizard
 from app.services.campaigns import territories
 from app.services.forces.forces import get_campaign, load_force
 from app.services.packs import pack_watch, rulebooks
+from app.web.battles import confirm_here, to_the_opponents_decisions
 from app.web.forms import Form, field_int, field_ints, field_text, field_texts
 from app.web.pages import STATIC, Outcome, Viewer, attempt, page, redirect, render
 
@@ -884,6 +886,11 @@ def _review_context(
     context["applies_at_once"] = confirmation.applies_at_once(
         session, battle_id=battle.id or 0, user=principal.user
     )
+    # issue 40: the opponent at the table checks this page and confirms with their PIN here
+    opponent = confirmation.opponent_to_confirm(
+        session, battle_id=battle.id or 0, recorder_id=principal.user.id or 0
+    )
+    context["table_opponent"] = opponent if opponent and opponent.pin_hash else None
     context["preview"] = wizard.preview_view(session, draft, d)
     context["preview_error"] = (wizard.current_preview(d) or {}).get("error")
     return context
@@ -907,10 +914,21 @@ def submit_result(
             wizard.refresh_preview(session, draft, d)
             wizard.save(session, draft, d)
         return redirect(_step_url(draft, "review") + "#consequences")
+    confirming = field_text(form, "action", 20) == "submit_confirm"
+    locked: list[int] = []
     with attempt(session) as outcome:
         battle = wizard.submit(session, draft, d)
+        # issue 40: the opponent at the table confirms what they just checked here, with
+        # their PIN; refused, nothing is submitted either
+        opponent = (
+            confirm_here(request, session, form, battle.id or 0, locked) if confirming else None
+        )
+    for user_id in locked:  # a PIN locked by this try stays noted
+        accounts.note_pin_locked(session, user_id=user_id, battle_id=draft.battle_id or 0)
     if outcome.refused:
         return opened.page(outcome)
+    if opponent is not None:
+        return to_the_opponents_decisions(session, request, battle.id or 0, opponent)
     return redirect(f"/battles/{battle.id}")
 
 

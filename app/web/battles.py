@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
 from starlette.datastructures import UploadFile as StarletteUpload
 
 from app.db.models import BattleSide, Card, Force, User
@@ -230,21 +231,9 @@ def confirm_battle(
 def confirm_at_table(
     request: Request, session: SessionDep, principal: BattlePlayer, form: Form, battle_id: int
 ) -> Response:
-    """The opponent types their password or their PIN on the recorder's phone (both
-    rate-limited together, as log-in)."""
-    limits: RateLimits = request.app.state.rate_limits
-    client = request.client.host if request.client else "?"
     locked: list[int] = []  # the account whose PIN this try locked, if it did
-    opponent = confirmation.table_opponent_of(session, battle_id=battle_id)
     with attempt(session) as outcome:
-        limits.hit(limits.login, "table-confirm", client, str(battle_id))
-        if "pin" in form:
-            pin = str(form.get("pin") or "").strip()[:20]
-            _confirm_with_pin(session, limits, battle_id, pin, locked)
-        else:
-            confirmation.confirm_at_table(
-                session, battle_id=battle_id, password=str(form.get("password") or "")[:200]
-            )
+        opponent = confirm_here(request, session, form, battle_id, locked)
     for user_id in locked:  # outside the refused command's savepoint: the notice is kept
         accounts.note_pin_locked(session, user_id=user_id, battle_id=battle_id)
     if outcome.refused:
@@ -256,9 +245,41 @@ def confirm_at_table(
             error=outcome.error,
             **_battle_context(session, principal, battle_id, site_url(request)),
         )
-    confirmed = redirect(f"/battles/{battle_id}")
-    if opponent is not None and opponent.id is not None:  # they just proved who they are
-        table_pass.grant(request, confirmed, user_id=opponent.id, battle_id=battle_id)
+    return to_the_opponents_decisions(session, request, battle_id, opponent)
+
+
+def confirm_here(
+    request: Request, session: Session, form: FormData, battle_id: int, locked: list[int]
+) -> User:
+    """The opponent types their password or their PIN on the recorder's phone (both
+    rate-limited together, as log-in) and so confirms the result as themselves; a refusal
+    is raised. ``locked`` gets the account a wrong PIN has just locked. Returns the
+    opponent."""
+    limits: RateLimits = request.app.state.rate_limits
+    client = request.client.host if request.client else "?"
+    opponent = confirmation.table_opponent_of(session, battle_id=battle_id)
+    limits.hit(limits.login, "table-confirm", client, str(battle_id))
+    if "pin" in form:
+        pin = str(form.get("pin") or "").strip()[:20]
+        _confirm_with_pin(session, limits, battle_id, pin, locked)
+    else:
+        confirmation.confirm_at_table(
+            session, battle_id=battle_id, password=str(form.get("password") or "")[:200]
+        )
+    assert opponent is not None  # confirming found them, or refused
+    return opponent
+
+
+def to_the_opponents_decisions(
+    session: Session, request: Request, battle_id: int, opponent: User
+) -> Response:
+    """After the opponent confirmed on this phone: straight on to their first decision of
+    the battle (issue 40), or to the battle page, with the table pass that lets them answer
+    their decisions here."""
+    assert opponent.id is not None
+    waiting = decisions.waiting_at_table(session, battle_id=battle_id, user_id=opponent.id)
+    confirmed = redirect(f"/decisions/{waiting[0].id}" if waiting else f"/battles/{battle_id}")
+    table_pass.grant(request, confirmed, user_id=opponent.id, battle_id=battle_id)
     return confirmed
 
 
@@ -271,7 +292,7 @@ def hand_back(request: Request, principal: BattlePlayer, battle_id: int) -> Resp
 
 
 def _confirm_with_pin(
-    session: SessionDep, limits: RateLimits, battle_id: int, pin: str, locked: list[int]
+    session: Session, limits: RateLimits, battle_id: int, pin: str, locked: list[int]
 ) -> None:
     """Confirm with the opponent's PIN, under their account's own limit of wrong PINs."""
     opponent = confirmation.table_opponent_of(session, battle_id=battle_id)

@@ -62,9 +62,11 @@ def outcome_words(book: Any, row: Decision) -> list[str]:
     """What an answered decision rolled and what it gained, in words: after "roll for it"
     the player sees the dice and what they mean."""
     answer = row.answer or {}
+    # the first letter up, the unit's name as it is (str.capitalize lowers the rest)
+    purposes = [str(r["purpose"]) for r in answer.get("rolled") or []]
     words = [
-        f"{str(r['purpose']).capitalize()}: rolled {r['value']} (D{r['sides']})."
-        for r in answer.get("rolled") or []
+        f"{p[:1].upper()}{p[1:]}: rolled {r['value']} (D{r['sides']})."
+        for p, r in zip(purposes, answer.get("rolled") or [], strict=True)
     ]
     if row.kind == "out_of_action" and answer.get("consequence") == "devastating_blow":
         for r in answer.get("rolled") or []:

@@ -14,6 +14,11 @@ Fixtures
 - `admin_phone` / `admin_desktop`: the same, logged in as `admin`.
 - `new_page(viewport="phone", state=None, base_url=None, **context_options)`: a page in a
   new context (its own cookies), e.g. `new_page("phone", java_script_enabled=False)`.
+- `phones(*usernames, at="/", **context_options)`: a phone per username (a context each:
+  its own cookies and storage, as another phone has), logged in and open at `at`; the same
+  username twice is two phones of one account. Every test with two phones makes them so.
+- `table_battle`: a new player's Combat Patrol recorded up to "after the game" (two units a
+  side); `table_battle_on(server, mustered=False)` makes another, or one at its set-up.
 Every page made by these fixtures records console errors and uncaught page errors and
 fails the test at teardown if there were any, except Chromium's "Failed to load resource:
 ... status of 4xx" for a page or script request that really was a 4xx (a refused form is
@@ -60,7 +65,10 @@ from tests.browser.live import (
     PASSWORD,
     VIEWPORTS,
     api_sign_up,
+    battle_in_progress,
+    csrf_form,
     start_server,
+    two_forces,
 )
 from tests.conftest import BACKENDS, POSTGRES_URL
 
@@ -257,6 +265,58 @@ def new_page(
         context.close()
     shown = [p if len(p) < 300 else p[:200] + " ... " + p[-90:] for p in problems]
     assert not problems, "the browser reported errors:\n  " + "\n  ".join(shown)
+
+
+@pytest.fixture
+def phones(new_page: Callable[..., Page]) -> Callable[..., list[Page]]:
+    """Factory: phones(*usernames, at="/", **context options) -> one phone per username,
+    each a browser context of its own (its own cookies and storage, as another phone has),
+    logged in as that username and open at `at`. The same username twice: two phones of
+    one account (the recorder's and a second screen)."""
+
+    def make(*usernames: str, at: str = "/", **options: Any) -> list[Page]:
+        made = []
+        for username in usernames:
+            page = new_page("phone", **options)
+            log_in(page, username, next=at)
+            made.append(page)
+        return made
+
+    return make
+
+
+@dataclass(frozen=True)
+class TableBattle:
+    """A new player's battle in the wizard: a campaign with Ultramarines and Waaagh!, two
+    units each (live.py's two_forces), recorded as a Combat Patrol up to "after the game"
+    (battle_in_progress), or only started."""
+
+    player: str
+    campaign: int
+    base: str  # the wizard draft's address: base + "/setup", "/after" ...
+
+    @property
+    def after(self) -> str:
+        return f"{self.base}/after"
+
+
+def table_battle_on(server: str, *, mustered: bool = True) -> TableBattle:
+    """A TableBattle on `server`; not `mustered`: the draft just started, at its set-up."""
+    name = unique_name("table")
+    client = api_sign_up(server, name)
+    campaign, force, opponent = two_forces(client)
+    if mustered:
+        base = battle_in_progress(client, campaign, force, opponent)
+    else:
+        started = client.post(f"/campaigns/{campaign}/battles/new", data=csrf_form(client))
+        base = started.headers["location"].rsplit("/", 1)[0]
+    client.close()
+    return TableBattle(name, campaign, base)
+
+
+@pytest.fixture
+def table_battle(live_server: str) -> TableBattle:
+    return table_battle_on(live_server)
 
 
 @pytest.fixture(scope="session")

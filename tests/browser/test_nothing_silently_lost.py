@@ -8,7 +8,7 @@ values compared (destroyed ☠, Marked for Greatness ★, victory points, kill c
 - a tab closed with changes waiting, taken over by the next tab after another phone
   changed the draft: put on the newer draft, not over it;
 - victory points typed and not left (the cursor still in the box) survive a reload, with
-  or without signal;
+  or without signal, and the newer draft put on the page after a stale change;
 - the other phone submits while this one has changes waiting: they are listed beside the
   submitted result, and the phone drops them only when asked;
 - a set-up step kept on the phone links, without signal, every step the phone holds."""
@@ -21,8 +21,7 @@ from collections.abc import Callable
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import log_in, mission, unique_name
-from tests.browser.live import api_sign_up, battle_in_progress, csrf_form, two_forces
+from tests.browser.conftest import TableBattle, mission, table_battle_on
 from tests.browser.test_offline_rebase import QUEUE_EMPTY, count, plus, type_vp
 
 OFFLINE = pytest.mark.allow_console_errors(r"ERR_INTERNET_DISCONNECTED", r"Failed to fetch")
@@ -64,14 +63,6 @@ def destroyed(unit: str) -> str:
     return f"Destroyed (takes an Out of Action test): {unit}"
 
 
-def battle(server: str) -> tuple[str, str]:
-    name = unique_name("lost")
-    client = api_sign_up(server, name)
-    base = battle_in_progress(client, *two_forces(client))
-    client.close()
-    return name, base
-
-
 def agree(pages: list[Page], path: str, **expected: object) -> None:
     """Every page shows what the server holds (waiting for a page that still has to look),
     and the server holds what is expected."""
@@ -90,13 +81,10 @@ def agree(pages: list[Page], path: str, **expected: object) -> None:
 
 @OFFLINE
 def test_changes_offline_and_on_another_phone_are_all_kept(
-    new_page: Callable[..., Page], live_server: str
+    phones: Callable[..., list[Page]], table_battle: TableBattle
 ) -> None:
-    name, base = battle(live_server)
-    path = f"{base}/after"
-    a, b = new_page("phone"), new_page("phone")  # two phones (one account: the recorder's)
-    for phone in (a, b):
-        log_in(phone, name, next=path)
+    path = table_battle.after
+    a, b = phones(table_battle.player, table_battle.player, at=path)  # the recorder's two
     a.context.set_offline(True)
     a.get_by_label(destroyed("Boyz"), exact=True).check()
     plus(a)
@@ -128,12 +116,10 @@ def count_slug(page: Page, name: str = "Ranged kills, Captain") -> str | None:
 
 @OFFLINE
 def test_two_tabs_without_signal_keep_both_changes(
-    new_page: Callable[..., Page], live_server: str
+    phones: Callable[..., list[Page]], table_battle: TableBattle
 ) -> None:
-    name, base = battle(live_server)
-    path = f"{base}/after"
-    first = new_page("phone")
-    log_in(first, name, next=path)
+    path = table_battle.after
+    (first,) = phones(table_battle.player, at=path)
     second = first.context.new_page()
     second.goto(path)
     expect(second.get_by_role("heading", name="After the game")).to_be_visible()
@@ -153,17 +139,14 @@ def test_two_tabs_without_signal_keep_both_changes(
 
 @OFFLINE
 def test_a_closed_tabs_changes_go_on_the_newer_draft(
-    new_page: Callable[..., Page], live_server: str
+    phones: Callable[..., list[Page]], table_battle: TableBattle
 ) -> None:
-    name, base = battle(live_server)
-    path = f"{base}/after"
-    first = new_page("phone")
-    log_in(first, name, next=path)
+    path = table_battle.after
+    (first,) = phones(table_battle.player, at=path)
     second = first.context.new_page()
     second.goto(path)
     expect(second.get_by_role("heading", name="After the game")).to_be_visible()
-    other = new_page("phone")  # another phone, online throughout
-    log_in(other, name, next=path)
+    (other,) = phones(table_battle.player, at=path)  # another phone, online throughout
     first.context.set_offline(True)
     first.get_by_label(destroyed("Boyz"), exact=True).check()
     type_vp(first, "30")
@@ -194,14 +177,38 @@ def test_a_closed_tabs_changes_go_on_the_newer_draft(
     expect(count(second)).to_have_text("1")
 
 
+def test_a_value_being_typed_survives_the_newer_draft_put_on_the_page(
+    phones: Callable[..., list[Page]], table_battle: TableBattle
+) -> None:
+    """A change refused as stale makes the page read the newer draft and put it on the
+    form: a value being typed there at that moment (not left, not queued yet) is queued
+    first and stays, not wiped (found when two phones raced: B's 12 VP vanished)."""
+    path = table_battle.after
+    a, b = phones(table_battle.player, table_battle.player, at=path)
+    b.clock.install()  # B's timers wait for the test: its pause after typing, its looks
+    b.reload()
+    a.get_by_label(destroyed("Intercessors"), exact=True).check()
+    a.wait_for_function(QUEUE_EMPTY, timeout=20_000)
+    # B still holds the older draft: its tick is refused as stale, the newer draft is read
+    b.get_by_label(destroyed("Boyz"), exact=True).check()
+    b.locator("#f-vp_1").fill("12")  # typed; the cursor stays in the box
+    expect(b.get_by_label(destroyed("Intercessors"), exact=True)).to_be_checked()
+    expect(b.locator("#f-vp_1")).to_have_value("12")
+    b.clock.run_for(2_000)
+    b.wait_for_function(QUEUE_EMPTY, timeout=20_000, polling=250)
+    agree(
+        [a, b],
+        path,
+        **{destroyed("Boyz"): True, destroyed("Intercessors"): True, "vp_1": "12"},
+    )
+
+
 @OFFLINE
 def test_victory_points_typed_and_not_left_survive_a_reload(
-    new_page: Callable[..., Page], live_server: str
+    phones: Callable[..., list[Page]], table_battle: TableBattle
 ) -> None:
-    name, base = battle(live_server)
-    path = f"{base}/after"
-    page = new_page("phone")
-    log_in(page, name, next=path)
+    path = table_battle.after
+    (page,) = phones(table_battle.player, at=path)
     page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=20_000)
     page.reload()  # through the service worker, which keeps the step
     vp = page.locator("#f-vp_0")
@@ -222,13 +229,10 @@ def test_victory_points_typed_and_not_left_survive_a_reload(
 
 @OFFLINE
 def test_changes_waiting_when_the_other_phone_submits_are_shown_and_dropped_on_request(
-    new_page: Callable[..., Page], live_server: str
+    phones: Callable[..., list[Page]], table_battle: TableBattle
 ) -> None:
-    name, base = battle(live_server)
-    path = f"{base}/after"
-    a, b = new_page("phone"), new_page("phone")
-    for phone in (a, b):
-        log_in(phone, name, next=path)
+    path = table_battle.after
+    a, b = phones(table_battle.player, table_battle.player, at=path)
     a.context.set_offline(True)
     a.get_by_label(destroyed("Boyz"), exact=True).check()
     plus(a)
@@ -272,16 +276,11 @@ def test_changes_waiting_when_the_other_phone_submits_are_shown_and_dropped_on_r
 
 @OFFLINE
 def test_a_kept_set_up_step_links_every_step_the_phone_holds(
-    new_page: Callable[..., Page], live_server: str
+    phones: Callable[..., list[Page]], live_server: str
 ) -> None:
-    name = unique_name("steps")
-    client = api_sign_up(live_server, name)
-    campaign, _force, _opponent = two_forces(client)
-    started = client.post(f"/campaigns/{campaign}/battles/new", data=csrf_form(client))
-    setup_url = started.headers["location"]
-    client.close()
-    page = new_page("phone")
-    log_in(page, name, next=setup_url)
+    started = table_battle_on(live_server, mustered=False)
+    setup_url = f"{started.base}/setup"
+    (page,) = phones(started.player, at=setup_url)
     page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=20_000)
     page.reload()  # kept by the service worker while the draft is at its set-up
     page.get_by_label("Your force").select_option(label="Ultramarines")

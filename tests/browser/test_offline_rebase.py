@@ -15,12 +15,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import log_in, unique_name
-from tests.browser.live import api_sign_up, battle_in_progress, two_forces
+from tests.browser.conftest import TableBattle
 
 QUEUE_EMPTY = (
     "() => !Object.keys(localStorage).some(k => k.startsWith('crusade-wizard-queue:'))"
@@ -29,21 +27,12 @@ QUEUE_EMPTY = (
 OFFLINE = pytest.mark.allow_console_errors(r"ERR_INTERNET_DISCONNECTED", r"Failed to fetch")
 
 
-def player(server: str) -> tuple[str, httpx.Client]:
-    name = unique_name("offline")
-    return name, api_sign_up(server, name)
-
-
-def at_the_table(new_page: Callable[..., Page], server: str) -> tuple[Page, str]:
+def at_the_table(phones: Callable[..., list[Page]], battle: TableBattle) -> Page:
     """A phone on the after-the-game step, with the service worker looking after it."""
-    name, client = player(server)
-    base = battle_in_progress(client, *two_forces(client))
-    client.close()
-    page = new_page("phone")
-    log_in(page, name, next=f"{base}/after")
+    (page,) = phones(battle.player, at=battle.after)
     page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=20_000)
     page.reload()  # now through the service worker, which keeps this (older) copy
-    return page, base
+    return page
 
 
 def count(page: Page, name: str = "Ranged kills, Captain") -> object:
@@ -69,9 +58,9 @@ def server_state(page: Page) -> Page:
 
 @OFFLINE
 def test_an_offline_reload_shows_the_last_known_state(
-    new_page: Callable[..., Page], live_server: str
+    phones: Callable[..., list[Page]], table_battle: TableBattle
 ) -> None:
-    page, _base = at_the_table(new_page, live_server)
+    page = at_the_table(phones, table_battle)
     plus(page)
     plus(page)
     type_vp(page, "60")
@@ -91,9 +80,9 @@ def test_an_offline_reload_shows_the_last_known_state(
 
 @OFFLINE
 def test_waiting_taps_show_on_top_of_the_known_counts(
-    new_page: Callable[..., Page], live_server: str
+    phones: Callable[..., list[Page]], table_battle: TableBattle
 ) -> None:
-    page, _base = at_the_table(new_page, live_server)
+    page = at_the_table(phones, table_battle)
     plus(page)
     plus(page)
     page.wait_for_function(QUEUE_EMPTY, timeout=20_000)
@@ -109,9 +98,9 @@ def test_waiting_taps_show_on_top_of_the_known_counts(
 
 @OFFLINE
 def test_a_change_on_the_phones_own_older_copy_is_rebased(
-    new_page: Callable[..., Page], live_server: str
+    phones: Callable[..., list[Page]], table_battle: TableBattle
 ) -> None:
-    page, _base = at_the_table(new_page, live_server)
+    page = at_the_table(phones, table_battle)
     type_vp(page, "60")
     page.wait_for_function(QUEUE_EMPTY, timeout=20_000)
     # A phone that lost what it knew (cleared site data for that key): the older copy of
@@ -131,16 +120,11 @@ def test_a_change_on_the_phones_own_older_copy_is_rebased(
 
 @OFFLINE
 def test_a_field_changed_on_two_phones_shows_both_and_keeps_the_choice(
-    new_page: Callable[..., Page], live_server: str
+    phones: Callable[..., list[Page]], table_battle: TableBattle
 ) -> None:
     """Both phones change the victory points without knowing of the other's (one has no
     signal): the one coming back asks, and the choice is what both pages show."""
-    name, client = player(live_server)
-    base = battle_in_progress(client, *two_forces(client))
-    client.close()
-    mine, theirs = new_page("phone"), new_page("phone")  # two phones, one account
-    for phone in (mine, theirs):
-        log_in(phone, name, next=f"{base}/after")
+    mine, theirs = phones(table_battle.player, table_battle.player, at=table_battle.after)
     mine.context.set_offline(True)
     plus(mine)  # a tap never conflicts: it counts on the newer draft as well
     type_vp(mine, "40")
@@ -164,14 +148,10 @@ def test_a_field_changed_on_two_phones_shows_both_and_keeps_the_choice(
 
 @OFFLINE
 def test_a_step_opened_through_resume_is_there_offline(
-    new_page: Callable[..., Page], live_server: str
+    phones: Callable[..., list[Page]], table_battle: TableBattle
 ) -> None:
-    name, client = player(live_server)
-    campaign, force, opponent = two_forces(client)
-    base = battle_in_progress(client, campaign, force, opponent)
-    client.close()
-    page = new_page("phone")
-    log_in(page, name, next=f"/campaigns/{campaign}/battles/new")
+    base = table_battle.base
+    (page,) = phones(table_battle.player, at=f"/campaigns/{table_battle.campaign}/battles/new")
     page.get_by_role("button", name="Resume your battle in progress").click()
     expect(page.get_by_role("heading", name="After the game")).to_be_visible()
     assert re.search(rf"{re.escape(base)}/after$", page.url), page.url

@@ -1,7 +1,8 @@
 """Entering a 10-unit roster by hand on a 360 px phone, counted (issue 12): keyword chips,
-several unit lines in one form, one submit. Counted as tests/browser/test_tap_budget.py
-counts: a tap 1, a typed field 1 tap and 1 keyboard entry. Before the chips and lines it
-took 55 taps and 32 typed fields (a form per unit, keywords typed).
+several unit lines in one form, one submit. Counted as tests/browser/taps.py says: a tap 1,
+a typed field 1 tap and 1 keyboard entry. Before the chips and lines it took 55 taps and 32
+typed fields (a form per unit, keywords typed). Issue 40's roster with its real faction
+keywords typed is in test_tap_budget.py, with the other budgets.
 
 Also: the add-unit page (one line, several lines, more lines, a refusal, a copy), the
 Order of Battle with its Duplicate buttons and a card page with its keyword chips pass the
@@ -10,6 +11,7 @@ phone checks at 320 and 360 px and in dark mode, with no console errors."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 from playwright.sync_api import Page, expect
@@ -17,7 +19,7 @@ from playwright.sync_api import Page, expect
 from tests.browser.checks import assert_page_ok
 from tests.browser.conftest import log_in, unique_name
 from tests.browser.live import api_sign_up, csrf_form
-from tests.browser.test_tap_budget import Taps
+from tests.browser.taps import Taps
 
 # A Combat Patrol-sized Space Marine roster (50 Power: the Supply Limit): name, Power,
 # the chips to tick (the faction keyword and INFANTRY are ticked on a new line; ticking
@@ -61,6 +63,38 @@ def new_force(server: str) -> tuple[str, int]:
     return name, int(force["id"])
 
 
+Line = tuple[str, int, tuple[str, ...], list[str]]  # ROSTER's lines
+
+
+def type_lines(phone: Page, taps: Taps, roster: list[Line]) -> None:
+    """Each unit's name and Power Rating typed in its line, its chips ticked."""
+    for index, (unit, power, chips, _) in enumerate(roster):
+        line = phone.locator(f"#line-{index}")
+        taps.type(line.get_by_label("Unit name"), unit)
+        taps.type(line.get_by_label("Power Rating"), str(power))
+        for word in chips:
+            taps.tap(line.get_by_role("checkbox", name=word, exact=True))
+
+
+def cards_of(phone: Page, server: str, force: int) -> dict[str, dict[str, Any]]:
+    """The force's cards by name, read through the JSON API as the phone's player."""
+    with httpx.Client(base_url=server, timeout=30) as client:
+        client.cookies.update({c["name"]: c["value"] for c in phone.context.cookies()})
+        return {c["name"]: c for c in client.get(f"/api/v1/forces/{force}").json()["cards"]}
+
+
+def within_budget(
+    what: str, taps: Taps, screens: float, budget: tuple[int, int, float], before: str
+) -> None:
+    """Print the roster's figures and hold them to (taps, typed fields, screens)."""
+    total, typed = taps.taps["roster"], taps.keys["roster"]
+    print(f"\n{what}: {total} taps (typed fields included), {typed} typed fields")
+    print(f"the page with 10 lines: {screens:.1f} screens of 740 px")
+    print(f"budget: {budget[0]} taps, {budget[1]} typed fields, {budget[2]} screens ({before})")
+    assert total <= budget[0] and typed <= budget[1], taps.report()
+    assert screens <= budget[2], f"{screens:.1f} screens"
+
+
 def test_a_ten_unit_roster_on_a_phone(new_page: Callable[..., Page], live_server: str) -> None:
     name, force = new_force(live_server)
     phone = new_page("phone")
@@ -71,97 +105,18 @@ def test_a_ten_unit_roster_on_a_phone(new_page: Callable[..., Page], live_server
     taps.go(phone, phone.get_by_role("button", name="Five more lines"))
     expect(phone.locator("fieldset.unit-entry-line")).to_have_count(10)
     screens = phone.evaluate("document.documentElement.scrollHeight") / 740
-    for index, (unit, power, chips, _) in enumerate(ROSTER):
-        line = phone.locator(f"#line-{index}")
-        taps.type(line.get_by_label("Unit name"), unit)
-        taps.type(line.get_by_label("Power Rating"), str(power))
-        for word in chips:
-            taps.tap(line.get_by_role("checkbox", name=word, exact=True))
+    type_lines(phone, taps, ROSTER)
     taps.go(phone, phone.get_by_role("button", name="Add these units to the Order of Battle"))
     expect(phone.get_by_text("10 units joined the Order of Battle.")).to_be_visible()
     expect(phone.locator(".unit-list > li")).to_have_count(10)
-
-    with httpx.Client(base_url=live_server, timeout=30) as client:
-        client.cookies.update({c["name"]: c["value"] for c in phone.context.cookies()})
-        cards = {c["name"]: c for c in client.get(f"/api/v1/forces/{force}").json()["cards"]}
+    cards = cards_of(phone, live_server, force)
     assert {n: cards[n]["keywords"] for n, *_ in ROSTER} == {n: k for n, _, _, k in ROSTER}
     assert sum(c["power_rating"] for c in cards.values()) == 46
 
-    typed = taps.keys["roster"]
-    total = taps.taps["roster"]
-    print(f"\n10-unit roster: {total} taps (typed fields included), {typed} typed fields")
-    print(f"the page with 10 lines: {screens:.1f} screens of 740 px")
-    print(f"budget: {BUDGET_TAPS} taps, {BUDGET_TYPED} typed fields, {BUDGET_SCREENS} screens")
-    print("(before issue 12: 55 taps, 32 typed; before issue 21: 38 taps, 14.5 screens)")
-    assert total <= BUDGET_TAPS and typed <= BUDGET_TYPED, taps.report()
-    assert screens <= BUDGET_SCREENS, f"{screens:.1f} screens"
-
-
-# Issue 40: a real roster (9th-edition datasheets and Power Ratings, 49 of the 50 Power),
-# its faction keywords typed as a player copies them from the datasheets. They are typed
-# once, in "Keywords on every line", not on each line (that was 50 taps, 30 typed fields
-# and 32.6 screens with every line's "More" fold open to reach "Other keywords").
-REAL_FACTION = "ADEPTUS ASTARTES, PRIMARIS"
-REAL_ROSTER = [
-    ("Primaris Captain", 5, ("CHARACTER",), ["CHARACTER", "IMPERIUM", "INFANTRY"]),
-    (
-        "Primaris Librarian",
-        5,
-        ("CHARACTER", "PSYKER"),
-        ["CHARACTER", "IMPERIUM", "INFANTRY", "PSYKER"],
-    ),
-    ("Primaris Lieutenant", 4, ("CHARACTER",), ["CHARACTER", "IMPERIUM", "INFANTRY"]),
-    ("Intercessor Squad", 5, (), ["IMPERIUM", "INFANTRY"]),
-    ("Assault Intercessor Squad", 5, (), ["IMPERIUM", "INFANTRY"]),
-    ("Hellblaster Squad", 8, (), ["IMPERIUM", "INFANTRY"]),
-    ("Outrider Squad", 6, ("BIKER",), ["BIKER", "IMPERIUM"]),
-    ("Eliminator Squad", 4, (), ["IMPERIUM", "INFANTRY"]),
-    ("Invader ATV", 3, ("VEHICLE",), ["IMPERIUM", "VEHICLE"]),
-    ("Reiver Squad", 4, (), ["IMPERIUM", "INFANTRY"]),
-]
-REAL_BUDGET_TAPS = 30  # typed fields included
-REAL_BUDGET_TYPED = 21  # a name and a Power Rating per unit, the faction keywords once
-REAL_BUDGET_SCREENS = 6
-
-
-def test_a_real_roster_with_its_faction_keywords_typed(
-    new_page: Callable[..., Page], live_server: str
-) -> None:
-    name, force = new_force(live_server)
-    phone = new_page("phone")
-    log_in(phone, name, next=f"/forces/{force}")
-    taps = Taps(phase="roster")
-    taps.go(phone, phone.get_by_role("button", name="Add a unit"))
-    taps.go(phone, phone.get_by_role("button", name="Five more lines"))
-    expect(phone.locator("fieldset.unit-entry-line")).to_have_count(10)
-    taps.type(phone.get_by_label("Keywords on every line (optional)"), REAL_FACTION)
-    for index, (unit, power, chips, _) in enumerate(REAL_ROSTER):
-        line = phone.locator(f"#line-{index}")
-        taps.type(line.get_by_label("Unit name"), unit)
-        taps.type(line.get_by_label("Power Rating"), str(power))
-        for word in chips:
-            taps.tap(line.get_by_role("checkbox", name=word, exact=True))
-    screens = phone.evaluate("document.documentElement.scrollHeight") / 740
-    taps.go(phone, phone.get_by_role("button", name="Add these units to the Order of Battle"))
-    expect(phone.get_by_text("10 units joined the Order of Battle.")).to_be_visible()
-
-    with httpx.Client(base_url=live_server, timeout=30) as client:
-        client.cookies.update({c["name"]: c["value"] for c in phone.context.cookies()})
-        cards = {c["name"]: c for c in client.get(f"/api/v1/forces/{force}").json()["cards"]}
-    faction = ["ADEPTUS ASTARTES", "PRIMARIS"]
-    assert {n: sorted(cards[n]["keywords"]) for n, *_ in REAL_ROSTER} == {
-        n: sorted([*k, *faction]) for n, _, _, k in REAL_ROSTER
-    }
-    assert sum(c["power_rating"] for c in cards.values()) == 49
-
-    typed = taps.keys["roster"]
-    total = taps.taps["roster"]
-    print(f"\nreal 10-unit roster, faction keywords typed: {total} taps, {typed} typed fields")
-    print(f"the page with 10 lines filled in: {screens:.1f} screens of 740 px")
-    print(f"budget: {REAL_BUDGET_TAPS} taps, {REAL_BUDGET_SCREENS} screens")
-    print("(before: 50 taps with 30 typed fields, 32.6 screens)")
-    assert total <= REAL_BUDGET_TAPS and typed <= REAL_BUDGET_TYPED, taps.report()
-    assert screens <= REAL_BUDGET_SCREENS, f"{screens:.1f} screens"
+    before = "before issue 12: 55 taps, 32 typed; before issue 21: 38 taps, 14.5 screens"
+    within_budget(
+        "10-unit roster", taps, screens, (BUDGET_TAPS, BUDGET_TYPED, BUDGET_SCREENS), before
+    )
 
 
 def test_a_lines_keyword_field_is_one_tap_away(

@@ -16,12 +16,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.checks import assert_page_ok
-from tests.browser.conftest import log_in, mission, unique_name
+from tests.browser.conftest import TableBattle, log_in, mission, table_battle_on, unique_name
 from tests.browser.live import api_sign_up, battle_in_progress, csrf_form, two_forces
 from tests.browser.test_offline_rebase import at_the_table
 
@@ -42,19 +41,10 @@ def slow_link(page: Page, latency: int = LATENCY) -> None:
     )
 
 
-def player(server: str) -> tuple[str, httpx.Client]:
-    name = unique_name("table")
-    return name, api_sign_up(server, name)
-
-
 def test_fast_taps_on_a_slow_link_are_all_saved(
-    new_page: Callable[..., Page], live_server: str
+    phones: Callable[..., list[Page]], table_battle: TableBattle
 ) -> None:
-    name, client = player(live_server)
-    base = battle_in_progress(client, *two_forces(client))
-    client.close()
-    page = new_page("phone")
-    log_in(page, name, next=f"{base}/after")
+    (page,) = phones(table_battle.player, at=table_battle.after)
     slow_link(page)
     plus = page.get_by_role("button", name="One more: Ranged kills, Captain")
     count = page.get_by_role("group", name="Ranged kills, Captain").locator("output")
@@ -71,15 +61,10 @@ def test_fast_taps_on_a_slow_link_are_all_saved(
 
 
 def test_mission_and_agenda_ticks_survive_a_reload(
-    new_page: Callable[..., Page], live_server: str
+    phones: Callable[..., list[Page]], live_server: str
 ) -> None:
-    name, client = player(live_server)
-    campaign, _force, _opponent = two_forces(client)
-    started = client.post(f"/campaigns/{campaign}/battles/new", data=csrf_form(client))
-    setup_url = started.headers["location"]
-    client.close()
-    page = new_page("phone")
-    log_in(page, name, next=setup_url)
+    started = table_battle_on(live_server, mustered=False)
+    (page,) = phones(started.player, at=f"{started.base}/setup")
     slow_link(page)
     page.get_by_label("Your force").select_option(label="Ultramarines")
     page.get_by_label("Opponent's force").select_option(label="Waaagh!")
@@ -99,17 +84,14 @@ def test_mission_and_agenda_ticks_survive_a_reload(
     assert not ours.get_by_label("Reaper").is_checked()
 
 
-def test_taps_on_two_screens_all_count(new_page: Callable[..., Page], live_server: str) -> None:
+def test_taps_on_two_screens_all_count(
+    phones: Callable[..., list[Page]], table_battle: TableBattle
+) -> None:
     """A tap is one more (or one fewer) of something: it counts on the draft as it is now,
     so taps made on two screens of one battle are all kept (issue 21: they used to be
     refused as a conflict on the older screen, and its only button threw them away). Form
     fields changed on both screens: tests/browser/test_offline_rebase.py."""
-    name, client = player(live_server)
-    base = battle_in_progress(client, *two_forces(client))
-    client.close()
-    older, newer = new_page("phone"), new_page("phone")  # two phones, one account
-    for page in (older, newer):
-        log_in(page, name, next=f"{base}/after")
+    older, newer = phones(table_battle.player, table_battle.player, at=table_battle.after)
 
     newer.get_by_role("button", name="One more: Ranged kills, Intercessors").click()
     newer.wait_for_function(QUEUE_EMPTY)
@@ -129,7 +111,8 @@ def test_taps_on_two_screens_all_count(new_page: Callable[..., Page], live_serve
 def test_wizard_pages_pass_the_phone_checks(
     new_page: Callable[..., Page], live_server: str
 ) -> None:
-    name, client = player(live_server)
+    name = unique_name("table")
+    client = api_sign_up(live_server, name)
     campaign, force, opponent = two_forces(client)
     mustered = battle_in_progress(client, campaign, force, opponent)
     # a second draft, not mustered yet, for the set-up and muster forms
@@ -162,17 +145,12 @@ def test_wizard_pages_pass_the_phone_checks(
 # Chromium reports the requests that fail while the phone is offline (and only those)
 @pytest.mark.allow_console_errors(r"ERR_INTERNET_DISCONNECTED", r"Failed to fetch")
 def test_a_size_and_its_mission_picked_offline_survive_a_reload(
-    new_page: Callable[..., Page], live_server: str
+    phones: Callable[..., list[Page]], live_server: str
 ) -> None:
     """Set-up changes still waiting to be sent are put back after a reload, the mission of
     a battle size switched to included (its list is hidden until the size is shown)."""
-    name, client = player(live_server)
-    campaign, _force, _opponent = two_forces(client)
-    started = client.post(f"/campaigns/{campaign}/battles/new", data=csrf_form(client))
-    setup_url = started.headers["location"]
-    client.close()
-    page = new_page("phone")
-    log_in(page, name, next=setup_url)
+    started = table_battle_on(live_server, mustered=False)
+    (page,) = phones(started.player, at=f"{started.base}/setup")
     page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=20_000)
     page.reload()  # through the service worker, which keeps the step for later
     page.context.set_offline(True)
@@ -190,8 +168,11 @@ def test_a_size_and_its_mission_picked_offline_survive_a_reload(
 
 # Chromium reports the requests that fail while the phone is offline (and only those)
 @pytest.mark.allow_console_errors(r"ERR_INTERNET_DISCONNECTED", r"Failed to fetch")
-def test_no_signal_at_the_table(new_page: Callable[..., Page], live_server: str) -> None:
-    page, base = at_the_table(new_page, live_server)  # the service worker keeps the step
+def test_no_signal_at_the_table(
+    phones: Callable[..., list[Page]], table_battle: TableBattle
+) -> None:
+    page = at_the_table(phones, table_battle)  # the service worker keeps the step
+    base = table_battle.base
 
     page.context.set_offline(True)
     plus = page.get_by_role("button", name="One more: Ranged kills, Captain")
@@ -222,17 +203,13 @@ def test_no_signal_at_the_table(new_page: Callable[..., Page], live_server: str)
 # Chromium reports the requests that fail while the phone is offline (and only those)
 @pytest.mark.allow_console_errors(r"ERR_INTERNET_DISCONNECTED", r"Failed to fetch")
 def test_two_tabs_of_one_battle_keep_their_own_taps(
-    new_page: Callable[..., Page], live_server: str
+    phones: Callable[..., list[Page]], table_battle: TableBattle
 ) -> None:
     """Two tabs of the same step share the phone's storage but keep a queue each: taps
     waiting in both (no signal) are all sent once, even when one tab is closed first."""
-    name, client = player(live_server)
-    base = battle_in_progress(client, *two_forces(client))
-    client.close()
-    first = new_page("phone")
-    log_in(first, name, next=f"{base}/after")
+    (first,) = phones(table_battle.player, at=table_battle.after)
     second = first.context.new_page()
-    second.goto(f"{base}/after")
+    second.goto(table_battle.after)
     for tab in (first, second):
         expect(tab.get_by_role("heading", name="After the game")).to_be_visible()
     first.context.set_offline(True)
@@ -259,15 +236,11 @@ def test_two_tabs_of_one_battle_keep_their_own_taps(
 
 
 def test_the_kills_note_reads_right_both_ways(
-    new_page: Callable[..., Page], live_server: str
+    phones: Callable[..., list[Page]], table_battle: TableBattle
 ) -> None:
     """Issue 21: the note compares one side's kills with the other side's losses and says
     the right thing whichever is larger; it is a note, not a red error."""
-    name, client = player(live_server)
-    base = battle_in_progress(client, *two_forces(client))
-    client.close()
-    page = new_page("phone")
-    log_in(page, name, next=f"{base}/after")
+    (page,) = phones(table_battle.player, at=table_battle.after)
     note = page.locator("[data-kills-check='0']")
     expect(note).to_be_hidden()
     theirs = page.locator("#side-1 input[data-destroyed]").first

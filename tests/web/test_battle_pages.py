@@ -288,10 +288,13 @@ def test_a_victor_bonus_honour_goes_to_the_unit_chosen(person: Callable[[str], B
     url = f"/decisions/{bonus['id']}"
     page = ruby.get(url)
     assert "won the battle: a victor bonus" in page.text
-    assert 'name="card_id"' in page.text and "Which unit gains it?" in page.text
     squad = world["mine"]["Intercessor Squad"]
-    page = ruby.get(f"{url}?card_id={squad}&category=battle_trait")
+    # the unit first, one tap each: a link to the same page with its honours (issue 40)
+    assert "Which unit gains it?" in page.text
+    assert f'href="{url}?card_id={squad}"' in page.text
+    page = ruby.get(f"{url}?card_id={squad}")
     assert "Battle trait for Intercessor Squad" in page.text
+    assert f'<a href="{url}">Choose another unit</a>' in page.text  # the one kind it may be
     assert 'value="veteran_warriors"' in page.text
     assert kai.get(url).status_code == 200  # a member may look, but not answer
     assert "Only Ultramarines 4th" in kai.get(url).text

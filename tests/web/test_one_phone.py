@@ -18,6 +18,7 @@ from tests.api.helpers import dump
 from tests.web.conftest import Browser, campaign_with_two_players
 from tests.web.test_battle_pages import proposed_battle
 from tests.web.test_wizard_pages import through_muster
+from tests.web.test_wizard_review import confirmed_by
 
 PASSWORD = "a good password"  # every test person's (tests/web/conftest.py)
 
@@ -164,15 +165,7 @@ def test_the_opponent_confirms_with_their_pin_on_the_recorders_phone(
     confirmed = ruby.post(url, {"pin": "4827"})
     assert confirmed.status_code == 303
     assert ruby.api("GET", f"/battles/{battle}")["status"] == "resolved"
-    with engine.connect() as connection:
-        actor = connection.execute(
-            text(
-                "SELECT u.username FROM event e JOIN user_account u ON u.id = e.actor_id"
-                " WHERE e.battle_id = :b AND e.kind = 'result_confirmed'"
-            ),
-            {"b": battle},
-        ).scalar_one()
-    assert actor == "kai"
+    assert confirmed_by(engine, battle) == "kai"
 
 
 def test_wrong_pins_lock_the_account_pin_but_not_the_password(

@@ -64,13 +64,16 @@ def test_the_opponent_answers_their_own_decisions_then_hands_the_phone_back(
 ) -> None:
     world = _kai_loses_a_unit(person)
     ruby, kai, battle = world["ruby"], world["kai"], world["battle_id"]
-    assert ruby.post(f"/battles/{battle}/confirm-here", {"password": PASSWORD}).status_code == 303
+    confirmed = ruby.post(f"/battles/{battle}/confirm-here", {"password": PASSWORD})
     assert table_pass.COOKIE in ruby.client.cookies
-    page = ruby.get(f"/battles/{battle}").text
-    assert 'data-testid="at-table"' in page and "Answer as kai" in page
     kais = _pending(kai, world["kai_force"])
     assert [d["kind"] for d in kais] == ["out_of_action"]
     decision = kais[0]["id"]
+    # straight on to Kai's first decision (issue 40); the battle page offers it too
+    assert confirmed.status_code == 303
+    assert confirmed.headers["location"] == f"/decisions/{decision}"
+    page = ruby.get(f"/battles/{battle}").text
+    assert 'data-testid="at-table"' in page and "Answer as kai" in page
 
     shown = ruby.get(f"/decisions/{decision}").text
     assert f'action="/decisions/{decision}/answer-at-table"' in shown

@@ -10,9 +10,25 @@ from collections.abc import Callable
 
 from sqlalchemy import Engine, text
 
+from app.edge.hardening import PIN_FAILURES_PER_HOUR
+from app.web import table_pass
 from tests.api.helpers import dump
 from tests.web.conftest import Browser, campaign_with_two_players
-from tests.web.test_wizard_pages import script_post, through_muster, units
+from tests.web.test_wizard_pages import draft_row, script_post, through_muster, units
+
+
+def confirmed_by(engine: Engine, battle: int) -> str:
+    """Whose confirmation the battle's history records."""
+    with engine.connect() as connection:
+        return str(
+            connection.execute(
+                text(
+                    "SELECT u.username FROM event e JOIN user_account u ON u.id = e.actor_id"
+                    " WHERE e.battle_id = :b AND e.kind = 'result_confirmed'"
+                ),
+                {"b": battle},
+            ).scalar_one()
+        )
 
 
 def test_the_review_shows_the_consequences_the_confirmation_applies(
@@ -105,17 +121,73 @@ def test_the_opponent_confirms_on_the_recorders_phone(
     confirmed = ruby.post(f"/battles/{battle}/confirm-here", {"password": "a good password"})
     assert confirmed.status_code == 303
     assert ruby.api("GET", f"/battles/{battle}")["status"] == "resolved"
-    with engine.connect() as connection:
-        actor = connection.execute(
-            text(
-                "SELECT u.username FROM event e JOIN user_account u ON u.id = e.actor_id"
-                " WHERE e.battle_id = :b AND e.kind = 'result_confirmed'"
-            ),
-            {"b": battle},
-        ).scalar_one()
-    assert actor == "kai"  # confirmed by the opponent, on the recorder's phone
+    assert confirmed_by(engine, battle) == "kai"  # the opponent, on the recorder's phone
     again = ruby.post(f"/battles/{battle}/confirm-here", {"password": "a good password"})
     assert again.status_code == 409
+
+
+def test_the_opponent_confirms_with_their_pin_on_the_review_step(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    """Issue 40: the opponent checks the review on the recorder's phone and types their
+    PIN there: one tap submits and confirms, and the phone goes on to their first decision,
+    which the table pass lets them answer. A wrong PIN submits nothing."""
+    world = campaign_with_two_players(person)
+    ruby, kai = world["ruby"], world["kai"]
+    base, draft_id = through_muster(world)
+    captain = units(kai, world["kai_force"])["Captain"]
+    after = {"form": "after", "vp_0": "40", "vp_1": "20", "action": "review"}
+    after |= {f"destroyed_{captain}": "1", "dice": "1"}  # Kai's Captain fails its test
+    assert ruby.post(f"{base}/after", after).status_code == 303
+    assert 'name="pin"' not in ruby.get(f"{base}/review").text  # Kai has no PIN yet
+    kai.api("POST", "/auth/pin", json={"current_password": "a good password", "pin": "4827"})
+    page = ruby.get(f"{base}/review").text
+    assert 'name="pin"' in page and "Submit and confirm with PIN as kai" in page
+    assert "Submit result" in page  # or submitted alone, for Kai to confirm later
+
+    before = dump(engine)
+    wrong = ruby.post(f"{base}/review", {"action": "submit_confirm", "pin": "1111"})
+    assert wrong.status_code == 422 and 'data-code="pin_incorrect"' in wrong.text
+    assert "Nothing was submitted" in wrong.text and 'aria-invalid="true"' in wrong.text
+    assert dump(engine) == before
+    assert table_pass.COOKIE not in ruby.client.cookies
+
+    done = ruby.post(f"{base}/review", {"action": "submit_confirm", "pin": "4827"})
+    battle = draft_row(engine, draft_id)["battle_id"]
+    assert ruby.api("GET", f"/battles/{battle}")["status"] == "resolved"
+    waiting = kai.api("GET", f"/forces/{world['kai_force']}/decisions?status=pending")["items"]
+    assert [(d["kind"], d["card_id"]) for d in waiting] == [("out_of_action", captain)]
+    assert done.status_code == 303
+    assert done.headers["location"] == f"/decisions/{waiting[0]['id']}"
+    assert table_pass.COOKIE in ruby.client.cookies
+    shown = ruby.get(done.headers["location"]).text
+    assert f'action="/decisions/{waiting[0]["id"]}/answer-at-table"' in shown
+    assert confirmed_by(engine, battle) == "kai"
+
+
+def test_wrong_pins_on_the_review_step_lock_the_pin_as_on_the_battle_page(
+    person: Callable[[str], Browser], engine: Engine
+) -> None:
+    world = campaign_with_two_players(person)
+    ruby, kai = world["ruby"], world["kai"]
+    base, draft_id = through_muster(world)
+    ruby.post(f"{base}/after", {"form": "after", "vp_0": "40", "vp_1": "20", "action": "review"})
+    kai.api("POST", "/auth/pin", json={"current_password": "a good password", "pin": "4827"})
+    for guess in range(PIN_FAILURES_PER_HOUR):
+        sent = ruby.post(f"{base}/review", {"action": "submit_confirm", "pin": f"{guess:04d}"})
+        assert sent.status_code == 422
+    before = dump(engine)
+    locked = ruby.post(f"{base}/review", {"action": "submit_confirm", "pin": "4827"})
+    assert locked.status_code == 429 and 'data-code="pin_locked"' in locked.text
+    assert "Nothing was submitted" in locked.text
+    assert dump(engine) == before
+    assert draft_row(engine, draft_id)["step"] == "review"
+    battle = draft_row(engine, draft_id)["battle_id"]
+    notice = kai.get("/").text  # Kai hears of the lock, as after wrong PINs on the battle page
+    assert "Your confirmation PIN was locked" in notice and f'href="/battles/{battle}"' in notice
+    submitted = ruby.post(f"{base}/review", {"action": "submit"})  # Kai confirms later
+    assert submitted.status_code == 303
+    assert ruby.api("GET", f"/battles/{battle}")["status"] == "proposed"
 
 
 def test_after_roll_for_it_the_page_says_what_was_rolled(
@@ -148,6 +220,7 @@ def test_after_roll_for_it_the_page_says_what_was_rolled(
     page = ruby.get(answered.headers["location"]).text
     assert 'data-testid="previous-outcome"' in page
     assert "rolled 4 (D6)" in page and "So it loses 4 XP" in page
+    assert "The Devastating Blow to Intercessor Squad: rolled 4" in page  # names as they are
     # the decision just answered, seen again, points on to the one still waiting
     done = ruby.get(f"/decisions/{decision}").text
     assert "Next waiting decision</a> (1 left)" in done

@@ -144,6 +144,16 @@ def table_opponent_of(session: Session, *, battle_id: int) -> User | None:
     return table_opponent(session, battle, sides)
 
 
+def opponent_to_confirm(session: Session, *, battle_id: int, recorder_id: int) -> User | None:
+    """Who would confirm a result ``recorder_id`` is about to submit for this battle (the
+    review step offers them the PIN there): as ``table_opponent`` once it is proposed."""
+    battle, sides = lifecycle.get_battle(session, battle_id)
+    if _applies_at_once(session, battle, sides, actor=recorder_id):
+        return None
+    others = _owners(session, sides) - {recorder_id}
+    return session.get(User, min(others)) if len(others) == 1 else None
+
+
 def confirm_at_table(
     session: Session, *, battle_id: int, password: str | None = None, pin: str | None = None
 ) -> Battle:

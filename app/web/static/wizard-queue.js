@@ -588,6 +588,9 @@
           closed();
           return;
         }
+        // A value being typed here is queued first, against what the player saw: putting
+        // the newer draft on the form must not wipe it (nor hide a clash with it).
+        if (page === here) flushTyping();
         var counts = counterValues(doc);
         saveKnown(page, { version: Number(freshVersion.value), fields: valuesOf(formFields(fresh)), counters: counts });
         if (page === here) {
@@ -979,6 +982,7 @@
   // last known form with them on top.
   function restore() {
     if (!knownFor(here)) return;
+    flushTyping(); // a value being typed is a waiting change, put back on top below
     put(expected(here));
     // A battle size switched to shows its mission list only now (hidden lists are disabled
     // and skipped): put the waiting values in once more, into the list just shown.
