@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from sqlalchemy import Engine, text
 
-from app.edge.hardening import PIN_FAILURES_PER_HOUR
+from app.edge.limits import PIN_FAILURES_PER_HOUR
 from app.web import table_pass
 from tests.api.helpers import dump
 from tests.web.conftest import Browser, campaign_with_two_players
