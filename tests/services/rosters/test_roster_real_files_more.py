@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.services.rosters.test_roster_real_files import read, unit
+from tests.services.rosters.test_roster_real_files import assert_read_as, read, unit
 
 # MBH x EC.ros: a Death Guard Outrider (Plague Company: The Inexorable, two Plagueburst Crawlers
 # written as force-level upgrades), Daemons Reinforcements (Chaos Allegiance: Nurgle), a Chaos
@@ -184,14 +184,7 @@ MORE_REAL = {
 
 @pytest.mark.parametrize("fixture", sorted(MORE_REAL))
 def test_every_unit_as_read_apart(fixture: str) -> None:
-    expected, total = MORE_REAL[fixture]
-    roster = read(fixture)
-    got = [(u.key, u.name, u.power_rating, frozenset(u.keywords)) for u in roster.units]
-    for ours, theirs in zip(got, expected, strict=False):
-        assert ours == theirs, f"{theirs[1]} ({theirs[0]}): {ours[3] ^ theirs[3]}"
-    assert len(got) == len(expected)
-    assert roster.unreadable == ()
-    assert roster.read_power == roster.total_power == total == sum(u[2] for u in expected)
+    assert_read_as(fixture, *MORE_REAL[fixture])
 
 
 def test_four_detachments_three_factions_in_one_file() -> None:
