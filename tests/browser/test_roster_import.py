@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,7 +12,9 @@ from tests.browser.checks import assert_page_ok
 from tests.browser.conftest import log_in, unique_name
 from tests.browser.live import api_sign_up, csrf_form
 
-NECRONS = Path(__file__).parents[1] / "fixtures" / "rosters" / "necrons_patrol.rosz"
+ROSTERS = Path(__file__).parents[1] / "fixtures" / "rosters"
+NECRONS = ROSTERS / "necrons_patrol.rosz"
+CHAOS = ROSTERS / "chaos_four_detachments_emperors_children.rosz"
 
 
 def test_import_a_roster_on_a_phone(live_server: str, new_page: Callable[..., Page]) -> None:
@@ -48,3 +51,45 @@ def test_import_a_roster_on_a_phone(live_server: str, new_page: Callable[..., Pa
     for name in ("Royal Warden", "Necron Warriors", "Canoptek Scarab Swarms", "Skorpekh"):
         expect(units.get_by_text(name).first).to_be_visible()
     expect(units.get_by_text("Chronomancer")).to_have_count(0)
+
+
+def test_a_real_four_detachment_roster_on_a_phone(
+    live_server: str, new_page: Callable[..., Page], tmp_path: Path
+) -> None:
+    """Issue 39, tried as a player would: the real 299,792-byte .ros of four detachments and
+    three factions (SOURCES.md), uploaded as the list builder saved it; every unit previewed
+    and ticked, the page still passes the phone checks, and the player keeps what fits the
+    Supply Limit (the Chaos Space Marines Patrol, 41 PL)."""
+    with zipfile.ZipFile(CHAOS) as archive:
+        ros = tmp_path / "MBH x EC.ros"
+        ros.write_bytes(archive.read("MBH x EC.ros"))
+    assert ros.stat().st_size == 299_792
+    username = unique_name("rosters")
+    client = api_sign_up(live_server, username)
+    headers = {"X-CSRF-Token": csrf_form(client)["csrf_token"]}
+    campaign = client.post("/api/v1/campaigns", json={"name": "Big roster"}, headers=headers)
+    force = client.post(
+        f"/api/v1/campaigns/{campaign.json()['id']}/forces",
+        json={"name": "Mixed Warband", "crusade_faction": "CHAOS"},
+        headers=headers,
+    ).json()
+    client.close()
+    page = new_page("phone")
+    log_in(page, username, next=f"/forces/{force['id']}/roster")
+    page.get_by_label("Roster file").set_input_files(ros)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Read the roster").click()
+    boxes = page.locator('input[name="units"]')
+    expect(boxes).to_have_count(13)
+    assert_page_ok(page)
+    for index in range(13):
+        expect(boxes.nth(index)).to_be_checked()
+        if not 7 <= index <= 11:  # the Patrol's five: Master of Executions ... Chosen
+            boxes.nth(index).uncheck()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Add the ticked units").click()
+    expect(page.get_by_text("5 units from the roster joined the Order of Battle.")).to_be_visible()
+    units = page.locator(".unit-list")
+    for name in ("Master of Executions", "Terminators", "Dreadclaw Drop Pod", "Chosen"):
+        expect(units.get_by_text(name).first).to_be_visible()
+    expect(units.get_by_text("Mortarion")).to_have_count(0)
