@@ -174,6 +174,10 @@ def _add_units_page(
         lines=values,
         shared=shared,
         max_lines=MAX_LINES,
+        # issue 38: a rule pack's Warlord Traits are offered as the field is typed
+        pack_traits=rulebooks.campaign_book(
+            session, shown.view.force.campaign_id
+        ).pack_warlord_traits,
     )
 
 

@@ -225,6 +225,10 @@ def test_the_warlord_trait_form_offers_a_packs_traits_to_any_unit_they_allow(
     assert "<strong>Apex Hunger</strong>" in listed
     assert "(any unit, CHARACTER or not, that meets <code>MONSTER</code>)" in listed
     assert '<datalist id="pack-warlord-traits"><option value="Apex Hunger">' in offer
+    # the Add-unit form's Warlord Trait field offers them too
+    adding = client.get(f"/forces/{blue}/cards/new").text
+    assert 'list="pack-warlord-traits"' in adding
+    assert '<datalist id="pack-warlord-traits"><option value="Apex Hunger">' in adding
 
     token = re.search(r'name="csrf_token" value="([^"]+)"', page)
     assert token is not None
