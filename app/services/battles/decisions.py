@@ -401,17 +401,23 @@ def lapse_unanswerable(session: Session, *, force: Force, value: Any, book: Rule
         row.payload = {**row.payload, "cancelled_because": "no_unit_can_take_it"}
         row.answered_at = utcnow()
         session.add(row)
-        history.record(
-            session,
-            campaign_id=force.campaign_id,
-            force_id=row.force_id,
-            battle_id=row.battle_id,
-            kind="decision_cancelled",
-            decision_id=row.id,
-            decision=row.kind,
-            card_id=row.card_id,
-            reason="no_unit_can_take_it",
-        )
+        record_cancelled(session, row, campaign_id=force.campaign_id, reason="no_unit_can_take_it")
+
+
+def record_cancelled(session: Session, row: Decision, *, campaign_id: int, reason: str) -> None:
+    """Tell the feed a pending decision will never be answered, and why (a bot that listed
+    the pending decisions from the feed drops it)."""
+    history.record(
+        session,
+        campaign_id=campaign_id,
+        force_id=row.force_id,
+        battle_id=row.battle_id,
+        kind="decision_cancelled",
+        decision_id=row.id,
+        decision=row.kind,
+        card_id=row.card_id,
+        reason=reason,
+    )
 
 
 # Why a decision was cancelled, in words for the refusal of an answer to it.

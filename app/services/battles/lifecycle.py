@@ -794,19 +794,8 @@ def _undo(session: Session, battle: Battle, *, kind: str) -> Battle:
     session.add(battle)
     kept_totals.undone(session, battle)
     history.record(session, campaign_id=battle.campaign_id, battle_id=battle.id, kind=kind)
-    # A bot that listed the pending decisions from the feed hears that each is gone.
     for row in lapsed:
-        history.record(
-            session,
-            campaign_id=battle.campaign_id,
-            force_id=row.force_id,
-            battle_id=battle.id,
-            kind="decision_cancelled",
-            decision_id=row.id,
-            decision=row.kind,
-            card_id=row.card_id,
-            reason=kind,
-        )
+        decisions.record_cancelled(session, row, campaign_id=battle.campaign_id, reason=kind)
     return battle
 
 
