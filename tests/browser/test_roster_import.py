@@ -5,6 +5,7 @@ from __future__ import annotations
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import Page, expect
 
@@ -17,17 +18,23 @@ NECRONS = ROSTERS / "necrons_patrol.rosz"
 CHAOS = ROSTERS / "chaos_four_detachments_emperors_children.rosz"
 
 
-def test_import_a_roster_on_a_phone(live_server: str, new_page: Callable[..., Page]) -> None:
+def player_with_force(live_server: str, name: str, faction: str) -> tuple[str, dict[str, Any]]:
+    """A new player with a campaign of their own and one force in it, made through the API."""
     username = unique_name("rosters")
     client = api_sign_up(live_server, username)
     headers = {"X-CSRF-Token": csrf_form(client)["csrf_token"]}
     campaign = client.post("/api/v1/campaigns", json={"name": "Roster test"}, headers=headers)
     force = client.post(
         f"/api/v1/campaigns/{campaign.json()['id']}/forces",
-        json={"name": "Szarekhan Dynasty", "crusade_faction": "NECRONS"},
+        json={"name": name, "crusade_faction": faction},
         headers=headers,
     ).json()
     client.close()
+    return username, force
+
+
+def test_import_a_roster_on_a_phone(live_server: str, new_page: Callable[..., Page]) -> None:
+    username, force = player_with_force(live_server, "Szarekhan Dynasty", "NECRONS")
     page = new_page("phone")
     log_in(page, username, next=f"/forces/{force['id']}")
     with page.expect_navigation():
@@ -64,16 +71,7 @@ def test_a_real_four_detachment_roster_on_a_phone(
         ros = tmp_path / "MBH x EC.ros"
         ros.write_bytes(archive.read("MBH x EC.ros"))
     assert ros.stat().st_size == 299_792
-    username = unique_name("rosters")
-    client = api_sign_up(live_server, username)
-    headers = {"X-CSRF-Token": csrf_form(client)["csrf_token"]}
-    campaign = client.post("/api/v1/campaigns", json={"name": "Big roster"}, headers=headers)
-    force = client.post(
-        f"/api/v1/campaigns/{campaign.json()['id']}/forces",
-        json={"name": "Mixed Warband", "crusade_faction": "CHAOS"},
-        headers=headers,
-    ).json()
-    client.close()
+    username, force = player_with_force(live_server, "Mixed Warband", "CHAOS")
     page = new_page("phone")
     log_in(page, username, next=f"/forces/{force['id']}/roster")
     page.get_by_label("Roster file").set_input_files(ros)
