@@ -365,7 +365,7 @@ class TestTheRostersOwnTotals:
             ("tyranids_neurothrope.rosz", None, 9, 180),
             ("tyranids_zoanthropes.rosz", 3, 21, 450),
             ("tau_aunva.rosz", 1, 4, 80),
-            ("blood_angels.rosz", 5, 30, 625),
+            ("blood_angels.rosz", 6, 30, 625),  # two Lieutenants, two units
             ("chaos_space_marines.rosz", 2, 11, 185),
             ("thousand_sons_cabal.rosz", 2, 14, 265),
             ("long_weapon_names.rosz", 1, 8, 170),
