@@ -174,6 +174,119 @@ SISTERS_CELESTINE = [
          "INFANTRY", "INQUISITION", "INQUISITOR", "ORDO XENOS", "PSYKER"),
 ]  # fmt: skip
 
+# Issue 48, case 6, from PrettyScribe's test/validation/ (real, 9th edition):
+# Tau Test.ros: a Brigade of T'au (Sept Choice: T'au Sept); Aun'Va's ETHEREAL and AUN'VA are
+# on her model only, beside two Ethereal Guard (the unit has both, ruling 76); Commander
+# Shadowsun rides with two drones, a Breacher Team and a Piranha with Gun Drones: none is a
+# DRONE, the Tactical Drones are (ruling 45); 165 PL.
+# Knights Tests.ros: a Super-Heavy Detachment whose Household Choice holds Questor Imperialis
+# and House Cadmus, filling `<Questor Allegiance>` and `<Household>`; 133 PL.
+# Ork 40k Tests.ros: a Brigade whose Clan Kultur chose Goffs, filling `<Clan>`; 152 PL.
+TAU_COMMANDERS_AND_DRONES = [
+    unit("1.5", "Commander in XV8 Crisis Battlesuit", 7, "BATTLESUIT", "CHARACTER", "COMMANDER",
+         "FLY", "JET PACK", "T'AU EMPIRE", "T'AU SEPT", "XV8 CRISIS"),
+    unit("1.6", "Commander in XV85 Enforcer Battlesuit", 7, "BATTLESUIT", "CHARACTER", "COMMANDER",
+         "FLY", "JET PACK", "T'AU EMPIRE", "T'AU SEPT", "XV85 ENFORCER"),
+    unit("1.7", "Commander in XV86 Coldstar Battlesuit", 8, "BATTLESUIT", "CHARACTER", "COMMANDER",
+         "FLY", "JET PACK", "T'AU EMPIRE", "T'AU SEPT", "XV86 COLDSTAR"),
+    unit("1.8", "Commander Shadowsun", 8, "BATTLESUIT", "CHARACTER", "COMMANDER", "FLY", "INFANTRY",
+         "JET PACK", "SHADOWSUN", "SUPREME COMMANDER", "T'AU EMPIRE", "T'AU SEPT", "XV22 STALKER"),
+    unit("1.9", "Strike Team", 2, "INFANTRY", "STRIKE TEAM", "T'AU EMPIRE", "T'AU SEPT"),
+    unit("1.10", "Breacher Team", 4, "BREACHER TEAM", "INFANTRY", "T'AU EMPIRE", "T'AU SEPT"),
+    unit("1.11", "Kroot Carnivores", 3, "INFANTRY", "KROOT", "KROOT CARNIVORES", "T'AU EMPIRE"),
+    unit("1.12", "XV95 Ghostkeel Battlesuit", 9, "BATTLESUIT", "FLY", "JET PACK", "MONSTER",
+         "T'AU EMPIRE", "T'AU SEPT", "XV95 GHOSTKEEL BATTLESUIT"),
+    unit("1.13", "XV8 Crisis Bodyguards", 9, "BATTLESUIT", "FLY", "JET PACK", "T'AU EMPIRE",
+         "T'AU SEPT", "XV8 CRISIS BODYGUARDS"),
+    unit("1.14", "XV25 Stealth Battlesuits", 5, "BATTLESUIT", "FLY", "INFANTRY", "JET PACK",
+         "T'AU EMPIRE", "T'AU SEPT", "XV25 STEALTH BATTLESUITS"),
+    unit("1.15", "XV104 Riptide Battlesuit", 15, "BATTLESUIT", "FLY", "JET PACK", "MONSTER",
+         "T'AU EMPIRE", "T'AU SEPT", "XV104 RIPTIDE BATTLESUIT"),
+    unit("1.16", "Pathfinder Team", 3, "INFANTRY", "PATHFINDER TEAM", "T'AU EMPIRE", "T'AU SEPT"),
+    unit("1.17", "Tactical Drones", 2, "DRONE", "FLY", "T'AU EMPIRE", "T'AU SEPT",
+         "TACTICAL DRONES"),
+    unit("1.18", "TX4 Piranhas", 4, "FLY", "T'AU EMPIRE", "T'AU SEPT", "TX4 PIRANHAS", "VEHICLE"),
+    unit("1.19", "TX7 Hammerhead Gunship", 9, "FLY", "HAMMERHEAD", "T'AU EMPIRE", "T'AU SEPT",
+         "TX7 HAMMERHEAD GUNSHIP", "VEHICLE"),
+    unit("1.20", "XV88 Broadside Battlesuits", 5, "BATTLESUIT", "T'AU EMPIRE", "T'AU SEPT",
+         "XV88 BROADSIDE BATTLESUITS"),
+    unit("1.21", "AX-1-0 Tiger Shark", 24, "AIRCRAFT", "AX-1-0 TIGER SHARK", "FLY", "T'AU EMPIRE",
+         "T'AU SEPT", "VEHICLE"),
+    unit("1.22", "AX-5-2 Barracuda", 13, "AIRCRAFT", "AX-5-2 BARRACUDA", "FLY", "T'AU EMPIRE",
+         "T'AU SEPT", "VEHICLE"),
+    unit("1.23", "TY7 Devilfish", 5, "FLY", "T'AU EMPIRE", "T'AU SEPT", "TRANSPORT",
+         "TY7 DEVILFISH", "VEHICLE"),
+    unit("1.24", "TX78 Sky Ray Gunship", 8, "FLY", "T'AU EMPIRE", "T'AU SEPT",
+         "TX78 SKY RAY GUNSHIP", "VEHICLE"),
+    unit("1.25", "Strike Team", 2, "INFANTRY", "STRIKE TEAM", "T'AU EMPIRE", "T'AU SEPT"),
+    unit("1.26", "Breacher Team", 5, "BREACHER TEAM", "INFANTRY", "T'AU EMPIRE", "T'AU SEPT"),
+    unit("1.27", "Breacher Team", 3, "BREACHER TEAM", "INFANTRY", "T'AU EMPIRE", "T'AU SEPT"),
+    unit("1.28", "Aun'Va", 5, "AUN'VA", "CHARACTER", "ETHEREAL", "ETHEREAL GUARD", "INFANTRY",
+         "T'AU EMPIRE", "T'AU SEPT"),
+]  # fmt: skip
+
+IMPERIAL_KNIGHTS_HOUSE_CADMUS = [
+    unit("1.3", "Knight Valiant", 31, "DOMINUS CLASS", "HOUSE CADMUS", "IMPERIAL KNIGHTS",
+         "IMPERIUM", "KNIGHT VALIANT", "QUESTOR IMPERIALIS", "TITANIC", "VEHICLE"),
+    unit("1.4", "Knight Gallant", 22, "HOUSE CADMUS", "IMPERIAL KNIGHTS", "IMPERIUM",
+         "KNIGHT GALLANT", "QUESTOR IMPERIALIS", "QUESTORIS CLASS", "TITANIC", "VEHICLE"),
+    unit("1.5", "Knight Castellan", 32, "DOMINUS CLASS", "HOUSE CADMUS", "IMPERIAL KNIGHTS",
+         "IMPERIUM", "KNIGHT CASTELLAN", "QUESTOR IMPERIALIS", "TITANIC", "VEHICLE"),
+    unit("1.6", "Cerastus Knight Acheron", 24, "CERASTUS CLASS", "HOUSE CADMUS", "IMPERIAL KNIGHTS",
+         "IMPERIUM", "KNIGHT ACHERON", "QUESTOR IMPERIALIS", "TITANIC", "VEHICLE"),
+    unit("1.7", "Questoris Knight Magaera", 24, "HOUSE CADMUS", "IMPERIAL KNIGHTS", "IMPERIUM",
+         "KNIGHT MAGAERA", "QUESTOR IMPERIALIS", "QUESTORIS CLASS", "TITANIC", "VEHICLE"),
+]  # fmt: skip
+
+ORKS_GOFFS = [
+    unit("1.5", "Beastboss on Squigosaur", 8, "BEAST SNAGGA", "BEASTBOSS", "CAVALRY", "CHARACTER",
+         "GOFFS", "ORKS", "SQUIG", "WARBOSS"),
+    unit("1.6", "Big Mek in Mega Armour", 6, "BIG MEK", "CHARACTER", "GOFFS", "INFANTRY",
+         "MEGA ARMOUR", "ORKS"),
+    unit("1.7", "Big Mek w/ Kustom Force Field", 5, "BIG MEK", "CHARACTER", "GOFFS", "INFANTRY",
+         "ORKS"),
+    unit("1.8", "Beast Snagga Boyz", 5, "BEAST SNAGGA", "BEAST SNAGGA BOYZ", "CORE", "GOFFS",
+         "INFANTRY", "MOB", "ORKS"),
+    unit("1.9", "Boyz", 5, "BOYZ", "CORE", "GOFFS", "INFANTRY", "MOB", "ORKS"),
+    unit("1.10", "Gretchin", 2, "CORE", "GOFFS", "GRETCHIN", "INFANTRY", "ORKS"),
+    unit("1.11", "Beast Snagga Boyz", 5, "BEAST SNAGGA", "BEAST SNAGGA BOYZ", "CORE", "GOFFS",
+         "INFANTRY", "MOB", "ORKS"),
+    unit("1.12", "Boyz", 5, "BOYZ", "CORE", "GOFFS", "INFANTRY", "MOB", "ORKS"),
+    unit("1.13", "Gretchin", 2, "CORE", "GOFFS", "GRETCHIN", "INFANTRY", "ORKS"),
+    unit("1.14", "Burna Boyz", 3, "BURNA BOYZ", "CORE", "GOFFS", "INFANTRY", "MOB", "ORKS"),
+    unit("1.15", "Kommandos", 4, "CORE", "GOFFS", "INFANTRY", "KOMMANDO", "MOB", "ORKS",
+         "TANKBUSTA BOMBS"),
+    unit("1.16", "Mad Dok Grotsnik", 5, "CHARACTER", "DEATHSKULLS", "INFANTRY", "MAD DOK GROTSNIK",
+         "ORKS", "PAINBOY"),
+    unit("1.17", "Meganobz", 6, "CORE", "GOFFS", "INFANTRY", "MEGA ARMOUR", "MEGANOBZ", "MOB",
+         "NOBZ", "ORKS"),
+    unit("1.18", "Boomdakka Snazzwagons", 5, "BOOMDAKKA SNAZZWAGON", "GOFFS", "ORKS",
+         "SPEED FREEKS", "VEHICLE"),
+    unit("1.19", "Squighog Boyz", 4, "BEAST SNAGGA", "CAVALRY", "CORE", "GOFFS", "ORKS", "SQUIG",
+         "SQUIGHOG BOYZ"),
+    unit("1.20", "Blitza-bommer", 8, "AIRCRAFT", "BLITZA BOMMER", "FLY", "GOFFS", "ORKS",
+         "VEHICLE"),
+    unit("1.21", "Dakkajet", 8, "AIRCRAFT", "DAKKAJET", "FLY", "GOFFS", "ORKS", "VEHICLE"),
+    unit("1.22", "Trukk", 4, "GOFFS", "ORKS", "TRANSPORT", "TRUKK", "VEHICLE"),
+    unit("1.23", "Mek Gunz", 3, "ARTILLERY", "GOFFS", "GRETCHIN", "MEK GUNZ", "ORKS", "VEHICLE"),
+    unit("1.24", "Lootas", 4, "CORE", "GOFFS", "INFANTRY", "LOOTAS", "ORKS"),
+    unit("1.25", "Flash Gitz", 7, "FLASH GIT", "GOFFS", "INFANTRY", "ORKS"),
+    unit("1.26", "Weirdboy", 4, "CHARACTER", "GOFFS", "INFANTRY", "ORKS", "PSYKER", "WEIRDBOY"),
+    unit("1.27", "Boss Zagstruk", 6, "BOSS ZAGSTRUK", "CHARACTER", "FLY", "GOFF", "INFANTRY",
+         "JUMP PACK", "ORKS", "STORMBOY"),
+    unit("1.28", "Nobz", 6, "CORE", "GOFFS", "INFANTRY", "MOB", "NOBZ", "ORKS"),
+    unit("1.29", "Nob with Waaagh! Banner", 4, "CHARACTER", "GOFFS", "INFANTRY", "NOBZ", "ORKS"),
+    unit("1.30", "Kustom Boosta Blastas", 4, "GOFFS", "KUSTOM BOOSTA-BLASTA", "ORKS",
+         "SPEED FREEKS", "VEHICLE"),
+    unit("1.31", "Megatrakk Scrapjets", 5, "GOFFS", "MEGATRAKK SCRAPJETS", "ORKS", "SPEED FREEKS",
+         "VEHICLE"),
+    unit("1.32", "Nob on Smasha Squig", 4, "BEAST SNAGGA", "CAVALRY", "CHARACTER", "GOFFS", "NOB",
+         "NOB ON SMASHA SQUIG", "ORKS", "SQUIG"),
+    unit("1.33", "Battlewagon", 8, "BATTLEWAGON", "GOFFS", "ORKS", "TRANSPORT", "VEHICLE", "WAGON"),
+    unit("1.34", "Killa Kans", 7, "GOFFS", "GRETCHIN", "KILLA KANS", "ORKS", "VEHICLE", "WALKERZ"),
+]  # fmt: skip
+
+
 # BloodAngels test.ros (PrettyScribe, already here): "Lieutenants" (HQ, no keyword of its
 # own) holds two Lieutenant models, each a CHARACTER with its own categories and Power: two
 # units, the first with its 1-PL Neo-volkite pistol, Storm Shield and sword option.
@@ -190,6 +303,9 @@ ISSUE_48 = {
     "bluescribe_black_templars_captain.rosz": (BLUESCRIBE_BLACK_TEMPLARS_CAPTAIN, 15),
     "bluescribe_thousand_sons_2000.rosz": (BLUESCRIBE_THOUSAND_SONS_2000, 100),
     "sisters_celestine.rosz": (SISTERS_CELESTINE, 106),
+    "tau_commanders_and_drones.rosz": (TAU_COMMANDERS_AND_DRONES, 165),
+    "imperial_knights_house_cadmus.rosz": (IMPERIAL_KNIGHTS_HOUSE_CADMUS, 133),
+    "orks_goffs.rosz": (ORKS_GOFFS, 152),
 }
 
 
@@ -299,3 +415,15 @@ def test_celestine_has_every_keyword_of_her_unit() -> None:
     celestine = next(u for u in read("sisters_celestine.rosz").units if u.name.startswith("Cel"))
     assert {"CELESTINE", "LIVING SAINT", "CHARACTER", "GEMINAE SUPERIA"} <= set(celestine.keywords)
     assert celestine.models == ("Celestine", "2x Geminae Superia")
+
+
+def test_aun_va_has_her_model_s_keywords_and_drones_make_no_drone() -> None:
+    """Issue 48, case 2, and ruling 45 on a real file: Aun'Va's ETHEREAL (on her model only)
+    is the unit's; the drones riding with Shadowsun, a Breacher Team and a Piranha add models,
+    not DRONE, so those units gain XP; the Tactical Drones unit is all drones: a DRONE."""
+    by_name = {u.name: u for u in read("tau_commanders_and_drones.rosz").units}
+    assert {"ETHEREAL", "AUN'VA", "CHARACTER"} <= set(by_name["Aun'Va"].keywords)
+    shadowsun = by_name["Commander Shadowsun"]
+    assert "MV62 Command-link Drone" in shadowsun.models and "DRONE" not in shadowsun.keywords
+    assert "DRONE" not in by_name["TX4 Piranhas"].keywords
+    assert "DRONE" in by_name["Tactical Drones"].keywords
