@@ -42,8 +42,11 @@ SUB_FACTIONS = {
         ("Gretchin", 2, ORKS | {"INFANTRY", "GRETCHIN"}),
     ],
     "constructed/sisters_order_convictions.ros": [
-        ("Celestine", 9, SISTERS | {"JUMP PACK", "FLY", "CELESTINE", "INFANTRY", "CHARACTER",
-                                    "GEMINAE SUPERIA"}),
+        (
+            "Celestine",
+            9,
+            SISTERS | {"JUMP PACK", "FLY", "CELESTINE", "INFANTRY", "CHARACTER", "GEMINAE SUPERIA"},
+        ),
         (
             "Battle Sisters Squad",
             5,
@@ -167,8 +170,19 @@ MODELS = {
         ),
     ],
     "tau_aunva.rosz": [
-        ("Aun'Va", 4, {"T'AU EMPIRE", "T'AU SEPT", "INFANTRY", "CHARACTER", "ETHEREAL", "AUN'VA",
-                       "ETHEREAL GUARD"})
+        (
+            "Aun'Va",
+            4,
+            {
+                "T'AU EMPIRE",
+                "T'AU SEPT",
+                "INFANTRY",
+                "CHARACTER",
+                "ETHEREAL",
+                "AUN'VA",
+                "ETHEREAL GUARD",
+            },
+        )
     ],
 }
 
