@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 from tests.api.helpers import campaign, force
 from tests.api.test_roster_api import post
 from tests.services.rosters.test_roster_parse import ros_of
+from tests.services.rosters.test_roster_real_files_issue48 import LIEUTENANTS_NEW_RECRUIT
 
 SUPPLY_LIMIT = 50  # a new force's
 
@@ -93,3 +94,16 @@ def test_celestine_and_the_fire_raptor_keep_their_keywords_on_the_card(
     (card,) = post(client, force_id, nested, units=[key]).json()["cards"]
     assert "BLACK TEMPLARS" in card["keywords"]
     assert next(u for u in units if u["name"] == "Ahriman")["problem"]  # not IMPERIUM
+
+
+def test_two_talonmasters_in_one_wrapper_become_two_cards(client: TestClient) -> None:
+    """Issue 48, case 5 (a constructed file: the issue's own was not found in public
+    repositories): two 8-PL cards, not one 16-PL "Lieutenant(s)"."""
+    force_id = force(client, campaign(client), "Ravenwing", "IMPERIUM")
+    shown = post(client, force_id, LIEUTENANTS_NEW_RECRUIT, preview=True).json()
+    assert [(u["key"], u["power_rating"]) for u in shown["units"]] == [("1.1.1", 8), ("1.1.2", 8)]
+    added = post(client, force_id, LIEUTENANTS_NEW_RECRUIT)
+    assert added.status_code == 201, added.text
+    cards = added.json()["cards"]
+    assert [(c["name"], c["power_rating"]) for c in cards] == [("Ravenwing Talonmaster", 8)] * 2
+    assert post(client, force_id, LIEUTENANTS_NEW_RECRUIT, preview=True).json()["supply_used"] == 16

@@ -427,3 +427,47 @@ def test_aun_va_has_her_model_s_keywords_and_drones_make_no_drone() -> None:
     assert "MV62 Command-link Drone" in shadowsun.models and "DRONE" not in shadowsun.keywords
     assert "DRONE" not in by_name["TX4 Piranhas"].keywords
     assert "DRONE" in by_name["Tactical Drones"].keywords
+
+
+def talonmaster(costs: str) -> str:
+    return (
+        '<selection name="Ravenwing Talonmaster" type="model" number="1">'
+        f"<costs>{costs}</costs><categories>"
+        '<category name="Faction: Imperium" primary="false"/>'
+        '<category name="Faction: Adeptus Astartes" primary="false"/>'
+        '<category name="Faction: Dark Angels" primary="false"/>'
+        '<category name="Character" primary="false"/><category name="Vehicle" primary="false"/>'
+        '<category name="Fly" primary="false"/><category name="Lieutenant" primary="false"/>'
+        '<category name="Ravenwing" primary="false"/></categories></selection>'
+    )
+
+
+# Constructed (issue 48, case 5: the issue's own file was not found in public repositories):
+# a "Lieutenant(s)" unit with no keyword of its own holding two Ravenwing Talonmasters of
+# 8 PL each, written New Recruit's way (a 24-hex id; the wrapper's 16 PL holds theirs).
+LIEUTENANTS_NEW_RECRUIT = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<roster xmlns="http://www.battlescribe.net/schema/rosterSchema" name="Ravenwing" '
+    'id="638f517350e1e4fc6e56d6a5" gameSystemId="28ec-711c-d87f-3aeb" '
+    'gameSystemName="Warhammer 40,000 9th Edition">'
+    '<costs><cost name="PL" value="16"/><cost name="pts" value="330"/></costs>'
+    '<forces><force name="Patrol" catalogueName="Imperium - Adeptus Astartes - Dark Angels">'
+    '<selections><selection name="Lieutenant(s)" type="unit" number="1">'
+    '<costs><cost name="PL" value="16"/><cost name="pts" value="330"/></costs>'
+    '<categories><category name="HQ" primary="true"/></categories><selections>'
+    + talonmaster('<cost name="PL" value="8"/><cost name="pts" value="165"/>') * 2
+    + "</selections></selection></selections></force></forces></roster>"
+).encode()
+
+
+def test_a_constructed_lieutenants_unit_of_two_talonmasters_is_two_units() -> None:
+    roster = parse_roster(LIEUTENANTS_NEW_RECRUIT)
+    assert roster.costs_include_children
+    assert [
+        (u.key, u.name, u.power_rating, u.points, u.battlefield_role) for u in roster.units
+    ] == [
+        ("1.1.1", "Ravenwing Talonmaster", 8, 165, "HQ"),
+        ("1.1.2", "Ravenwing Talonmaster", 8, 165, "HQ"),
+    ]
+    assert all({"CHARACTER", "DARK ANGELS", "RAVENWING"} <= set(u.keywords) for u in roster.units)
+    assert roster.read_power == roster.total_power == 16 and roster.unexplained_power == 0
