@@ -10,7 +10,8 @@ body bytes the process holds at once, and how slowly one may come.
 - The bodies being read, and held until their request ends, share a process-wide budget
   (``BODY_BYTES_IN_FLIGHT_MB``); a body that would go past it is answered 503 + Retry-After
   before it is read. Bodies past the small limit may fill three quarters of it, so that log-ins
-  and forms still get in while uploads take theirs.
+  and forms still get in while uploads take theirs, and one account's uploads half of that,
+  so that one member sending many at once leaves room for the others.
 - After a grace of ``BODY_RATE_SECONDS``, each further such span must bring at least
   ``BODY_MIN_BYTES_PER_SECOND`` a second; a body trickled slower is cut with 408.
 """
@@ -99,21 +100,35 @@ class BodyLimits:
         """What bodies past the small limit may hold together: the rest stays for small ones."""
         return self.in_flight * 3 // 4
 
+    @property
+    def one_account(self) -> int:
+        """What one account's bodies past the small limit may hold together."""
+        return self.large_in_flight // 2
+
 
 class BodyBudget:
-    """Body bytes held by the requests of this process (the event loop's only: no lock)."""
+    """Body bytes held by the requests of this process, in all and by account (large bodies
+    only: granted to a signed-in caller). Used from the event loop only: no lock."""
 
     def __init__(self) -> None:
         self.held = 0
+        self.by_account: dict[int, int] = {}
 
-    def take(self, size: int, cap: int) -> bool:
-        if self.held + size > cap:
+    def take(self, size: int, cap: int, account: int | None = None, share: int = 0) -> bool:
+        mine = self.by_account.get(account, 0) if account is not None else 0
+        if self.held + size > cap or (account is not None and mine + size > share):
             return False
         self.held += size
+        if account is not None:
+            self.by_account[account] = mine + size
         return True
 
-    def give(self, size: int) -> None:
+    def give(self, size: int, account: int | None = None) -> None:
         self.held -= size
+        if account is not None:
+            left = self.by_account.pop(account, 0) - size
+            if left > 0:
+                self.by_account[account] = left
 
 
 class Reservation:
@@ -123,27 +138,38 @@ class Reservation:
         self.budget = budget
         self.limits = limits
         self.size = 0
+        self.account: int | None = None  # whose upload, when an allowance was granted
 
     def grow_to(self, size: int) -> None:
         if size <= self.size:
             return
-        large = size > self.limits.small
-        cap = self.limits.large_in_flight if large else self.limits.in_flight
+        limits = self.limits
+        cap = limits.large_in_flight if size > limits.small else limits.in_flight
         if size > cap:
             raise _too_large(cap, ", the most this server takes in at once")
-        if not self.budget.take(size - self.size, cap):
-            raise DomainError(
-                "server_busy",
-                f"The server is taking in as many request bodies as it holds at once "
-                f"({cap:,} bytes); nothing was done. Try again in {RETRY_AFTER_SECONDS} seconds.",
-                status=503,
-                retry_after=RETRY_AFTER_SECONDS,
-            )
+        account, share = self.account, limits.one_account
+        if account is not None and size > share:
+            raise _too_large(share, ", the most one account's uploads take in at once")
+        if not self.budget.take(size - self.size, cap, account, share):
+            mine = self.budget.by_account.get(account, 0) if account is not None else 0
+            if account is not None and mine + size - self.size > share:
+                raise _busy(share, "of one account's uploads")
+            raise _busy(cap, "request bodies")
         self.size = size
 
     def release(self) -> None:
-        self.budget.give(self.size)
+        self.budget.give(self.size, self.account)
         self.size = 0
+
+
+def _busy(cap: int, what: str) -> DomainError:
+    return DomainError(
+        "server_busy",
+        f"The server is taking in as many {what} as it holds at once ({cap:,} bytes); "
+        f"nothing was done. Try again in {RETRY_AFTER_SECONDS} seconds.",
+        status=503,
+        retry_after=RETRY_AFTER_SECONDS,
+    )
 
 
 async def read_body(
@@ -155,7 +181,7 @@ async def read_body(
     headers = dict(scope["headers"])
     declared = headers.get(b"content-length")
     length = int(declared) if declared is not None and declared.isdigit() else None
-    limit = await _limit(scope, headers, length, limits)
+    limit, reservation.account = await _limit(scope, headers, length, limits)
     if length is not None:
         if length > limit:
             raise _too_large(limit, _what(scope, headers, limit))
@@ -236,31 +262,32 @@ def _allowance(scope: Scope, headers: dict[bytes, bytes]) -> tuple[Allowance, in
 
 async def _limit(
     scope: Scope, headers: dict[bytes, bytes], length: int | None, limits: BodyLimits
-) -> int:
-    """The small limit, or an allowance's when its route would let this caller in: decided
-    from the headers alone (one short read of the database in a worker thread, and only
-    for a body that may need more than the small limit)."""
+) -> tuple[int, int | None]:
+    """The small limit, or an allowance's when its route would let this caller in (and the
+    caller's account): decided from the headers alone (one short read of the database in a
+    worker thread, and only for a body that may need more than the small limit)."""
+    small = (limits.small, None)
     if length is not None and length <= limits.small:
-        return limits.small
+        return small
     found = _allowance(scope, headers)
     if found is None:
-        return limits.small
+        return small
     allowance, target = found
     if b"authorization" not in headers and COOKIE.encode() not in headers.get(b"cookie", b""):
-        return limits.small  # anonymous: no database work at all
-    granted = await run_in_threadpool(_granted, Request(scope), allowance, target)
-    return allowance.limit if granted else limits.small
+        return small  # anonymous: no database work at all
+    account = await run_in_threadpool(_granted, Request(scope), allowance, target)
+    return (allowance.limit, account) if account is not None else small
 
 
-def _granted(request: Request, allowance: Allowance, target: int) -> bool:
-    """Whether the route's access rule lets this caller in (the route decides again, with
-    the CSRF check, once the body is read)."""
+def _granted(request: Request, allowance: Allowance, target: int) -> int | None:
+    """The caller's account, if the route's access rule lets it in (the route decides
+    again, with the CSRF check, once the body is read); None if it does not."""
     name = next(iter(allowance.path.groupindex))
     with session_scope(request.app.state.engine, writes=False) as session:
         try:
             principal = caller(request, session, BackgroundTasks())
             if principal is None:
-                return False
+                return None
             authorize(
                 session,
                 access=allowance.access,
@@ -269,8 +296,8 @@ def _granted(request: Request, allowance: Allowance, target: int) -> bool:
                 method="POST",
             )
         except DomainError:
-            return False
-    return True
+            return None
+    return principal.user.id
 
 
 def _what(scope: Scope, headers: dict[bytes, bytes], limit: int) -> str:

@@ -167,7 +167,7 @@ class TestBodiesHeldAtOnce:
         photo = large_photo()
         limits(client, in_flight=8 * len(photo))
         budget = client.app.state.body_budget  # type: ignore[attr-defined]
-        budget.held = 5 * len(photo)  # other uploads are being read: 3/4 of it is taken
+        budget.held = 6 * len(photo)  # other uploads are being read: their 3/4 is taken
         before = dump(engine)
         busy, pulled = post_photo(client, battle, photo)
         assert_problem(busy, 503, "server_busy")
@@ -177,11 +177,30 @@ class TestBodiesHeldAtOnce:
             f"/api/v1/campaigns/{battle['campaign_id']}", json={"description": "Still here"}
         )
         assert small.status_code == 200, small.text  # a small body still gets in
-        assert budget.held == 5 * len(photo)  # each request gave back what it took
+        assert budget.held == 6 * len(photo)  # each request gave back what it took
         budget.held = 0
         taken, _ = post_photo(client, battle, photo)
         assert taken.status_code == 201, taken.text
         assert budget.held == 0
+
+    def test_one_account_takes_at_most_half_of_the_uploads_share(
+        self, client: TestClient, engine: Engine, battle: dict[str, Any]
+    ) -> None:
+        """One member sending many uploads at once holds at most half of what uploads may
+        hold: the rest stays for the other members."""
+        photo = large_photo()
+        limits(client, in_flight=16 * len(photo))  # uploads: 12 photos; one account: 6
+        budget = client.app.state.body_budget  # type: ignore[attr-defined]
+        me = client.get("/api/v1/auth/me").json()["id"]
+        budget.held = budget.by_account[me] = 5 * len(photo)
+        before = dump(engine)
+        mine, _ = post_photo(client, battle, photo)
+        assert "one account's uploads" in assert_problem(mine, 503, "server_busy")["detail"]
+        assert dump(engine) == before
+        budget.by_account = {me + 1: 5 * len(photo)}  # someone else's: room is left for me
+        taken, _ = post_photo(client, battle, photo)
+        assert taken.status_code == 201, taken.text
+        assert budget.held == 5 * len(photo) and budget.by_account == {me + 1: 5 * len(photo)}
 
     def test_a_body_larger_than_the_whole_budget_is_too_large(
         self, client: TestClient, battle: dict[str, Any]
