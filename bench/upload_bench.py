@@ -1,8 +1,11 @@
 """Hostile request bodies and uploads against one `crusade serve` process (issues 33 and 45).
 Prints figures; asserts nothing.
 
-    .venv/bin/python bench/upload_bench.py [--port 8210] [--database-url URL] [--only TEXT]
-                                           [--list]
+    .venv/bin/python bench/upload_bench.py [--port 8210] [--database-url URL]
+                                           [--only TEXT]... [--list]
+
+To measure another version of the app with these attacks, put its checkout first on the
+server's path: PYTHONPATH=/path/to/checkout .venv/bin/python bench/upload_bench.py ...
 
 Each attack runs alone, with two probes beside it: GET /health every 50 ms, and another member
 (of another campaign) reading her campaign's page every 100 ms. Printed for each: what the
@@ -491,10 +494,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--database-url", default="")
     parser.add_argument("--port", type=int, default=8210)
-    parser.add_argument("--only", default="", help="run the attacks whose name holds this")
+    parser.add_argument(
+        "--only", action="append", default=[], help="run the attacks whose name holds this"
+    )
     parser.add_argument("--list", action="store_true", help="list the attacks and stop")
     args = parser.parse_args()
-    attacks = [a for a in every_attack() if args.only in a.name]
+    attacks = [a for a in every_attack() if not args.only or any(o in a.name for o in args.only)]
     if args.list:
         print("\n".join(a.name for a in attacks))
         return
