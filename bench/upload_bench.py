@@ -19,10 +19,11 @@ Goals (issue 45): no attack makes /health or the other member's read wait over 1
 refused. The attack bodies are the issue's, at their full size (48 MB and so on); the tests
 (tests/api/test_hostile_bodies.py) hold small versions of them.
 
-Attacks are a list of named entries, ``ATTACKS``: each an ``Attack(name, run)`` whose
-``run(bench)`` makes its requests against the server (blocking until every one of them is
-answered or given up) and returns one short outcome per request ("413 request_too_large",
-"201", "reset"); the harness does the measuring around it. ``bench`` is a ``Bench``: the
+Attacks are a list of named entries, ``ATTACKS``: each an ``Attack(name, run, prepare)``
+whose ``run(bench)`` makes its requests against the server (blocking until every one of them
+is answered or given up) and returns one short outcome per request ("413 request_too_large",
+"201", "reset"); ``prepare()`` (optional) makes its files first, outside the measuring; the
+harness does the measuring around ``run``. ``bench`` is a ``Bench``: the
 server's address, ``player`` (an httpx client signed in as a player of the mustered battle
 ``battle_id``, CSRF header set), ``anonymous()``, and ``raw(...)`` (one request written on a
 socket, sent at the pace asked, stopped as soon as the server answers). Another module adds
@@ -195,10 +196,12 @@ def answered(response: httpx.Response) -> str:
 
 @dataclass(frozen=True)
 class Attack:
-    """One named attack: ``run(bench)`` returns one outcome per request it made."""
+    """One named attack: ``run(bench)`` returns one outcome per request it made;
+    ``prepare()``, if given, is called first, outside the measuring (to make its files)."""
 
     name: str
     run: Callable[[Bench], list[str]]
+    prepare: Callable[[], object] | None = None
 
 
 # --- issue 45, items 1 and 5: bodies ----------------------------------------------------------
@@ -244,6 +247,7 @@ def trickled_uploads(bench: Bench, signed_in: bool) -> list[str]:
     )
 
 
+@cache
 def phone_jpeg(size: tuple[int, int], progressive: bool = False) -> bytes:
     """A photo-like JPEG (noise over a gradient: megabytes, as a camera's are)."""
     image = Image.linear_gradient("L").resize(size).convert("RGB")
@@ -251,6 +255,10 @@ def phone_jpeg(size: tuple[int, int], progressive: bool = False) -> bytes:
     out = io.BytesIO()
     Image.blend(image, noise, 0.5).save(out, "JPEG", quality=85, progressive=progressive)
     return out.getvalue()
+
+
+def twelve_mp() -> bytes:
+    return phone_jpeg((4032, 3024))
 
 
 def honest_beside_bombs(bench: Bench) -> list[str]:
@@ -288,10 +296,12 @@ BODY_ATTACKS = [
     Attack(
         '45.1 anon: 48 MB JSON [0.5,…"\\u0000"] to photos',
         lambda b: [b.raw(b.photos, json_bomb(), "application/json")],
+        json_bomb,
     ),
     Attack(
         "45.1 anon: 48 MB form a=&…z=%00 to photos",
         lambda b: [b.raw(b.photos, form_bomb(), "application/x-www-form-urlencoded")],
+        form_bomb,
     ),
     Attack(
         "45.1 anon: 48 MB JSON, chunked (no length)",
@@ -331,8 +341,8 @@ BODY_ATTACKS = [
         '45.5 anon: log-in [×100,000 "\\u0000" ]×100,000',
         lambda b: [b.raw("/api/v1/auth/login", DEEP_LOGIN, "application/json")],
     ),
-    Attack("45.1 honest 12 MP photo beside 10 anon bombs", honest_beside_bombs),
-    Attack("45.1 honest 12 MP photo beside 20 trickles", honest_beside_trickles),
+    Attack("45.1 honest 12 MP photo beside 10 anon bombs", honest_beside_bombs, twelve_mp),
+    Attack("45.1 honest 12 MP photo beside 20 trickles", honest_beside_trickles, twelve_mp),
 ]
 
 
@@ -346,7 +356,7 @@ def encoded(size: tuple[int, int], kind: str, **options: Any) -> bytes:
 
 
 def uploaded(make: Callable[[], bytes], times: int = 1) -> Callable[[Bench], list[str]]:
-    """An attack that uploads ``make()``'s file (made when it runs), ``times`` at once."""
+    """An attack that uploads ``make()``'s file, ``times`` at once."""
 
     def run(bench: Bench) -> list[str]:
         data = make()
@@ -374,9 +384,11 @@ def image_attacks() -> list[Attack]:
         ("phone JPEG 8160×6120 (50 MP)", lambda: phone_jpeg((8160, 6120))),
         ("phone JPEG 8160×6120 progressive", lambda: phone_jpeg((8160, 6120), progressive=True)),
     ]
-    return [Attack(f"33 {name}", uploaded(make)) for name, make in files] + [
-        Attack("33 six JPEG liars at once", uploaded(dimension_liar, 6)),
-        Attack("33 six PNG bombs at once", uploaded(png_bomb, 6)),
+    files += [("six JPEG liars at once", dimension_liar), ("six PNG bombs at once", png_bomb)]
+    made = [(name, cache(make)) for name, make in files]
+    return [
+        Attack(f"33 {name}", uploaded(make, 6 if name.startswith("six") else 1), make)
+        for name, make in made
     ]
 
 
@@ -541,6 +553,9 @@ def main() -> None:
         )
         for attack in attacks:
             time.sleep(1)
+            prepare = getattr(attack, "prepare", None)
+            if prepare is not None:
+                prepare()
             reset_peak(pid)
             with probes(base, reader, f"/campaigns/{theirs}") as (health, read):
                 started = time.perf_counter()
