@@ -47,6 +47,9 @@ ID_LIMIT = 2**31
 # A JSON escape of U+0000: an odd number of backslashes before u0000 (an even number is an
 # escaped backslash followed by the letters u0000).
 JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
+# A multipart part's Content-Disposition header line (its value, leading spaces dropped):
+# found line by line without splitting the headers into a list.
+DISPOSITION = re.compile(rb"(?:\A|\r\n)content-disposition: *([^\r\n]*)", re.IGNORECASE)
 
 
 class HardeningMiddleware:
@@ -267,10 +270,8 @@ def _multipart_text_field_with_nul(boundary: bytes, body: bytes) -> str | None:
         return None
     for headers, start, end in _multipart_parts(boundary, body):
         disposition = None
-        for line in headers.split(b"\r\n"):
-            name, _, value = line.partition(b":")
-            if name.lower() == b"content-disposition":
-                disposition = value.lstrip(b" ")
+        for line in DISPOSITION.finditer(headers):  # the last one counts, as in Starlette
+            disposition = line.group(1)
         _kind, options = parse_options_header(disposition)
         named = options.get(b"name", b"form").decode("utf-8", "replace")
         if b"\x00" in headers or (

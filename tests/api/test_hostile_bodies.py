@@ -19,6 +19,8 @@ from fastapi.testclient import TestClient
 from PIL import Image
 from sqlalchemy import Engine
 
+from app.config import Settings
+from app.edge.bodies import BodyLimits
 from app.edge.hardening import MAX_BODY
 from app.main import create_app
 from tests.api.helpers import assert_problem, dump
@@ -247,6 +249,21 @@ class TestTheLeastRate:
             assert b"request_too_slow" in answer
         assert honest.status_code == 401, honest.text
         assert app.state.body_budget.held == 0
+
+
+def test_the_limits_are_settings_an_operator_tunes() -> None:
+    settings = Settings(
+        body_bytes_in_flight_mb=64,
+        body_min_bytes_per_second=0,
+        body_rate_seconds=30,
+        json_max_depth=16,
+    )
+    limits = BodyLimits.from_settings(settings)
+    assert limits.in_flight == 64 * 1024 * 1024 and limits.large_in_flight == 48 * 1024 * 1024
+    assert limits.one_account == 24 * 1024 * 1024
+    assert (limits.min_rate, limits.rate_seconds, limits.json_depth) == (0, 30, 16)
+    with pytest.raises(ValueError):
+        Settings(json_max_depth=0)
 
 
 # --- JSON nested past the bound --------------------------------------------------------------
