@@ -527,10 +527,15 @@ def main() -> None:
     if args.list:
         print("\n".join(a.name for a in attacks))
         return
-    folder = Path(tempfile.mkdtemp(prefix="upload-bench-"))
-    url = args.database_url or f"sqlite:///{folder / 'bench.db'}"
+    with tempfile.TemporaryDirectory(prefix="upload-bench-") as temp:
+        measure(attacks, args.database_url, args.port, Path(temp))
+
+
+def measure(attacks: list[Attack], database_url: str, port: int, folder: Path) -> None:
+    """Each attack against a new server on ``port``, its figures printed as it ends."""
+    url = database_url or f"sqlite:///{folder / 'bench.db'}"
     migrate.upgrade(url)
-    with server(url, args.port, folder) as (base, pid):
+    with server(url, port, folder) as (base, pid):
         account(base, "admin").close()  # the first account is the site's admin: not these
         player = account(base, "player")
         battle = muster(player, setup_two_forces(player))  # type: ignore[arg-type]
