@@ -31,7 +31,7 @@ from app.services.accounts.access import Access
 from app.services.accounts.accounts import Principal
 from app.services.battles import decisions, wizard
 from app.services.forces.forces import load_force
-from app.services.packs import rulebooks
+from app.services.packs import pack_reward, rulebooks
 from app.web import table_pass
 from app.web.form_models import DECISION_REQUISITION_FIELDS as REQUISITION_FIELDS
 from app.web.form_models import checked
@@ -195,6 +195,10 @@ def _decision_context(
             for i, r in enumerate(granted)
         ]
         context["one_of"] = isinstance(effect, FreeRequisitions) and effect.mode == "one_of"
+        if pack_reward.owed_by_pack(row.payload):  # issue 47: only the units it may go to
+            allowed = pack_reward.units(row, view.value, book)
+            context["units"] = [c for c in context["units"] if str(c.id) in allowed]
+            context["reward_source"] = pack_reward.source_words(row.payload)
     return context
 
 
