@@ -34,7 +34,7 @@ from app.services.forces.forces import load_force
 from app.services.packs import pack_reward, rulebooks
 from app.web import table_pass
 from app.web.form_models import DECISION_REQUISITION_FIELDS as REQUISITION_FIELDS
-from app.web.form_models import checked
+from app.web.form_models import NUMBER_BOUNDS, checked
 from app.web.forms import Form, field_int, field_text, field_texts
 from app.web.pages import attempt, page, redirect, render
 
@@ -195,6 +195,7 @@ def _decision_context(
             for i, r in enumerate(granted)
         ]
         context["one_of"] = isinstance(effect, FreeRequisitions) and effect.mode == "one_of"
+        context["number_bounds"] = NUMBER_BOUNDS  # the server's (issue 47)
         if pack_reward.owed_by_pack(row.payload):  # issue 47: only the units it may go to
             allowed = pack_reward.units(row, view.value, book)
             context["units"] = [c for c in context["units"] if str(c.id) in allowed]

@@ -42,6 +42,7 @@ from app.web.form_models import (
     checked,
     line_count,
     line_key,
+    number_bounds,
     requisition_fields,
     shared_keywords,
     unit_lines,
@@ -356,6 +357,7 @@ def _requisitions_page(
         oob=oob,
         choices=requisition_choices(session, view, oob),
         fields=requisition_fields(book),
+        bounds=number_bounds(book),  # issue 47: a number field refuses what the server would
         pack_traits=book.pack_warlord_traits,  # issue 38: offered on the Warlord Trait form
         joining=(RequisitionTiming.CARD_ADDED, RequisitionTiming.CARD_ADDED_OR_CHARACTER_RANK),
         **context,
