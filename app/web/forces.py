@@ -32,7 +32,7 @@ from app.services.battles import decisions
 from app.services.forces import card_battles, force_pages, forces, requisitions, unit_entry
 from app.services.forces.convert import card_value
 from app.services.forces.forces import ForceView
-from app.services.packs import rulebooks
+from app.services.packs import pack_watch, rulebooks
 from app.web.form_models import (
     MAX_LINES,
     CardForm,
@@ -99,6 +99,12 @@ def _force_page(
         force=force,
         oob=oob or present.order_of_battle(view, book),
         counter_rules=book.counters,
+        # each unit's own counters in words, for its row (issue 47)
+        card_counters={
+            int(c.id): lines
+            for c in view.value.cards
+            if book.counters and (lines := pack_watch.card_counters(book, c))
+        },
         removed=[c for c in view.cards if c.removed],
         campaign=forces.get_campaign(session, force.campaign_id),
         can_change=_may_change(session, principal, force.id),
@@ -428,6 +434,7 @@ class CardSheet:
     warlord_traits: list[dict[str, Any]]
     relics: list[dict[str, Any]]
     upgrades: list[dict[str, Any]]
+    counters: list[str]  # its rule packs' counters, in words (issue 47)
 
 
 def card_sheet(row: Card, force: Force, book: Rulebook, awaiting: bool = False) -> CardSheet:
@@ -449,6 +456,7 @@ def card_sheet(row: Card, force: Force, book: Rulebook, awaiting: bool = False) 
         warlord_traits=[u for u in named if u["requisition"] == "warlord_trait"],
         relics=[u for u in named if u["requisition"] == "relic"],
         upgrades=[u for u in named if u["requisition"] not in ("warlord_trait", "relic")],
+        counters=pack_watch.card_counters(book, value) if book.counters else [],
     )
 
 
