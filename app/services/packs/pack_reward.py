@@ -33,8 +33,11 @@ def units(row: Decision, force: OrderOfBattle, book: Rulebook) -> tuple[str, ...
     or the units of the battle's roster the reward allows, ruling 76) that still may."""
     bonus = VictorBonus.model_validate(row.payload["bonus"])
     holder = str(row.card_id) if row.card_id else None
-    named = {str(i) for i in row.payload.get("eligible", [])}
-    return tuple(i for i in triggers.reward_units(force, holder, bonus, book) if i in named)
+    allowed = triggers.reward_units(force, holder, bonus, book)
+    if "eligible" not in row.payload:  # owed before issue 47: every unit the reward allows
+        return allowed
+    named = {str(i) for i in row.payload["eligible"]}
+    return tuple(i for i in allowed if i in named)
 
 
 _TARGET_WORDS = {
