@@ -208,3 +208,32 @@ def test_a_quests_reward_goes_to_its_unit_or_a_character_it_allows(
     assert [u["detail"] for u in client.get(f"/api/v1/cards/{lord}").json()["upgrades"]] == [
         "Crown gift"
     ]
+
+
+def test_the_reward_page_answers_for_the_unit_that_earned_it(
+    client: TestClient, engine: Engine
+) -> None:
+    """The website: ticking the reward with no unit gives it to its unit; naming another
+    (a hand-made form) is refused in the pack's words, nothing changed."""
+    cid = campaign(client)
+    attached(client, cid, TAINT)
+    blue = force(client, cid)
+    howl = unit(client, blue, "Bloodhowl")["id"]
+    other = unit(client, blue, "Ashclaw")["id"]
+    client.post(
+        f"/api/v1/forces/{blue}/requisitions", json={"requisition": "bargain", "card_id": howl}
+    )
+    [owed] = client.get(f"/api/v1/forces/{blue}/decisions").json()["items"]
+    token = client.get("/api/v1/auth/csrf").json()["csrf_token"]
+    before = dump(engine)
+    wrong = client.post(
+        f"/decisions/{owed['id']}/answer",
+        data={"csrf_token": token, "use": "0", "card_id_0": str(other)},
+    )
+    assert wrong.status_code == 422
+    assert "Ashclaw cannot take Boon of the Pyre" in wrong.text.replace("&#39;", "'")
+    assert dump(engine) == before
+    done = client.post(f"/decisions/{owed['id']}/answer", data={"csrf_token": token, "use": "0"})
+    assert done.status_code == 200, done.text
+    upgrades = client.get(f"/api/v1/cards/{howl}").json()["upgrades"]
+    assert [u["detail"] for u in upgrades] == ["Pyre boon"]
