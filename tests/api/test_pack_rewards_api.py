@@ -5,6 +5,8 @@ speaks of the pack's own reward (never a core mission's words)."""
 
 from __future__ import annotations
 
+import re
+
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
@@ -237,3 +239,55 @@ def test_the_reward_page_answers_for_the_unit_that_earned_it(
     assert done.status_code == 200, done.text
     upgrades = client.get(f"/api/v1/cards/{howl}").json()["upgrades"]
     assert [u["detail"] for u in upgrades] == ["Pyre boon"]
+
+
+SPAWNING = """
+format: crusade-rule-pack/1
+id: the_swarm
+name: The Swarm
+version: "1"
+counters:
+  - {id: biomass, name: Biomass, scope: force, start: 0, min: 0, max: 20}
+requisitions:
+  - id: feed
+    name: Feed
+    cost_rp: 0
+    target: force
+    summary: The swarm feeds; 3 Biomass.
+    effects: [{kind: change_counter, counter: biomass, amount: 3}]
+  - id: spawn
+    name: Spawn
+    cost_rp: 1
+    only_as_bonus: true
+    target: force
+    summary: A brood the player names, of 6 Power at most, joins.
+    effects: [{kind: add_unit, chosen: true, max_power_rating: 6, keywords: [INFANTRY]}]
+thresholds:
+  - id: spawning
+    name: Spawning
+    counter: biomass
+    at: 3
+    reset_to: 0
+    effects: [{kind: free_requisitions, requisitions: [spawn], mode: all, target: force}]
+    summary: At 3 Biomass the swarm spawns a brood.
+"""
+
+
+def test_a_reward_that_brings_a_named_unit_asks_for_it_on_its_page(client: TestClient) -> None:
+    """A threshold's free Spawn (add_unit, chosen): the decision page asks for the new
+    unit, within the effect's most Power, and the unit joins."""
+    cid = campaign(client)
+    attached(client, cid, SPAWNING)
+    blue = force(client, cid, "Hive Fleet", "TYRANIDS")
+    fed = client.post(f"/api/v1/forces/{blue}/requisitions", json={"requisition": "feed"})
+    assert fed.status_code == 201, fed.text
+    [owed] = client.get(f"/api/v1/forces/{blue}/decisions").json()["items"]
+    page = client.get(f"/decisions/{owed['id']}").text
+    power = re.search(r'<input id="f-unit_power_rating_0"[^>]*>', page)
+    assert power is not None and 'max="6"' in power[0]
+    token = client.get("/api/v1/auth/csrf").json()["csrf_token"]
+    form = {"csrf_token": token, "use": "0", "unit_name_0": "Spawned Brood"}
+    done = client.post(f"/decisions/{owed['id']}/answer", data={**form, "unit_power_rating_0": "5"})
+    assert done.status_code == 200, done.text
+    names = [c["name"] for c in client.get(f"/api/v1/forces/{blue}").json()["cards"]]
+    assert names == ["Spawned Brood"]
