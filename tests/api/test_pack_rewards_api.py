@@ -175,7 +175,7 @@ def test_a_quests_reward_goes_to_its_unit_or_a_character_it_allows(
     }
     memory, crown = owed["lords_memory"], owed["crownworld"]
     assert (memory["card_id"], memory["payload"]["eligible"]) == (lord, [lord])
-    # a force's reward earned in a battle: a CHARACTER of that battle's roster (ruling 76)
+    # a force's reward earned in a battle: a CHARACTER of that battle's roster (ruling 77)
     assert (crown["card_id"], crown["payload"]["eligible"]) == (None, [lord])
 
     before = dump(engine)

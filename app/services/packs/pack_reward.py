@@ -30,7 +30,7 @@ def source_words(payload: Mapping[str, Any]) -> str:
 def units(row: Decision, force: OrderOfBattle, book: Rulebook) -> tuple[str, ...]:
     """The units that may take the reward's requisitions for a unit, as the force stands:
     those the decision named when it was owed (its ``eligible``: the unit that earned it,
-    or the units of the battle's roster the reward allows, ruling 76) that still may."""
+    or the units of the battle's roster the reward allows, ruling 77) that still may."""
     bonus = VictorBonus.model_validate(row.payload["bonus"])
     holder = str(row.card_id) if row.card_id else None
     allowed = triggers.reward_units(force, holder, bonus, book)
