@@ -191,5 +191,39 @@ def test_a_value_the_step_cannot_take_is_refused_on_the_spot(
     expect(field).to_have_value("45")
     field.fill("50")  # corrected: the reason goes, the value is saved
     expect(page.locator("#typed-vp_0")).to_have_count(0)
+    field.press("Tab")
     page.wait_for_function(QUEUE_EMPTY, timeout=10_000)
     assert held(page, table_battle.after)["vp_0"] == "50"
+
+
+@pytest.mark.allow_console_errors(r"ERR_", r"Failed to fetch", r"fetching the script", r"503")
+def test_the_way_back_offline(
+    phones: Callable[..., list[Page]], table_battle: TableBattle, two_links: list[Link]
+) -> None:
+    link = two_links[0]
+    campaign = f"/campaigns/{table_battle.campaign}"
+    (page,) = phones(table_battle.player, at=table_battle.after, base_url=link.url)
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=20_000)
+    page.reload()  # now kept by the service worker
+    link.cut()
+    plus(page)  # waits on this phone
+    # Any other page without signal: the app's own page, with what waits and what is kept.
+    page.goto(campaign)
+    offline = page.get_by_test_id("offline-page")
+    expect(offline).to_contain_text("No connection")
+    expect(offline).to_contain_text("1 change waiting on this phone")
+    expect(offline.get_by_role("link", name="Battle in progress: after step")).to_be_visible()
+    # The Resume address: the step kept on the phone, with the tap waiting on top.
+    page.goto(table_battle.base)
+    expect(page.get_by_role("heading", name="After the game")).to_be_attached()
+    expect(count(page)).to_have_text("1")
+    # Signal back: the campaign page says what still waits on this phone, and links it.
+    link.restore()
+    page.goto(campaign)
+    waiting = page.get_by_test_id("waiting-on-phone")
+    expect(waiting).to_contain_text("1 change waiting on this phone")
+    waiting.get_by_role("link", name="Open the battle in progress to send them").click()
+    page.wait_for_function(QUEUE_EMPTY, timeout=10_000)
+    expect(count(page)).to_have_text("1")
+    page.goto(campaign)
+    expect(page.get_by_test_id("waiting-on-phone")).to_be_hidden()

@@ -642,7 +642,7 @@
     busy = false;
     failures += 1;
     say(waitingText() + " (" + why + "). They are kept on this phone and sent when the connection is back.");
-    setTimeout(pump, Math.min(15000, 500 * Math.pow(2, failures)));
+    setTimeout(pump, Math.min(8000, 500 * Math.pow(2, failures)));
   }
 
   function parse(text) { return new DOMParser().parseFromString(text, "text/html"); }
