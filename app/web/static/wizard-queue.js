@@ -753,7 +753,16 @@
         var freshFields = valuesOf(formFields(fresh));
         if (page === here) replaced(knownFor(page), freshFields, counts);
         saveKnown(page, { version: Number(freshVersion.value), fields: freshFields, counters: counts });
+        // A field asked about shows the other screen's latest value; once both agree,
+        // there is nothing left to ask.
+        state.held = state.held.filter(function (h) {
+          if (h.page !== page) return true;
+          h.theirs = val(freshFields, h.name);
+          return h.theirs !== h.mine;
+        });
+        write();
         if (page === here) {
+          showClashes();
           swap("#overlaps", doc);
           nameScreens();
           Object.keys(counts).forEach(function (slug) { confirmed[slug] = counts[slug]; });
