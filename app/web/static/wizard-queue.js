@@ -819,7 +819,7 @@
     Object.keys(names).forEach(function (n) {
       var before = val(known.fields, n);
       var after = val(fields, n);
-      if (before === after || mine[n] || n === "form") return;
+      if (sameEntry(before, after) || mine[n] || n === "form") return;
       var el = form.querySelector("[name='" + n + "']");
       if (el && el.type === "radio") { // a choice among several: said once, by its group
         tell(n, armyOf(el) + radioWords(el) + " — " + shownValue(n, before) + " replaced by " + shownValue(n, after));
@@ -835,6 +835,15 @@
       tell(slug, armyOf(box) + (box ? box.textContent.trim() : slug) + " — " + (moved > 0 ? "+" : "") +
         moved + " from another screen (now " + counts[slug] + ")");
     });
+  }
+
+  // The same entry written another way (dice "4 2 6 5 3" shown back as "4 2 6 / 5 3", a
+  // number's leading zero): nobody replaced it.
+  function sameEntry(a, b) {
+    function plain(v) {
+      return v === null ? "" : String(v).replace(/[\s,\/]+/g, " ").trim().replace(/\b0+(\d)/g, "$1");
+    }
+    return plain(a) === plain(b);
   }
 
   function radioWords(el) {
