@@ -89,14 +89,24 @@ def test_the_other_phones_submit_counts_what_reached_the_server_meanwhile(
     a, b = two_phones(phones, table_battle, two_links)
     two_links[1].cut()
     type_vp(b, "45")
+    b.locator("#f-vp_1").fill("35")
     b.get_by_label(PAINTED).first.check()
     type_vp(a, "40")
     a.locator("#f-vp_1").fill("30")
+    a.locator("#f-vp_1").press("Tab")
     a.wait_for_function(QUEUE_EMPTY, timeout=10_000)
     back_online(b, two_links[1])
-    expect(b.get_by_test_id("clashes")).to_contain_text("yours 45, theirs 40", timeout=10_000)
+    # Two questions, one per field, each named with its army.
+    clashes = b.get_by_test_id("clashes")
+    expect(clashes.locator("li")).to_have_text(
+        [
+            re.compile("^Ultramarines: Victory points scored — yours 45, theirs 40"),
+            re.compile("^Waaagh!: Victory points scored — yours 35, theirs 30"),
+        ],
+        timeout=10_000,
+    )
     b.wait_for_function("() => document.getElementById('queue-status').hidden", timeout=10_000)
-    # A sees B's painted army, and submits while B's question waits: it is in the result.
+    # A sees B's painted army, and submits while B's questions wait: it is in the result.
     expect(a.get_by_label(PAINTED).first).to_be_checked(timeout=10_000)
     a.get_by_role("button", name="Next: Review").click()
     expect(a.get_by_test_id("review-vp-0")).to_have_text("40")
@@ -104,10 +114,11 @@ def test_the_other_phones_submit_counts_what_reached_the_server_meanwhile(
     expect(a.locator(".review-units").first).to_contain_text("Yes fully painted")
     a.get_by_role("button", name="Submit result").click()
     expect(a).to_have_url(re.compile(r"/battles/\d+$"))
-    # B's unanswered field is listed as not saved, never sent over the result.
-    expect(b.get_by_test_id("not-saved")).to_contain_text(
-        "Ultramarines: Victory points scored: 45", timeout=15_000
-    )
+    # B's unanswered fields are listed as not saved, never sent over the result.
+    not_saved = b.get_by_test_id("not-saved")
+    expect(not_saved).to_contain_text("Ultramarines: Victory points scored: 45", timeout=15_000)
+    expect(not_saved).to_contain_text("Waaagh!: Victory points scored: 35")
+    expect(not_saved).not_to_contain_text("painted")
 
 
 @CUT
