@@ -282,8 +282,10 @@ def call_off(battle_id: int, session: SessionDep) -> BattlePublic:
 
 def _decision(session: Session, row: Decision) -> DecisionPublic:
     rows = [row]
-    offer = decisions.offers(session, rows).get(row.id or 0)
-    return reports.decision(row, offer, decisions.pack_offers(session, rows).get(row.id or 0, []))
+    key = row.id or 0
+    offer = decisions.offers(session, rows).get(key)
+    packs = decisions.pack_offers(session, rows).get(key, [])
+    return reports.decision(row, offer, packs, decisions.full_offers(session, rows).get(key))
 
 
 @router.get(
@@ -304,10 +306,11 @@ def list_decisions(
     )
     shown = rows[:limit]
     offers, pack_offers = decisions.offers(session, shown), decisions.pack_offers(session, shown)
+    full = decisions.full_offers(session, shown)
 
     def public(row: Decision) -> DecisionPublic:
         key = row.id or 0
-        return reports.decision(row, offers.get(key), pack_offers.get(key, []))
+        return reports.decision(row, offers.get(key), pack_offers.get(key, []), full.get(key))
 
     return page_of(request, response, rows, limit, lambda d: d.id, public)
 

@@ -178,6 +178,10 @@ DETAIL_FIELDS = (
     "was",
     "datasheet",
     "keywords",
+    "consequence",
+    "experience",
+    "rolled",
+    "gained",
 )
 
 
