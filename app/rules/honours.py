@@ -3,6 +3,7 @@ Crusade Relics, rolled with injected dice or chosen by the player."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -116,6 +117,8 @@ def relics_open(
             check_crusade_relic(card, relic.id, book, relics_taken)
         except RuleError:
             continue
+        if relic.selects_weapon and card.wargear.strip() and not weapons_to_enhance(card):
+            continue  # every weapon its wargear lists is enhanced or a Relic already
         cost = book.honours.relic_categories[relic.category].requisition_points
         if requisition_points is None or cost <= requisition_points:
             found.append(relic)
@@ -143,7 +146,24 @@ def _category_open(
         return card.has("PSYKER") and _any_left(
             book.honours.psychic_fortitudes, card.honour_ids(category)
         )
-    return True  # a Weapon Enhancement: any weapon not yet enhanced
+    # a Weapon Enhancement: a weapon of its wargear not yet enhanced (any, unlisted)
+    return not card.wargear.strip() or bool(weapons_to_enhance(card))
+
+
+_COUNT = re.compile(r"^\d+\s*x\s+", re.IGNORECASE)
+
+
+def weapons_to_enhance(card: CrusadeCard) -> tuple[str, ...]:
+    """The weapons of the card's wargear (each line or comma-separated item, its count left
+    off) that a Weapon Enhancement or a weapon-upgrading relic may be given: not already
+    enhanced, not a Relic (ruling 76)."""
+    closed = card.enhanced_weapons | card.relic_weapons
+    found: dict[str, str] = {}
+    for item in re.split(r"[\n;,]", card.wargear):
+        name = _COUNT.sub("", " ".join(item.split())).strip()
+        if name and len(name) <= 120 and name.casefold() not in closed:
+            found.setdefault(name.casefold(), name)
+    return tuple(found.values())
 
 
 def _any_left(table: DiceTable, taken: Collection[str]) -> bool:

@@ -6,7 +6,6 @@ alone is never refused; a refusal carries the offer as it stands then."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 from typing import Any
 
@@ -28,7 +27,12 @@ from app.rules.data import (
     WeaponType,
 )
 from app.rules.errors import RuleError
-from app.rules.honours import open_categories, relics_open, weapon_enhancements_to_choose
+from app.rules.honours import (
+    open_categories,
+    relics_open,
+    weapon_enhancements_to_choose,
+    weapons_to_enhance,
+)
 from app.rules.order_of_battle import OrderOfBattle
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
 
@@ -270,21 +274,11 @@ def _scar_category(card: CrusadeCard, book: Rulebook) -> dict[str, Any]:
     )
 
 
-_COUNT = re.compile(r"^\d+\s*x\s+", re.IGNORECASE)
-
-
 def weapons_of(card: CrusadeCard) -> list[dict[str, str]]:
-    """The weapons a Weapon Enhancement (or a relic that upgrades a weapon) may be given:
-    each line (or comma-separated item) of the card's wargear, its count left off, not one
-    already enhanced nor a Relic; the model is the unit's champion, or the unit."""
+    """The weapons a Weapon Enhancement (or a relic that upgrades a weapon) may be given, as
+    an answer's ``weapon``: the model is the unit's champion, or the unit."""
     model = card.champion or card.name
-    closed = card.enhanced_weapons | card.relic_weapons
-    found: dict[str, dict[str, str]] = {}
-    for item in re.split(r"[\n;,]", card.wargear):
-        name = _COUNT.sub("", " ".join(item.split())).strip()
-        if name and len(name) <= 120 and name.casefold() not in closed:
-            found.setdefault(name.casefold(), {"model": model, "weapon": name})
-    return list(found.values())[:40]
+    return [{"model": model, "weapon": w} for w in weapons_to_enhance(card)][:40]
 
 
 # --- a victor bonus's free requisitions ----------------------------------------------------

@@ -1,0 +1,118 @@
+"""Issue 46, done when: a bot plays 20 battles across the missions and answers every
+decision only from the offers, with no refusal; and it keeps every card's XP from the feed
+alone (``battle_recorded`` and ``decision_answered``), as the cards say at the end."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from tests.api.helpers import campaign, force, unit
+from tests.api.offer_bot import mission_battle, one_answer, pending
+
+
+def offer_world(client: TestClient) -> dict[str, Any]:
+    """Two forces of four units each (two CHARACTERs, one a PSYKER), with wargear."""
+    campaign_id = campaign(client)
+    world: dict[str, Any] = {"campaign": campaign_id}
+    for name, faction, lord in (("blue", "IMPERIUM", "Captain"), ("red", "CHAOS", "Chaos Lord")):
+        force_id = force(client, campaign_id, f"{name.title()} Host", faction)
+        world[name] = force_id
+        world[f"{name}_units"] = [
+            unit(
+                client,
+                force_id,
+                lord,
+                5,
+                keywords=[faction, "INFANTRY", "CHARACTER"],
+                wargear="Bolt pistol\nPower sword",
+            ),
+            unit(
+                client,
+                force_id,
+                "Librarian",
+                5,
+                keywords=[faction, "INFANTRY", "CHARACTER", "PSYKER"],
+                wargear="Force sword, Bolt pistol",
+            ),
+            unit(client, force_id, "Squad", 5, keywords=[faction, "INFANTRY"], wargear="4x Bolter"),
+            unit(client, force_id, "Scouts", 5, keywords=[faction, "INFANTRY"], wargear="Bolter"),
+        ]
+    return world
+
+
+def missions(client: TestClient) -> list[dict[str, Any]]:
+    response = client.get("/api/v1/rules/missions")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    return list(body["missions"] if isinstance(body, dict) else body)
+
+
+def answer_all(client: TestClient, world: dict[str, Any], rng: random.Random) -> list[str]:
+    """Answer every pending decision of both forces from its offer until none is left (an
+    answer may owe another: a Battle Scar after an Out of Action); the kinds answered."""
+    kinds = []
+    for name in ("blue", "red"):
+        while waiting := pending(client, world[name]):
+            decision = waiting[0]
+            body = one_answer(decision, rng)
+            answered = client.post(f"/api/v1/decisions/{decision['id']}/answer", json=body)
+            assert answered.status_code == 200, (decision, body, answered.text)
+            kinds.append(decision["kind"])
+    return kinds
+
+
+def feed(client: TestClient, campaign_id: int) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    after: str | None = None
+    while True:
+        params: dict[str, Any] = {"limit": 200, **({"after": after} if after else {})}
+        page = client.get(f"/api/v1/campaigns/{campaign_id}/events", params=params).json()
+        items += page["items"]
+        after = page["next"] or after
+        if not page["more"]:
+            return items
+
+
+def xp_from_feed(items: list[dict[str, Any]]) -> dict[int, int]:
+    """Every card's XP as a bot keeps it from the feed alone: 0 when added, the battle's
+    `xp` after it, and each answer's `xp_after` (its `xp_before` must be what the bot has)."""
+    xp: dict[int, int] = {}
+    for item in items:
+        details = item["details"]
+        if item["kind"] == "card_added":
+            xp[item["card_id"]] = 0
+        elif item["kind"] == "battle_recorded":
+            for side in details["sides"]:
+                for u in side["units"]:
+                    xp[u["card_id"]] = u["xp"]
+        elif item["kind"] == "decision_answered":
+            for u in details["experience"]:
+                assert xp[u["card_id"]] == u["xp_before"], (item, xp)
+                xp[u["card_id"]] = u["xp_after"]
+    return xp
+
+
+def test_a_bot_answers_twenty_battles_from_the_offers_alone(client: TestClient) -> None:
+    rng = random.Random(46)
+    world = offer_world(client)
+    every = missions(client)
+    answered: list[str] = []
+    for n in range(20):
+        mission = every[n % len(every)]
+        mission_battle(client, world, mission, blue_wins=n % 2 == 0)
+        answered += answer_all(client, world, rng)  # each one accepted: no refusal
+    assert set(answered) == {"out_of_action", "battle_scar", "battle_honour", "victor_bonus"}
+    items = feed(client, world["campaign"])
+    kept = xp_from_feed(items)
+    assert any(
+        u["xp_before"] != u["xp_after"]
+        for i in items
+        if i["kind"] == "decision_answered"
+        for u in i["details"]["experience"]
+    )
+    for name in ("blue", "red"):
+        cards = client.get(f"/api/v1/forces/{world[name]}").json()["cards"]
+        assert {c["id"]: c["xp"] for c in cards} == {c["id"]: kept[c["id"]] for c in cards}
