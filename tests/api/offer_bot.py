@@ -9,6 +9,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from tests.api.helpers import campaign, force, unit
 from tests.api.test_battle_flow import battle_body
 
 AGENDAS = {  # one of a category each, none needing a choice: as many as the size has
@@ -44,11 +45,11 @@ def honour_answers(decision: dict[str, Any], rng: random.Random) -> list[dict[st
     """Every answer a battle_honour's offer allows: per unit and category, rolled (with the
     server's dice and with the bot's own) and each entry chosen."""
     found = []
-    for unit in decision["offer"]["units"]:
-        for category in unit["categories"]:
+    for offered in decision["offer"]["units"]:
+        for category in offered["categories"]:
             base: dict[str, Any] = {"category": category["category"]}
             if decision["card_id"] is None:
-                base["card_id"] = unit["card_id"]
+                base["card_id"] = offered["card_id"]
             needs_weapon = "weapon" in category["needs"]
             if category["rolled"]:
                 rolled = {**base, **({"weapon": _weapon(category, None)} if needs_weapon else {})}
@@ -74,8 +75,8 @@ def honour_answers(decision: dict[str, Any], rng: random.Random) -> list[dict[st
 
 
 def scar_answers(decision: dict[str, Any], rng: random.Random) -> list[dict[str, Any]]:
-    [unit] = decision["offer"]["units"]
-    [category] = unit["categories"]
+    [offered] = decision["offer"]["units"]
+    [category] = offered["categories"]
     found: list[dict[str, Any]] = [{"scar": e["id"]} for e in category["entries"]]
     if category["rolled"]:
         found += [{}, {"dice": throw(category["dice"], rng)}]
@@ -124,9 +125,9 @@ def bonus_answers(decision: dict[str, Any]) -> list[dict[str, Any]]:
 def every_answer(decision: dict[str, Any], rng: random.Random) -> list[dict[str, Any]]:
     kind = decision["kind"]
     if kind == "out_of_action":
-        [unit] = decision["offer"]["units"]
+        [offered] = decision["offer"]["units"]
         found = []
-        for option in unit["options"]:
+        for option in offered["options"]:
             found.append({"consequence": option["consequence"]})
             if option["dice"]:
                 dice = throw(option["dice"], rng)
@@ -198,3 +199,40 @@ def mission_battle(
     recorded = client.post(f"/api/v1/battles/{battle['id']}/result", json={"sides": results})
     assert recorded.status_code == 200, recorded.text
     return dict(battle)
+
+
+def offer_world(client: TestClient) -> dict[str, Any]:
+    """Two forces of four units each (two CHARACTERs, one a PSYKER), with wargear."""
+    campaign_id = campaign(client)
+    world: dict[str, Any] = {"campaign": campaign_id}
+    for name, faction, lord in (("blue", "IMPERIUM", "Captain"), ("red", "CHAOS", "Chaos Lord")):
+        force_id = force(client, campaign_id, f"{name.title()} Host", faction)
+        world[name] = force_id
+        world[f"{name}_units"] = [
+            unit(
+                client,
+                force_id,
+                lord,
+                5,
+                keywords=[faction, "INFANTRY", "CHARACTER"],
+                wargear="Bolt pistol\nPower sword",
+            ),
+            unit(
+                client,
+                force_id,
+                "Librarian",
+                5,
+                keywords=[faction, "INFANTRY", "CHARACTER", "PSYKER"],
+                wargear="Force sword, Bolt pistol",
+            ),
+            unit(client, force_id, "Squad", 5, keywords=[faction, "INFANTRY"], wargear="4x Bolter"),
+            unit(client, force_id, "Scouts", 5, keywords=[faction, "INFANTRY"], wargear="Bolter"),
+        ]
+    return world
+
+
+def missions(client: TestClient) -> list[dict[str, Any]]:
+    response = client.get("/api/v1/rules/missions")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    return list(body["missions"] if isinstance(body, dict) else body)

@@ -9,45 +9,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from tests.api.helpers import campaign, force, unit
-from tests.api.offer_bot import mission_battle, one_answer, pending
-
-
-def offer_world(client: TestClient) -> dict[str, Any]:
-    """Two forces of four units each (two CHARACTERs, one a PSYKER), with wargear."""
-    campaign_id = campaign(client)
-    world: dict[str, Any] = {"campaign": campaign_id}
-    for name, faction, lord in (("blue", "IMPERIUM", "Captain"), ("red", "CHAOS", "Chaos Lord")):
-        force_id = force(client, campaign_id, f"{name.title()} Host", faction)
-        world[name] = force_id
-        world[f"{name}_units"] = [
-            unit(
-                client,
-                force_id,
-                lord,
-                5,
-                keywords=[faction, "INFANTRY", "CHARACTER"],
-                wargear="Bolt pistol\nPower sword",
-            ),
-            unit(
-                client,
-                force_id,
-                "Librarian",
-                5,
-                keywords=[faction, "INFANTRY", "CHARACTER", "PSYKER"],
-                wargear="Force sword, Bolt pistol",
-            ),
-            unit(client, force_id, "Squad", 5, keywords=[faction, "INFANTRY"], wargear="4x Bolter"),
-            unit(client, force_id, "Scouts", 5, keywords=[faction, "INFANTRY"], wargear="Bolter"),
-        ]
-    return world
-
-
-def missions(client: TestClient) -> list[dict[str, Any]]:
-    response = client.get("/api/v1/rules/missions")
-    assert response.status_code == 200, response.text
-    body = response.json()
-    return list(body["missions"] if isinstance(body, dict) else body)
+from tests.api.offer_bot import mission_battle, missions, offer_world, one_answer, pending
 
 
 def answer_all(client: TestClient, world: dict[str, Any], rng: random.Random) -> list[str]:
