@@ -51,7 +51,7 @@ def xp_from_feed(items: list[dict[str, Any]]) -> dict[int, int]:
                 for u in side["units"]:
                     xp[u["card_id"]] = u["xp"]
         elif item["kind"] == "decision_answered":
-            for u in details["experience"]:
+            for u in details["unit_xp"]:
                 assert xp[u["card_id"]] == u["xp_before"], (item, xp)
                 xp[u["card_id"]] = u["xp_after"]
     return xp
@@ -73,7 +73,7 @@ def test_a_bot_answers_twenty_battles_from_the_offers_alone(client: TestClient) 
         u["xp_before"] != u["xp_after"]
         for i in items
         if i["kind"] == "decision_answered"
-        for u in i["details"]["experience"]
+        for u in i["details"]["unit_xp"]
     )
     for name in ("blue", "red"):
         cards = client.get(f"/api/v1/forces/{world[name]}").json()["cards"]

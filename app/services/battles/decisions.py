@@ -450,7 +450,7 @@ def _outcome(
                         "weapon": None,
                     }
                 )
-    found: dict[str, Any] = {"experience": experience, "rolled": rolls, "gained": gained}
+    found: dict[str, Any] = {"unit_xp": experience, "rolled": rolls, "gained": gained}
     if answer.get("consequence"):
         found["consequence"] = answer["consequence"]
     return found

@@ -179,7 +179,7 @@ DETAIL_FIELDS = (
     "datasheet",
     "keywords",
     "consequence",
-    "experience",
+    "unit_xp",
     "rolled",
     "gained",
 )

@@ -163,7 +163,7 @@ class EventDetails(BaseModel):
         default=None,
         description="decision_answered (out_of_action): devastating_blow or battle_scar",
     )
-    experience: list[UnitExperience] = Field(
+    unit_xp: list[UnitExperience] = Field(
         default_factory=list,
         description="decision_answered: XP before and after the answer, for the decision's "
         "unit (the one a victor bonus's honour went to) and any other unit whose XP it moved "
