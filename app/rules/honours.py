@@ -156,7 +156,7 @@ _COUNT = re.compile(r"^\d+\s*x\s+", re.IGNORECASE)
 def weapons_to_enhance(card: CrusadeCard) -> tuple[str, ...]:
     """The weapons of the card's wargear (each line or comma-separated item, its count left
     off) that a Weapon Enhancement or a weapon-upgrading relic may be given: not already
-    enhanced, not a Relic (ruling 76)."""
+    enhanced, not a Relic (ruling 77)."""
     closed = card.enhanced_weapons | card.relic_weapons
     found: dict[str, str] = {}
     for item in re.split(r"[\n;,]", card.wargear):
