@@ -10,6 +10,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from tests.api.offer_bot import mission_battle, missions, offer_world, one_answer, pending
+from tests.api.test_battle_flow import lord_falls, muster, setup_two_forces
 
 
 def answer_all(client: TestClient, world: dict[str, Any], rng: random.Random) -> list[str]:
@@ -78,3 +79,46 @@ def test_a_bot_answers_twenty_battles_from_the_offers_alone(client: TestClient) 
     for name in ("blue", "red"):
         cards = client.get(f"/api/v1/forces/{world[name]}").json()["cards"]
         assert {c["id"]: c["xp"] for c in cards} == {c["id"]: kept[c["id"]] for c in cards}
+
+
+def test_an_answered_out_of_action_says_what_it_did_to_the_units_xp(client: TestClient) -> None:
+    """The chain a bot keeps broke after each pending Out of Action: the XP the battle held
+    back came with the answer, which the feed did not say (issue 46, item 4)."""
+    world = setup_two_forces(client)
+    lord = world["red_units"][0]["id"]
+    for _ in range(2):  # the first battle's XP, for the second's Devastating Blow to take
+        battle = muster(client, world)
+        assert client.post(f"/api/v1/battles/{battle['id']}/result", json=lord_falls(world))
+        [test] = pending(client, world["red"])
+        body = {"consequence": "devastating_blow", "dice": [4]}
+        answered = client.post(f"/api/v1/decisions/{test['id']}/answer", json=body)
+        assert answered.status_code == 200, answered.text
+    items = feed(client, world["campaign"])
+    last = [i for i in items if i["kind"] == "decision_answered"][-1]["details"]
+    assert last["consequence"] == "devastating_blow"
+    assert last["rolled"] == [
+        {"purpose": "the Devastating Blow to Chaos Lord", "sides": 6, "value": 4}
+    ]
+    [moved] = last["unit_xp"]
+    assert moved["card_id"] == lord
+    cards = client.get(f"/api/v1/forces/{world['red']}").json()["cards"]
+    kept = xp_from_feed(items)
+    assert {c["id"]: c["xp"] for c in cards} == {c["id"]: kept[c["id"]] for c in cards}
+    scarred = setup_two_forces(client)
+    battle = muster(client, scarred)
+    client.post(f"/api/v1/battles/{battle['id']}/result", json=lord_falls(scarred))
+    [test] = pending(client, scarred["red"])
+    client.post(f"/api/v1/decisions/{test['id']}/answer", json={"consequence": "battle_scar"})
+    [scar] = pending(client, scarred["red"])
+    chosen = client.post(f"/api/v1/decisions/{scar['id']}/answer", json={"scar": "deep_scars"})
+    assert chosen.status_code == 200, chosen.text
+    items = feed(client, scarred["campaign"])
+    last = [i for i in items if i["kind"] == "decision_answered"][-1]["details"]
+    assert last["gained"] == [
+        {
+            "card_id": scarred["red_units"][0]["id"],
+            "kind": "battle_scar",
+            "entries": ["deep_scars"],
+            "weapon": None,
+        }
+    ]
