@@ -63,7 +63,7 @@ def honour_answers(decision: dict[str, Any], rng: random.Random) -> list[dict[st
                 if category["choose"] == 2 and entry["pack"] is None:
                     partner = next(
                         e
-                        for e in entries
+                        for e in category.get("partners", entries)
                         if e["pack"] is None
                         and e["weapon_type"] == entry["weapon_type"]
                         and e["id"] != entry["id"]
@@ -150,8 +150,8 @@ def one_answer(decision: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     return rng.choice(answers)
 
 
-def pending(client: TestClient, force_id: int) -> list[dict[str, Any]]:
-    response = client.get(f"/api/v1/forces/{force_id}/decisions", params={"limit": 200})
+def pending(client: TestClient, force_id: int, limit: int = 200) -> list[dict[str, Any]]:
+    response = client.get(f"/api/v1/forces/{force_id}/decisions", params={"limit": limit})
     assert response.status_code == 200, response.text
     return list(response.json()["items"])
 
@@ -162,10 +162,11 @@ def mission_battle(
     mission: dict[str, Any],
     *,
     blue_wins: bool,
+    destroyed: bool = True,
 ) -> dict[str, Any]:
     """Muster and record a battle of ``mission`` between the worlds' forces: Blue attacks;
     the winner's units exfiltrate where the mission has it and one is Marked for Greatness;
-    each side's last unit is destroyed and fails its Out of Action test."""
+    each side's last unit is ``destroyed`` and fails its Out of Action test."""
     count = SIZES[mission["battle_size"]]
     sides = battle_body(world)["sides"]
     for side, name in zip(sides, ("blue", "red"), strict=True):
@@ -180,7 +181,7 @@ def mission_battle(
     results = []
     for name, won in (("blue", blue_wins), ("red", not blue_wins)):
         units = [u["id"] for u in world[f"{name}_units"]]
-        reports: list[dict[str, Any]] = [{"card_id": units[-1], "destroyed": True}]
+        reports: list[dict[str, Any]] = [{"card_id": units[-1], "destroyed": destroyed}]
         if won:
             reports.append({"card_id": units[0], "marked_for_greatness": True})
             if mission.get("exfiltration"):
@@ -191,7 +192,9 @@ def mission_battle(
                 "victory_points": 40 if won else 10,
                 "units": reports,
                 "dice": {
-                    "rolls": [{"roll": "out_of_action", "card_id": units[-1], "value": 1}],
+                    "rolls": [{"roll": "out_of_action", "card_id": units[-1], "value": 1}]
+                    if destroyed
+                    else [],
                     "others": [3] * 8,
                 },
             }
