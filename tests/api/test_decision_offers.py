@@ -237,6 +237,8 @@ def test_a_refusal_after_another_answer_carries_the_new_offer(
     assert refused["offer"] == now
     [relics] = [c for c in now["units"][0]["categories"] if c["category"] == "crusade_relic"]
     assert "laurels_of_victory" not in [e["id"] for e in relics["entries"]]
+    problem = client.get("/openapi.json").json()["components"]["schemas"]["Problem"]
+    assert "offer" in problem["properties"]  # a generated client reads it
 
 
 def test_cut_off_the_head_offers_the_characters_that_fought_and_a_way_out(
