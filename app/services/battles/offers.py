@@ -17,10 +17,12 @@ from app.rules import eligibility
 from app.rules.aftermath import BattleHonourDecision
 from app.rules.cards import CrusadeCard, normalise_keywords, spellings
 from app.rules.data import (
+    AddUnit,
     BonusTarget,
     DiceTable,
     FreeRequisitions,
     HonourCategory,
+    RemoveBattleScar,
     RequisitionTarget,
     Rulebook,
     VictorBonus,
@@ -301,7 +303,7 @@ def _bonus_offer(
             "times": granted.count(requisition_id),
             "target": "force" if requisition.target == RequisitionTarget.FORCE else "unit",
             "targets": [],
-            "needs": list(_NEEDS.get(requisition.id, [])),
+            "needs": _needs(requisition),
             "taken": _taken(force, requisition.id),
         }
         if entry["target"] == "unit":
@@ -320,6 +322,19 @@ def _bonus_offer(
         "mode": getattr(effect, "mode", None),
         "may_decline": True,
     }
+
+
+def _needs(requisition: Any) -> list[str]:
+    """What an order of ``requisition`` needs beside its target: a core one's details, or
+    for a rule pack's, the unit its add_unit brings (``new_unit``) or the scar it removes."""
+    if not requisition.effects:
+        return list(_NEEDS.get(requisition.id, []))
+    needs = []
+    if any(isinstance(e, AddUnit) and e.chosen for e in requisition.effects):
+        needs.append("new_unit")
+    if any(isinstance(e, RemoveBattleScar) for e in requisition.effects):
+        needs.append("scar")
+    return needs
 
 
 def _taken(force: OrderOfBattle, requisition: str) -> list[str]:
@@ -370,6 +385,7 @@ def _accepts(
         stratagem_cp=1,
         warlord_trait=_PROBE,
         relic=_PROBE,
+        new_unit={"name": _PROBE, "power_rating": 1, "keywords": []},
     )
     try:
         purchase_requisition(
