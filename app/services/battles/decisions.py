@@ -367,13 +367,15 @@ class Offer:
     categories: list[str]
 
 
-def offers(session: Session, rows: list[Decision]) -> dict[int, Offer]:
+def offers(
+    session: Session, rows: list[Decision], views: dict[int, Any] | None = None
+) -> dict[int, Offer]:
     """The offer of each pending Battle Honour decision among ``rows``, by decision id; one
     load per force concerned."""
     honours = [r for r in rows if r.status == "pending" and r.kind == "battle_honour"]
     found: dict[int, Offer] = {}
     for force_id in sorted({r.force_id for r in honours}):
-        view = load_force(session, force_id)
+        view = _view(session, force_id, views)
         book = rulebooks.campaign_book(session, view.force.campaign_id)
         for row in honours:
             if row.force_id == force_id and row.id is not None:
@@ -398,13 +400,15 @@ def offer_of_row(session: Session, row: Decision, force: Any, book: Rulebook) ->
     return offering.offer_of(session, row, force, book, honour)
 
 
-def full_offers(session: Session, rows: Sequence[Decision]) -> dict[int, dict[str, Any]]:
+def full_offers(
+    session: Session, rows: Sequence[Decision], views: dict[int, Any] | None = None
+) -> dict[int, dict[str, Any]]:
     """The full offer of each pending decision among ``rows``, by decision id; one load per
     force concerned."""
     pending = [r for r in rows if r.status == "pending" and r.id is not None]
     found: dict[int, dict[str, Any]] = {}
     for force_id in sorted({r.force_id for r in pending}):
-        view = load_force(session, force_id)
+        view = _view(session, force_id, views)
         book = rulebooks.campaign_book(session, view.force.campaign_id)
         for row in pending:
             if row.force_id == force_id and row.id is not None:
@@ -454,6 +458,16 @@ def _outcome(
     if answer.get("consequence"):
         found["consequence"] = answer["consequence"]
     return found
+
+
+def _view(session: Session, force_id: int, views: dict[int, Any] | None) -> Any:
+    """A force as loaded once for the offers of one answer (``views``: shared by the calls
+    that make one response), else loaded now."""
+    if views is None:
+        return load_force(session, force_id)
+    if force_id not in views:
+        views[force_id] = load_force(session, force_id)
+    return views[force_id]
 
 
 def lapse_unanswerable(session: Session, *, force: Force, value: Any, book: Rulebook) -> None:
@@ -618,13 +632,15 @@ class PackOffer:
     results: tuple[tuple[int, int, str], ...] = ()
 
 
-def pack_offers(session: Session, rows: Sequence[Decision]) -> dict[int, list[PackOffer]]:
+def pack_offers(
+    session: Session, rows: Sequence[Decision], views: dict[int, Any] | None = None
+) -> dict[int, list[PackOffer]]:
     """For each pending decision of ``rows``: the pack entries it offers, as the website's
     decision page lists them (those the unit may take and does not hold yet, when the
     decision names its unit). A force's cards are read once, and only when its campaign's
     packs add something a decision could offer."""
     offers: dict[int, list[PackOffer]] = {}
-    views: dict[int, Any] = {}
+    views = {} if views is None else views
     for row in rows:
         if row.status != "pending" or row.kind not in _OFFERING or row.id is None:
             continue
