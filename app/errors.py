@@ -38,7 +38,13 @@ class NotFound(DomainError):
         super().__init__(code, message, status=404, field=field)
 
 
-def problem(status: int, code: str, detail: str, field: str | None = None) -> JSONResponse:
+def problem(
+    status: int,
+    code: str,
+    detail: str,
+    field: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> JSONResponse:
     body: dict[str, Any] = {
         "type": f"/problems/{code}",
         "title": code.replace("_", " ").capitalize(),
@@ -48,6 +54,8 @@ def problem(status: int, code: str, detail: str, field: str | None = None) -> JS
     }
     if field is not None:
         body["field"] = field
+    for key, value in (extra or {}).items():
+        body.setdefault(key, value)
     return JSONResponse(body, status_code=status, media_type="application/problem+json")
 
 
@@ -56,20 +64,27 @@ MACHINE_PATHS = ("/api/", "/health", "/openapi.json", "/docs", "/redoc", "/stati
 
 
 def respond(
-    request: Request, status: int, code: str, detail: str, field: str | None = None
+    request: Request,
+    status: int,
+    code: str,
+    detail: str,
+    field: str | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Response:
     """problem+json for the API; for the website's pages, the page the web layer installed
     as ``app.state.error_page`` (the same code and words, as HTML)."""
     error_page: ErrorPage | None = getattr(request.app.state, "error_page", None)
     if error_page is not None and not request.url.path.startswith(MACHINE_PATHS):
         return error_page(request, status, code, detail)
-    return problem(status, code, detail, field)
+    return problem(status, code, detail, field, extra)
 
 
 def refusal(request: Request, exc: RuleError) -> Response:
     """The answer to a typed error: its status (422 for a rule's), and Retry-After."""
     status = exc.status if isinstance(exc, DomainError) else 422
-    response = respond(request, status, exc.code, exc.message, exc.path or exc.field)
+    response = respond(
+        request, status, exc.code, exc.message, exc.path or exc.field, getattr(exc, "extra", None)
+    )
     if isinstance(exc, DomainError) and exc.retry_after is not None:
         response.headers["Retry-After"] = str(exc.retry_after)
     return response

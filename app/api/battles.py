@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile, status
 from sqlmodel import Session
@@ -282,8 +282,12 @@ def call_off(battle_id: int, session: SessionDep) -> BattlePublic:
 
 def _decision(session: Session, row: Decision) -> DecisionPublic:
     rows = [row]
-    offer = decisions.offers(session, rows).get(row.id or 0)
-    return reports.decision(row, offer, decisions.pack_offers(session, rows).get(row.id or 0, []))
+    key = row.id or 0
+    views: dict[int, Any] = {}  # the force loaded once for the three
+    offer = decisions.offers(session, rows, views).get(key)
+    packs = decisions.pack_offers(session, rows, views).get(key, [])
+    full = decisions.full_offers(session, rows, views).get(key)
+    return reports.decision(row, offer, packs, full)
 
 
 @router.get(
@@ -303,11 +307,14 @@ def list_decisions(
         session, force_id=force_id, status=status, after=cursor, limit=limit + 1
     )
     shown = rows[:limit]
-    offers, pack_offers = decisions.offers(session, shown), decisions.pack_offers(session, shown)
+    views: dict[int, Any] = {}  # each force loaded once for the three
+    offers = decisions.offers(session, shown, views)
+    pack_offers = decisions.pack_offers(session, shown, views)
+    full = decisions.full_offers(session, shown, views)
 
     def public(row: Decision) -> DecisionPublic:
         key = row.id or 0
-        return reports.decision(row, offers.get(key), pack_offers.get(key, []))
+        return reports.decision(row, offers.get(key), pack_offers.get(key, []), full.get(key))
 
     return page_of(request, response, rows, limit, lambda d: d.id, public)
 

@@ -22,6 +22,7 @@ from app.edge.schemas.battles import (
 )
 from app.edge.schemas.decisions import (
     DecisionAnswerPublic,
+    DecisionOfferPublic,
     DecisionPayload,
     DecisionPublic,
     PackOfferPublic,
@@ -72,7 +73,10 @@ def side_report(report: dict[str, Any]) -> SideReportPublic:
 
 
 def decision(
-    row: Decision, offer: decisions.Offer | None = None, pack_entries: Sequence[Any] = ()
+    row: Decision,
+    offer: decisions.Offer | None = None,
+    pack_entries: Sequence[Any] = (),
+    full_offer: dict[str, Any] | None = None,
 ) -> DecisionPublic:
     """A decision as the API gives it; ``offer`` (a pending Battle Honour's, from
     ``decisions.offers``) says what its answer accepts now, ``pack_entries`` (from
@@ -97,6 +101,7 @@ def decision(
         status=row.status,
         answer=DecisionAnswerPublic.model_validate(answer) if answer is not None else None,
         pack_entries=[_offer(o) for o in pack_entries],
+        offer=DecisionOfferPublic.model_validate(full_offer) if full_offer is not None else None,
     )
 
 

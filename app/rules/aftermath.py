@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from app.rules import quests, triggers
 from app.rules.agendas import AgendaResult, ScoringUnit, agenda_experience, check_scoring
@@ -541,8 +542,13 @@ def honour_targets(
     return tuple(
         i
         for i in candidates
-        if i in present and open_categories(present[i], decision.categories, book)
+        if i in present and open_categories(present[i], decision.categories, book, **_room(force))
     )
+
+
+def _room(force: OrderOfBattle) -> dict[str, Any]:
+    """What of the force a Crusade Relic's openness depends on: the relics it holds, its RP."""
+    return {"relics_taken": force.crusade_relics, "requisition_points": force.requisition_points}
 
 
 def honour_categories(
@@ -553,7 +559,7 @@ def honour_categories(
     open_ = {
         category
         for i in honour_targets(force, decision, book)
-        for category in open_categories(present[i], decision.categories, book)
+        for category in open_categories(present[i], decision.categories, book, **_room(force))
     }
     return tuple(c for c in decision.categories if c in open_)
 
@@ -608,7 +614,7 @@ def _eligible(
     """Roster units that may take a victor-bonus honour: they must be able to gain Battle
     Honours and match the bonus's target."""
     cards = [force.card(i) for i in report.roster]
-    cards = [c for c in cards if open_categories(c, bonus.categories, book)]
+    cards = [c for c in cards if open_categories(c, bonus.categories, book, **_room(force))]
     target = bonus.target
     if target == BonusTarget.CHARACTER:
         cards = [c for c in cards if c.has("CHARACTER")]

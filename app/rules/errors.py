@@ -19,6 +19,9 @@ class RuleError(Exception):
         # Where the input at fault sits in an API request (``sides[1].roster``), when the
         # use case knows more than the rule did; ``field`` stays the rule's own name.
         self.path: str | None = None
+        # More for a machine to read beside the code, as plain JSON (a refused decision
+        # answer's ``offer``: what the decision accepts now).
+        self.extra: dict[str, object] = {}
 
     def __repr__(self) -> str:
         return f"RuleError({self.code!r}, {self.message!r}, field={self.field!r})"

@@ -3,6 +3,7 @@ Crusade Relics, rolled with injected dice or chosen by the player."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -80,24 +81,59 @@ def check_can_gain_honour(card: CrusadeCard, book: Rulebook) -> None:
 
 
 def open_categories(
-    card: CrusadeCard, categories: Collection[HonourCategory], book: Rulebook
+    card: CrusadeCard,
+    categories: Collection[HonourCategory],
+    book: Rulebook,
+    *,
+    relics_taken: Collection[str] = (),
+    requisition_points: int | None = None,
 ) -> tuple[HonourCategory, ...]:
     """Of ``categories``, those in which ``card`` can gain a Battle Honour now (an answer
     exists that ``gain_battle_honour`` accepts): none while the unit cannot gain honours at
-    all (it never gains experience, or it holds the most a unit may)."""
+    all (it never gains experience, or it holds the most a unit may). A Crusade Relic is
+    open while one relic is left that the unit may bear, that is not in its Order of Battle
+    (``relics_taken``) and that the force can pay for (``requisition_points``)."""
     try:
         check_can_gain_honour(card, book)
     except RuleError:
         return ()
-    return tuple(c for c in categories if _category_open(card, c, book))
+    return tuple(
+        c for c in categories if _category_open(card, c, book, relics_taken, requisition_points)
+    )
 
 
-def _category_open(card: CrusadeCard, category: HonourCategory, book: Rulebook) -> bool:
+def relics_open(
+    card: CrusadeCard,
+    book: Rulebook,
+    relics_taken: Collection[str] = (),
+    requisition_points: int | None = None,
+) -> tuple[CrusadeRelic, ...]:
+    """The Crusade Relics ``card`` may be given now: each that ``check_crusade_relic``
+    accepts (not withdrawn, a bearer it allows, the rank it needs, not already in the Order
+    of Battle) and, for one that costs Requisition points, that the force can pay for."""
+    found = []
+    for relic in book.honours.crusade_relics:
+        try:
+            check_crusade_relic(card, relic.id, book, relics_taken)
+        except RuleError:
+            continue
+        if relic.selects_weapon and card.wargear.strip() and not weapons_to_enhance(card):
+            continue  # every weapon its wargear lists is enhanced or a Relic already
+        cost = book.honours.relic_categories[relic.category].requisition_points
+        if requisition_points is None or cost <= requisition_points:
+            found.append(relic)
+    return tuple(found)
+
+
+def _category_open(
+    card: CrusadeCard,
+    category: HonourCategory,
+    book: Rulebook,
+    relics_taken: Collection[str],
+    requisition_points: int | None,
+) -> bool:
     if category == HonourCategory.CRUSADE_RELIC:  # a pack's relic may name any bearer
-        return card.has("CHARACTER") or any(
-            r.bearer == "any_unit" and r.id not in card.honour_ids(category)
-            for r in book.honours.crusade_relics
-        )
+        return bool(relics_open(card, book, relics_taken, requisition_points))
     if category == HonourCategory.PSYCHIC_FORTITUDE and not card.has("PSYKER"):
         return False
     held = card.honour_ids(category)
@@ -110,7 +146,24 @@ def _category_open(card: CrusadeCard, category: HonourCategory, book: Rulebook) 
         return card.has("PSYKER") and _any_left(
             book.honours.psychic_fortitudes, card.honour_ids(category)
         )
-    return True  # a Weapon Enhancement: any weapon not yet enhanced
+    # a Weapon Enhancement: a weapon of its wargear not yet enhanced (any, unlisted)
+    return not card.wargear.strip() or bool(weapons_to_enhance(card))
+
+
+_COUNT = re.compile(r"^\d+\s*x\s+", re.IGNORECASE)
+
+
+def weapons_to_enhance(card: CrusadeCard) -> tuple[str, ...]:
+    """The weapons of the card's wargear (each line or comma-separated item, its count left
+    off) that a Weapon Enhancement or a weapon-upgrading relic may be given: not already
+    enhanced, not a Relic (ruling 78)."""
+    closed = card.enhanced_weapons | card.relic_weapons
+    found: dict[str, str] = {}
+    for item in re.split(r"[\n;,]", card.wargear):
+        name = _COUNT.sub("", " ".join(item.split())).strip()
+        if name and len(name) <= 120 and name.casefold() not in closed:
+            found.setdefault(name.casefold(), name)
+    return tuple(found.values())
 
 
 def _any_left(table: DiceTable, taken: Collection[str]) -> bool:

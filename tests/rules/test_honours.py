@@ -19,7 +19,10 @@ from app.rules.honours import (
     HonourRequest,
     WeaponChoice,
     gain_battle_honour,
+    open_categories,
+    relics_open,
     weapon_enhancements_to_choose,
+    weapons_to_enhance,
 )
 from tests.factories import book, card, character, force
 
@@ -1071,3 +1074,33 @@ class TestHonourLimits:
         honoured, _ = gain(unit, TRAIT, [1])
         assert unit == before
         assert honoured != unit
+
+
+class TestWhatIsOpen:
+    """Issue 46: what a decision offers is worked out by the rules that check the answer."""
+
+    def test_the_weapons_of_a_card_are_its_wargear_not_enhanced_nor_relics(self) -> None:
+        enhanced = BattleHonour(WEAPON, ("heirloom",), 1, weapon="Power sword", model="Captain")
+        relic = Upgrade("relic", "The Burning Blade", 1, weapon="Plasma pistol")
+        unit = character(
+            wargear="2x Bolt pistol\nPower sword; Plasma pistol, Frag grenades",
+            honours=(enhanced,),
+            upgrades=(relic,),
+        )
+        assert weapons_to_enhance(unit) == ("Bolt pistol", "Frag grenades")
+
+    def test_a_unit_whose_listed_weapons_are_all_enhanced_takes_no_more(self) -> None:
+        enhanced = BattleHonour(WEAPON, ("heirloom",), 1, weapon="Power sword", model="Captain")
+        full = character(wargear="Power sword", honours=(enhanced,))
+        assert WEAPON not in open_categories(full, (WEAPON, TRAIT), book())
+        assert "artificer_weapon" not in [r.id for r in relics_open(full, book())]
+        unlisted = character(honours=(enhanced,))  # no wargear: any weapon it carries
+        assert WEAPON in open_categories(unlisted, (WEAPON,), book())
+
+    def test_a_crusade_relic_is_open_while_one_is_left_its_order_of_battle_lacks(self) -> None:
+        captain = character()
+        every = [r.id for r in relics_open(captain, book())]
+        assert every and RELIC in open_categories(captain, (RELIC,), book())
+        assert relics_open(captain, book(), relics_taken=every) == ()
+        assert open_categories(captain, (RELIC,), book(), relics_taken=every) == ()
+        assert open_categories(card(), (RELIC,), book()) == ()  # not a CHARACTER

@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 
 from app.api.plumbing.route_access import API, policy_for
 from app.edge.hardening import ID_LIMIT
+from app.edge.schemas.decisions import DecisionOfferPublic
 from app.services.accounts.access import Access
 
 PROBLEM_JSON = "application/problem+json"
@@ -47,6 +48,11 @@ class Problem(BaseModel):
     detail: str = Field(description="For people: what went wrong and what to do")
     field: str | None = Field(
         default=None, description="The input the problem is about, when there is one"
+    )
+    offer: DecisionOfferPublic | None = Field(
+        default=None,
+        description="A refused answer to a decision (422): what the decision accepts now, "
+        "as its `offer` says (another answer may have changed it, issue 46)",
     )
 
 

@@ -182,6 +182,149 @@ class PackOfferPublic(BaseModel):
     )
 
 
+class OfferDice(BaseModel):
+    """The dice an answer that leaves the result to a roll uses, when it gives its own
+    (`dice`): one throw of `sides` (in order), thrown again while it shows a face in
+    `again_on` (a result the unit holds) or, with `again_on_double`, while its two dice
+    show the same result. Dice left over are not used."""
+
+    sides: list[int]
+    again_on: list[int] = Field(default_factory=list)
+    again_on_double: bool = False
+    at_most: int = Field(
+        description="The most dice the answer can use: the throw's dice, or 50 (the most "
+        "`dice` may list) where a throw may be thrown again"
+    )
+
+
+class OfferEntry(BaseModel):
+    """An entry an answer may name now (`entries`, `scar`, a relic)."""
+
+    id: str
+    name: str
+    pack: str | None = Field(default=None, description="A rule pack's entry (chosen alone)")
+    low: int | None = Field(default=None, description="A table's entry: its lowest result")
+    high: int | None = Field(default=None, description="A table's entry: its highest result")
+    weapon_type: str | None = Field(
+        default=None,
+        description="weapon_enhancement: the `weapon.weapon_type` it needs (ranged; melee "
+        "or both; any)",
+    )
+    needs: list[str] = Field(
+        default_factory=list, description="Inputs this entry needs too (`weapon`)"
+    )
+    requisition_points: int = Field(default=0, description="RP it costs (a Legendary Relic)")
+
+
+class OfferWeapon(BaseModel):
+    """A weapon of the unit's own wargear that may take it: send as `weapon`."""
+
+    model: str
+    weapon: str
+
+
+class OfferCategory(BaseModel):
+    """One category an answer may take for the unit: battle_trait, weapon_enhancement,
+    psychic_fortitude, crusade_relic, or (a battle_scar decision) battle_scar."""
+
+    category: str
+    entries: list[OfferEntry] = Field(
+        description="The entries allowed now (`entries` of a battle_honour answer, `scar` of a "
+        "battle_scar one)"
+    )
+    choose: int = Field(
+        description="How many entries an answer that picks names: 2 for a Weapon Enhancement "
+        "of most units (one of them results 1-3, both of the weapon's type; a pack's alone)"
+    )
+    rolled: bool = Field(description="The entries may be left out: the server (or `dice`) rolls")
+    needs: list[str] = Field(description="Inputs the answer needs beside these (`weapon`)")
+    weapons: list[OfferWeapon] = Field(
+        description="The unit's weapons (its card's wargear, count left off) not enhanced nor "
+        "a Relic; empty when the card lists no wargear"
+    )
+    dice: OfferDice | None = Field(description="A rolled answer's dice")
+    tables: list[str] = Field(
+        description="Rule pack tables it may roll on instead (`table`; see `pack_entries`)"
+    )
+
+
+class OfferOption(BaseModel):
+    """out_of_action: a consequence allowed, and the dice it rolls."""
+
+    consequence: str
+    dice: OfferDice | None
+
+
+class OfferUnit(BaseModel):
+    card_id: int
+    name: str
+    categories: list[OfferCategory] = Field(
+        description="battle_honour, battle_scar: what it may take now"
+    )
+    options: list[OfferOption] = Field(description="out_of_action: the consequences allowed")
+
+
+class OfferTraitPublic(BaseModel):
+    id: str
+    name: str
+    pack: str | None = None
+
+
+class OfferTarget(BaseModel):
+    """A unit a free requisition may go to (its `card_id`)."""
+
+    card_id: int
+    name: str
+    scars: list[str] = Field(
+        default_factory=list, description="repair_and_recuperate: the scars it may remove"
+    )
+    warlord_traits: list[OfferTraitPublic] = Field(
+        default_factory=list,
+        description="warlord_trait: the campaign's rule pack traits it may take (any trait of "
+        "its codex not in `taken` goes too)",
+    )
+
+
+class OfferRequisition(BaseModel):
+    """A free requisition a victor bonus grants."""
+
+    requisition: str
+    name: str
+    times: int = Field(description="How many times the bonus grants it")
+    target: Literal["force", "unit"]
+    targets: list[OfferTarget] = Field(
+        description="target unit: the units it may go to now (empty: none can)"
+    )
+    needs: list[str] = Field(
+        description="What each order needs beside `requisition` (card_id, wargear, scar, "
+        "warlord_trait, relic, ...)"
+    )
+    taken: list[str] = Field(
+        description="warlord_trait, relic: those already in the Order of Battle (each may be "
+        "there once)"
+    )
+
+
+class DecisionOfferPublic(BaseModel):
+    """What a pending decision accepts now, in full (issue 46): answering with what it
+    lists is accepted. Worked out when asked; a refused answer carries it as it stands."""
+
+    units: list[OfferUnit] = Field(
+        description="out_of_action, battle_scar, battle_honour: the units the answer may "
+        "concern (a victor bonus's honour: its `card_id`), with what each may take"
+    )
+    requisitions: list[OfferRequisition] = Field(
+        description="victor_bonus: the free requisitions, each with its targets"
+    )
+    mode: Literal["all", "one_of"] | None = Field(
+        description="victor_bonus: use each once (all), or just one of them (one_of)"
+    )
+    may_decline: bool = Field(
+        description='victor_bonus: `{"requisitions": []}` settles it taking nothing (the '
+        "way out when no unit can take what it grants)"
+    )
+
+
 class DecisionPublic(BaseModel):
     id: int
     force_id: Id
@@ -198,4 +341,8 @@ class DecisionPublic(BaseModel):
         default_factory=list,
         description="Pending: the campaign's rule pack entries it may be answered with, beside "
         "the core's tables (for its unit, those it may take and does not hold)",
+    )
+    offer: DecisionOfferPublic | None = Field(
+        default=None,
+        description="Pending: what its answer accepts now, in full (issue 46); null otherwise",
     )

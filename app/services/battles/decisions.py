@@ -10,7 +10,7 @@ from sqlalchemy import insert
 from sqlmodel import Session, col, select
 
 from app.db.locks import for_change
-from app.db.models import Battle, BattleSide, Card, Decision, Force, as_utc, utcnow
+from app.db.models import Battle, Card, Decision, Force, utcnow
 from app.errors import DomainError, NotFound
 from app.rules import aftermath as after_rules
 from app.rules import eligibility
@@ -21,7 +21,6 @@ from app.rules.aftermath import (
     OutOfActionDecision,
     VictorBonusDecision,
 )
-from app.rules.cards import normalise_keywords, spellings
 from app.rules.data import (
     BonusTarget,
     FreeRequisitions,
@@ -31,11 +30,13 @@ from app.rules.data import (
     VictorBonus,
 )
 from app.rules.dice import Dice, DieRoll
+from app.rules.errors import RuleError
 from app.rules.experience import ExperienceGain
 from app.rules.honours import HonourRequest, WeaponChoice
 from app.rules.out_of_action import Consequence
 from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
 from app.services.battles import gains
+from app.services.battles import offers as offering
 from app.services.feed import history
 from app.services.fields import request_fields
 from app.services.forces.convert import write_force
@@ -205,16 +206,22 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
             status=409,
         )
     view = load_force(session, row.force_id)
-    if row.kind == "victor_bonus" and not pack_reward.owed_by_pack(row.payload):
-        _check_new_character(session, row, answer)
-        _check_took_part(session, row, answer)
+    book = rulebooks.campaign_book(session, view.force.campaign_id)
     recorded = _RecordedDice(dice)
     before = _entry_ids(view.cards)
-    with request_fields(_ANSWER_FIELDS.get(row.kind, {})):
-        book = rulebooks.campaign_book(session, view.force.campaign_id)
-        if row.kind == "victor_bonus" and pack_reward.owed_by_pack(row.payload):
-            answer = pack_reward.checked_answer(row, view.value, answer, book)  # issue 47
-        force, follow_ups = _apply(row, view.value, answer, recorded, book)
+    try:
+        if row.kind == "victor_bonus" and not pack_reward.owed_by_pack(row.payload):
+            _check_new_character(session, row, answer)
+            _check_took_part(session, row, answer)
+        with request_fields(_ANSWER_FIELDS.get(row.kind, {})):
+            if row.kind == "victor_bonus" and pack_reward.owed_by_pack(row.payload):
+                answer = pack_reward.checked_answer(row, view.value, answer, book)  # issue 47
+            force, follow_ups = _apply(row, view.value, answer, recorded, book)
+    except RuleError as refused:
+        # issue 46: what the decision accepts as things stand, so a bot whose offer another
+        # answer changed can answer again without asking
+        refused.extra = {"offer": offer_of_row(session, row, view.value, book)}
+        raise
     force, _promoted, owed = thresholds.after_command(
         session,
         campaign_id=view.force.campaign_id,
@@ -249,6 +256,7 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
         card_id=row.card_id,
         answer=answer,
         **_source_names(row.payload),
+        **_outcome(row, answer, view.value, force, recorded.rolls),
     )
     gains.record_gains(session, view, after=force, battle_id=row.battle_id)
     store(session, force_id=row.force_id, battle_id=row.battle_id, pending=follow_ups)
@@ -362,13 +370,15 @@ class Offer:
     categories: list[str]
 
 
-def offers(session: Session, rows: list[Decision]) -> dict[int, Offer]:
+def offers(
+    session: Session, rows: list[Decision], views: dict[int, Any] | None = None
+) -> dict[int, Offer]:
     """The offer of each pending Battle Honour decision among ``rows``, by decision id; one
     load per force concerned."""
     honours = [r for r in rows if r.status == "pending" and r.kind == "battle_honour"]
     found: dict[int, Offer] = {}
     for force_id in sorted({r.force_id for r in honours}):
-        view = load_force(session, force_id)
+        view = _view(session, force_id, views)
         book = rulebooks.campaign_book(session, view.force.campaign_id)
         for row in honours:
             if row.force_id == force_id and row.id is not None:
@@ -384,6 +394,83 @@ def offer_of(force: Any, row: Decision, book: Rulebook) -> Offer:
         eligible=[int(i) for i in targets] if decision.card_id is None else [],
         categories=[c.value for c in after_rules.honour_categories(force, decision, book)],
     )
+
+
+def offer_of_row(session: Session, row: Decision, force: Any, book: Rulebook) -> dict[str, Any]:
+    """What a pending decision of ``force`` (the rules' value) offers now, in full (issue 46):
+    the units, per category the entries and inputs, the requisitions' targets, the dice."""
+    honour = honour_decision(row) if row.kind == "battle_honour" else None
+    return offering.offer_of(session, row, force, book, honour)
+
+
+def full_offers(
+    session: Session, rows: Sequence[Decision], views: dict[int, Any] | None = None
+) -> dict[int, dict[str, Any]]:
+    """The full offer of each pending decision among ``rows``, by decision id; one load per
+    force concerned."""
+    pending = [r for r in rows if r.status == "pending" and r.id is not None]
+    found: dict[int, dict[str, Any]] = {}
+    for force_id in sorted({r.force_id for r in pending}):
+        view = _view(session, force_id, views)
+        book = rulebooks.campaign_book(session, view.force.campaign_id)
+        for row in pending:
+            if row.force_id == force_id and row.id is not None:
+                found[row.id] = offer_of_row(session, row, view.value, book)
+    return found
+
+
+def _outcome(
+    row: Decision, answer: dict[str, Any], before: Any, after: Any, rolls: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """What an answer did, for its ``decision_answered`` event (issue 46): the consequence
+    chosen, each unit's XP before and after (the decision's unit always, any other whose XP
+    moved), the dice rolled, and each honour and scar gained with its unit. A bot keeps
+    every card's XP from the feed alone with this and ``battle_recorded``."""
+    old = {c.id: c for c in before.cards}
+    unit = str(row.card_id or answer.get("card_id") or "")
+    experience = [
+        {"card_id": int(c.id), "xp_before": old[c.id].xp, "xp_after": c.xp}
+        for c in after.cards
+        if c.id in old and (c.id == unit or old[c.id].xp != c.xp)
+    ]
+    gained: list[dict[str, Any]] = []
+    for card in after.cards:
+        if card.id not in old or not card.id.isdigit():
+            continue
+        was = old[card.id]
+        for honour in card.honours[len(was.honours) :]:
+            gained.append(
+                {
+                    "card_id": int(card.id),
+                    "kind": honour.category.value,
+                    "entries": list(honour.entry_ids),
+                    "weapon": honour.weapon,
+                }
+            )
+        for scar in card.scars:
+            if scar.entry_id not in was.scar_ids:
+                gained.append(
+                    {
+                        "card_id": int(card.id),
+                        "kind": "battle_scar",
+                        "entries": [scar.entry_id],
+                        "weapon": None,
+                    }
+                )
+    found: dict[str, Any] = {"unit_xp": experience, "rolled": rolls, "gained": gained}
+    if answer.get("consequence"):
+        found["consequence"] = answer["consequence"]
+    return found
+
+
+def _view(session: Session, force_id: int, views: dict[int, Any] | None) -> Any:
+    """A force as loaded once for the offers of one answer (``views``: shared by the calls
+    that make one response), else loaded now."""
+    if views is None:
+        return load_force(session, force_id)
+    if force_id not in views:
+        views[force_id] = load_force(session, force_id)
+    return views[force_id]
 
 
 def lapse_unanswerable(session: Session, *, force: Force, value: Any, book: Rulebook) -> None:
@@ -447,18 +534,8 @@ def _check_new_character(session: Session, row: Decision, answer: dict[str, Any]
     bonus = VictorBonus.model_validate(row.payload["bonus"])
     if getattr(bonus.effect, "target", None) != BonusTarget.NEW_CHARACTER:
         return
-    battle = session.get(Battle, row.battle_id) if row.battle_id else None
-    recorded = battle.resolved_at if battle and battle.resolved_at else row.created_at
     for order in answer.get("requisitions", []):
-        card = session.get(Card, int(order.get("card_id") or 0))
-        fresh = (
-            card is not None
-            and card.force_id == row.force_id
-            and "CHARACTER" in card.keywords
-            and not card.named_character
-            and as_utc(card.created_at) >= as_utc(recorded)
-        )
-        if not fresh:
+        if not offering.is_new_character(session, row, int(order.get("card_id") or 0)):
             raise DomainError(
                 "victor_bonus_needs_new_character",
                 "This victor bonus is for a CHARACTER (not a named character) added to the "
@@ -475,16 +552,11 @@ def _check_took_part(session: Session, row: Decision, answer: dict[str, Any]) ->
     bonus = VictorBonus.model_validate(row.payload["bonus"])
     if getattr(bonus.effect, "target", None) != BonusTarget.CHARACTER or row.battle_id is None:
         return
-    side = session.exec(
-        select(BattleSide).where(
-            BattleSide.battle_id == row.battle_id, BattleSide.force_id == row.force_id
-        )
-    ).first()
-    roster = set(side.roster) if side is not None else set()
+    fought = offering.characters_that_fought(session, row)
     for index, order in enumerate(answer.get("requisitions", [])):
         card_id = int(order.get("card_id") or 0)
-        card = session.get(Card, card_id)
-        if card is None or card_id not in roster or not _is_character(card):
+        if card_id not in fought:
+            card = session.get(Card, card_id)
             name = card.name if card is not None else f"Unit {card_id}"
             raise DomainError(
                 "victor_bonus_needs_character_that_fought",
@@ -493,10 +565,6 @@ def _check_took_part(session: Session, row: Decision, answer: dict[str, Any]) ->
                 status=422,
                 field=f"requisitions[{index}].card_id",
             )
-
-
-def _is_character(card: Card) -> bool:
-    return not spellings("CHARACTER").isdisjoint(normalise_keywords(card.keywords))
 
 
 def _order(data: dict[str, Any]) -> RequisitionOrder:
@@ -567,13 +635,15 @@ class PackOffer:
     results: tuple[tuple[int, int, str], ...] = ()
 
 
-def pack_offers(session: Session, rows: Sequence[Decision]) -> dict[int, list[PackOffer]]:
+def pack_offers(
+    session: Session, rows: Sequence[Decision], views: dict[int, Any] | None = None
+) -> dict[int, list[PackOffer]]:
     """For each pending decision of ``rows``: the pack entries it offers, as the website's
     decision page lists them (those the unit may take and does not hold yet, when the
     decision names its unit). A force's cards are read once, and only when its campaign's
     packs add something a decision could offer."""
     offers: dict[int, list[PackOffer]] = {}
-    views: dict[int, Any] = {}
+    views = {} if views is None else views
     for row in rows:
         if row.status != "pending" or row.kind not in _OFFERING or row.id is None:
             continue

@@ -180,6 +180,10 @@ DETAIL_FIELDS = (
     "was",
     "datasheet",
     "keywords",
+    "consequence",
+    "unit_xp",
+    "rolled",
+    "gained",
 )
 
 

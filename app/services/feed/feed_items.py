@@ -51,6 +51,34 @@ class ForceOutcome(BaseModel):
     units: list[UnitOutcome] = Field(description="Its roster, in roster order")
 
 
+class UnitExperience(BaseModel):
+    """decision_answered: one unit's XP around the answer."""
+
+    card_id: int
+    xp_before: int
+    xp_after: int
+
+
+class DieRolledItem(BaseModel):
+    """decision_answered: a die rolled while applying the answer (entered or the server's)."""
+
+    purpose: str
+    sides: int
+    value: int
+
+
+class GainedItem(BaseModel):
+    """decision_answered: a Battle Honour or Battle Scar the answer gave, and its unit."""
+
+    card_id: int
+    kind: str = Field(
+        description="battle_scar, or the honour's category (battle_trait, weapon_enhancement, "
+        "psychic_fortitude, crusade_relic)"
+    )
+    entries: list[str] = Field(description="Its entry ids (two for some Weapon Enhancements)")
+    weapon: str | None = Field(default=None, description="The weapon it was given to, if any")
+
+
 class EventDetails(BaseModel):
     """What the history recorded with an event; which fields are set depends on its kind."""
 
@@ -139,6 +167,25 @@ class EventDetails(BaseModel):
     datasheet: str | None = Field(default=None, description="card_transformed: its datasheet")
     keywords: list[str] = Field(
         default_factory=list, description="card_transformed: its keywords now"
+    )
+    consequence: str | None = Field(
+        default=None,
+        description="decision_answered (out_of_action): devastating_blow or battle_scar",
+    )
+    unit_xp: list[UnitExperience] = Field(
+        default_factory=list,
+        description="decision_answered: XP before and after the answer, for the decision's "
+        "unit (the one a victor bonus's honour went to) and any other unit whose XP it moved "
+        "(issue 46); with battle_recorded's units a bot keeps every card's XP from the feed",
+    )
+    rolled: list[DieRolledItem] = Field(
+        default_factory=list,
+        description="decision_answered: the dice rolled while applying it, in order (a "
+        "Devastating Blow's D6, a rolled honour or scar and its re-rolls)",
+    )
+    gained: list[GainedItem] = Field(
+        default_factory=list,
+        description="decision_answered: each Battle Honour and Battle Scar it gave, with its unit",
     )
 
 
