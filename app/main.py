@@ -104,6 +104,7 @@ def create_app(engine: Engine | None = None) -> FastAPI:
         settings.max_requests_at_work,
         settings.request_queue_limit,
         settings.request_queue_seconds,
+        settings.upload_places,
     )
     install_error_handlers(app)
     install_conflict_handlers(app)

@@ -343,7 +343,7 @@ async def add_photos(
     """The battle page's photo form: one or more photos from the phone, all kept or none
     (the same service as POST /api/v1/battles/{id}/photos). The form is read here; the
     images are decoded in a worker thread, never on the event loop (issue 33)."""
-    form = await request.form(max_files=photos.MAX_PER_BATTLE, max_fields=10)
+    form = await request.form(max_files=photos.MAX_PER_POST, max_fields=10)
     files = [f for f in form.getlist("file") if isinstance(f, StarletteUpload) and f.filename]
     caption = str(form.get("caption") or "")[:200]
     datas = [await f.read(photos.MAX_BYTES + 1) for f in files]
@@ -363,7 +363,9 @@ def _add_photos(
     try:
         if not datas:
             raise RuleError("photo_missing", "Choose at least one photo.", field="file")
-        made = photos.read_uploads(session, battle_id=battle_id, datas=datas)
+        made = photos.read_uploads(
+            session, battle_id=battle_id, datas=datas, by=principal.user.username
+        )
     except RuleError as error:
         return _photo_refused(request, session, principal, battle_id, error)
     with attempt(session) as outcome:
