@@ -45,7 +45,7 @@ JPEG_SOF = {0xC0, 0xC1, 0xC2}  # Huffman-coded baseline, extended and progressiv
 OTHER_SOF = {0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
 # The end of a scan's coded data: a marker that is not a stuffed zero, a restart marker or
 # a fill byte (any run of FF before it belongs to the marker).
-_SCAN_END = re.compile(rb"\xff+[^\x00\xd0-\xd7\xff]")
+_SCAN_END = re.compile(rb"(?<!\xff)\xff+[^\x00\xd0-\xd7\xff]")  # from a run's first FF only
 _NOT_FF = re.compile(rb"[^\xff]")
 # Markers with no length: TEM and the restart markers (libjpeg reads them bare anywhere).
 _BARE = {0x01, *range(0xD0, 0xD8)}
@@ -118,14 +118,18 @@ def jpeg_layout(data: bytes) -> Jpeg:
     jpeg = Jpeg()
     at, end = 2, len(data)
     while at + 2 <= end:
+        # Searched no further than the bytes still allowed between segments: the cost of
+        # a walk never depends on how much padding a file holds.
+        window = min(end, at + MAX_JPEG_EXTRANEOUS - jpeg.extraneous + 2)
         if data[at] != 0xFF:  # stray bytes between segments: libjpeg skips them
-            found = data.find(b"\xff", at)
-            found = end if found < 0 else found
+            found = data.find(b"\xff", at, window)
+            found = window if found < 0 else found
             _extraneous(jpeg, found - at)
             at = found
             continue
-        marker_at = _NOT_FF.search(data, at)  # any run of fill bytes, then the marker
+        marker_at = _NOT_FF.search(data, at, window)  # any run of fill bytes, then the marker
         if marker_at is None:
+            _extraneous(jpeg, window - at)
             break
         _extraneous(jpeg, marker_at.start() - at - 1)
         at = marker_at.start() - 1
