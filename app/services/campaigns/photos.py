@@ -155,15 +155,16 @@ def read_uploads(
     What the battle allows is checked first (no image is read for a battle that takes no
     more photos); then the request's transaction ends (``end_transaction``) and the rest
     runs with no transaction open, in bounded worker processes (``decoding``): every file's
-    headers are checked first, in one worker (a post with one bad file is refused before
-    any is decoded), then each file is decoded in a turn of its own, the turns shared
-    round the users who wait (``decoding.turns``). ``by`` (the uploader) has one upload at
-    the decoder at a time. ``add_photo`` checks the battle again."""
+    headers are checked first, in one worker and without a turn (a post with one bad file
+    is refused before any is decoded; a liar waits for nothing), then each file is decoded
+    in a turn of its own, the turns shared round the users who wait (``decoding.turns``).
+    ``by`` (the uploader) has one upload at the decoder at a time. ``add_photo`` checks the
+    battle again."""
     _check_takes(session, battle_id, more=len(datas))
     end_transaction(session)
+    kinds = decoding.run(images.check_all, datas)
     turns = decoding.turns()
     with turns.upload(by):
-        kinds = decoding.run(images.check_all, datas)
         made = []
         for data, kind in zip(datas, kinds, strict=True):
             with turns.turn(by):
