@@ -35,7 +35,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from multiprocessing import popen_forkserver, spawn
 from multiprocessing.connection import Connection
+from multiprocessing.context import ForkServerProcess
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -48,6 +50,38 @@ BUSY_SECONDS = 2
 # The worker's parent: forked from a process that imported nothing but the image code.
 _CONTEXT = multiprocessing.get_context("forkserver")
 _CONTEXT.set_forkserver_preload([__name__, "app.services.campaigns.images"])
+_LAUNCHING = threading.Lock()
+
+
+def _without_main(name: str) -> dict[str, Any]:
+    """What a new process is told of this one, but the main script: multiprocessing has
+    each worker run the parent's main script again (``crusade``: the whole app, seconds of
+    imports per photo); a worker needs only the modules the fork server has loaded."""
+    data: dict[str, Any] = _PREPARATION(name)
+    data.pop("init_main_from_path", None)
+    data.pop("init_main_from_name", None)
+    return data
+
+
+_PREPARATION = spawn.get_preparation_data
+
+
+class _Launch(popen_forkserver.Popen):
+    def _launch(self, process_obj: Any) -> None:
+        with _LAUNCHING:  # one launch at a time reads the preparation through the wrapper
+            spawn.get_preparation_data = _without_main
+            try:
+                super()._launch(process_obj)  # type: ignore[misc]
+            finally:
+                spawn.get_preparation_data = _PREPARATION
+
+
+class _Worker(ForkServerProcess):
+    @staticmethod
+    def _Popen(process_obj: Any) -> _Launch:
+        return _Launch(process_obj)
+
+
 _M_ARENA_MAX = -8
 _CPU_SIGNALS = {signal.SIGXCPU, signal.SIGPROF, signal.SIGKILL}
 _LIBC = ctypes.util.find_library("c")  # once, here: it runs ldconfig
@@ -78,7 +112,7 @@ def run(job: Callable[..., T], *args: Any, bounds: Limits | None = None) -> T:
     it. ``job`` and its arguments and answer cross a pipe (pickled)."""
     bounds = bounds or limits()
     receiving, sending = _CONTEXT.Pipe(duplex=False)
-    worker = _CONTEXT.Process(target=_work, args=(sending, bounds, job, args), daemon=True)
+    worker = _Worker(target=_work, args=(sending, bounds, job, args), daemon=True)
     started = time.monotonic()
     worker.start()
     sending.close()
