@@ -86,6 +86,7 @@ def _battle_context(
         "can_call_off": battle.status == "mustered" and (organizer or in_battle),
         "story": stories.get_report(session, battle_id),
         "photos": photos.photos_of(session, battle_id),
+        "max_photos_per_post": photos.MAX_PER_POST,
         "can_tell": (organizer or in_battle) and battle.status not in ("reverted", "called_off"),
         "proposer": confirmation.proposer(session, battle),
         # the recorder's phone offers the opponent sitting across the table to confirm here

@@ -191,6 +191,7 @@ class TestTheWorkerProcess:
         )
         assert page.status_code == 400 and "Maximum number of files is 6" in page.text
         assert dump(engine) == before
+        assert "Add photos, up to 6 at a time" in client.get(f"/battles/{battle['id']}").text
 
 
 # --- turns round the users ------------------------------------------------------------------
