@@ -12,7 +12,8 @@ slowest read by the other member (and how many were answered 503). Goals (issue 
 /health or read over 1 s or 503; peak under 400 MB and under 250 MB after; the honest
 12 MP photo beside the attacks stored within 10 s; the attacker's requests the ones refused.
 
-``ATTACKS`` (name, function of a ``Stage``) is imported by bench/upload_bench.py."""
+``ATTACKS`` (``Attack(name, run, prepare)``, the shape of bench/upload_bench.py's, ``run``
+taking that bench's ``Bench`` or this one's ``Stage``) is imported by bench/upload_bench.py."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -91,16 +92,32 @@ def png_pieces() -> bytes:
 
 @dataclass
 class Stage:
-    """The server and its two members: ``attacker`` and ``member`` (logged-in clients),
-    each with a battle (``*_photos``: its photo upload URL) and a page to read."""
+    """What an attack gets (the attributes bench/upload_bench.py's ``Bench`` has too): the
+    server, the attacker (``player``, a signed-in player of battle ``battle_id``) and
+    another member (``neighbour``, a player of battle ``neighbour_battle_id`` of her own
+    campaign)."""
 
     base: str
-    attacker: httpx.Client
-    member: httpx.Client
-    attacker_photos: str
-    member_photos: str
-    member_page: str
-    notes: list[str] = field(default_factory=list)
+    player: httpx.Client
+    battle_id: int
+    neighbour: httpx.Client
+    neighbour_battle_id: int
+    neighbour_page: str = ""
+
+    @property
+    def photos(self) -> str:
+        return f"/api/v1/battles/{self.battle_id}/photos"
+
+
+@dataclass(frozen=True)
+class Attack:
+    """One named attack (the shape of bench/upload_bench.py's): ``run(stage)`` makes its
+    requests and returns one outcome per request; ``prepare()`` makes its files first,
+    outside the measuring."""
+
+    name: str
+    run: Callable[[Any], list[str]]
+    prepare: Callable[[], object] | None = None
 
 
 def member(base: str, name: str) -> tuple[httpx.Client, dict[str, Any]]:
@@ -116,12 +133,7 @@ def stage(base: str) -> Stage:
     attacker, theirs = member(base, "attacker")
     honest, hers = member(base, "member")
     return Stage(
-        base,
-        attacker,
-        honest,
-        f"/api/v1/battles/{theirs['id']}/photos",
-        f"/api/v1/battles/{hers['id']}/photos",
-        f"/campaigns/{hers['campaign_id']}",
+        base, attacker, theirs["id"], honest, hers["id"], f"/campaigns/{hers['campaign_id']}"
     )
 
 
@@ -141,85 +153,93 @@ def said(answer: httpx.Response) -> str:
         return str(answer.status_code)
 
 
-def counted(answers: list[httpx.Response]) -> str:
+def counted(outcomes: list[str]) -> str:
     tally: dict[str, int] = {}
-    for one in answers:
-        tally[said(one)] = tally.get(said(one), 0) + 1
-    return ", ".join(f"{n}× {k}" for k, n in sorted(tally.items()))
+    for one in outcomes:
+        tally[one] = tally.get(one, 0) + 1
+    return ", ".join(f"{n}× {k}" if n > 1 else k for k, n in sorted(tally.items()))
 
 
 # --- the attacks -------------------------------------------------------------------------
 
 
-def one(data: Callable[[], bytes]) -> Callable[[Stage], str]:
-    return lambda s: said(send(s.attacker, s.attacker_photos, data()))
+def once(data: Callable[[], bytes]) -> Callable[[Any], list[str]]:
+    return lambda s: [said(send(s.player, s.photos, data()))]
 
 
-def eight_at_once(data: Callable[[], bytes]) -> Callable[[Stage], str]:
-    def attack(s: Stage) -> str:
+def eight_at_once(data: Callable[[], bytes]) -> Callable[[Any], list[str]]:
+    def attack(s: Any) -> list[str]:
         body = data()
         with ThreadPoolExecutor(8) as pool:
-            answers = list(pool.map(lambda _: send(s.attacker, s.attacker_photos, body), range(8)))
-        return counted(answers)
+            answers = list(pool.map(lambda _: send(s.player, s.photos, body), range(8)))
+        return [said(a) for a in answers]
 
     return attack
 
 
-def honest_upload(s: Stage, seconds: float = 120) -> tuple[httpx.Response, float, int]:
-    """The member's 12 MP photo, sent again after each 503 as its Retry-After says: the
-    last answer, the seconds until it, the tries."""
+def honest_upload(s: Any, seconds: float = 120) -> str:
+    """The other member's 12 MP photo, sent again after each 503 as its Retry-After says:
+    its last answer, the seconds until it and the tries."""
+    url = f"/api/v1/battles/{s.neighbour_battle_id}/photos"
     started, tries = time.perf_counter(), 0
     while True:
         tries += 1
-        answer = s.member.post(s.member_photos, files={"file": ("IMG.jpg", phone_jpeg())})
+        answer = s.neighbour.post(url, files={"file": ("IMG.jpg", phone_jpeg())})
         waited = time.perf_counter() - started
         if answer.status_code != 503 or waited > seconds:
-            return answer, waited, tries
+            return f"honest {said(answer)} after {waited:.1f} s ({tries} tries)"
         time.sleep(float(answer.headers.get("retry-after", "2")))
 
 
-def resending_beside_honest(s: Stage) -> str:
+def resending_beside_honest(s: Any) -> list[str]:
     """The attacker re-sends the slowest accepted JPEG back to back while the member's
     12 MP photo is sent, honouring Retry-After."""
     stop = threading.Event()
-    answers: list[httpx.Response] = []
+    outcomes: list[str] = []
 
     def resend() -> None:
         while not stop.is_set():
-            answers.append(send(s.attacker, s.attacker_photos, slowest_accepted()))
+            outcomes.append(said(send(s.player, s.photos, slowest_accepted())))
 
     with ThreadPoolExecutor(1) as pool:
         loop = pool.submit(resend)
         time.sleep(1.0)  # the attacker holds the decoder first
-        answer, waited, tries = honest_upload(s)
+        honest = honest_upload(s)
         stop.set()
         loop.result()
-    return f"honest {said(answer)} in {waited:.1f} s, {tries} tries; attacker {counted(answers)}"
+    return [honest, *outcomes]
 
 
-def ten_beside_honest(s: Stage) -> str:
+def ten_beside_honest(s: Any) -> list[str]:
     """Ten attacks at once (each kind, and the slowest accepted JPEG six times) and the
     member's 12 MP photo sent among them."""
     files = [six_thousand_scans, ff_fill, gif_pieces, png_pieces] + [slowest_accepted] * 6
     bodies = [f() for f in files]
     with ThreadPoolExecutor(11) as pool:
-        attacks = [pool.submit(send, s.attacker, s.attacker_photos, b) for b in bodies]
+        attacks = [pool.submit(send, s.player, s.photos, b) for b in bodies]
         time.sleep(0.2)
         honest = pool.submit(honest_upload, s)
-        answer, waited, tries = honest.result()
-        refused = [a.result() for a in attacks]
-    return f"honest {said(answer)} in {waited:.1f} s, {tries} tries; attacker {counted(refused)}"
+        outcomes = [honest.result(), *(said(a.result()) for a in attacks)]
+    return outcomes
 
 
-ATTACKS: list[tuple[str, Callable[[Stage], str]]] = [
-    ("JPEG: 6,501 scans behind FF 00 (196 KB)", one(six_thousand_scans)),
-    ("JPEG: FF D8 + 15.7 M fill bytes", one(ff_fill)),
-    ("GIF: 7.8 M one-byte comment sub-blocks", one(gif_pieces)),
-    ("GIF: the same, eight at once", eight_at_once(gif_pieces)),
-    ("PNG: 1.3 M empty private chunks", one(png_pieces)),
-    ("JPEG: the slowest accepted (50 MP, 24 M passes)", one(slowest_accepted)),
-    ("re-sending the slowest beside an honest 12 MP", resending_beside_honest),
-    ("ten attacks beside an honest 12 MP", ten_beside_honest),
+def _all_files() -> None:
+    for make in (six_thousand_scans, ff_fill, gif_pieces, png_pieces, slowest_accepted):
+        make()
+    phone_jpeg()
+
+
+ATTACKS: list[Attack] = [
+    Attack("JPEG: 6,501 scans behind FF 00 (196 KB)", once(six_thousand_scans), six_thousand_scans),
+    Attack("JPEG: FF D8 + 15.7 M fill bytes", once(ff_fill), ff_fill),
+    Attack("GIF: 7.8 M one-byte comment sub-blocks", once(gif_pieces), gif_pieces),
+    Attack("GIF: the same, eight at once", eight_at_once(gif_pieces), gif_pieces),
+    Attack("PNG: 1.3 M empty private chunks", once(png_pieces), png_pieces),
+    Attack(
+        "JPEG: the slowest accepted (50 MP, 24 M passes)", once(slowest_accepted), slowest_accepted
+    ),
+    Attack("re-sending the slowest beside an honest 12 MP", resending_beside_honest, _all_files),
+    Attack("ten attacks beside an honest 12 MP", ten_beside_honest, _all_files),
 ]
 
 
@@ -276,10 +296,10 @@ def watched(s: Stage, pid: int) -> Iterator[Watch]:
                 time.sleep(0.05)
 
     def read() -> None:
-        with httpx.Client(base_url=s.base, timeout=60, cookies=s.member.cookies) as reader:
+        with httpx.Client(base_url=s.base, timeout=60, cookies=s.neighbour.cookies) as reader:
             while not done.is_set():
                 started = time.perf_counter()
-                page = reader.get(s.member_page)
+                page = reader.get(s.neighbour_page)
                 seen.read_ms = max(seen.read_ms, (time.perf_counter() - started) * 1000)
                 seen.read_503 += page.status_code == 503
                 time.sleep(0.1)
@@ -299,16 +319,18 @@ def watched(s: Stage, pid: int) -> Iterator[Watch]:
                 probe.result()
 
 
-def measure(s: Stage, pid: int, name: str, attack: Callable[[Stage], str]) -> None:
+def measure(s: Stage, pid: int, attack: Attack) -> None:
+    if attack.prepare is not None:
+        attack.prepare()
     with watched(s, pid) as seen:
         started = time.perf_counter()
-        outcome = attack(s)
+        outcomes = attack.run(s)
         seconds = time.perf_counter() - started
     time.sleep(1.0)
     after = memory_mb(pid)
     print(
-        f"{name:50} {seconds:7.1f} {seen.peak_mb:7.0f} {after:7.0f} {seen.health_ms:8.0f} "
-        f"{seen.read_ms:8.0f} {seen.read_503:4}  {outcome}",
+        f"{attack.name:50} {seconds:7.1f} {seen.peak_mb:7.0f} {after:7.0f} "
+        f"{seen.health_ms:8.0f} {seen.read_ms:8.0f} {seen.read_503:4}  {counted(outcomes)}",
         flush=True,
     )
 
@@ -345,11 +367,9 @@ def main() -> None:
     migrate.upgrade(url)
     os.environ.setdefault("SECRET_KEY", "bench-only-secret-key")
     os.environ["PHOTO_DIR"] = str(folder / "photos")
-    chosen = [(n, a) for n, a in ATTACKS if args.only.lower() in n.lower()]
+    chosen = [a for a in ATTACKS if args.only.lower() in a.name.lower()]
     print("making the files…", flush=True)
-    for make in (six_thousand_scans, ff_fill, gif_pieces, png_pieces, slowest_accepted):
-        print(f"  {make.__name__}: {len(make()):,} bytes", flush=True)
-    phone_jpeg()
+    _all_files()
     with server(url, args.port) as (base, pid):
         s = stage(base)
         print(f"server pid {pid}; memory at start {memory_mb(pid):.0f} MB (PSS, its tree)")
@@ -357,8 +377,8 @@ def main() -> None:
             f"{'attack':50} {'seconds':>7} {'peak MB':>7} {'after':>7} {'/health':>8} "
             f"{'read ms':>8} {'503':>4}  answers"
         )
-        for name, attack in chosen:
-            measure(s, pid, name, attack)
+        for attack in chosen:
+            measure(s, pid, attack)
         print(f"memory at the end: {memory_mb(pid):.0f} MB")
 
 
