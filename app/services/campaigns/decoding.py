@@ -131,6 +131,7 @@ def run(job: Callable[..., T], *args: Any, bounds: Limits | None = None) -> T:
             worker.kill()
         worker.join()
         receiving.close()
+        _give_memory_back()  # the copy pickled for the worker, and what it answered
     if done:
         return answer  # type: ignore[no-any-return]
     code, message, status = answer
@@ -254,7 +255,6 @@ class Turns:
                 self._served[who] = next(self._clock)
                 self._busy -= 1
                 self._pass_on()
-            _give_memory_back()
 
     def _wait(self, waiter: _Waiter) -> None:
         self._waiting.append(waiter)
@@ -292,7 +292,8 @@ def turns() -> Turns:
 
 
 def _give_memory_back() -> None:
-    """glibc keeps freed memory for later: the upload's bytes and renditions would stay
-    with the process. Hand them back."""
+    """glibc keeps freed memory for later (the dynamic mmap threshold puts a 15 MB upload
+    on a thread's heap after the first): what a request copied for a worker would stay
+    with the process. Hand it back."""
     if _malloc_trim is not None:
         _malloc_trim(0)
