@@ -162,14 +162,17 @@ def read_uploads(
     battle again."""
     _check_takes(session, battle_id, more=len(datas))
     end_transaction(session)
-    kinds = decoding.run(images.check_all, datas)
-    turns = decoding.turns()
-    with turns.upload(by):
-        made = []
-        for data, kind in zip(datas, kinds, strict=True):
-            with turns.turn(by):
-                made.append(render(data, kind))
-        return made
+    try:
+        kinds = decoding.run(images.check_all, datas)
+        turns = decoding.turns()
+        with turns.upload(by):
+            made = []
+            for data, kind in zip(datas, kinds, strict=True):
+                with turns.turn(by):
+                    made.append(render(data, kind))
+            return made
+    finally:
+        decoding.give_memory_back()
 
 
 def _check_takes(session: Session, battle_id: int, *, more: int) -> Battle:
