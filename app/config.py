@@ -79,8 +79,44 @@ class Settings(BaseSettings):
         default=1,
         ge=1,
         le=16,
-        description="Photos one process decodes at once (each up to ~300 MB and a core for a "
-        "few seconds); one more upload is answered 503 + Retry-After (docs/security.md)",
+        description="Photos one process decodes at once (each in a worker process: up to "
+        "PHOTO_DECODE_MEMORY_MB and a core for a few seconds); the turns go round the users "
+        "who wait (docs/security.md)",
+    )
+    photo_queue_seconds: float = Field(
+        default=15.0,
+        gt=0,
+        le=120,
+        description="How long an upload may wait for a decoding turn before it is answered "
+        "503 + Retry-After",
+    )
+    photo_decode_seconds: float = Field(
+        default=15.0,
+        gt=0,
+        le=120,
+        description="Wall-clock time a photo's check or decode may take; its worker process "
+        "is killed then (422 photo_too_complex)",
+    )
+    photo_decode_cpu_seconds: float = Field(
+        default=6.0,
+        ge=0.01,
+        le=120,
+        description="Processor time a photo's check or decode may use; the kernel ends its "
+        "worker process then (RLIMIT_CPU; 422 photo_too_complex)",
+    )
+    photo_decode_memory_mb: int = Field(
+        default=512,
+        ge=32,
+        le=8192,
+        description="Memory a photo's check or decode may take beyond what its worker "
+        "process holds at start (RLIMIT_AS); an allocation past it fails (422)",
+    )
+    upload_places: int = Field(
+        default=2,
+        ge=1,
+        le=32,
+        description="Of MAX_REQUESTS_AT_WORK, how many photo uploads may hold at once (at "
+        "most all but one): the rest are kept for everything else",
     )
 
     # Request bodies (issue 45, app/edge/bodies.py; docs/security.md, Hardening).

@@ -105,6 +105,7 @@ def create_app(engine: Engine | None = None) -> FastAPI:
         settings.max_requests_at_work,
         settings.request_queue_limit,
         settings.request_queue_seconds,
+        settings.upload_places,
     )
     app.state.body_limits = BodyLimits.from_settings(settings)
     app.state.body_budget = BodyBudget()  # one per app, so one per process

@@ -40,6 +40,10 @@ os.environ.setdefault("PASSWORD_HASHING", "fast")  # argon2 at its cheapest: tes
 # Bots in tests (the fuzzer, the bursts) make thousands of requests a minute with one token;
 # tests/api/test_token_rate_limits.py sets its own limits.
 os.environ.setdefault("API_TOKEN_REQUESTS_PER_MINUTE", "1000000")
+# A shared, loaded machine decodes a 50 MP photo slowly: the tests that are about these
+# limits set them small themselves (tests/api/test_bounded_decoding.py).
+os.environ.setdefault("PHOTO_DECODE_SECONDS", "90")
+os.environ.setdefault("PHOTO_DECODE_CPU_SECONDS", "60")
 # Battle photos (issue 23) go to a folder of this test process's own, never the project's.
 # Each xdist worker makes its own: workers inherit the controller's environment, and two
 # workers' databases both number their first photo 1.

@@ -85,3 +85,60 @@ def multipart(boundary: str, parts: list[tuple[str, bytes]]) -> bytes:
         for headers, content in parts
     )
     return body + f"--{boundary}--\r\n".encode()
+
+
+# --- issue 45: what the header walks missed, and what cost time before any limit --------
+
+
+def _small_jpeg(size: tuple[int, int] = (64, 64), progressive: bool = False) -> bytes:
+    out = io.BytesIO()
+    Image.new("L", size, 128).save(out, "JPEG", progressive=progressive, quality=50)
+    return out.getvalue()
+
+
+def hidden_scans(scans: int = 100, size: tuple[int, int] = (64, 64)) -> bytes:
+    """A progressive greyscale JPEG with ``scans`` more scans after its first, hidden from
+    a walker that takes ``FF 00`` for a marker with a length: an empty comment, then
+    ``FF 00`` and two bytes that such a walker reads as the length of everything after
+    (libjpeg skips all four), then the scans' headers, 10 bytes each. Each is a DC
+    refinement scan with no data: a pass over every block, no table needed. The issue's:
+    ``hidden_scans(6500, (8160, 6120))``, 196 KB."""
+    data = _small_jpeg(size, progressive=True)
+    first = next(s for s in _segments(data) if s[0] == SOS)
+    hidden = b"\xff\xda\x00\x08\x01\x01\x00\x00\x00\x10" * scans
+    assert len(hidden) + 2 < 0x10000 and 0xFF not in struct.pack(">H", len(hidden) + 2)
+    cover = b"\xff\xfe\x00\x02" + b"\xff\x00" + struct.pack(">H", len(hidden) + 2)
+    return data[: first[2]] + cover + hidden + data[first[2] :]
+
+
+def fill_bytes(count: int = 100_000) -> bytes:
+    """A 64 × 64 JPEG with ``count`` fill bytes (``FF``) after its SOI: libjpeg and Pillow
+    skip them one at a time. The issue's: ``fill_bytes(15_727_884)``, 15 MB."""
+    return b"\xff\xd8" + b"\xff" * count + _small_jpeg()[2:]
+
+
+def gif_comments(blocks: int = 5000) -> bytes:
+    """A 16 × 16 GIF whose comment is ``blocks`` one-byte sub-blocks (Pillow joins them one
+    by one). The issue's: ``gif_comments(7_800_000)``, 15 MB."""
+    out = io.BytesIO()
+    Image.new("P", (16, 16), 1).save(out, "GIF")
+    data = out.getvalue()
+    flags = data[10]
+    after_screen = 13 + (3 << ((flags & 7) + 1) if flags & 0x80 else 0)
+    comment = b"\x21\xfe" + b"\x01x" * blocks + b"\x00"
+    return data[:after_screen] + comment + data[after_screen:]
+
+
+def _png_chunk(kind: bytes, content: bytes) -> bytes:
+    crc = zlib.crc32(kind + content)
+    return struct.pack(">I", len(content)) + kind + content + struct.pack(">I", crc)
+
+
+def png_chunks(chunks: int = 300, size: int = 0) -> bytes:
+    """A 16 × 16 PNG with ``chunks`` private chunks of ``size`` bytes each before its pixels
+    (Pillow reads them one by one). The issue's: ``png_chunks(1_300_000)``, 15 MB."""
+    out = io.BytesIO()
+    Image.new("RGB", (16, 16), (1, 2, 3)).save(out, "PNG")
+    data = out.getvalue()
+    after_header = 8 + 25  # the signature, then IHDR (13 bytes, with length, type and CRC)
+    return data[:after_header] + _png_chunk(b"prVt", b"\x00" * size) * chunks + data[after_header:]

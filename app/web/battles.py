@@ -86,6 +86,7 @@ def _battle_context(
         "can_call_off": battle.status == "mustered" and (organizer or in_battle),
         "story": stories.get_report(session, battle_id),
         "photos": photos.photos_of(session, battle_id),
+        "max_photos_per_post": photos.MAX_PER_POST,
         "can_tell": (organizer or in_battle) and battle.status not in ("reverted", "called_off"),
         "proposer": confirmation.proposer(session, battle),
         # the recorder's phone offers the opponent sitting across the table to confirm here
@@ -343,7 +344,7 @@ async def add_photos(
     """The battle page's photo form: one or more photos from the phone, all kept or none
     (the same service as POST /api/v1/battles/{id}/photos). The form is read here; the
     images are decoded in a worker thread, never on the event loop (issue 33)."""
-    form = await request.form(max_files=photos.MAX_PER_BATTLE, max_fields=10)
+    form = await request.form(max_files=photos.MAX_PER_POST, max_fields=10)
     files = [f for f in form.getlist("file") if isinstance(f, StarletteUpload) and f.filename]
     caption = str(form.get("caption") or "")[:200]
     datas = [await f.read(photos.MAX_BYTES + 1) for f in files]
@@ -363,7 +364,9 @@ def _add_photos(
     try:
         if not datas:
             raise RuleError("photo_missing", "Choose at least one photo.", field="file")
-        made = photos.read_uploads(session, battle_id=battle_id, datas=datas)
+        made = photos.read_uploads(
+            session, battle_id=battle_id, datas=datas, by=principal.user.username
+        )
     except RuleError as error:
         return _photo_refused(request, session, principal, battle_id, error)
     with attempt(session) as outcome:

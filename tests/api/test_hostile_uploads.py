@@ -17,7 +17,8 @@ from fastapi.testclient import TestClient
 from PIL import Image
 from sqlalchemy import Engine
 
-from app.services.campaigns import images, photos
+from app.config import get_settings
+from app.services.campaigns import decoding, photos
 from tests.api.helpers import assert_problem, dump
 from tests.api.test_battle_flow import muster, setup_two_forces
 from tests.api.test_battle_photos import phone_photo, photo_files, upload
@@ -45,7 +46,7 @@ class TestRefusedFromTheHeaders:
         bomb = scan_bomb(2000)
         assert len(bomb) < 400_000
         detail = refused_and_nothing_kept(client, engine, battle, bomb, "photo_too_complex")
-        assert "2,006 scans" in detail or "2006 scans" in detail
+        assert "more than 64 scans" in detail
 
     def test_a_scan_bomb_under_the_scan_count(
         self, client: TestClient, engine: Engine, battle: dict[str, Any]
@@ -71,11 +72,11 @@ class TestRefusedFromTheHeaders:
         detail = refused_and_nothing_kept(client, engine, battle, png_liar(), "photo_unreadable")
         assert "cut short" in detail and "7071 × 7071" in detail
 
-    def test_a_liar_takes_no_decoding_slot(
+    def test_a_liar_takes_no_decoding_turn(
         self, client: TestClient, engine: Engine, battle: dict[str, Any]
     ) -> None:
-        """Refused from its headers even while every slot is taken: it never waits for one."""
-        with every_slot_taken():
+        """Refused from its headers even while every turn is taken: it never waits for one."""
+        with every_turn_taken():
             refused_and_nothing_kept(client, engine, battle, dimension_liar(), "photo_unreadable")
 
     def test_a_webp_over_its_format_limit(
@@ -91,28 +92,54 @@ class TestRefusedFromTheHeaders:
 
 
 @contextmanager
-def every_slot_taken() -> Iterator[None]:
-    """Every decoding slot of this process held, as by other uploads being read."""
-    slots = images.slots()
+def every_turn_taken(who: str = "someone else") -> Iterator[None]:
+    """Every decoding turn of this process held, as by another user's uploads being read."""
+    turns = decoding.turns()
     with ExitStack() as held:
-        for _ in range(slots.size):
-            held.enter_context(slots.taken())
+        for _ in range(turns.size):
+            held.enter_context(turns.turn(who))
         yield
+
+
+@pytest.fixture
+def short_queue(monkeypatch: pytest.MonkeyPatch) -> decoding.Turns:
+    """One decoding turn, waited for a fifth of a second at most."""
+    turns = decoding.Turns(1, 0.2)
+    monkeypatch.setattr(decoding, "_turns", turns)
+    return turns
+
+
+@pytest.fixture
+def setting(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Set one setting (by its environment variable) for the rest of the test."""
+
+    def change(name: str, value: str) -> None:
+        monkeypatch.setenv(name, value)
+        get_settings.cache_clear()
+
+    yield change
+    monkeypatch.undo()
+    get_settings.cache_clear()
 
 
 class TestDecodingSlots:
     def test_one_upload_too_many_is_answered_503_with_retry_after(
-        self, client: TestClient, engine: Engine, battle: dict[str, Any]
+        self,
+        client: TestClient,
+        engine: Engine,
+        battle: dict[str, Any],
+        short_queue: decoding.Turns,
     ) -> None:
+        """Every turn taken for longer than an upload may wait: 503, nothing kept."""
         before = dump(engine)
-        with every_slot_taken():
+        with every_turn_taken():
             busy = upload(client, battle, phone_photo())
             page = client.post(
                 f"/battles/{battle['id']}/photos",
                 files={"file": ("IMG_0001.jpg", phone_photo(), "image/jpeg")},
             )
         assert_problem(busy, 503, "photo_busy")
-        assert busy.headers["retry-after"] == str(images.BUSY_SECONDS)
+        assert busy.headers["retry-after"] == str(decoding.BUSY_SECONDS)
         assert page.status_code == 503 and page.headers["retry-after"] == "2"
         assert "reading as many photos as it reads at once" in page.text
         assert dump(engine) == before
@@ -127,9 +154,9 @@ class TestDecodingSlots:
         held: list[int] = []
         render = photos.render
 
-        def watched(data: bytes) -> photos.Renditions:
+        def watched(data: bytes, kind: str | None = None) -> photos.Renditions:
             held.append(engine.pool.checkedout())  # type: ignore[attr-defined]
-            return render(data)
+            return render(data, kind)
 
         monkeypatch.setattr(photos, "render", watched)
         assert upload(client, battle, phone_photo()).status_code == 201
@@ -143,9 +170,10 @@ class TestDecodingSlots:
         assert len(client.get(f"/api/v1/battles/{battle['id']}").json()["photos"]) == 3
 
     def test_reading_stops_at_its_time_limit(
-        self, client: TestClient, engine: Engine, battle: dict[str, Any], monkeypatch: Any
+        self, client: TestClient, engine: Engine, battle: dict[str, Any], setting: Any
     ) -> None:
-        monkeypatch.setattr(images, "DECODE_SECONDS", -1.0)  # already past: the first read
+        """The worker is killed at the deadline, whatever it is doing."""
+        setting("PHOTO_DECODE_SECONDS", "0.001")
         detail = refused_and_nothing_kept(
             client, engine, battle, phone_photo(), "photo_too_complex"
         )

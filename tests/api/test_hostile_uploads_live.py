@@ -1,7 +1,7 @@
 """Hostile uploads against a real server (issue 33): while photos are decoded, or a rule
 pack's YAML is read, the server keeps answering (/health within 1 s); six uploads at once
-are either read (at most PHOTO_DECODES at a time) or answered 503 photo_busy with
-Retry-After. The memory figures are measured in bench/upload_bench.py."""
+are either read (one per user at a time) or answered 503 photo_busy with Retry-After. The
+memory figures are measured in bench/upload_bench.py."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from app.services.campaigns import images
+from app.services.campaigns import decoding
 from tests.api.live import at_once, serve
 from tests.api.test_battle_flow import muster, setup_two_forces
 from tests.hostile_images import dimension_liar, png_bomb
@@ -143,9 +143,9 @@ def test_health_answers_while_the_rules_page_reads_a_big_pack(
 
 
 def test_six_uploads_at_once(live: tuple[httpx.Client, dict[str, Any]]) -> None:
-    """Six liars at once: each refused from its headers. Six real 16 MP images at once:
-    PHOTO_DECODES of them read at a time; the others answered 503 photo_busy with
-    Retry-After, nothing kept for them."""
+    """Six liars at once: each refused from its headers. Six real 16 MP images at once from
+    one user: one read (a user has one upload at the decoder at a time); the others
+    answered 503 photo_busy with Retry-After, nothing kept for them."""
     http, battle = live
     url = f"/api/v1/battles/{battle['id']}/photos"
 
@@ -160,6 +160,6 @@ def test_six_uploads_at_once(live: tuple[httpx.Client, dict[str, Any]]) -> None:
     assert len(kept) + len(busy) == 6 and kept and busy, [r.text for r in answers]
     for refused in busy:
         assert refused.json()["code"] == "photo_busy"
-        assert refused.headers["retry-after"] == str(images.BUSY_SECONDS)
+        assert refused.headers["retry-after"] == str(decoding.BUSY_SECONDS)
     photos = http.get(f"/api/v1/battles/{battle['id']}").json()["photos"]
     assert sorted(p["id"] for p in photos) == sorted(r.json()["id"] for r in kept)

@@ -3,15 +3,15 @@ renditions with no metadata at all (a phone's camera writes its GPS position int
 that must never be published).
 
 An upload is checked by its content, not its name, and against limits that keep a hostile
-file from costing time or memory (``app.services.campaigns.images``: bytes, pixels, scans, decode
-time; here: count per battle). The pixels are decoded once, with no database transaction
-open, the EXIF orientation applied to them, and each rendition re-encoded from bare pixels,
-so no EXIF, XMP, IPTC or ICC data of the upload survives. Files live behind `PhotoStore`: a
-folder under DATA_DIR by default."""
+file from costing time or memory (``app.services.campaigns.images``: bytes, pixels, scans;
+``decoding``: processor time, memory and turns per user; here: count per battle and per
+post). The pixels are decoded once, with no database transaction open, in a worker process,
+the EXIF orientation applied to them, and each rendition re-encoded from bare pixels, so no
+EXIF, XMP, IPTC or ICC data of the upload survives. Files live behind `PhotoStore`: a folder
+under DATA_DIR by default."""
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import tempfile
@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from PIL import Image
 from sqlmodel import Session, col, select
 
 from app.config import get_settings
@@ -30,12 +29,14 @@ from app.db.session import end_transaction
 from app.errors import DomainError, NotFound
 from app.faults import OUTAGES, PHOTO_STORE, storage_fault
 from app.services.battles import lifecycle
-from app.services.campaigns import images
+from app.services.campaigns import decoding, image_headers, images
 from app.services.feed import history
 
 WIDTHS = (320, 960, 1920)  # a phone's list, a phone's full screen, a desktop
-MAX_BYTES = images.MAX_BYTES
+MAX_BYTES = image_headers.MAX_BYTES
 MAX_PER_BATTLE = 24
+# Files in one post of the website's form: a few photos of a table at a time.
+MAX_PER_POST = 6
 QUALITY = 82
 
 
@@ -95,26 +96,13 @@ def configured_store() -> FolderStore:
     return FolderStore(settings.photo_dir or settings.data_dir / "photos")
 
 
-def render(data: bytes) -> Renditions:
-    """The upload's renditions, or a clear refusal. Nothing is stored here; it reads no
-    database and should run with no transaction open (see ``read_uploads``)."""
-    pixels = images.read_pixels(data, WIDTHS[-1])
-    return Renditions(pixels.width, pixels.height, tuple(_sizes(pixels)))
-
-
-def _sizes(pixels: images.Pixels) -> list[tuple[int, bytes]]:
-    """Each width, the widest first and each narrower one from the one before it (cheaper
-    than from the reduced pixels each time); heights from the full image's proportions."""
-    wanted = {w for w in WIDTHS if w < pixels.width} | {min(pixels.width, WIDTHS[-1])}
-    files = []
-    source = pixels.image
-    for width in sorted(wanted, reverse=True):
-        height = max(1, round(pixels.height * width / pixels.width))
-        source = source.resize((width, height), Image.Resampling.LANCZOS)
-        out = io.BytesIO()
-        source.save(out, "JPEG", quality=QUALITY, optimize=True, progressive=True)
-        files.append((width, out.getvalue()))
-    return files[::-1]
+def render(data: bytes, kind: str | None = None) -> Renditions:
+    """The upload's renditions, or a clear refusal, made in a bounded worker process
+    (``decoding.run``); ``kind``: the format its check found (None: checked there first).
+    Nothing is stored here; it reads no database and should run with no transaction open
+    (see ``read_uploads``)."""
+    made = decoding.run(images.make, data, kind, WIDTHS, QUALITY)
+    return Renditions(made.width, made.height, made.files)
 
 
 # --- a battle's photos ------------------------------------------------------------------
@@ -155,25 +143,36 @@ def upload(
     by: str = "",
 ) -> BattlePhoto:
     """One photo added: read with no transaction open, then kept in a short one."""
-    (made,) = read_uploads(session, battle_id=battle_id, datas=[data])
+    (made,) = read_uploads(session, battle_id=battle_id, datas=[data], by=by)
     return add_photo(session, store, battle_id=battle_id, made=made, caption=caption, by=by)
 
 
-def read_uploads(session: Session, *, battle_id: int, datas: list[bytes]) -> list[Renditions]:
+def read_uploads(
+    session: Session, *, battle_id: int, datas: list[bytes], by: str
+) -> list[Renditions]:
     """The renditions of each upload for the battle, or the first refusal.
 
     What the battle allows is checked first (no image is read for a battle that takes no
-    more photos); then the request's transaction ends (``end_transaction``), each upload's
-    headers are checked, and the images are read with no transaction open, one after
-    another in one of this process's decoding slots
-    (``images.slots``): a slow image holds no database lock and no event loop, and at most
-    PHOTO_DECODES images are read at once. ``add_photo`` checks the battle again."""
+    more photos); then the request's transaction ends (``end_transaction``) and the rest
+    runs with no transaction open, in bounded worker processes (``decoding``): every file's
+    headers are checked first, in one worker and without a turn (a post with one bad file
+    is refused before any is decoded; a liar waits for nothing), then each file is decoded
+    in a turn of its own, the turns shared round the users who wait (``decoding.turns``).
+    ``by`` (the uploader) has one upload at the decoder at a time. ``add_photo`` checks the
+    battle again."""
     _check_takes(session, battle_id, more=len(datas))
     end_transaction(session)
-    for data in datas:
-        images.check(data)  # a liar is refused from its headers, without taking a slot
-    with images.slots().taken():
-        return [render(data) for data in datas]
+    try:
+        kinds = decoding.run(images.check_all, datas)
+        turns = decoding.turns()
+        with turns.upload(by):
+            made = []
+            for data, kind in zip(datas, kinds, strict=True):
+                with turns.turn(by):
+                    made.append(render(data, kind))
+            return made
+    finally:
+        decoding.give_memory_back()
 
 
 def _check_takes(session: Session, battle_id: int, *, more: int) -> Battle:
