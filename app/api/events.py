@@ -12,6 +12,8 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import Engine
 
+from app.api.plumbing.route_access import recheck
+from app.api.plumbing.token_limits import long_poll
 from app.db.session import SessionDep, session_scope
 from app.edge.admission import Gate, Ticket
 from app.edge.schemas.feed import FeedPage
@@ -25,6 +27,9 @@ router = APIRouter(tags=["events"], route_class=OneHopRoute)
 # this process's waiters (NewestIds), so an event committed by any app process is seen within
 # this time; a commit in this process wakes its waiters at once.
 POLL_SECONDS = 0.25
+# A woken poll lingers this long before reading its page, so the events of a busy moment
+# come in one answer (and one request of the bot's budget) rather than one each.
+COLLECT_SECONDS = 0.1
 MAX_WAIT = 60
 _NEVER = 2**63  # no event id is ever after this one
 
@@ -56,12 +61,23 @@ async def feed(
         ticket.give_back()
     engine: Engine = request.app.state.engine
     deadline = time.monotonic() + wait
-    if wait:
-        await _wait_for_news(request, gate, engine, campaign_id, after_id, wait)
+    # A token's long poll that waits is free; one answered at once counts (issue 46).
+    poll = long_poll(request.scope)
+    waited = wait > 0 and await _wait_for_news(request, gate, engine, campaign_id, after_id, wait)
     while True:
+        if poll is not None and waited:
+            poll.free()
+        elif poll is not None:
+            await poll.count()
         items = await _shared_page(
             gate, engine, campaign_id, after_id, limit + 1, shared=bool(wait)
         )
+        if waited:
+            # Decided again after the read (issue 46): a token revoked or a member removed
+            # before this check was so before the read too, so the page holds no event
+            # committed after it; one revoked later was still valid when the page was read.
+            async with gate.place():
+                await run_in_threadpool(_recheck, engine, request)
         page = FeedPage(
             items=items[:limit],
             next=items[:limit][-1].cursor if items else events.cursor_for(after_id),
@@ -82,15 +98,19 @@ async def feed(
         # one without waits for an event (it used to answer 304 at once: a bot looped hot).
         # A full first page never changes: then the wait is the whole time.
         seen = _NEVER if len(items) >= limit else (items[-1].id if items else after_id)
-        await _wait_for_news(request, gate, engine, campaign_id, seen, remaining)
+        waited = await _wait_for_news(request, gate, engine, campaign_id, seen, remaining)
 
 
 async def _wait_for_news(
     request: Request, gate: Gate, engine: Engine, campaign_id: int, after: int, wait: float
-) -> None:
-    """Until the campaign has an event after ``after``, the time is up or the client left.
-    However many wait, one of them reads the newest id per interval for all (``_newest``)."""
+) -> bool:
+    """Until the campaign has an event after ``after``, the time is up or the client left;
+    then, having found news, ``COLLECT_SECONDS`` more to take what comes with it. However
+    many wait, one of them reads the newest id per interval for all (``_newest``). True when
+    it waited (nothing was there at first): such a poll does not count against its token's
+    rate limit (app/api/plumbing/token_limits.py)."""
     deadline = time.monotonic() + wait
+    waited = False
     while True:
         newest = _newest.known(campaign_id)
         if newest is None and _newest.claim(campaign_id):
@@ -101,10 +121,14 @@ async def _wait_for_news(
                 _newest.settle(campaign_id, newest)
                 _notify({campaign_id})  # the others waiting for this reading
         remaining = deadline - time.monotonic()
-        if (newest is not None and newest > after) or remaining <= 0:
-            return
-        if await request.is_disconnected():
-            return
+        if newest is not None and newest > after:
+            if waited:  # woken: what is committed in the next moment comes in this page too
+                await asyncio.sleep(min(COLLECT_SECONDS, max(0.0, remaining)))
+            return waited
+        if remaining <= 0 or await request.is_disconnected():
+            return waited
+        if newest is not None:
+            waited = True
         await _news_or_timeout(campaign_id, min(POLL_SECONDS, remaining))
 
 
@@ -214,6 +238,11 @@ async def _shared_page(
         with _pages_lock:
             if _pages.get(key) is reading:
                 del _pages[key]
+
+
+def _recheck(engine: Engine, request: Request) -> None:
+    with session_scope(engine, writes=False) as session:
+        recheck(request, session)
 
 
 def _read_newest(engine: Engine, campaign_id: int) -> int:

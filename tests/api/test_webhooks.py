@@ -50,7 +50,7 @@ def register(client: TestClient, campaign_id: int, url: str, **extra: Any) -> di
 def log(client: TestClient, campaign_id: int, webhook_id: int) -> list[dict[str, Any]]:
     response = client.get(f"/api/v1/campaigns/{campaign_id}/webhooks/{webhook_id}/deliveries")
     assert response.status_code == 200, response.text
-    return list(response.json())
+    return list(response.json()["items"])
 
 
 def verified(secret: str, body: bytes, header: str) -> bool:
