@@ -27,9 +27,12 @@ router = APIRouter(tags=["events"], route_class=OneHopRoute)
 # this process's waiters (NewestIds), so an event committed by any app process is seen within
 # this time; a commit in this process wakes its waiters at once.
 POLL_SECONDS = 0.25
-# A woken poll lingers this long before reading its page, so the events of a busy moment
-# come in one answer (and one request of the bot's budget) rather than one each.
-COLLECT_SECONDS = 0.1
+# A woken long poll takes what is committed this long after the event that woke it too, so
+# the events of a busy moment come in one answer rather than one each; one answered at once
+# with the newest events answers no sooner than COLLECT_SECONDS after it came, so a follower
+# asking again at once makes at most one poll per COLLECT_SECONDS (issue 46).
+WOKEN_COLLECT_SECONDS = 0.1
+COLLECT_SECONDS = 0.2
 MAX_WAIT = 60
 _NEVER = 2**63  # no event id is ever after this one
 
@@ -60,7 +63,8 @@ async def feed(
     if ticket is not None:
         ticket.give_back()
     engine: Engine = request.app.state.engine
-    deadline = time.monotonic() + wait
+    arrived = time.monotonic()
+    deadline = arrived + wait
     # A token's long poll that waits is free; one answered at once counts (issue 46).
     poll = long_poll(request.scope)
     waited = wait > 0 and await _wait_for_news(request, gate, engine, campaign_id, after_id, wait)
@@ -72,6 +76,13 @@ async def feed(
         items = await _shared_page(
             gate, engine, campaign_id, after_id, limit + 1, shared=bool(wait)
         )
+        early = arrived + COLLECT_SECONDS - time.monotonic()
+        if wait and not waited and len(items) <= limit and early > 0:
+            # Answered at once with the newest events (not a backlog's full page): as a
+            # woken poll does, it takes what the next moment brings too, so a follower that
+            # asks again at once makes at most one poll per COLLECT_SECONDS.
+            await asyncio.sleep(early)
+            items = await _shared_page(gate, engine, campaign_id, after_id, limit + 1, shared=True)
         if waited:
             # Decided again after the read (issue 46): a token revoked or a member removed
             # before this check was so before the read too, so the page holds no event
@@ -105,10 +116,10 @@ async def _wait_for_news(
     request: Request, gate: Gate, engine: Engine, campaign_id: int, after: int, wait: float
 ) -> bool:
     """Until the campaign has an event after ``after``, the time is up or the client left;
-    then, having found news, ``COLLECT_SECONDS`` more to take what comes with it. However
-    many wait, one of them reads the newest id per interval for all (``_newest``). True when
-    it waited (nothing was there at first): such a poll does not count against its token's
-    rate limit (app/api/plumbing/token_limits.py)."""
+    then, having waited and found news, ``WOKEN_COLLECT_SECONDS`` more to take what comes
+    with it. However many wait, one of them reads the newest id per interval for all
+    (``_newest``). True when it waited (nothing was there at first): such a poll does not
+    count against its token's rate limit (app/api/plumbing/token_limits.py)."""
     deadline = time.monotonic() + wait
     waited = False
     while True:
@@ -123,7 +134,7 @@ async def _wait_for_news(
         remaining = deadline - time.monotonic()
         if newest is not None and newest > after:
             if waited:  # woken: what is committed in the next moment comes in this page too
-                await asyncio.sleep(min(COLLECT_SECONDS, max(0.0, remaining)))
+                await asyncio.sleep(min(WOKEN_COLLECT_SECONDS, max(0.0, remaining)))
             return waited
         if remaining <= 0 or await request.is_disconnected():
             return waited

@@ -229,6 +229,7 @@ class TestALongPollDoesNotEatTheBudget:
         # Waiting readers look again sooner than the server's 0.25 s: a quicker test.
         monkeypatch.setattr(feed_route, "POLL_SECONDS", 0.02)
         monkeypatch.setattr(feed_route, "COLLECT_SECONDS", 0.0)
+        monkeypatch.setattr(feed_route, "WOKEN_COLLECT_SECONDS", 0.0)
         cursor = [newest_cursor(client, campaign_id)]
         writes = iter(range(8))
 
