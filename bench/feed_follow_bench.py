@@ -151,11 +151,20 @@ def run(base: str, engine_name: str, args: argparse.Namespace) -> None:
         interval = len(forces) / args.rate
         due = time.monotonic() + interval * forces.index(force_id) / len(forces)
         n = 0
+        cards: list[int] = []
         while not stop.is_set():
             time.sleep(max(0.0, due - time.monotonic()))
             due += interval
-            body = {"name": f"Squad {n}", "power_rating": 1, "keywords": ["IMPERIUM"]}
-            if writer.post(f"/api/v1/forces/{force_id}/cards", json=body).status_code == 201:
+            # Add a card, or remove the oldest of five (a force holds a limited number):
+            # each is one event (card_added, card_removed).
+            if len(cards) < 5:
+                body = {"name": f"Squad {n}", "power_rating": 1, "keywords": ["IMPERIUM"]}
+                answer = writer.post(f"/api/v1/forces/{force_id}/cards", json=body)
+                if answer.status_code == 201:
+                    cards.append(answer.json()["id"])
+            else:
+                answer = writer.delete(f"/api/v1/cards/{cards.pop(0)}")
+            if answer.is_success:
                 with lock:
                     written[0] += 1
             n += 1

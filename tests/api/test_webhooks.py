@@ -183,6 +183,27 @@ class TestDelivery:
         ids = {r.headers["x-crusade-event-id"] for r in receiver.received}
         assert len(receiver.received) == 2 and ids == {str(first["event_id"])}
 
+    def test_the_log_is_a_page_by_key_newest_first(
+        self, client: TestClient, receiver: Receiver
+    ) -> None:
+        """Issue 46: the log answered a bare list; now the page every list answers."""
+        world = setup_two_forces(client)
+        hook = register(client, world["campaign"], receiver.url)
+        for text in ("one", "two", "three"):
+            client.patch(f"/api/v1/campaigns/{world['campaign']}", json={"description": text})
+        url = f"/api/v1/campaigns/{world['campaign']}/webhooks/{hook['id']}/deliveries"
+        first = client.get(url, params={"limit": 2})
+        page = first.json()
+        assert len(page["items"]) == 2 and page["limit"] == 2
+        assert first.headers["Link"] == f'<{page["next"]}>; rel="next"'
+        rest = client.get(page["next"]).json()
+        ids = [d["id"] for d in page["items"] + rest["items"]]
+        assert ids == sorted(ids, reverse=True) and len(ids) == 3
+        assert rest["next"] is None and rest["next_cursor"] is None
+        # The old parameter still reads the same page.
+        old = client.get(url, params={"limit": 2, "before": page["next_cursor"]}).json()
+        assert old["items"] == rest["items"]
+
     def test_deleting_a_webhook_stops_its_deliveries(
         self, client: TestClient, engine: Engine, receiver: Receiver
     ) -> None:
