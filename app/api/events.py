@@ -6,6 +6,7 @@ import asyncio
 import threading
 import time
 from concurrent.futures import Future
+from datetime import timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
@@ -13,7 +14,8 @@ from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import Engine
 
 from app.api.plumbing.route_access import recheck
-from app.api.plumbing.token_limits import long_poll
+from app.api.plumbing.token_limits import LongPoll, long_poll
+from app.db.models import as_utc, utcnow
 from app.db.session import SessionDep, session_scope
 from app.edge.admission import Gate, Ticket
 from app.edge.schemas.feed import FeedPage
@@ -33,6 +35,9 @@ POLL_SECONDS = 0.25
 # asking again at once makes at most one poll per COLLECT_SECONDS (issue 46).
 WOKEN_COLLECT_SECONDS = 0.1
 COLLECT_SECONDS = 0.2
+# A long poll whose first event is younger than this was keeping up with the feed: free of
+# the token's rate limit, as one that waited (app/api/plumbing/token_limits.py).
+KEEPING_UP = timedelta(seconds=1)
 MAX_WAIT = 60
 _NEVER = 2**63  # no event id is ever after this one
 
@@ -65,17 +70,14 @@ async def feed(
     engine: Engine = request.app.state.engine
     arrived = time.monotonic()
     deadline = arrived + wait
-    # A token's long poll that waits is free; one answered at once counts (issue 46).
-    poll = long_poll(request.scope)
+    poll = long_poll(request.scope)  # a token's long poll: counted here, or free
     waited = wait > 0 and await _wait_for_news(request, gate, engine, campaign_id, after_id, wait)
     while True:
-        if poll is not None and waited:
-            poll.free()
-        elif poll is not None:
-            await poll.count()
         items = await _shared_page(
             gate, engine, campaign_id, after_id, limit + 1, shared=bool(wait)
         )
+        if poll is not None:
+            await _charge(poll, waited, items, limit)
         early = arrived + COLLECT_SECONDS - time.monotonic()
         if wait and not waited and len(items) <= limit and early > 0:
             # Answered at once with the newest events (not a backlog's full page): as a
@@ -110,6 +112,22 @@ async def feed(
         # A full first page never changes: then the wait is the whole time.
         seen = _NEVER if len(items) >= limit else (items[-1].id if items else after_id)
         waited = await _wait_for_news(request, gate, engine, campaign_id, seen, remaining)
+
+
+async def _charge(poll: LongPoll, waited: bool, items: list[FeedEventPublic], limit: int) -> None:
+    """A long poll that waited is free, and so is one that came just after an event (its
+    first is younger than KEEPING_UP): a follower that asked again at once and found what was
+    committed meanwhile. One that reads older events (a backlog) counts (issue 46)."""
+    first = items[0] if items else None
+    keeping_up = (
+        first is not None
+        and len(items) <= limit
+        and utcnow() - as_utc(first.created_at) < KEEPING_UP
+    )
+    if waited or keeping_up:
+        poll.free()
+    else:
+        await poll.count()
 
 
 async def _wait_for_news(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -257,12 +258,13 @@ class TestALongPollDoesNotEatTheBudget:
         assert statuses.count(429) == 0
         assert kinds == ["campaign_settings_changed"] * 8
 
-    def test_a_poll_answered_at_once_counts_as_any_request(
-        self, client: TestClient, league: dict[str, Any]
+    def test_a_poll_that_reads_older_events_counts_as_any_request(
+        self, client: TestClient, league: dict[str, Any], monkeypatch: pytest.MonkeyPatch
     ) -> None:
         campaign_id = league["campaign"]
         _, token = token_of(league["ruby"])
         limited(client.app, 3)
+        monkeypatch.setattr(feed_route, "KEEPING_UP", timedelta(0))  # every event is old
         bot = TestClient(client.app, headers={"Authorization": f"Bearer {token}"})
         url = f"/api/v1/campaigns/{campaign_id}/events"
         left = [bot.get(url, params={"wait": 20}).headers["RateLimit-Remaining"] for _ in range(3)]
@@ -272,3 +274,29 @@ class TestALongPollDoesNotEatTheBudget:
         assert int(refused.headers["Retry-After"]) >= 1
         # A refused request, an invalid one too, is refused before it waits.
         assert_problem(bot.get(url, params={"wait": 20, "after": "x"}), 429, "rate_limited")
+
+    def test_a_poll_that_finds_what_came_just_before_it_is_free(
+        self, client: TestClient, league: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A follower asking again at once finds what was committed meanwhile: it keeps up,
+        as one that waited does (KEEPING_UP: its first event is younger than a second; here
+        an hour, so that a slow machine does not matter)."""
+        campaign_id = league["campaign"]
+        _, token = token_of(league["ruby"])
+        limited(client.app, 3)
+        monkeypatch.setattr(feed_route, "KEEPING_UP", timedelta(hours=1))
+        monkeypatch.setattr(feed_route, "COLLECT_SECONDS", 0.0)
+        bot = TestClient(client.app, headers={"Authorization": f"Bearer {token}"})
+        url = f"/api/v1/campaigns/{campaign_id}/events"
+        cursor = newest_cursor(client, campaign_id)
+        for number in range(5):
+            write_event(client, campaign_id, f"event {number}")
+            answer = bot.get(url, params={"after": cursor, "wait": 20})
+            assert answer.status_code == 200, answer.text
+            assert answer.headers["RateLimit-Remaining"] == "3"
+            cursor = answer.json()["next"]
+        # Not a long poll: counted, whatever it finds.
+        assert bot.get(url, params={"after": cursor}).headers["RateLimit-Remaining"] == "2"
+        # A backlog's full page counts too.
+        full = bot.get(url, params={"wait": 20, "limit": 1})
+        assert full.json()["more"] and full.headers["RateLimit-Remaining"] == "1"

@@ -189,8 +189,8 @@ class TestDelivery:
         """Issue 46: the log answered a bare list; now the page every list answers."""
         world = setup_two_forces(client)
         hook = register(client, world["campaign"], receiver.url)
-        for text in ("one", "two", "three"):
-            client.patch(f"/api/v1/campaigns/{world['campaign']}", json={"description": text})
+        for said in ("one", "two", "three"):
+            client.patch(f"/api/v1/campaigns/{world['campaign']}", json={"description": said})
         url = f"/api/v1/campaigns/{world['campaign']}/webhooks/{hook['id']}/deliveries"
         first = client.get(url, params={"limit": 2})
         page = first.json()
