@@ -91,7 +91,7 @@ def server(url: str, port: int, workers: int) -> Iterator[str]:
         start_new_session=True,
     )
     try:
-        for _ in range(300):  # until it listens (migrations first)
+        for _ in range(1200):  # until it listens (migrations first; slow on a busy machine)
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port)):
                 break
             time.sleep(0.1)

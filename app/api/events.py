@@ -13,12 +13,13 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import Engine
 
-from app.api.plumbing.route_access import recheck
+from app.api.plumbing import route_access
 from app.api.plumbing.token_limits import LongPoll, long_poll
 from app.db.models import as_utc, utcnow
 from app.db.session import SessionDep, session_scope
 from app.edge.admission import Gate, Ticket
 from app.edge.schemas.feed import FeedPage
+from app.errors import DomainError
 from app.routing import OneHopRoute
 from app.services.feed import events
 from app.services.feed.feed_items import FeedEventPublic, feed_item
@@ -33,8 +34,8 @@ POLL_SECONDS = 0.25
 # the events of a busy moment come in one answer rather than one each; one answered at once
 # with the newest events answers no sooner than COLLECT_SECONDS after it came, so a follower
 # asking again at once makes at most one poll per COLLECT_SECONDS (issue 46).
-WOKEN_COLLECT_SECONDS = 0.1
-COLLECT_SECONDS = 0.2
+WOKEN_COLLECT_SECONDS = 0.05
+COLLECT_SECONDS = 0.1
 # A long poll whose first event is younger than this was keeping up with the feed: free of
 # the token's rate limit, as one that waited (app/api/plumbing/token_limits.py).
 KEEPING_UP = timedelta(seconds=1)
@@ -73,8 +74,17 @@ async def feed(
     poll = long_poll(request.scope)  # a token's long poll: counted here, or free
     waited = wait > 0 and await _wait_for_news(request, gate, engine, campaign_id, after_id, wait)
     while True:
+        # A poll that waited decides its access again after the read (issue 46): a token
+        # revoked or a member removed before that check was so before the read too, so the
+        # page holds no event committed after it; one revoked later was valid at the read.
         items = await _shared_page(
-            gate, engine, campaign_id, after_id, limit + 1, shared=bool(wait)
+            gate,
+            engine,
+            campaign_id,
+            after_id,
+            limit + 1,
+            shared=bool(wait),
+            recheck=request if waited else None,
         )
         if poll is not None:
             await _charge(poll, waited, items, limit)
@@ -85,12 +95,6 @@ async def feed(
             # asks again at once makes at most one poll per COLLECT_SECONDS.
             await asyncio.sleep(early)
             items = await _shared_page(gate, engine, campaign_id, after_id, limit + 1, shared=True)
-        if waited:
-            # Decided again after the read (issue 46): a token revoked or a member removed
-            # before this check was so before the read too, so the page holds no event
-            # committed after it; one revoked later was still valid when the page was read.
-            async with gate.place():
-                await run_in_threadpool(_recheck, engine, request)
         page = FeedPage(
             items=items[:limit],
             next=items[:limit][-1].cursor if items else events.cursor_for(after_id),
@@ -242,8 +246,18 @@ _pages_lock = threading.Lock()
 
 
 async def _shared_page(
-    gate: Gate, engine: Engine, campaign_id: int, after: int, limit: int, *, shared: bool
+    gate: Gate,
+    engine: Engine,
+    campaign_id: int,
+    after: int,
+    limit: int,
+    *,
+    shared: bool,
+    recheck: Request | None = None,
 ) -> list[FeedEventPublic]:
+    """The page, read once for all who ask for it at the same moment (``shared``). With
+    ``recheck``, that request's access is decided again after the read (in the same
+    transaction when this request reads it): a refusal is raised, for this request only."""
     key = (campaign_id, after, limit)
     with _pages_lock:
         reading = _pages.get(key) if shared else None
@@ -254,12 +268,17 @@ async def _shared_page(
             if shared:
                 _pages[key] = reading
     if not mine:
-        return await asyncio.wrap_future(reading)
+        items = await asyncio.wrap_future(reading)
+        if recheck is not None:
+            async with gate.place():
+                await run_in_threadpool(_recheck, engine, recheck)
+        return items
     try:
         async with gate.place():
-            items = await run_in_threadpool(_page, engine, campaign_id, after, limit)
+            items, refused = await run_in_threadpool(
+                _page, engine, campaign_id, after, limit, recheck
+            )
         reading.set_result(items)
-        return items
     except BaseException as error:
         reading.set_exception(error)
         raise
@@ -267,11 +286,14 @@ async def _shared_page(
         with _pages_lock:
             if _pages.get(key) is reading:
                 del _pages[key]
+    if refused is not None:
+        raise refused
+    return items
 
 
 def _recheck(engine: Engine, request: Request) -> None:
     with session_scope(engine, writes=False) as session:
-        recheck(request, session)
+        route_access.recheck(request, session)
 
 
 def _read_newest(engine: Engine, campaign_id: int) -> int:
@@ -279,7 +301,15 @@ def _read_newest(engine: Engine, campaign_id: int) -> int:
         return events.newest_id(session, campaign_id=campaign_id)
 
 
-def _page(engine: Engine, campaign_id: int, after: int, limit: int) -> list[FeedEventPublic]:
+def _page(
+    engine: Engine, campaign_id: int, after: int, limit: int, recheck: Request | None
+) -> tuple[list[FeedEventPublic], DomainError | None]:
     with session_scope(engine, writes=False) as session:
         rows = events.read_feed(session, campaign_id=campaign_id, after=after, limit=limit)
-    return [feed_item(e) for e in rows]
+        refused = None
+        if recheck is not None:
+            try:
+                route_access.recheck(recheck, session)
+            except DomainError as error:  # the others sharing this read still get it
+                refused = error
+    return [feed_item(e) for e in rows], refused

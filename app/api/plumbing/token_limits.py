@@ -8,11 +8,12 @@ until the oldest request in the window leaves it). Past the limit: ``429 rate_li
 ``Retry-After``, answered before the request queues for the database or looks the token up.
 A website visitor (cookie) is not limited here.
 
-A long poll of the event feed (``GET .../events?wait=N``, N > 0) that waits is free (issue
-46): a follower asking again at once at several events a second would otherwise spend the
-whole budget on polls. Such a request is refused up front only if the budget is already
-spent; the feed route then says whether it waited (free) or answered at once (counted,
-like any read: ``LongPoll``). One the route never reached (refused, invalid) counts."""
+A long poll of the event feed (``GET .../events?wait=N``, N > 0) that waits, or that finds
+only what was committed just before it came, is free (issue 46): a follower asking again at
+once at several events a second would otherwise spend the whole budget on polls. Such a
+request is refused up front only if the budget is already spent; the feed route then says
+whether it is free or counts (a backlog read, like any read: ``LongPoll``). One the route
+never reached (refused, invalid) counts."""
 
 from __future__ import annotations
 
@@ -67,9 +68,9 @@ class TokenLimitMiddleware:
 
 
 class LongPoll:
-    """A long poll's place in its token's budget: ``free()`` when it waited, ``count()``
-    when it answers at once (a 429 if that was one too many); neither (an error before the
-    route decided): counted as it answers."""
+    """A long poll's place in its token's budget: ``free()`` when it waited or kept up,
+    ``count()`` when it reads a backlog (a 429 if that was one too many); neither (an error
+    before the route decided): counted as it answers."""
 
     def __init__(self, limits: RateLimits, key: str) -> None:
         self.limits = limits
