@@ -83,6 +83,35 @@ class Settings(BaseSettings):
         "few seconds); one more upload is answered 503 + Retry-After (docs/security.md)",
     )
 
+    # Request bodies (issue 45, app/edge/bodies.py; docs/security.md, Hardening).
+    body_bytes_in_flight_mb: int = Field(
+        default=128,
+        ge=1,
+        description="Request body bytes one process holds at once (bodies being read, and "
+        "held until their request ends); a body past it is answered 503 + Retry-After before "
+        "it is read. Bodies over 256 KB (uploads) may fill three quarters of it",
+    )
+    body_min_bytes_per_second: int = Field(
+        default=4096,
+        ge=0,
+        description="The least rate a request body must come at, after a grace of "
+        "BODY_RATE_SECONDS and over each span of as many seconds; slower: cut with 408. "
+        "0: no minimum",
+    )
+    body_rate_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        le=300,
+        description="The grace before a body's rate is measured, and the span it is measured over",
+    )
+    json_max_depth: int = Field(
+        default=64,
+        ge=1,
+        le=500,
+        description="How deep arrays and objects may nest in a JSON body; deeper: 422 "
+        "json_too_deep",
+    )
+
     webhook_allow_private: bool = Field(
         default=False,
         description="Let webhooks point at private, loopback or link-local addresses (tests, "

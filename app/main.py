@@ -30,6 +30,7 @@ from app.api.plumbing.token_limits import TokenLimitMiddleware
 from app.config import get_settings
 from app.db.session import get_engine
 from app.edge.admission import AdmissionMiddleware, Gate
+from app.edge.bodies import BodyBudget, BodyLimits
 from app.edge.conflicts import install_conflict_handlers
 from app.edge.hardening import HardeningMiddleware, check_path_ids
 from app.edge.limits import RateLimits
@@ -105,6 +106,8 @@ def create_app(engine: Engine | None = None) -> FastAPI:
         settings.request_queue_limit,
         settings.request_queue_seconds,
     )
+    app.state.body_limits = BodyLimits.from_settings(settings)
+    app.state.body_budget = BodyBudget()  # one per app, so one per process
     install_error_handlers(app)
     install_conflict_handlers(app)
     app.add_middleware(IdempotencyMiddleware)

@@ -1,22 +1,36 @@
-"""Protections every response and request gets: security headers, a body size limit, text
-without NUL characters, and integer path ids checked before anything reads them. CSRF
-checks are app/edge/csrf.py; rate limits (login, tokens, the PIN lockout) app/edge/limits.py."""
+"""Protections every response and request gets: security headers, bounded request bodies
+(app/edge/bodies.py: size, the process's budget, the least rate), JSON nested within a
+bound, text without NUL characters, and integer path ids checked before anything reads
+them. CSRF checks are app/edge/csrf.py; rate limits (login, tokens, the PIN lockout)
+app/edge/limits.py."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Iterator
+from itertools import accumulate
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import unquote_plus
 
 from fastapi import Request
 from fastapi.dependencies.models import Dependant
 from python_multipart.multipart import parse_options_header
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.errors import DomainError, refusal, respond, unexpected
+from app.edge.bodies import (
+    MAX_BODY,
+    MAX_PHOTO_BODY,
+    MAX_ROSTER_BODY,
+    BodyBudget,
+    BodyLimits,
+    Reservation,
+    read_body,
+)
+from app.errors import DomainError, refusal, unexpected
 from app.faults import database_fault
+
+__all__ = ["MAX_BODY", "MAX_PHOTO_BODY", "MAX_ROSTER_BODY", "HardeningMiddleware"]
 
 SECURITY_HEADERS = [
     (
@@ -28,32 +42,24 @@ SECURITY_HEADERS = [
     (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),
 ]
-MAX_BODY = 256 * 1024
-# A photo upload (issue 23) is the one body allowed to be bigger: a phone's photo, plus the
-# form around it. app/services/campaigns/photos.py refuses a photo over its own limit with its
-# reason.
-MAX_PHOTO_BODY = 48 * 1024 * 1024  # the website sends several photos in one form
-PHOTO_UPLOAD = re.compile(r"^(?:/api/v1)?/battles/[0-9]{1,10}/photos$")
-# A roster upload (issue 39) is the other: a real multi-detachment .ros runs to several
-# hundred KB. Room for the largest .ros the reader takes (4 MB, MAX_ROSTER_BYTES in
-# app/services/rosters/roster_parse.py, which refuses past it with its reason, zipped or not) and
-# the form around it, or that file carried back zipped in base64 by the preview page.
-MAX_ROSTER_BODY = 6 * 1024 * 1024
-ROSTER_UPLOAD = re.compile(r"^(?:/api/v1)?/forces/[0-9]{1,10}/roster(?:/preview)?$")
 # Ids fit a 32-bit column on every engine, as the bodies' Id (app/edge/schemas/common.py) does.
 ID_LIMIT = 2**31
 # A JSON escape of U+0000: an odd number of backslashes before u0000 (an even number is an
 # escaped backslash followed by the letters u0000).
 JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
+# A multipart part's Content-Disposition header line (its value, leading spaces dropped):
+# found line by line without splitting the headers into a list.
+DISPOSITION = re.compile(rb"(?:\A|\r\n)content-disposition: *([^\r\n]*)", re.IGNORECASE)
 
 
 class HardeningMiddleware:
     """Adds the security headers to every response (a 500 included), reads the body first
-    and refuses one over MAX_BODY (413) or any text holding U+0000 (422), then replays the
-    body to the app."""
+    within its limits (app/edge/bodies.py: 413, 503, 408), refuses JSON nested too deep and
+    any text holding U+0000 (422), then replays the body to the app."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
+        self.fallback = (BodyLimits(), BodyBudget())  # an app that set none (a bare test app)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -63,18 +69,41 @@ class HardeningMiddleware:
         if scope["method"] == "HEAD":  # RFC 9110: a GET's headers without its body
             scope = {**scope, "method": "GET"}
             send = _without_body(send)
+        limits, budget = self._bodies(scope)
+        reservation = Reservation(budget, limits)
         try:
-            body = await _read_body(scope, receive)
-            if body is None:  # the client left before sending its body
+            try:
+                body = await read_body(scope, receive, limits, reservation)
+                if body is None:  # the client left before sending its body
+                    return
+                _check_json_depth(scope, body, limits.json_depth)
+                _check_text(scope, body, limits)
+            except DomainError as refused:
+                await _refuse(scope, receive, send, refused)
                 return
-            _check_text(scope, body)
-        except DomainError as refused:
-            answer = respond(
-                Request(scope), refused.status, refused.code, refused.message, refused.field
-            )
-            await answer(scope, receive, send)
-            return
-        await _run(self.app, scope, _replay(body, receive), send)
+            except Exception as error:  # the database down while the upload's caller is read
+                fault = database_fault(error)
+                if fault is None:
+                    raise
+                await _refuse(scope, receive, send, fault)
+                return
+            await _run(self.app, scope, _replay(body, receive), send)
+        finally:
+            reservation.release()
+
+    def _bodies(self, scope: Scope) -> tuple[BodyLimits, BodyBudget]:
+        app = scope.get("app")
+        state = getattr(app, "state", None)
+        limits = getattr(state, "body_limits", None)
+        budget = getattr(state, "body_budget", None)
+        if limits is None or budget is None:
+            return self.fallback
+        return limits, budget
+
+
+async def _refuse(scope: Scope, receive: Receive, send: Send, refused: DomainError) -> None:
+    answer = refusal(Request(scope), refused)
+    await answer(scope, receive, send)
 
 
 def _without_body(send: Send) -> Send:
@@ -84,28 +113,6 @@ def _without_body(send: Send) -> Send:
         await send(message)
 
     return headers_only
-
-
-async def _read_body(scope: Scope, receive: Receive) -> bytes | None:
-    """The whole body, read here so that no layer inside (the idempotency store, a form
-    parser) meets the limit half-way through as an exception of its own."""
-    limit = _body_limit(scope)
-    declared = dict(scope["headers"]).get(b"content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _too_large(limit)
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:  # a chunked body declares no length: count it as it comes
-            raise _too_large(limit)
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
@@ -146,20 +153,6 @@ async def _run(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None
         await refusal(Request(scope), fault)(scope, receive, send)
 
 
-def _body_limit(scope: Scope) -> int:
-    if scope["method"] == "POST" and PHOTO_UPLOAD.match(scope.get("path", "")):
-        return MAX_PHOTO_BODY
-    if scope["method"] == "POST" and ROSTER_UPLOAD.match(scope.get("path", "")):
-        return MAX_ROSTER_BODY
-    return MAX_BODY
-
-
-def _too_large(limit: int = MAX_BODY) -> DomainError:
-    return DomainError(
-        "request_too_large", f"Request bodies are limited to {limit} bytes.", status=413
-    )
-
-
 def _with_headers(send: Send) -> Send:
     async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start":
@@ -171,31 +164,69 @@ def _with_headers(send: Send) -> Send:
     return wrapped
 
 
+# --- JSON nested within a bound ----------------------------------------------------------
+
+# A JSON string, closed or running to the end of the body (possessive: never read twice).
+JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+(?:"|\\?\Z)', re.DOTALL)
+NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+STEP = [0] * 256
+STEP[ord("[")] = STEP[ord("{")] = 1
+STEP[ord("]")] = STEP[ord("}")] = -1
+
+
+def nests_deeper_than(body: bytes, bound: int) -> bool:
+    """Whether arrays and objects nest more than ``bound`` deep in ``body`` read as JSON
+    (brackets inside strings do not count). Found without parsing: a count, else one pass
+    that drops the strings and one over the brackets left, all in C loops."""
+    if body.count(b"[") + body.count(b"{") <= bound:
+        return False
+    brackets = JSON_STRING.sub(b"", body).translate(None, NOT_BRACKETS)
+    return max(accumulate(map(STEP.__getitem__, brackets)), default=0) > bound
+
+
+def _check_json_depth(scope: Scope, body: bytes, bound: int) -> None:
+    """A body FastAPI would read as JSON (no Content-Type, or one naming JSON) nests at most
+    ``bound`` deep: deeper, Python's parser runs out of stack (a RecursionError, a 500)."""
+    kind = dict(scope["headers"]).get(b"content-type")
+    if not body or (kind is not None and b"json" not in kind.lower()):
+        return
+    if nests_deeper_than(body, bound):
+        raise DomainError(
+            "json_too_deep",
+            f"body: JSON arrays and objects may nest at most {bound} deep.",
+            status=422,
+            field="body",
+        )
+
+
 # --- text without U+0000 -----------------------------------------------------------------
 
 
-def _check_text(scope: Scope, body: bytes) -> None:
+def _check_text(scope: Scope, body: bytes, limits: BodyLimits) -> None:
     """U+0000 is refused in every path, query and body, in one place: PostgreSQL cannot store
-    it in a text column (a 500 on whatever field took it), and no name or note needs it."""
+    it in a text column (a 500 on whatever field took it), and no name or note needs it.
+    Found by byte searches: a body is parsed only to name the field, and only when small."""
     if "\x00" in scope["path"]:
         raise _nul_refused("path")
     query: bytes = scope.get("query_string", b"")
-    if b"%00" in query or b"\x00" in query:
-        raise _nul_refused(_form_field(query) or "query")
+    at = _form_nul(query)
+    if at is not None:
+        raise _nul_refused(_form_field(query, at) or "query")
     if not body:
         return
     # The media type and boundary as Starlette reads them (the same parser): a check that
     # read them differently could be walked around (`BOUNDARY=`, ` Multipart/Form-Data`).
     media_type, options = parse_options_header(dict(scope["headers"]).get(b"content-type"))
     if media_type == b"application/x-www-form-urlencoded":
-        if b"%00" in body or b"\x00" in body:
-            raise _nul_refused(_form_field(body) or "form")
+        at = _form_nul(body)
+        if at is not None:
+            raise _nul_refused(_form_field(body, at) or "form")
     elif media_type == b"multipart/form-data":
         field = _multipart_text_field_with_nul(options.get(b"boundary", b""), body)
         if field is not None:
             raise _nul_refused(field)
     elif b"\x00" in body or JSON_NUL.search(body):  # JSON, or what FastAPI reads as JSON
-        raise _nul_refused(_json_field(body) or "body")
+        raise _nul_refused(_json_field(body, limits) or "body")
 
 
 def _nul_refused(field: str) -> DomainError:
@@ -207,9 +238,20 @@ def _nul_refused(field: str) -> DomainError:
     )
 
 
-def _form_field(encoded: bytes) -> str | None:
-    pairs = parse_qsl(encoded.decode("utf-8", "replace"), keep_blank_values=True)
-    return next((k or "form" for k, v in pairs if "\x00" in k or "\x00" in v), None)
+def _form_nul(encoded: bytes) -> int | None:
+    """Where URL-encoded text first holds U+0000: a raw NUL, or %00 (every %00 decodes to
+    NUL: no escape can swallow its '%')."""
+    found = [at for at in (encoded.find(b"%00"), encoded.find(b"\x00")) if at >= 0]
+    return min(found) if found else None
+
+
+def _form_field(encoded: bytes, at: int) -> str:
+    """The name of the pair holding byte ``at`` (pairs cut at '&', as parse_qsl cuts them)."""
+    start = encoded.rfind(b"&", 0, at) + 1
+    end = encoded.find(b"&", at)
+    pair = encoded[start : end if end >= 0 else len(encoded)]
+    name = pair.partition(b"=")[0][:200]
+    return unquote_plus(name.decode("utf-8", "replace")).replace("\x00", "")
 
 
 def _multipart_text_field_with_nul(boundary: bytes, body: bytes) -> str | None:
@@ -223,45 +265,52 @@ def _multipart_text_field_with_nul(boundary: bytes, body: bytes) -> str | None:
     file exactly when Starlette makes it one: its last Content-Disposition header, parsed
     as Starlette parses it, has a ``filename`` parameter. A file part that a looser reading
     found (``x="filename="``, a boundary look-alike inside a value) would hide a text
-    field's NUL."""
+    field's NUL. Parts are found by position: no content is copied."""
     if not boundary or b"\x00" not in body:
         return None
-    for headers, content in _multipart_parts(boundary, body):
+    for headers, start, end in _multipart_parts(boundary, body):
         disposition = None
-        for line in headers.split(b"\r\n"):
-            name, _, value = line.partition(b":")
-            if name.lower() == b"content-disposition":
-                disposition = value.lstrip(b" ")
+        for line in DISPOSITION.finditer(headers):  # the last one counts, as in Starlette
+            disposition = line.group(1)
         _kind, options = parse_options_header(disposition)
         named = options.get(b"name", b"form").decode("utf-8", "replace")
-        if b"\x00" in headers or (b"filename" not in options and b"\x00" in content):
+        if b"\x00" in headers or (
+            b"filename" not in options and body.find(b"\x00", start, end) >= 0
+        ):
             return named.replace("\x00", "") or "form"
     return None
 
 
-def _multipart_parts(boundary: bytes, body: bytes) -> Iterator[tuple[bytes, bytes]]:
-    """(headers, content) of each part, up to the closing delimiter."""
-    data = b"\r\n" + body  # the first delimiter has no CRLF of its own
-    delimiter = re.compile(re.escape(b"\r\n--" + boundary) + rb"(\r\n|--)")
+def _multipart_parts(boundary: bytes, body: bytes) -> Iterator[tuple[bytes, int, int]]:
+    """Each part's headers, and where its content starts and ends, up to the closing
+    delimiter."""
+    # The first delimiter has no CRLF of its own: it may open the body.
+    delimiter = re.compile(rb"(?:\A|\r\n)--" + re.escape(boundary) + rb"(\r\n|--)")
     start: int | None = None
-    for found in delimiter.finditer(data):
+    for found in delimiter.finditer(body):
         if start is not None:
-            yield _split_part(data[start : found.start()])
+            yield _split_part(body, start, found.start())
         if found.group(1) == b"--":
             return
         start = found.end()
     if start is not None:  # no closing delimiter: the rest is the last part
-        yield _split_part(data[start:])
+        yield _split_part(body, start, len(body))
 
 
-def _split_part(part: bytes) -> tuple[bytes, bytes]:
-    if part.startswith(b"\r\n"):  # no headers at all
-        return b"", part[2:]
-    headers, _, content = part.partition(b"\r\n\r\n")
-    return headers, content
+def _split_part(body: bytes, start: int, end: int) -> tuple[bytes, int, int]:
+    if body.startswith(b"\r\n", start, end):  # no headers at all
+        return b"", start + 2, end
+    blank = body.find(b"\r\n\r\n", start, end)
+    if blank < 0:
+        return body[start:end], end, end
+    return body[start:blank], blank + 4, end
 
 
-def _json_field(body: bytes) -> str | None:
+def _json_field(body: bytes, limits: BodyLimits) -> str | None:
+    """The field holding NUL, for the refusal's words: read only from a small body, nested
+    within the bound (else the refusal names the body)."""
+    if len(body) > limits.small or nests_deeper_than(body, limits.json_depth):
+        return None
     try:
         document = json.loads(body)
     except ValueError:

@@ -150,6 +150,7 @@ def card(
         awaiting_decision=awaiting_decision,
         removed=row.removed,
         counters=quests.plain(row.counters or {}),
+        choices=named_choices(row.counters or {}, book, "card"),
         quests=quest_progress(row.counters or {}, book),
     )
 
@@ -178,8 +179,19 @@ def force_summary(
         # force made before its pack was attached holds none yet: issue 38)
         counters={c.id: c.start for c in book.counters if c.scope == "force"}
         | quests.plain(row.counters or {}),
+        choices=named_choices(row.counters or {}, book, "force"),
         quests=quest_progress(row.counters or {}, book),
     )
+
+
+def named_choices(counters: dict[str, int], book: Rulebook, scope: str) -> dict[str, str | None]:
+    """The holder's named choices by name (issue 47): a force's every one (none yet: null),
+    a card's those it holds."""
+    return {
+        c.id: c.choice(counters.get(c.id, 0))
+        for c in book.counters
+        if c.choices and c.scope == scope and (scope == "force" or c.id in counters)
+    }
 
 
 def quest_progress(counters: dict[str, int], book: Rulebook) -> list[QuestProgressPublic]:

@@ -125,6 +125,10 @@ class VictorBonusDecision:
 
     bonus: VictorBonus
     threshold: CounterThreshold | Quest | None = None  # or a quest's reward or penalty
+    # a pack's reward (issue 47): the unit that earned it (its counter, its quest), and the
+    # units that may take its requisitions for a unit (none: it grants none)
+    card_id: str | None = None
+    eligible: tuple[str, ...] = ()
 
 
 Decision = OutOfActionDecision | BattleScarDecision | BattleHonourDecision | VictorBonusDecision
@@ -222,7 +226,7 @@ def _pack_triggers(
 def threshold_decisions(
     force: OrderOfBattle,
     promotions: Sequence[Promotion],
-    owed: Sequence[tuple[CounterThreshold | Quest, VictorBonus]],
+    owed: Sequence[triggers.Owed],
     book: Rulebook,
 ) -> tuple[Decision, ...]:
     """What thresholds reached owe: a Battle Honour for each rank their XP gave, and each
@@ -231,7 +235,12 @@ def threshold_decisions(
     for card_id in dict.fromkeys(p.card_id for p in promotions):
         mine = [p for p in promotions if p.card_id == card_id]
         pending += honours_owed(force.card(card_id), mine, book)
-    pending += [VictorBonusDecision(bonus, threshold) for threshold, bonus in owed]
+    pending += [
+        VictorBonusDecision(
+            bonus, source, holder, triggers.reward_units(force, holder, bonus, book)
+        )
+        for source, bonus, holder in owed
+    ]
     return tuple(pending)
 
 

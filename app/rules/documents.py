@@ -23,10 +23,12 @@ class Problem:
     path: str
     line: int | None
     message: str
+    column: int | None = None  # where a YAML form is refused, the column too (issue 47)
 
     def sentence(self) -> str:
         where = self.path or "the pack"
-        at = f" (line {self.line})" if self.line else ""
+        col = f", column {self.column}" if self.column else ""
+        at = f" (line {self.line}{col})" if self.line else ""
         return f"{where}{at}: {self.message}"
 
 
@@ -52,7 +54,7 @@ def compose(text: str, what: str, max_depth: int = 64) -> yaml.Node:
         loader.max_depth = max_depth
         node = loader.get_single_node()
     except _Refused as error:
-        raise DocumentError([Problem(error.path, error.line, error.what)]) from None
+        raise DocumentError([Problem(error.path, error.line, error.what, error.column)]) from None
     except yaml.MarkedYAMLError as error:
         line = error.problem_mark.line + 1 if error.problem_mark else None
         raise DocumentError([Problem("", line, f"not valid YAML: {error.problem}")]) from None
@@ -71,18 +73,43 @@ def compose(text: str, what: str, max_depth: int = 64) -> yaml.Node:
 class _Refused(yaml.YAMLError):
     """Something the reader refuses while composing, with the path it was met at."""
 
-    def __init__(self, path: str, line: int, what: str) -> None:
+    def __init__(self, path: str, line: int, what: str, column: int | None = None) -> None:
         super().__init__(what)
-        self.path, self.line, self.what = path, line, what
+        self.path, self.line, self.what, self.column = path, line, what, column
+
+
+# YAML 1.2's core schema (issue 47): PyYAML reads YAML 1.1, where ``on``, ``Yes`` and ``off``
+# are booleans, ``010`` is 8, ``0x1F`` is 31, ``1:30`` is 90 and ``2024-01-01`` a date. Here
+# only ``true``/``false`` are booleans, ``null``/``~`` null, numbers are numbers; the rest is
+# text, and a plain number that YAML 1.1 and 1.2 tools read differently is refused.
+_CORE_RESOLVERS: list[tuple[str, str, str]] = [
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", "~nN"),
+    ("tag:yaml.org,2002:int", r"^[-+]?[0-9]+$", "-+0123456789"),
+    (
+        "tag:yaml.org,2002:float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        "-+0123456789.",
+    ),
+    ("tag:yaml.org,2002:merge", r"^(?:<<)$", "<"),
+]
+# Numbers YAML 1.1 reads otherwise than 1.2: a leading zero (octal), 0x/0o/0b, underscores,
+# sexagesimal (1:30 is 90 in YAML 1.1).
+_AMBIGUOUS_NUMBER = re.compile(
+    r"^[-+]?(?:0[0-9_]+|0[xXoObB][0-9a-fA-F_]*|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?"
+    r"|[0-9][0-9]*_[0-9_]*(?:\.[0-9_]*)?)$"
+)
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """Safe YAML without what a hostile file uses: no aliases, and no nesting beyond
-    ``max_depth``, refused while composing (each level of PyYAML's composer is a few Python
-    frames: deep nesting would end in a RecursionError). It keeps the path it is at, so
-    each refusal names it."""
+    """Safe YAML without what a hostile file uses: no aliases, no tags, and no nesting
+    beyond ``max_depth``, refused while composing (each level of PyYAML's composer is a few
+    Python frames: deep nesting would end in a RecursionError); plain scalars resolved by
+    YAML 1.2's core schema. It keeps the path it is at, so each refusal names it."""
 
     max_depth = 64
+    yaml_implicit_resolvers = {}  # noqa: RUF012 (PyYAML reads it on the class)
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
@@ -99,6 +126,7 @@ class _StrictLoader(yaml.SafeLoader):
         mark = int(event.start_mark.line) + 1
         if self.check_event(yaml.AliasEvent):
             raise _Refused(path, mark, "anchors and aliases (*name) are not allowed")
+        _check_form(event, path, mark)
         if len(self.at) > self.max_depth:
             raise _Refused(path, mark, f"nested more than {self.max_depth} deep")
         self.at.append(path)
@@ -117,6 +145,38 @@ class _StrictLoader(yaml.SafeLoader):
         super().fetch_flow_collection_start(TokenClass)
 
 
+for _tag, _pattern, _first in _CORE_RESOLVERS:
+    _StrictLoader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first) or [None])
+_StrictLoader.yaml_implicit_resolvers.setdefault("", []).append(
+    ("tag:yaml.org,2002:null", re.compile(r"^$"))
+)
+
+
+def _check_form(event: Any, path: str, mark: int) -> None:
+    """A tag written in the file (``!!str``, ``!!int``, ``!custom``) and a plain number that
+    YAML 1.1 and 1.2 read differently are refused, with their line and column."""
+    column = int(event.start_mark.column) + 1
+    tag = getattr(event, "tag", None)
+    if tag not in (None, "!"):
+        shown = f"!!{tag.removeprefix(_CORE)}" if tag.startswith(_CORE) else tag
+        raise _Refused(
+            path, mark, f"a YAML tag ({shown}) is not allowed: write the value itself", column
+        )
+    if (
+        isinstance(event, yaml.ScalarEvent)
+        and event.style is None
+        and _AMBIGUOUS_NUMBER.match(event.value)
+    ):
+        raise _Refused(
+            path,
+            mark,
+            f"{event.value} is read as another number by some YAML tools (a leading zero, "
+            "0x, 0o, 0b, an underscore or a colon): write a plain whole number such as 10, "
+            "or quote it if it is text",
+            column,
+        )
+
+
 _PLAIN_TAGS = {
     "tag:yaml.org,2002:str",
     "tag:yaml.org,2002:int",
@@ -127,6 +187,7 @@ _PLAIN_TAGS = {
     "tag:yaml.org,2002:map",
 }
 _STR = "tag:yaml.org,2002:str"
+_CORE = "tag:yaml.org,2002:"
 _MERGE = "tag:yaml.org,2002:merge"
 MAX_NUMBER = 30  # characters of a number: far above any count a document needs
 # Control characters have no place in a name or a summary (NUL breaks PostgreSQL's text,

@@ -295,6 +295,21 @@ def _choice_value(choices: tuple[str, ...], value: str) -> int:
     return choices.index(value) + 1 if value in choices else -1
 
 
+def counters_compared_with_numbers(node: Node) -> set[str]:
+    """Each counter the expression compares with a whole number (``counter.faith >= 3``): a
+    named choice never is (issue 47)."""
+    match node:
+        case Compare(name=name, value=value) if name.startswith("counter.") and re.fullmatch(
+            r"-?\d+", value
+        ):
+            return {name.removeprefix("counter.")}
+        case Not(term=term):
+            return counters_compared_with_numbers(term)
+        case All(terms=terms) | AnyOf(terms=terms):
+            return set().union(*(counters_compared_with_numbers(t) for t in terms))
+    return set()
+
+
 def choices_named(node: Node) -> set[tuple[str, str]]:
     """(counter, choice) for each named choice the expression compares with."""
     match node:

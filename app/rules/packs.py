@@ -771,6 +771,16 @@ def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
             for name, value in sorted(eligibility.choices_named(tree))
             if name in counters and value not in counters[name].choices
         ]
+        problems += [
+            Problem(
+                path,
+                None,
+                f"counter '{name}' is a named choice: compare it with == or != to one of its "
+                f"choices ({', '.join(counters[name].choices)}), never with a number",
+            )
+            for name in sorted(eligibility.counters_compared_with_numbers(tree))
+            if name in counters and counters[name].choices
+        ]
     problems += _mission_problems(pack, book)
     problems += _trigger_problems(pack, book)
     problems += _table_problems(pack)

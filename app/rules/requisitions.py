@@ -225,6 +225,18 @@ def _target(
     return card
 
 
+def may_target(
+    force: OrderOfBattle, requisition: Requisition, card_id: str, book: Rulebook
+) -> bool:
+    """Whether ``requisition`` (one for a unit) may be used on that unit as it stands: its
+    keywords, rank and ``eligible`` (what a purchase checks before anything else)."""
+    try:
+        _target(force, requisition, RequisitionOrder(requisition.id, card_id=card_id), book)
+    except RuleError:
+        return False
+    return True
+
+
 def _check_eligible(
     requisition: Requisition, card: CrusadeCard | None, force: OrderOfBattle, book: Rulebook
 ) -> None:

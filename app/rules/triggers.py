@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from app.rules.cards import CrusadeCard, spellings
 from app.rules.data import (
     AddXp,
+    BonusTarget,
     ChangeCounter,
     ChangeRequisitionPoints,
     ChangeSupplyLimit,
@@ -21,6 +22,7 @@ from app.rules.data import (
     CounterThreshold,
     FreeRequisitions,
     Quest,
+    RequisitionTarget,
     Rulebook,
     ThresholdEffect,
     TriggerWhen,
@@ -160,8 +162,9 @@ def _set(force: OrderOfBattle, holder: Holder, rule: Counter, value: int) -> Ord
     return force.with_card(replace(card, counters={**card.counters, rule.id: value}))
 
 
-# a free-requisition decision and the threshold or quest that owes it
-Owed = tuple["CounterThreshold | Quest", VictorBonus]
+# a free-requisition decision, the threshold or quest that owes it and its holder (the unit
+# whose counter rose or whose quest ended; None: the force's) (issue 47)
+Owed = tuple["CounterThreshold | Quest", VictorBonus, Holder]
 
 
 def reached_thresholds(
@@ -237,5 +240,42 @@ def apply_effects(
                 force = force.with_card(card)
                 promotions += gained
             case FreeRequisitions():
-                owed.append((source, VictorBonus(effect=effect, summary=source.summary)))
+                owed.append((source, VictorBonus(effect=effect, summary=source.summary), holder))
     return force
+
+
+def reward_units(
+    force: OrderOfBattle, holder: Holder, bonus: VictorBonus, book: Rulebook
+) -> tuple[str, ...]:
+    """The units that may take a threshold's or quest's free requisitions (issue 47): the
+    holder alone when a unit earned them (its card counter rose, its quest ended), else the
+    force's units; only those the reward's ``target`` allows and that one of its
+    requisitions for a unit may target. Empty when no requisition it grants is a unit's."""
+    from app.rules.requisitions import may_target  # requisitions -> quests -> triggers
+
+    effect = bonus.effect
+    if not isinstance(effect, FreeRequisitions):
+        return ()
+    for_units = [
+        r for r in effect.requisitions if book.requisition(r).target == RequisitionTarget.UNIT
+    ]
+    if not for_units:
+        return ()
+    present = {c.id for c in force.cards}
+    candidates = [holder] if holder is not None else [c.id for c in force.cards]
+    return tuple(
+        i
+        for i in candidates
+        if i in present
+        and bonus_target_fits(effect.target, force.card(i))
+        and any(may_target(force, book.requisition(r), i, book) for r in for_units)
+    )
+
+
+def bonus_target_fits(target: BonusTarget, card: CrusadeCard) -> bool:
+    """Whether the unit is of the kind a pack reward's ``target`` names (a CHARACTER...)."""
+    if target in (BonusTarget.CHARACTER, BonusTarget.NEW_CHARACTER):
+        return bool(card.has("CHARACTER"))
+    if target == BonusTarget.NON_CHARACTER_VEHICLE_MONSTER:
+        return not any(card.has(k) for k in ("CHARACTER", "VEHICLE", "MONSTER"))
+    return True

@@ -29,7 +29,7 @@ from app.rules.errors import RuleError
 from app.services.accounts import accounts
 from app.services.accounts.access import Access
 from app.services.accounts.accounts import Principal
-from app.services.battles import confirmation, lifecycle, wizard
+from app.services.battles import confirmation, lifecycle, two_screens, wizard
 from app.services.campaigns import territories
 from app.services.forces.forces import get_campaign, load_force
 from app.services.packs import pack_watch, rulebooks
@@ -580,17 +580,20 @@ def _after_context(
             }
         )
     mission = book.mission(str(d["setup"]["mission"]))
-    return {"d": d, "armies": armies, "tally_limit": wizard.tally_limit, "mission": mission}
+    return {
+        "d": d,
+        "armies": armies,
+        "tally_limit": wizard.tally_limit,
+        "mission": mission,
+        "overlaps": wizard.overlaps_view(session, draft, d),
+    }
 
 
 def _read_after(session: Session, draft: BattleDraft, form: FormData, d: dict[str, Any]) -> None:
     """The after-game form's fields (counters are not fields: each tap is saved)."""
     for index, side in enumerate(wizard.battle_sides(session, draft)):
         entered = d["sides"][index]
-        try:
-            entered["vp"] = field_int(form, f"vp_{index}", high=9999)
-        except RuleError:
-            entered["vp"] = None
+        entered["vp"] = wizard.victory_points(field_text(form, f"vp_{index}", 40), index)
         entered["painted"] = bool(field_text(form, f"painted_{index}"))
         marked = field_int(form, f"marked_{index}")
         entered["marked"] = marked if marked in side.roster else None
@@ -667,10 +670,13 @@ def save_after(
     if isinstance(opened, Response):
         return opened
     draft, d = opened.draft, opened.d
-    _read_after(session, draft, form, d)
-    wizard.save(session, draft, d)
     spec = field_text(form, "bump", 80)
     action = field_text(form, "action", 20)
+    with attempt(session) as typed:  # a value the step cannot take: refused as typed
+        _read_after(session, draft, form, d)
+        wizard.save(session, draft, d)
+    if typed.refused:
+        return opened.page(typed)
     with attempt(session) as outcome:
         if spec:
             wizard.bump(session, draft, d, spec)
@@ -711,8 +717,14 @@ def bump_counter(
         _read_after(session, draft, form, d)
         wizard.save(session, draft, d)
     spec = field_text(form, "bump", 80)
+    try:
+        seen = field_int(form, "seen")
+    except RuleError:
+        seen = None
     with attempt(session) as outcome:
-        card_id, field, _value = wizard.bump(session, draft, d, spec)
+        card_id, field, _value = wizard.bump(
+            session, draft, d, spec, screen=field_text(form, "screen", 64) or None, seen=seen
+        )
     if outcome.refused:
         parts = spec.split(":")
         card_id = int(parts[0]) if parts and parts[0].isdigit() else 0
@@ -725,7 +737,26 @@ def bump_counter(
     # learns from this whether the draft was still the one it shows (then the new version
     # is its own) or changed elsewhere first (then its next form change is rebased).
     response.headers[BEFORE_HEADER] = str(before)
+    if two_screens.open_overlaps(d):  # the page reads the step again to show them
+        response.headers[OVERLAP_HEADER] = str(len(two_screens.open_overlaps(d)))
     return _saved(response, draft)
+
+
+OVERLAP_HEADER = "X-Draft-Overlaps"
+
+
+@router.post("/campaigns/{campaign_id}/drafts/{draft_id}/after/settle")
+def settle_overlap(
+    session: SessionDep, principal: Player, form: Form, campaign_id: int, draft_id: int
+) -> Response:
+    """A counter moved on two screens while apart: keep the sum or one screen's count
+    (issue 49); back to the step the answer was given on."""
+    draft = _draft(session, principal, campaign_id, draft_id)
+    _refuse_if_closed(draft, "after")
+    d = wizard.data(draft)
+    wizard.settle(session, draft, d, field_text(form, "counter", 80), field_text(form, "keep", 64))
+    back = "review" if field_text(form, "back", 20) == "review" else "after"
+    return redirect(_step_url(draft, back) + ("#overlaps" if back == "after" else ""))
 
 
 def _counter(
@@ -905,19 +936,23 @@ def submit_result(
     campaign_id: int,
     draft_id: int,
 ) -> Response:
+    action = field_text(form, "action", 20)
+    draft = _draft(session, principal, campaign_id, draft_id)
+    if draft.step == wizard.FINISHED and action in ("submit", "submit_confirm"):
+        return _submitted_elsewhere(request, session, principal, draft, form)
     opened = _step_form(request, session, principal, form, (campaign_id, draft_id), "review")
     if isinstance(opened, Response):
         return opened
     draft, d = opened.draft, opened.d
-    if field_text(form, "action", 20) == "preview":
+    if action == "preview":
         with attempt(session) as outcome:
             wizard.refresh_preview(session, draft, d)
             wizard.save(session, draft, d)
         return redirect(_step_url(draft, "review") + "#consequences")
-    confirming = field_text(form, "action", 20) == "submit_confirm"
+    confirming = action == "submit_confirm"
     locked: list[int] = []
     with attempt(session) as outcome:
-        battle = wizard.submit(session, draft, d)
+        battle = wizard.submit(session, draft, d, seen=_seen(form, d))
         # issue 40: the opponent at the table confirms what they just checked here, with
         # their PIN; refused, nothing is submitted either
         opponent = (
@@ -930,6 +965,36 @@ def submit_result(
     if opponent is not None:
         return to_the_opponents_decisions(session, request, battle.id or 0, opponent)
     return redirect(f"/battles/{battle.id}")
+
+
+def _seen(form: FormData, d: dict[str, Any]) -> wizard.Seen:
+    """What the review page showed (its version and score) when Submit was tapped."""
+    points: list[int | None] = []
+    for index in range(len(d["sides"])):
+        try:
+            points.append(field_int(form, f"seen_vp_{index}", high=9999))
+        except RuleError:
+            points.append(None)
+    return wizard.Seen(version=field_int(form, "version"), victory_points=tuple(points))
+
+
+def _submitted_elsewhere(
+    request: Request, session: Session, principal: Principal, draft: BattleDraft, form: FormData
+) -> Response:
+    """A submit that did not count (issue 49): the result was submitted from another
+    screen first. Says what counted and how it differs from what this page showed."""
+    with attempt(session) as outcome:
+        wizard.submit(session, draft, wizard.data(draft), seen=_seen(form, wizard.data(draft)))
+    assert outcome.error is not None  # a finished draft is always refused
+    return render(
+        request,
+        "pages/wizard_submitted_elsewhere.html",
+        principal,
+        status=409,
+        error=outcome.error,
+        campaign=get_campaign(session, draft.campaign_id),
+        battle_url=f"/battles/{draft.battle_id}",
+    )
 
 
 # --- any step's page --------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from app.errors import DomainError
 from app.routing import OneHopRoute
 from app.rules import eligibility
 from app.rules.data import (
+    AddUnit,
     FreeRequisitions,
     HonourCategory,
     RequisitionTarget,
@@ -31,10 +32,10 @@ from app.services.accounts.access import Access
 from app.services.accounts.accounts import Principal
 from app.services.battles import decisions, wizard
 from app.services.forces.forces import load_force
-from app.services.packs import rulebooks
+from app.services.packs import pack_reward, rulebooks
 from app.web import table_pass
 from app.web.form_models import DECISION_REQUISITION_FIELDS as REQUISITION_FIELDS
-from app.web.form_models import checked
+from app.web.form_models import NEW_UNIT_FIELDS, checked, number_bounds
 from app.web.forms import Form, field_int, field_text, field_texts
 from app.web.pages import attempt, page, redirect, render
 
@@ -190,12 +191,26 @@ def _decision_context(
                 "index": i,
                 "requisition": book.requisition(r),
                 "unit": book.requisition(r).target == RequisitionTarget.UNIT,
-                "fields": REQUISITION_FIELDS.get(r, ()),
+                "fields": REQUISITION_FIELDS.get(r, ()) or _new_unit_fields(book, r),
             }
             for i, r in enumerate(granted)
         ]
         context["one_of"] = isinstance(effect, FreeRequisitions) and effect.mode == "one_of"
+        context["number_bounds"] = number_bounds(book)  # the server's (issue 47)
+        if pack_reward.owed_by_pack(row.payload):  # issue 47: only the units it may go to
+            allowed = pack_reward.units(row, view.value, book)
+            context["units"] = [c for c in context["units"] if str(c.id) in allowed]
+            context["reward_source"] = pack_reward.source_words(row.payload)
     return context
+
+
+def _new_unit_fields(book: Any, requisition: str) -> tuple[tuple[str, str, str], ...]:
+    """A pack's requisition whose new unit the player names (``add_unit`` with ``chosen``):
+    its name, Power, points and keywords, as the Requisitions page asks them (issue 47)."""
+    found = next((r for r in book.requisitions if r.id == requisition), None)
+    if found is None or not any(isinstance(e, AddUnit) and e.chosen for e in found.effects):
+        return ()
+    return tuple((f.name, f.label, f.kind) for f in NEW_UNIT_FIELDS)
 
 
 def _scar_context(book: Any, view: Any, card: Card) -> dict[str, Any]:
@@ -449,6 +464,17 @@ def _requisitions(row: Decision, form: FormData) -> list[dict[str, Any]]:
         card = field_int(form, f"card_id_{index}")
         if card is not None:
             order["card_id"] = card
+        if field_text(form, f"unit_name_{index}") or field_text(form, f"unit_power_rating_{index}"):
+            order["new_unit"] = {  # a pack's unit the player names (issue 47)
+                "name": field_text(form, f"unit_name_{index}"),
+                "power_rating": field_int(form, f"unit_power_rating_{index}", low=1, high=200),
+                "points": field_int(form, f"unit_points_{index}", low=0, high=10_000),
+                "keywords": [
+                    k.strip().upper()
+                    for k in field_text(form, f"unit_keywords_{index}").split(",")
+                    if k.strip()
+                ],
+            }
         for name, _label, kind in REQUISITION_FIELDS.get(requisition, ()):
             key = f"{name}_{index}"
             if kind == "number":

@@ -32,7 +32,7 @@ from app.services.battles import decisions
 from app.services.forces import card_battles, force_pages, forces, requisitions, unit_entry
 from app.services.forces.convert import card_value
 from app.services.forces.forces import ForceView
-from app.services.packs import rulebooks
+from app.services.packs import pack_watch, rulebooks
 from app.web.form_models import (
     MAX_LINES,
     CardForm,
@@ -42,6 +42,7 @@ from app.web.form_models import (
     checked,
     line_count,
     line_key,
+    number_bounds,
     requisition_fields,
     shared_keywords,
     unit_lines,
@@ -98,6 +99,12 @@ def _force_page(
         force=force,
         oob=oob or present.order_of_battle(view, book),
         counter_rules=book.counters,
+        # each unit's own counters in words, for its row (issue 47)
+        card_counters={
+            int(c.id): lines
+            for c in view.value.cards
+            if book.counters and (lines := pack_watch.card_counters(book, c))
+        },
         removed=[c for c in view.cards if c.removed],
         campaign=forces.get_campaign(session, force.campaign_id),
         can_change=_may_change(session, principal, force.id),
@@ -356,6 +363,7 @@ def _requisitions_page(
         oob=oob,
         choices=requisition_choices(session, view, oob),
         fields=requisition_fields(book),
+        bounds=number_bounds(book),  # issue 47: a number field refuses what the server would
         pack_traits=book.pack_warlord_traits,  # issue 38: offered on the Warlord Trait form
         joining=(RequisitionTiming.CARD_ADDED, RequisitionTiming.CARD_ADDED_OR_CHARACTER_RANK),
         **context,
@@ -426,6 +434,7 @@ class CardSheet:
     warlord_traits: list[dict[str, Any]]
     relics: list[dict[str, Any]]
     upgrades: list[dict[str, Any]]
+    counters: list[str]  # its rule packs' counters, in words (issue 47)
 
 
 def card_sheet(row: Card, force: Force, book: Rulebook, awaiting: bool = False) -> CardSheet:
@@ -447,6 +456,7 @@ def card_sheet(row: Card, force: Force, book: Rulebook, awaiting: bool = False) 
         warlord_traits=[u for u in named if u["requisition"] == "warlord_trait"],
         relics=[u for u in named if u["requisition"] == "relic"],
         upgrades=[u for u in named if u["requisition"] not in ("warlord_trait", "relic")],
+        counters=pack_watch.card_counters(book, value) if book.counters else [],
     )
 
 

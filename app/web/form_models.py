@@ -116,6 +116,28 @@ def requisition_fields(book: Rulebook) -> dict[str, tuple[FieldSpec, ...]]:
     return {**REQUISITION_FIELDS, **chosen}
 
 
+# The server's bounds of each number a Requisition's form asks for (RequisitionIn and
+# NewUnitIn), so the form refuses what the server would (issue 47).
+NUMBER_BOUNDS: dict[str, tuple[int, int]] = {
+    "new_power_rating": (1, 200),
+    "new_points": (1, 10_000),
+    "stratagem_cp": (1, 10),
+    "unit_power_rating": (1, 200),
+    "unit_points": (0, 10_000),
+}
+
+
+def number_bounds(book: Rulebook) -> dict[str, dict[str, tuple[int, int]]]:
+    """Each Requisition's number fields and their bounds: the core's, and a pack's unit the
+    buyer names within the effect's most Power (``max_power_rating``)."""
+    found = {r.id: dict(NUMBER_BOUNDS) for r in book.requisitions}
+    for r in book.requisitions:
+        for effect in r.effects:
+            if isinstance(effect, AddUnit) and effect.chosen and effect.max_power_rating:
+                found[r.id]["unit_power_rating"] = (1, effect.max_power_rating)
+    return found
+
+
 DECISION_REQUISITION_FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
     requisition: tuple(
         (f.name, f.label, "number" if f.kind == "number" else "text")

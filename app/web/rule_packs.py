@@ -18,6 +18,7 @@ from app.services.accounts.accounts import Principal
 from app.services.campaigns import membership
 from app.services.forces import forces
 from app.services.packs import campaign_packs, rulebooks
+from app.web.display import pack_words
 from app.web.pages import attempt, page, redirect, render
 from app.web.reference import agenda_xp, requisition_terms
 
@@ -88,6 +89,9 @@ def _page(
         setting_value=setting_value,
         terms=lambda requisition: requisition_terms(requisition, book),
         agenda_xp=agenda_xp,
+        # issue 47: each effect as the engine plays it, beside the author's summary
+        effects_words=lambda effects: pack_words.effects_words(effects, book),
+        bonus_words=lambda bonus: pack_words.bonus_words(bonus, book),
         max_kb=packs.MAX_BYTES // 1024,
         **context,
     )

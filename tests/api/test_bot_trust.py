@@ -5,6 +5,7 @@ player's musters), a cancelled decision says so, and a long poll with an ETag wa
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from typing import Any
@@ -50,7 +51,7 @@ class TestDiscordShowsWhatPlayersTyped:
         message = discord_message(engine, "force_created")
         assert message["allowed_mentions"] == {"parse": []}
         assert message["content"] == (
-            r"\@everyone \*\*Free\*\* \[loot\](https://evil.example) \_now\_ joined the crusade."
+            r"\@everyone \*\*Free\*\* \[loot\](https\://evil.example) \_now\_ joined the crusade."
         )
 
     def test_every_discord_message_carries_no_mentions(
@@ -81,8 +82,16 @@ class TestDiscordShowsWhatPlayersTyped:
         [card] = message["embeds"]
         assert card["title"] == r"\# \<\@&123> \|\|spoiler\|\|"
         assert card["description"].endswith(
-            "\\> quoted\n\\- a list\n1\\. first\n\\[click\\](https://evil.example) \\`code\\`"
+            "\\> quoted\n\\- a list\n1\\. first\n\\[click\\](https\\://evil.example) \\`code\\`"
         )
+
+    def test_a_bare_address_stays_text(self) -> None:
+        """Issue 45: Discord links (and unfurls) a bare ``https://...`` a player typed; the
+        escaped colon shows the same characters and links nothing."""
+        text = "raid at https://evil.example/x or HTTP://b.example, not at 10:30"
+        shown = webhook_worker.discord_text(text, 200)
+        assert shown == "raid at https\\://evil.example/x or HTTP\\://b.example, not at 10:30"
+        assert re.search(r"[A-Za-z]://", shown) is None  # nothing Discord would link
 
     def test_a_long_text_is_cut_without_half_an_escape(self) -> None:
         text = webhook_worker.discord_text("a" * 8 + "*" * 10, 10)

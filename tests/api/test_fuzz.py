@@ -108,6 +108,7 @@ class World:
         kept = set(self.app.state._state)
         # photos: a folder store, nothing kept in memory between requests
         # min_free_disk_mb: a setting read once, for the readiness check
+        # body_limits: settings read once; body_budget: empty between requests (checked)
         state = {
             "engine",
             "error_page",
@@ -116,11 +117,14 @@ class World:
             "gate",
             "photos",
             "min_free_disk_mb",
+            "body_limits",
+            "body_budget",
         }
         assert kept == state, (
             f"the app keeps {kept} in app.state: start each scenario with a new one here too"
         )
         assert self.app.state.gate.holders == 0  # between requests the gate is empty
+        assert self.app.state.body_budget.held == 0  # every body's bytes given back
         self.app.state.rate_limits = RateLimits(get_settings().rate_limit_storage)
         self.app.state.order_of_battle_cache = VersionedBodies()
 

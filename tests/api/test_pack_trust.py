@@ -5,6 +5,7 @@ what attach will answer, and decisions that list the pack entries they offer."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -43,7 +44,7 @@ REFUSED = [
         "nested more than 12 deep",
         1,
     ),
-    ("tagged key", BASE + "? !foo x\n: 1\n", "file", "tag !foo", 5),
+    ("tagged key", BASE + "? !foo x\n: 1\n", "file", "YAML tag (!foo)", 5),
     (
         "5,000 digits",
         BASE + "settings:\n  starting_supply_limit: " + "9" * 5000 + "\n",
@@ -122,7 +123,9 @@ def test_a_hostile_or_sloppy_pack_is_refused_by_path_and_line(
         refused = attach(client, cid, text, preview=preview)
         problem = assert_problem(refused, 422, "rule_pack_invalid")
         assert problem["field"] == field, problem
-        assert says in problem["detail"] and f"(line {line})" in problem["detail"], problem
+        # the line, and for a YAML form (a tag...) the column too (issue 47)
+        at = re.search(rf"\(line {line}[,)]", problem["detail"])
+        assert says in problem["detail"] and at, problem
     assert dump(engine) == before
 
 

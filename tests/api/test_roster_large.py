@@ -48,7 +48,8 @@ LARGE = four_detachments()
 def test_the_large_roster_is_real_size() -> None:
     assert len(LARGE) > 371_950 > MAX_BODY
     roster = parse_roster(LARGE)
-    assert len(roster.detachments) == 4 and len(roster.units) == 20
+    # each Blood Angels Patrol's "Lieutenants" holds two Lieutenants: two units (ruling 76)
+    assert len(roster.detachments) == 4 and len(roster.units) == 22
     assert roster.read_power == roster.total_power == 124 and roster.unreadable == ()
 
 
@@ -85,13 +86,13 @@ def test_a_large_ros_previews_and_imports(client: TestClient) -> None:
     shown = post(client, force_id, LARGE, preview=True)
     assert shown.status_code == 200, shown.text
     body = shown.json()
-    assert len(body["units"]) == 20 and body["read_power"] == body["roster_power_level"] == 124
+    assert len(body["units"]) == 22 and body["read_power"] == body["roster_power_level"] == 124
     firsts = [
         next(u["key"] for u in body["units"] if u["key"].startswith(f"{n}.")) for n in (1, 2, 3, 4)
     ]
     added = post(client, force_id, LARGE, units=firsts)
     assert added.status_code == 201, added.text
-    assert [c["name"] for c in added.json()["cards"]] == ["Captain", "Lieutenants"] * 2
+    assert [c["name"] for c in added.json()["cards"]] == ["Captain", "Primaris Lieutenant"] * 2
 
 
 def test_the_same_roster_zipped_reads_the_same(client: TestClient) -> None:

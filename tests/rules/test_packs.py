@@ -137,7 +137,7 @@ def test_a_bad_pack_is_refused_naming_the_path(
         ("id: a\nid: b\n", "given twice"),
         ("a:\n" + "".join(" " * (2 * n) + f"- n{n}:\n" for n in range(1, 16)), "deep"),
         ("x: " + "y" * (packs.MAX_BYTES + 1), f"at most {packs.MAX_BYTES // 1024} KB"),
-        ("when: 2026-11-25\n", "tag:yaml.org,2002:timestamp"),
+        ("when: !!timestamp 2026-11-25\n", "YAML tag (!!timestamp) is not allowed"),
     ],
 )
 def test_hostile_yaml_is_refused(text: str, says: str) -> None:

@@ -455,10 +455,11 @@ def test_a_right_to_left_override_stays_inside_what_was_typed(
     form = {"title": "Relay\u202e", "played_on": "", "location": rlo, "narrative": "Turn 1"}
     assert kai.post(f"/battles/{battle_id}/report", form).status_code == 303
     shown = kai.get(f"/battles/{battle_id}").text
-    assert f"<bdi>{rlo}</bdi> · written by <bdi>kai</bdi>" in shown
-    assert '<h3 dir="auto">Relay\u202e</h3>' in shown
+    # each closed where it ends (issue 45), and isolated where words follow it
+    assert f"<bdi>{rlo}\u202c</bdi> · written by <bdi>kai</bdi>" in shown
+    assert '<h3 dir="auto">Relay\u202e\u202c</h3>' in shown
     history = kai.get(f"/campaigns/{world['campaign_id']}/history").text
-    assert "report was written: “<bdi>Relay\u202e</bdi>”" in history
+    assert "report was written: “<bdi>Relay\u202e\u202c</bdi>”" in history
 
 
 def test_players_add_and_delete_photos(person: Callable[[str], Browser], engine: Any) -> None:

@@ -139,7 +139,7 @@ def test_rematch_from_the_campaign_page_then_one_tap_on_the_mission(
     first = draft_row(engine, int(base.rsplit("/", 1)[1]))["data"]
 
     page = ruby.get(url).text
-    assert "Rematch: Ultramarines 4th vs Waaagh! Gorbad" in page
+    assert "Rematch: <bdi>Ultramarines 4th</bdi> vs <bdi>Waaagh! Gorbad</bdi>" in page
     started = ruby.post(f"{url}/battles/new", {"rematch": "1"})
     assert started.status_code == 303
     base2 = started.headers["location"].rsplit("/", 1)[0]

@@ -92,7 +92,9 @@ class DecisionPayload(BaseModel):
         default_factory=list,
         description="battle_honour for a victor bonus: the units allowed; while pending, "
         "exactly those its answer accepts now (any of them can take an honour in one of "
-        "`categories`)",
+        "`categories`). victor_bonus owed by a rule pack's threshold or quest (issue 47): "
+        "the units that may take its requisitions for a unit (the decision's `card_id` "
+        "alone when a unit earned it)",
     )
     bonus: VictorBonus | None = Field(default=None, description="victor_bonus: the bonus")
     cancelled_because: CancelledBecause | None = Field(

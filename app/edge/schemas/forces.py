@@ -52,6 +52,11 @@ class ForceSummary(BaseModel):
     counters: dict[str, int] = Field(
         default_factory=dict, description="Rule packs' force counters, by counter id"
     )
+    choices: dict[str, str | None] = Field(
+        default_factory=dict,
+        description="Rule packs' named choices of the force, by counter id: the choice's id "
+        "(null: none yet); `counters` keeps its number (issue 47)",
+    )
     quests: list[QuestProgressPublic] = Field(
         default_factory=list, description="Rule packs' force quests begun (issue 38)"
     )
@@ -210,6 +215,11 @@ class CardPublic(BaseModel):
     removed: bool
     counters: dict[str, int] = Field(
         default_factory=dict, description="Rule packs' card counters, by counter id"
+    )
+    choices: dict[str, str | None] = Field(
+        default_factory=dict,
+        description="Rule packs' named choices the unit holds, by counter id: the choice's "
+        "id (null: none yet); `counters` keeps its number (issue 47)",
     )
     quests: list[QuestProgressPublic] = Field(
         default_factory=list, description="Rule packs' quests the unit has begun (issue 38)"

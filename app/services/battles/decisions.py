@@ -40,7 +40,7 @@ from app.services.feed import history
 from app.services.fields import request_fields
 from app.services.forces.convert import write_force
 from app.services.forces.forces import add_joined, load_force
-from app.services.packs import rulebooks, thresholds
+from app.services.packs import pack_reward, rulebooks, thresholds
 
 
 def store(
@@ -115,7 +115,8 @@ def _row(force_id: int, battle_id: int | None, decision: Any) -> Decision:
             t = decision.threshold
             source = "quest" if isinstance(t, Quest) else "threshold"
             payload[source] = {"id": t.id, "name": t.name, "pack": t.pack}
-        kind, card = "victor_bonus", None
+            payload["eligible"] = [int(i) for i in decision.eligible]  # issue 47
+        kind, card = "victor_bonus", decision.card_id
     return Decision(
         force_id=force_id,
         battle_id=battle_id,
@@ -204,13 +205,15 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
             status=409,
         )
     view = load_force(session, row.force_id)
-    if row.kind == "victor_bonus":
+    if row.kind == "victor_bonus" and not pack_reward.owed_by_pack(row.payload):
         _check_new_character(session, row, answer)
         _check_took_part(session, row, answer)
     recorded = _RecordedDice(dice)
     before = _entry_ids(view.cards)
     with request_fields(_ANSWER_FIELDS.get(row.kind, {})):
         book = rulebooks.campaign_book(session, view.force.campaign_id)
+        if row.kind == "victor_bonus" and pack_reward.owed_by_pack(row.payload):
+            answer = pack_reward.checked_answer(row, view.value, answer, book)  # issue 47
         force, follow_ups = _apply(row, view.value, answer, recorded, book)
     force, _promoted, owed = thresholds.after_command(
         session,

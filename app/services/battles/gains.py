@@ -41,7 +41,13 @@ def record_gains(
     book = rulebooks.campaign_book(session, view.force.campaign_id)
     starts = {c.id: c.start for c in book.counters}
     for counter, was, now in moved(view.value.counters, after.counters, starts):
-        say("counter_changed", counter=counter, before=was, after=now)
+        say(
+            "counter_changed",
+            counter=counter,
+            before=was,
+            after=now,
+            **choice_names(book, counter, was, now),
+        )
     for kind, details in quest_moves(view.value.counters, after.counters, book):
         say(kind, **details)
     for card in after.cards:
@@ -52,7 +58,14 @@ def record_gains(
         if (became := transformed(old, card)) is not None:
             say("card_transformed", **unit, **became)
         for counter, was, now in moved(old.counters, card.counters, starts):
-            say("counter_changed", **unit, counter=counter, before=was, after=now)
+            say(
+                "counter_changed",
+                **unit,
+                counter=counter,
+                before=was,
+                after=now,
+                **choice_names(book, counter, was, now),
+            )
         for kind, details in quest_moves(old.counters, card.counters, book):
             say(kind, **unit, **details)
         for kind, details in _gained(old, card):
@@ -78,7 +91,13 @@ def record_purchase_moves(
         history.record(session, campaign_id=campaign_id, force_id=force_id, kind=kind, **details)
 
     for counter, was, now in moved(before.counters, after.counters, starts):
-        say("counter_changed", counter=counter, before=was, after=now)
+        say(
+            "counter_changed",
+            counter=counter,
+            before=was,
+            after=now,
+            **choice_names(book, counter, was, now),
+        )
     old_cards = {c.id: c for c in before.cards}
     for card in after.cards:
         old = old_cards.get(card.id)
@@ -88,7 +107,14 @@ def record_purchase_moves(
         if (became := transformed(old, card)) is not None:
             say("card_transformed", **unit, **became)
         for counter, was, now in moved(old.counters, card.counters, starts):
-            say("counter_changed", **unit, counter=counter, before=was, after=now)
+            say(
+                "counter_changed",
+                **unit,
+                counter=counter,
+                before=was,
+                after=now,
+                **choice_names(book, counter, was, now),
+            )
 
 
 def transformed(old: CrusadeCard, new: CrusadeCard) -> dict[str, object] | None:
@@ -124,6 +150,15 @@ def _gained(old: CrusadeCard, new: CrusadeCard) -> list[tuple[str, dict[str, obj
 def counter_starts(session: Session, campaign_id: int) -> dict[str, int]:
     """Each counter of the campaign's packs at its start (a counter never set is there)."""
     return {c.id: c.start for c in rulebooks.campaign_book(session, campaign_id).counters}
+
+
+def choice_names(book: Rulebook, counter: str, was: int, now: int) -> dict[str, Any]:
+    """A named choice's move by name (issue 47): ``before_choice`` and ``after_choice`` (None:
+    none yet) beside the numbers, for the feed and the bots; nothing for a plain counter."""
+    rule = next((c for c in book.counters if c.id == counter), None)
+    if rule is None or not rule.choices:
+        return {}
+    return {"before_choice": rule.choice(was), "after_choice": rule.choice(now)}
 
 
 def moved(

@@ -724,6 +724,7 @@ def _say_counters(
     if "counters" not in restored:  # an older snapshot: its counters are left as they are
         return
     unit = {"card_id": int(card.id or 0), "name": card.name} if card is not None else {}
+    book = rulebooks.campaign_book(session, battle.campaign_id)
     for counter, was, value in gains.moved(now or {}, restored["counters"] or {}, starts):
         history.record(
             session,
@@ -735,8 +736,8 @@ def _say_counters(
             counter=counter,
             before=was,
             after=value,
+            **gains.choice_names(book, counter, was, value),
         )
-    book = rulebooks.campaign_book(session, battle.campaign_id)
     for kind, details in gains.quest_moves(now or {}, restored["counters"] or {}, book):
         history.record(
             session,

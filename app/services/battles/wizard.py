@@ -35,7 +35,7 @@ from app.rules.data import (
 )
 from app.rules.dice import EnteredDice, SeededDice
 from app.rules.errors import RuleError
-from app.services.battles import confirmation, lifecycle
+from app.services.battles import confirmation, lifecycle, two_screens
 from app.services.battles.lifecycle import SideResult, SideSetup
 from app.services.campaigns import membership
 from app.services.forces.convert import card_value
@@ -580,11 +580,19 @@ def tally_limit(agenda: Agenda) -> int:
 
 
 def bump(
-    session: Session, draft: BattleDraft, draft_data: dict[str, Any], spec: str
+    session: Session,
+    draft: BattleDraft,
+    draft_data: dict[str, Any],
+    spec: str,
+    *,
+    screen: str | None = None,
+    seen: int | None = None,
 ) -> tuple[int, str, int]:
     """Apply one tap of a counter, ``card:field:+1`` or ``card:field:-1``, where the field
     is a kill count (``destroyed_ranged``...) or ``agenda.<agenda id>``. Counts stay within
-    0..the most the rules allow. Returns (card id, field, new value)."""
+    0..the most the rules allow. Returns (card id, field, new value). ``screen`` and
+    ``seen`` (the tapping phone's id and the draft's version it knew) let a counter moved
+    on two screens while apart be told (``two_screens``)."""
     card_id, field, delta = _parse_bump(spec)
     side = side_of(session, draft, card_id)
     state = unit_state(draft_data, card_id)
@@ -609,13 +617,97 @@ def bump(
             f"This count must stay between 0 and {top}.",
             field="bump",
         )
+    _set_count(draft_data, card_id, field, value)
+    two_screens.note_tap(
+        draft_data,
+        card_id=card_id,
+        field=field,
+        delta=delta,
+        screen=screen,
+        seen=seen,
+        version=(draft.version or 0) + 1,
+    )
+    save(session, draft, draft_data)
+    return card_id, field, value
+
+
+def _count(draft_data: dict[str, Any], card_id: int, field: str) -> int:
+    state = unit_state(draft_data, card_id)
+    if field in KILLS:
+        return int(state[field])
+    return int(state["agenda_tallies"].get(field.removeprefix("agenda."), 0))
+
+
+def _set_count(draft_data: dict[str, Any], card_id: int, field: str, value: int) -> None:
+    state = unit_state(draft_data, card_id)
     if field in KILLS:
         state[field] = value
     else:
         state["agenda_tallies"][field.removeprefix("agenda.")] = value
     draft_data["units"][str(card_id)] = state
+
+
+def settle(
+    session: Session, draft: BattleDraft, draft_data: dict[str, Any], key: str, keep: str
+) -> None:
+    """The players' answer for a counter moved on two screens while apart: keep the sum
+    ("sum"), or only one screen's taps (that screen's id). A counter settled meanwhile
+    (by the other phone) is left as it is: nothing to answer any more."""
+    overlap = two_screens.open_overlaps(draft_data).get(key)
+    if overlap is None:
+        return
+    if keep != "sum" and keep not in overlap["parts"]:
+        raise RuleError("keep_invalid", "Keep the sum or one screen's count.", field="keep")
+    card_id, field = int(overlap["card_id"]), str(overlap["field"])
+    value = two_screens.kept_value(overlap, _count(draft_data, card_id, field), keep)
+    _set_count(draft_data, card_id, field, value)
+    two_screens.close(draft_data, key)
     save(session, draft, draft_data)
-    return card_id, field, value
+
+
+def overlaps_view(
+    session: Session, draft: BattleDraft, draft_data: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The counters moved on two screens while apart, for the after-game step and the
+    review: the army, the unit, the counter, its value and each screen's part."""
+    found = two_screens.open_overlaps(draft_data)
+    if not found:
+        return []
+    sides = battle_sides(session, draft)
+    forces = forces_by_id(session, [s.force_id for s in sides])
+    cards = roster_cards(session, [int(o["card_id"]) for o in found.values()])
+    book = rulebooks.campaign_book(session, draft.campaign_id)
+    views = []
+    for key, overlap in found.items():
+        card_id, field = int(overlap["card_id"]), str(overlap["field"])
+        side = next((s for s in sides if card_id in s.roster), None)
+        value = _count(draft_data, card_id, field)
+        what = (
+            f"{book.agenda(field.removeprefix('agenda.')).name} tally"
+            if field.startswith("agenda.")
+            else {"destroyed_psychic": "Psychic kills", "destroyed_melee": "Melee kills"}.get(
+                field, "Ranged kills"
+            )
+        )
+        parts = [(screen, int(moved)) for screen, moved in overlap["parts"].items()]
+        views.append(
+            {
+                "key": key,
+                "army": forces[side.force_id].name if side else "",
+                "unit": cards[card_id].name if card_id in cards else f"unit {card_id}",
+                "what": what,
+                "value": value,
+                "parts": [
+                    {
+                        "screen": screen,
+                        "moved": moved,
+                        "kept": two_screens.kept_value(overlap, value, screen),
+                    }
+                    for screen, moved in parts
+                ],
+            }
+        )
+    return views
 
 
 def _check_can_score(session: Session, agenda: Agenda, card_id: int, book: Rulebook) -> None:
@@ -660,6 +752,23 @@ def side_of(session: Session, draft: BattleDraft, card_id: int) -> int:
         if card_id in side.roster:
             return index
     raise RuleError("unit_not_in_roster", "That unit is not on either roster.", field="bump")
+
+
+def victory_points(typed: str, index: int) -> int | None:
+    """Victory points as typed in the wizard (None when the box is empty): a whole number
+    from 0 to the most a battle gives. Anything else ("4.5", "-3", "1e2", "250") is refused
+    with the reason, never stored as empty (issue 49)."""
+    text = typed.strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) > MAX_VICTORY_POINTS:
+        raise RuleError(
+            "victory_points_invalid",
+            f"Victory points are a whole number from 0 to {MAX_VICTORY_POINTS}: "
+            f"“{text[:12]}” is not one.",
+            field=f"vp_{index}",
+        )
+    return int(text)
 
 
 def check_after(draft_data: dict[str, Any]) -> None:
@@ -889,9 +998,19 @@ def _may_roll(expression: str, card: Card, book: Rulebook) -> bool:
     return eligibility.meets(expression, card_value(card), {}, book)
 
 
-def submit(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) -> Battle:
+def submit(
+    session: Session,
+    draft: BattleDraft,
+    draft_data: dict[str, Any],
+    *,
+    seen: Seen | None = None,
+) -> Battle:
     """Hand the result to ``confirmation.submit``: an organizer's applies at once, a
-    player's waits for the opponent. The draft is then finished."""
+    player's waits for the opponent. The draft is then finished. A submit from a screen
+    that did not know the result was submitted meanwhile (``seen``: what its page showed)
+    is refused with what was submitted, compared with what that screen showed (issue 49)."""
+    if draft.step == FINISHED:
+        raise submitted_elsewhere(draft, seen)
     check_after(draft_data)
     if draft.battle_id is None:
         raise DomainError(
@@ -912,3 +1031,39 @@ def forces_by_id(session: Session, ids: list[int]) -> dict[int, Force]:
 def roster_cards(session: Session, ids: list[int]) -> dict[int, Card]:
     rows = session.exec(select(Card).where(col(Card.id).in_(ids))).all()
     return {c.id: c for c in rows if c.id is not None}
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a review page showed when its Submit was tapped: the draft's version and each
+    army's victory points."""
+
+    version: int | None
+    victory_points: tuple[int | None, ...]
+
+
+def _score(points: tuple[int | None, ...] | list[Any]) -> str:
+    return "–".join("?" if vp is None else str(vp) for vp in points)
+
+
+def submitted_elsewhere(draft: BattleDraft, seen: Seen | None) -> DomainError:
+    """The refusal of a submit that came too late: the result had been submitted from
+    another screen. Says what counted, and how it differs from what this screen showed."""
+    stored = data(draft)
+    points = tuple(side.get("vp") for side in stored["sides"])
+    counted = _score(points)
+    if seen is None:
+        compared = ""
+    elif seen.victory_points != points:
+        compared = f", not your {_score(seen.victory_points)}"
+    elif seen.version is not None and seen.version + 1 == draft.version:
+        compared = ", the same entries as yours"
+    else:
+        compared = ", the same score as yours; other entries (kills, marks, dice) may differ"
+    return DomainError(
+        "draft_submitted_elsewhere",
+        f"Submitted from another screen: {counted}{compared}. Your submit did not count. "
+        "Open the battle to compare; to correct it, dispute the result or ask an organizer "
+        "to revert it.",
+        status=409,
+    )

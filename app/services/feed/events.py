@@ -161,6 +161,8 @@ DETAIL_FIELDS = (
     "counter",
     "before",
     "after",
+    "before_choice",
+    "after_choice",
     "reason",
     "sides",
     "threshold",
@@ -365,7 +367,8 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
         case "counter_changed":
             who = f"{card} ({force})" if p.get("card_id") else force
             what = _counter(p.get("counter"), book)
-            return f"{who}: {what} went from {p.get('before')} to {p.get('after')}."
+            was, now = _counter_values(p, book)
+            return f"{who}: {what} went from {was} to {now}."
         case "threshold_reached":
             who = f"{card} ({force})" if p.get("card_id") else force
             counter = p.get("counter_name") or _counter(p.get("counter"), book)
@@ -436,6 +439,22 @@ def _counter(counter_id: Any, book: Rulebook) -> str:
     """A rule pack's counter by its name (the id when the pack is no longer attached)."""
     fallback = str(counter_id).replace("_", " ").capitalize()
     return next((c.name for c in book.counters if c.id == counter_id), fallback)
+
+
+def _counter_values(p: dict[str, Any], book: Rulebook) -> tuple[str, str]:
+    """A counter's values as the feed says them: a named choice by its name ("none" before
+    any), as recorded or from the pack still attached (issue 47); a number otherwise."""
+    rule = next((c for c in book.counters if c.id == p.get("counter")), None)
+    if "after_choice" not in p and (rule is None or not rule.choices):
+        return str(p.get("before")), str(p.get("after"))
+
+    def name(key: str) -> str:
+        chosen = p.get(f"{key}_choice") if f"{key}_choice" in p else None
+        if chosen is None and rule is not None and f"{key}_choice" not in p:
+            chosen = rule.choice(int(p.get(key) or 0))
+        return str(chosen).replace("_", " ").capitalize() if chosen else "none"
+
+    return name("before"), name("after")
 
 
 def _rank(rank_id: Any, book: Rulebook) -> str:

@@ -87,6 +87,15 @@ class EventDetails(BaseModel):
     counter: str | None = Field(default=None, description="counter_changed: the counter's id")
     before: int | None = Field(default=None, description="counter_changed: its value before")
     after: int | None = Field(default=None, description="counter_changed: its value after")
+    before_choice: str | None = Field(
+        default=None,
+        description="counter_changed of a named choice (issue 47): the choice before, by its "
+        "id (null: none yet); `before` stays its number",
+    )
+    after_choice: str | None = Field(
+        default=None,
+        description="counter_changed of a named choice (issue 47): the choice now, by its id",
+    )
     reason: str | None = Field(
         default=None,
         description="decision_cancelled: why (`no_unit_can_take_it`: ruling 71; "

@@ -388,12 +388,16 @@ def body_for(
 # start of a line. A backslash before any of them shows the character as typed.
 _DISCORD_INLINE = re.compile(r"([\\*_~`|\[\]<@])")
 _DISCORD_LINE_START = re.compile(r"^(\s*)([#>+-]|\d+(?=\.))", re.MULTILINE)
+# Discord turns a bare ``scheme://...`` into a link (and unfurls it); an escaped colon keeps
+# it text (issue 45).
+_DISCORD_BARE_URL = re.compile(r"([a-z][a-z0-9+.\-]*):(?=//)", re.IGNORECASE)
 
 
 def discord_text(text: str, limit: int) -> str:
     """``text`` shown as typed in a Discord message (no markdown, no masked link, no
     mention), cut to ``limit`` characters without leaving half an escape."""
     escaped = _DISCORD_LINE_START.sub(_escape_line_start, _DISCORD_INLINE.sub(r"\\\1", text))
+    escaped = _DISCORD_BARE_URL.sub(r"\1\\:", escaped)
     if len(escaped) <= limit:
         return escaped
     cut = escaped[: limit - 1]

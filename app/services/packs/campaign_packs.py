@@ -121,6 +121,14 @@ def _refusal_to_attach(
         in_use = _missions_in_use(session, campaign_id, old, keep={m.id for m in pack.missions})
         if in_use is not None:
             return in_use
+    # what no confirmation overrides comes before what accept_breaking does (issue 47): the
+    # preview then names the refusal attach meets, confirmed or not
+    now = packs.apply(rulebook(), after).numbers.muster_by
+    measure = _supply_measure(after, now) or _muster_changed(
+        session, campaign_id, before.numbers.muster_by, now
+    )
+    if measure is not None:
+        return measure
     if changes.breaks and not accept_breaking:
         return DomainError(
             "rule_pack_update_breaks",
@@ -128,10 +136,7 @@ def _refusal_to_attach(
             f"{'; '.join(changes.breaks[:5])}. Send accept_breaking=true to attach it anyway.",
             status=409,
         )
-    now = packs.apply(rulebook(), after).numbers.muster_by
-    return _supply_measure(after, now) or _muster_changed(
-        session, campaign_id, before.numbers.muster_by, now
-    )
+    return None
 
 
 def attach(

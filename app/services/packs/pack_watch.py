@@ -104,6 +104,49 @@ def _counter_lines(
     return lines
 
 
+def card_counters(book: Rulebook, card: CrusadeCard) -> list[str]:
+    """A unit's own counters for its card and its row in the Order of Battle (issue 47):
+    each card counter it holds or a trigger moves for it, its value (a named choice by
+    name), what moves it and the next threshold ahead ("Sanctity 10 (0 to 20): +1 per
+    battle it fights (Devotion); next: Exalted at 12, 2 to go")."""
+    lines = []
+    for counter in (c for c in book.counters if c.scope == "card"):
+        moves = [
+            f"{t.amount:+d} per {_what(t.when, t.keywords_any, card)} ({t.name})"
+            for t in book.triggers
+            if t.counter == counter.id and _fits(t.keywords_any, card)
+        ]
+        moves += [
+            f"{amount:+d} per mark of {a.name}"
+            for a in book.agendas
+            for counter_id, amount in a.counters_per_mark.items()
+            if counter_id == counter.id
+        ]
+        if counter.id not in card.counters and not moves:
+            continue
+        now = card.counters.get(counter.id, counter.start)
+        if counter.choices:
+            chosen = counter.choice(now)
+            lines.append(f"{counter.name}: {_choice_words(chosen) if chosen else 'none yet'}")
+            continue
+        ahead = sorted(
+            (t for t in book.thresholds if t.counter == counter.id and now < t.at),
+            key=lambda t: t.at,
+        )
+        line = f"{counter.name} {now} ({counter.min} to {counter.max})"
+        if moves:
+            line += ": " + ", ".join(moves)
+        if ahead:
+            line += f"; next: {ahead[0].name} at {ahead[0].at}, {ahead[0].at - now} to go"
+        lines.append(line)
+    return lines
+
+
+def _choice_words(choice: str) -> str:
+    text = choice.replace("_", " ")
+    return text[:1].upper() + text[1:]
+
+
 def _quest_lines(
     book: Rulebook,
     held: Mapping[str, int],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import zipfile
 from collections import Counter
 from collections.abc import Mapping
@@ -61,6 +62,8 @@ MAX_POINTS = 10000
 # Selections inside selections: real rosters nest a handful deep (unit, model, wargear,
 # option); a file nested past this is refused rather than walked.
 MAX_DEPTH = 64
+# New Recruit's ids (a 24-hex database id), as against BattleScribe's "1a2b-3c4d-5e6f-7a8b"
+_HEX_ID = re.compile(r"[0-9a-f]{24}", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,10 @@ class ParsedRoster:
     total_power: int | None = None
     total_points: int | None = None
     options_power: int = 0  # Power of detachment and army settings, on no unit
+    # How the file writes costs (ruling 76): True when a selection's cost already holds
+    # everything inside it (New Recruit, BlueScribe), False when each selection gives only
+    # its own and a unit's cost is the sum (BattleScribe)
+    costs_include_children: bool = False
 
     @property
     def unexplained_power(self) -> int:
@@ -226,6 +233,7 @@ def parse_roster(data: bytes) -> ParsedRoster:
     factions: list[str] = []
     detachments: list[str] = []
     options = 0.0
+    rolled = _costs_include_children(root)
     for f_index, force in enumerate(root.iter(f"{NS}force"), start=1):
         detachment = force.get("name", "")
         detachments.append(detachment)
@@ -234,30 +242,29 @@ def parse_roster(data: bytes) -> ParsedRoster:
         chosen = _sub_factions(force)
         for s_index, selection in enumerate(_children(force), start=1):
             key = f"{f_index}.{s_index}"
-            wrapped = _wrapped_units(selection)
+            wrapped = _wrapped_units(selection, rolled)
             if wrapped:
                 role = _role(_primary(selection))
                 for w_index, inner in enumerate(wrapped, start=1):
                     inner_key = key if len(wrapped) == 1 else f"{key}.{w_index}"
-                    read = _unit(inner, inner_key, detachment, chosen)
+                    read = _unit(inner, inner_key, detachment, chosen, rolled)
                     if isinstance(read, RosterUnit):
                         units.append(
                             read if read.battlefield_role else replace(read, battlefield_role=role)
                         )
                     elif read is not None:
                         unreadable.append(read)
-                inside = {id(d) for w in wrapped for d in (w, *_descendants(w))}
-                options += _power(selection) + sum(
-                    _power(d) for d in _descendants(selection) if id(d) not in inside
+                options += _cost(selection, PL, rolled) - sum(
+                    _cost(inner, PL, rolled) for inner in wrapped
                 )
                 continue
-            read = _unit(selection, key, detachment, chosen)
+            read = _unit(selection, key, detachment, chosen, rolled)
             if isinstance(read, RosterUnit):
                 units.append(read)
             elif read is not None:
                 unreadable.append(read)
             else:  # a detachment or army setting; some cost Power (e.g. a Specialist option)
-                options += _power(selection) + sum(_power(d) for d in _descendants(selection))
+                options += _cost(selection, PL, rolled)
     if len(units) > MAX_UNITS:
         raise _problem(
             "roster_too_large", f"A roster may hold {MAX_UNITS} units at most.", status=413
@@ -272,6 +279,7 @@ def parse_roster(data: bytes) -> ParsedRoster:
         detachments=tuple(detachments),
         units=tuple(units),
         unreadable=tuple(unreadable),
+        costs_include_children=rolled,
     )
 
 
@@ -285,6 +293,54 @@ def _total(root: Element, name: str) -> int | None:
                 return None
             return round(value) if math.isfinite(value) and abs(value) < 1e6 else None
     return None
+
+
+def _costs_include_children(root: Element) -> bool:
+    """Whether the file writes each selection's cost with everything inside it already
+    added (New Recruit, BlueScribe) rather than its own cost only (BattleScribe); ruling 76.
+    The file's own totals (the roster's ``costs``, and a force's if it has any) tell: they
+    equal the sum of the force-level selections' costs in the first way, of every
+    selection's cost in the second. When the totals cannot tell (they match both, or
+    neither: a file out of date), the writer does: New Recruit signs ``generatedBy`` with
+    its address and gives 24-hex ids; BattleScribe's ids are four groups of four."""
+    votes: set[bool] = set()
+    for holder in (root, *root.iter(f"{NS}force")):
+        tops = [s for force in holder.iter(f"{NS}force") for s in _children(force)]
+        for name in (PL, "pts"):
+            total = _own_total(holder, name)
+            if total is None or not tops:
+                continue
+            top = sum(_power(s, name) for s in tops)
+            every = top + sum(_power(d, name) for s in tops for d in _descendants(s))
+            if abs(total - top) < 0.5 <= abs(total - every):
+                votes.add(True)
+            elif abs(total - every) < 0.5 <= abs(total - top):
+                votes.add(False)
+    if len(votes) == 1:
+        return votes.pop()
+    return "newrecruit" in root.get("generatedBy", "").casefold() or bool(
+        _HEX_ID.fullmatch(root.get("id", ""))
+    )
+
+
+def _own_total(holder: Element, name: str) -> float | None:
+    found = [c for c in holder.findall(f"{NS}costs/{NS}cost") if c.get("name", "").strip() == name]
+    if not found:
+        return None
+    try:
+        value = float(found[0].get("value", ""))
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _cost(selection: Element, name: str, rolled: bool) -> float:
+    """A selection's whole cost named ``name``: as written when the file's costs already
+    hold their children's (``rolled``), else its own plus everything inside it."""
+    own = _power(selection, name)
+    if rolled:
+        return own
+    return own + sum(_power(d, name) for d in _descendants(selection))
 
 
 def _children(element: Element) -> list[Element]:
@@ -337,8 +393,10 @@ def _power(selection: Element, cost_name: str = PL) -> float:
 
 
 def _sub_factions(force: Element) -> dict[str, str]:
-    """The sub-factions a detachment chose, by the placeholder they fill (rulings 51 and
-    74): its settings are the force-level selections that hold options but no unit."""
+    """The sub-factions a detachment chose, by the placeholder they fill (rulings 51, 74
+    and 76): its settings are the force-level selections that hold options but no unit, or
+    hold nothing and are named "Setting: Choice". A force nested in another reads its
+    own settings only."""
     settings = []
     placeholders = set()
     for selection in _children(force):
@@ -355,19 +413,27 @@ def _sub_factions(force: Element) -> dict[str, str]:
         options = tuple(" ".join(o.get("name", "").split()) for o in _children(selection))
         if options:
             settings.append(Setting(selection.get("name", ""), options))
+        elif not inner:  # the choice written as the setting's own name (ruling 76):
+            head, colon, value = selection.get("name", "").partition(":")  # "Chapter
+            if colon and value.strip():  # Selection: Black Templars", no option inside
+                settings.append(Setting(head, (" ".join(value.split()),)))
     return fill_placeholders(settings, placeholders)
 
 
 def _unit(
-    selection: Element, key: str, detachment: str, chosen: Mapping[str, str] | None = None
+    selection: Element,
+    key: str,
+    detachment: str,
+    chosen: Mapping[str, str] | None = None,
+    rolled: bool = False,
 ) -> RosterUnit | UnreadableUnit | None:
     """A unit selection as a RosterUnit; a detachment setting is None; anything else that
     costs Power is listed as unreadable so the player sees it was not silently dropped."""
     kind = selection.get("type", "")
     name = " ".join(selection.get("name", "").split())
     primary = _primary(selection)
-    power = _power(selection) + sum(_power(d) for d in _descendants(selection))
-    points = _power(selection, "pts") + sum(_power(d, "pts") for d in _descendants(selection))
+    power = _cost(selection, PL, rolled)
+    points = _cost(selection, "pts", rolled)
     if primary.casefold() == "configuration" or (kind not in ("unit", "model") and not power):
         return None
     carried = round(power) if 0 < power <= MAX_POWER_RATING else 0
@@ -416,15 +482,24 @@ def _unit(
     )
 
 
-def _wrapped_units(selection: Element) -> list[Element]:
+def _wrapped_units(selection: Element, rolled: bool = False) -> list[Element]:
     """The units a force-level selection that is not a unit itself holds: a Necron
     "Dynastic Advisors" upgrade holding a Technomancer, a "Bound Creation" holding
     Cryptothralls (written as an upgrade, or as a 'unit' with no keyword of its own whose
     child is the unit). Each is read as the unit it is, by its own name and categories; a
-    child model counts when it carries keywords of its own (a character on its own)."""
+    child model counts when it carries keywords of its own (a character on its own).
+    A wrapper with no keyword of its own around two or more CHARACTER models, each with
+    its own keywords and Power ("Lieutenants" holding two Lieutenants, "Lieutenant(s)"
+    two Ravenwing Talonmasters), holds that many units: the datasheet makes each its own
+    unit (ruling 76)."""
     kind = selection.get("type")
+    own = any(_is_keyword(c) for c in _categories(selection))
+    if kind != "model" and not own:
+        models = [child for child in _children(selection) if child.get("type") == "model"]
+        if len(models) >= 2 and all(_is_character_of_its_own(m, rolled) for m in models):
+            return models
     if kind == "unit":
-        if any(_is_keyword(c) for c in _categories(selection)):
+        if own:
             return []
         return [child for child in _children(selection) if child.get("type") == "unit"]
     if kind == "model" or _written_as_upgrade(selection, _primary(selection)):
@@ -435,6 +510,15 @@ def _wrapped_units(selection: Element) -> list[Element]:
         if child.get("type") == "unit"
         or (child.get("type") == "model" and any(_is_keyword(c) for c in _categories(child)))
     ]
+
+
+def _is_character_of_its_own(model: Element, rolled: bool) -> bool:
+    """A model that carries CHARACTER among keywords of its own and a Power of its own."""
+    return (
+        _count(model) == 1
+        and any(_is_keyword(c) and _name(c) == "character" for c in _categories(model))
+        and _cost(model, PL, rolled) > 0
+    )
 
 
 def _written_as_upgrade(selection: Element, primary: str) -> bool:
@@ -457,60 +541,50 @@ def _role(primary: str) -> str:
 
 
 def _keyword_categories(selection: Element, descendants: list[Element]) -> list[Element]:
-    """The categories that give a unit its keywords (ruling 73): its own; those that every
-    one of its models carries (a Valkyrie's AIRCRAFT, a Tactical Drone's faction); and those
-    of its principal model - the unit's one CHARACTER model when it has exactly one (Aun'Va
-    with her Ethereal Guard, the Silent King with his Menhirs, a Commander with drones), or
-    else, for a unit with no keyword of its own, its most numerous kind of model. Attached
-    models of another kind add models and wargear, not keywords (ruling 45). Any upgrade's
-    ``Faction:`` one (e.g. a Knight household), and the other categories of its options
-    (``_option_categories``), but never a Knight Lance's CHARACTER, which Crusade forbids."""
+    """The categories that give a unit its keywords (ruling 76, which replaces ruling 73's
+    principal model): a unit has every keyword of every model in it, as the core rules
+    say of a unit whose models differ. So its own categories, those of every model in it
+    (Celestine's CELESTINE and LIVING SAINT beside her Geminae Superia's; Aun'Va's
+    ETHEREAL beside her Ethereal Guard's), any upgrade's ``Faction:`` one (e.g. a Knight
+    household), and the other categories of the options chosen for the unit or its models
+    (``_option_categories``), but never a Knight Lance's CHARACTER, which Crusade forbids.
+    One exception: drones that ride with models of another kind (a Commander's Gun Drones,
+    a Stealth team's Marker Drone) add models and wargear, never keywords, so the unit is
+    no DRONE and gains XP as its datasheet says (ruling 45)."""
     found = list(_categories(selection))
     for child in descendants:
         if child.get("type") != "model":
             found.extend(c for c in _categories(child) if _name(c).startswith("faction:"))
-    models = [m for m in (selection, *descendants) if m.get("type") == "model"]
-    found.extend(_option_categories(selection, models))
-    kinds: dict[frozenset[str], list[Element]] = {}
-    counts: dict[frozenset[str], int] = {}
+    models = _keyword_models(selection, descendants)
     for model in models:
-        kind = _kind_of(model)
-        kinds.setdefault(kind, []).append(model)
-        counts[kind] = counts.get(kind, 0) + _count(model)
-    if not kinds:
-        return found
-    shared = frozenset.intersection(*kinds)
-    found.extend(c for c in _categories(models[0]) if _name(c) in shared)
-    characters = [k for k in kinds if "character" in k]
-    if len(characters) == 1 and counts[characters[0]] == 1:
-        principal: frozenset[str] | None = characters[0]
-    elif any(_is_keyword(c) for c in _categories(selection)):
-        principal = None
-    else:
-        principal = max(counts.items(), key=lambda k: k[1])[0]
-    if principal is not None:
-        found.extend(_categories(kinds[principal][0]))
+        if model is not selection:
+            found.extend(_categories(model))
+    found.extend(_option_categories(selection, models))
     return found
+
+
+def _keyword_models(selection: Element, descendants: list[Element]) -> list[Element]:
+    """The unit's models whose keywords are the unit's: all of them, but for drones riding
+    with models of another kind."""
+    models = [m for m in (selection, *descendants) if m.get("type") == "model"]
+    others = [m for m in models if "drone" not in _kind_of(m)]
+    return others if others else models
 
 
 def _option_categories(selection: Element, models: list[Element]) -> list[Element]:
     """The keywords a unit's options give it (ruling 73): a Jump Pack's FLY and JUMP PACK,
     Smoke Launchers' SMOKESCREEN, a Chapter Command upgrade's CHAPTER MASTER, a Chaos
     Knight's KHORNE - from an option of the unit itself or of a model whose keywords are the
-    unit's (its only kind of model, or its one CHARACTER). Never CHARACTER: a Knight Lance
-    makes no CHARACTER in Crusade (rulings 31 and 35)."""
-    kinds = {_kind_of(m) for m in models}
-    characters = [m for m in models if "character" in _kind_of(m)]
-    principal = characters[0] if len(characters) == 1 and _count(characters[0]) == 1 else None
+    unit's (any but a drone riding with models of another kind). Never CHARACTER: a Knight
+    Lance makes no CHARACTER in Crusade (rulings 31 and 35)."""
+    counted = {id(m) for m in models}
     found: list[Element] = []
     stack = [(child, selection) for child in _children(selection)]
     while stack:  # depth already bounded by _descendants, which the caller has walked
         child, owner = stack.pop()
         if child.get("type") == "model":
             owner = child
-        elif child.get("type") == "upgrade" and (
-            owner is selection or len(kinds) == 1 or owner is principal
-        ):
+        elif child.get("type") == "upgrade" and (owner is selection or id(owner) in counted):
             found.extend(c for c in _categories(child) if _name(c) != "character")
         stack.extend((grandchild, owner) for grandchild in _children(child))
     return found
@@ -547,6 +621,8 @@ def _keywords(
         word = resolve(word, chosen)
         if not word or word.startswith("<") or SKIPPED_WORD in word.casefold().split():
             continue
+        if word.casefold() in BATTLEFIELD_ROLES or word.casefold() in NOT_A_ROLE:
+            continue  # a role, even when the data lists it again as a plain category
         word = word[:MAX_KEYWORD]
         if is_faction and word not in factions:
             factions.append(word)

@@ -31,6 +31,14 @@
 // draft, under that lock, so it is sent once, in order, and never by two tabs at once; its
 // form changes are checked against the server's draft like this tab's own.
 //
+// Both screens changed a field (issue 49): only that field waits for the player's answer,
+// asked field by field and named with its army ("Ultramarines: Victory points scored —
+// yours 45, theirs 40"); everything else is sent at once. A value another screen replaced
+// is told on this page, with what replaced it; a counter both screens moved while apart is
+// marked by the server (each tap carries this phone's screen id and the version it knew)
+// and shown on both phones with its parts, to keep the sum or one screen's count. A typed
+// value the field cannot take is refused on the spot with the reason, and never queued.
+//
 // When the battle can no longer change (the result was submitted on another screen), what
 // is still waiting is listed with a link to the result and a button to drop it: the
 // players correct the result from there (revert and re-record, or dispute).
@@ -38,6 +46,8 @@
   "use strict";
   var form = document.querySelector("form[data-draft]");
   var leftovers = document.querySelector("[data-leftovers-draft]");
+  var screenId = thisScreen();
+  nameScreens();
   if (!form) {
     if (leftovers) showLeftovers(leftovers);
     return;
@@ -53,7 +63,8 @@
   var versionInput = form.querySelector("input[name=version]");
   var csrfInput = form.querySelector("input[name=csrf_token]");
   var pageVersion = versionInput ? Number(versionInput.value) : null;
-  var state = { items: readQueue().items.map(upgrade) };
+  var stored = readQueue();
+  var state = { items: stored.items.map(upgrade), held: stored.held || [] };
   var busy = false;
   var stopped = null; // the refusal that stopped the queue (a conflict, a closed battle)
   var waiting = null; // the submit button whose click waits for the queue to empty
@@ -109,6 +120,7 @@
       if (!el.name || el.name === "csrf_token" || el.name === "version" || el.disabled ||
           el.name === "action" || el.name === "bump" || el.tagName === "BUTTON") return;
       var values = map[el.name] === undefined || map[el.name] === null ? [] : map[el.name].split("\u0001");
+      if (el.getAttribute("data-refused") !== null) return; // kept as typed, with its reason
       if (el.type === "checkbox" || el.type === "radio") el.checked = values.indexOf(el.value) >= 0;
       else if (el.tagName === "SELECT" && el.multiple) {
         Array.prototype.forEach.call(el.options, function (o) { o.selected = values.indexOf(o.value) >= 0; });
@@ -176,6 +188,7 @@
   function expected(page) {
     var known = knownFor(page);
     var map = Object.assign({}, known ? known.fields : {});
+    state.held.forEach(function (h) { if (h.page === page) map[h.name] = h.mine; });
     state.items.forEach(function (item) {
       if (!item.change || item.page !== page) return;
       Object.keys(item.changes).forEach(function (n) { map[n] = item.changes[n]; });
@@ -190,7 +203,7 @@
       var found = JSON.parse(localStorage.getItem(key || storeKey) || "null");
       if (found && Array.isArray(found.items)) return found;
     } catch (e) { /* no storage, or a broken entry: start empty */ }
-    return { items: [] };
+    return { items: [], held: [] };
   }
 
   function pageOf(url) { return url.replace(/\/(save|total)$/, ""); }
@@ -223,6 +236,33 @@
       sessionStorage.removeItem("crusade-tab-left");
     } catch (e) { id = id || newKey(); }
     return id;
+  }
+
+  // --- this phone among the screens of the battle ----------------------------------------------
+
+  // This phone's id among the screens of a battle (every tab of the phone shares it): sent
+  // with each tap, so the server tells two phones' taps on one counter apart.
+  function thisScreen() {
+    var id = null;
+    try {
+      id = localStorage.getItem("crusade-screen-id");
+      if (!id) { id = newKey(); localStorage.setItem("crusade-screen-id", id); }
+    } catch (e) { id = id || newKey(); }
+    return id;
+  }
+
+  // A counter moved on two screens: each part is said as this phone's or another's.
+  function nameScreens() {
+    document.querySelectorAll("#overlaps [data-screen]").forEach(function (el) {
+      var mine = el.getAttribute("data-screen") === screenId;
+      var moved = Number(el.getAttribute("data-moved") || "0");
+      var signed = (moved > 0 ? "+" : "") + moved;
+      if (el.tagName === "BUTTON") {
+        el.textContent = el.textContent.replace(/\(only .*\)$/, "(only " + (mine ? "this screen's " : "the other screen's ") + signed + ")");
+      } else {
+        el.textContent = signed + (mine ? " here" : " from another screen");
+      }
+    });
   }
 
   // Tabs of this draft tell each other when one goes, so its waiting taps are taken over.
@@ -264,7 +304,8 @@
   function adopt(key) {
     var found = readQueue(key);
     try { localStorage.removeItem(key); } catch (e) { /* fine */ }
-    if (!found.items.length) return;
+    (found.held || []).forEach(function (h) { holdOne(h); });
+    if (!found.items.length) { write(); showClashes(); return; }
     var at = busy ? 1 : 0;
     state.items.splice.apply(state.items, [at, 0].concat(found.items.map(upgrade)));
     write();
@@ -286,8 +327,9 @@
 
   function write() {
     try {
-      if (state.items.length) localStorage.setItem(storeKey, JSON.stringify({ items: state.items }));
-      else localStorage.removeItem(storeKey);
+      if (state.items.length || state.held.length) {
+        localStorage.setItem(storeKey, JSON.stringify({ items: state.items, held: state.held }));
+      } else localStorage.removeItem(storeKey);
     } catch (e) { /* private mode: the queue lives as long as the page */ }
   }
 
@@ -366,16 +408,27 @@
     if (!url) return;
     var now = valuesOf(formFields(form));
     var before = expected(here);
+    var known = knownFor(here);
     var changes = {};
     var base = {};
     var any = false;
+    form.querySelectorAll("[data-refused]").forEach(function (el) { // never queued as typed
+      if (val(before, el.name) === null) delete now[el.name];
+      else now[el.name] = before[el.name];
+    });
     Object.keys(now).concat(Object.keys(before)).forEach(function (n) {
       if (n in changes || val(now, n) === val(before, n)) return;
       changes[n] = val(now, n);
       base[n] = val(before, n);
+      var held = heldAt(here, n);
+      if (held >= 0) { // typed again over a question: the new value is the answer
+        state.held.splice(held, 1);
+        base[n] = val(known && known.fields, n);
+      }
       any = true;
     });
     if (!any) return;
+    showClashes();
     var words = {};
     Object.keys(changes).forEach(function (n) { words[n] = labelOf(n) + ": " + shownValue(n, changes[n]); });
     var last = state.items[state.items.length - 1];
@@ -408,8 +461,10 @@
     if (shown + delta < 0 || shown + delta > top) return; // the server would refuse it too
     flushTyping(); // in order: a value typed before the tap goes first
     var label = box.querySelector("[id^='label-']"); // a tally's correction box has its own ids
-    enqueue({ url: form.getAttribute("data-taps"), fields: [["bump", spec]], slug: slug, delta: delta,
-              page: here, label: label ? label.textContent.trim() : slug });
+    var known = knownFor(here);
+    enqueue({ url: form.getAttribute("data-taps"), slug: slug, delta: delta, page: here,
+              fields: [["bump", spec], ["screen", screenId], ["seen", known ? String(known.version) : ""]],
+              label: armyOf(box) + (label ? label.textContent.trim() : slug) });
     showCounts();
   }
 
@@ -443,6 +498,101 @@
     });
   }
 
+  function heldAt(page, name) {
+    for (var i = 0; i < state.held.length; i++) {
+      if (state.held[i].page === page && state.held[i].name === name) return i;
+    }
+    return -1;
+  }
+
+  function holdOne(h) {
+    var at = heldAt(h.page, h.name);
+    if (at >= 0) state.held.splice(at, 1);
+    state.held.push(h);
+  }
+
+  // Only the fields both screens changed wait for the player's answer: each is taken out of
+  // the waiting changes (its latest value kept with the question), and the rest goes on.
+  function hold(page, found) {
+    found.forEach(function (c) {
+      var words = null;
+      state.items.forEach(function (item) {
+        if (!item.change || item.page !== page || !(c.name in item.changes)) return;
+        words = (item.words && item.words[c.name]) || words;
+        delete item.changes[c.name];
+        delete item.base[c.name];
+        if (item.words) delete item.words[c.name];
+        if (item.body) item.key = newKey(); // another body from now on
+      });
+      holdOne({ page: page, name: c.name, mine: c.mine, theirs: c.theirs, words: words });
+    });
+    dropEmpty();
+    write();
+    showClashes();
+  }
+
+  // The fields asked about on this page, one line each: "Ultramarines: Victory points
+  // scored — yours 45, theirs 40", with Keep mine / Use theirs for that field alone.
+  function showClashes() {
+    var el = document.getElementById("clashes");
+    if (!el) return;
+    var mine = state.held.filter(function (h) { return h.page === here; });
+    el.textContent = "";
+    el.hidden = !mine.length;
+    if (!mine.length) return;
+    var p = document.createElement("p");
+    p.textContent = "Changed on another screen while you were entering; everything else is saved. " +
+      "For each, keep yours or use theirs:";
+    el.appendChild(p);
+    var list = document.createElement("ul");
+    mine.forEach(function (h) {
+      var li = document.createElement("li");
+      var label = labelOf(h.name);
+      li.setAttribute("data-clash", h.name);
+      li.appendChild(document.createTextNode(label + " — yours " + shownValue(h.name, h.mine) +
+        ", theirs " + shownValue(h.name, h.theirs) + " "));
+      li.appendChild(answerButton("Keep mine", label, false, function () { answer(h, true); }));
+      li.appendChild(document.createTextNode(" "));
+      li.appendChild(answerButton("Use theirs", label, true, function () { answer(h, false); }));
+      list.appendChild(li);
+    });
+    el.appendChild(list);
+  }
+
+  function answerButton(text, label, secondary, then) {
+    var button = document.createElement("button");
+    button.type = "button";
+    if (secondary) button.className = "secondary";
+    button.textContent = text;
+    button.setAttribute("aria-label", text + ": " + label);
+    button.addEventListener("click", then);
+    return button;
+  }
+
+  // Keep mine: sent as a change of that field over the value the server holds now (if it
+  // moved again meanwhile, the player is asked again). Use theirs: dropped.
+  function answer(h, keepMine) {
+    var at = heldAt(h.page, h.name);
+    if (at < 0) return;
+    state.held.splice(at, 1);
+    if (keepMine) {
+      var known = knownFor(h.page);
+      var changes = {};
+      var base = {};
+      var words = {};
+      changes[h.name] = h.mine;
+      base[h.name] = val(known && known.fields, h.name);
+      words[h.name] = h.words || labelOf(h.name) + ": " + shownValue(h.name, h.mine);
+      state.items.push({ url: h.page + "/save", page: h.page, change: true, changes: changes,
+                         base: base, words: words, key: newKey() });
+    }
+    write();
+    showClashes();
+    if (h.page === here) restore();
+    showCounts();
+    pump();
+  }
+
   // --- sending, one at a time ---------------------------------------------------------------
 
   function pump() {
@@ -464,7 +614,7 @@
         return;
       }
       var found = clashes(item.page, known);
-      if (found.length) { ask(item.page, found); return; }
+      if (found.length) { hold(item.page, found); pump(); return; }
       var merged = Object.assign({}, known.fields);
       Object.keys(item.changes).forEach(function (n) { merged[n] = item.changes[n]; });
       item.sent = merged;
@@ -492,7 +642,7 @@
     busy = false;
     failures += 1;
     say(waitingText() + " (" + why + "). They are kept on this phone and sent when the connection is back.");
-    setTimeout(pump, Math.min(15000, 500 * Math.pow(2, failures)));
+    setTimeout(pump, Math.min(8000, 500 * Math.pow(2, failures)));
   }
 
   function parse(text) { return new DOMParser().parseFromString(text, "text/html"); }
@@ -512,7 +662,15 @@
     var known = knownFor(item.page) || { version: -1, fields: {}, counters: {} };
     if (item.slug) {
       var output = doc.querySelector("output");
+      var was = confirmed[item.slug];
       if (output) confirmed[item.slug] = Number(output.textContent) || 0;
+      // The count moved by more than this tap: another screen moved it too.
+      var other = response.ok && output && was !== undefined ? confirmed[item.slug] - was - item.delta : 0;
+      if (other && item.page === here) {
+        tell(item.slug, item.label + " — " + (other > 0 ? "+" : "") + other +
+          " from another screen (now " + confirmed[item.slug] + ")");
+      }
+      if (response.headers.get("X-Draft-Overlaps")) behind = true; // the step shows them
       // A tap counts on whatever the draft holds: its new version is this page's own only
       // if the draft was still the one this page knows. Otherwise another screen changed it
       // first: the next form change is checked against theirs, and the page reads the
@@ -592,8 +750,21 @@
         // the newer draft on the form must not wipe it (nor hide a clash with it).
         if (page === here) flushTyping();
         var counts = counterValues(doc);
-        saveKnown(page, { version: Number(freshVersion.value), fields: valuesOf(formFields(fresh)), counters: counts });
+        var freshFields = valuesOf(formFields(fresh));
+        if (page === here) replaced(knownFor(page), freshFields, counts);
+        saveKnown(page, { version: Number(freshVersion.value), fields: freshFields, counters: counts });
+        // A field asked about shows the other screen's latest value; once both agree,
+        // there is nothing left to ask.
+        state.held = state.held.filter(function (h) {
+          if (h.page !== page) return true;
+          h.theirs = val(freshFields, h.name);
+          return h.theirs !== h.mine;
+        });
+        write();
         if (page === here) {
+          showClashes();
+          swap("#overlaps", doc);
+          nameScreens();
           Object.keys(counts).forEach(function (slug) { confirmed[slug] = counts[slug]; });
           restore();
           showCounts();
@@ -603,6 +774,89 @@
       .catch(function () { retryLater("the newer entries could not be read"); });
   }
 
+  // --- what another screen changed -------------------------------------------------------------
+
+  var told = {}; // field name or counter -> the line said about it
+
+  // Said on this page until the player has read it: what another screen put in place of
+  // what this page showed.
+  function tell(key, line) {
+    told[key] = line;
+    var el = document.getElementById("changed-elsewhere");
+    if (!el) return;
+    el.textContent = "";
+    var p = document.createElement("p");
+    p.textContent = "Changed on another screen:";
+    el.appendChild(p);
+    var list = document.createElement("ul");
+    Object.keys(told).forEach(function (k) {
+      var li = document.createElement("li");
+      li.textContent = told[k];
+      list.appendChild(li);
+    });
+    el.appendChild(list);
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "secondary";
+    button.textContent = "Got it";
+    button.addEventListener("click", function () { told = {}; el.hidden = true; el.textContent = ""; });
+    el.appendChild(button);
+    el.hidden = false;
+  }
+
+  // The step read again: each field and counter another screen changed since this page
+  // last knew the server's, with what replaced it (fields this phone is changing too are
+  // asked about instead).
+  function replaced(known, fields, counts) {
+    if (!known) return;
+    var mine = {};
+    state.items.forEach(function (item) {
+      if (item.change && item.page === here) Object.keys(item.changes).forEach(function (n) { mine[n] = true; });
+    });
+    state.held.forEach(function (h) { if (h.page === here) mine[h.name] = true; });
+    var names = {};
+    Object.keys(known.fields).concat(Object.keys(fields)).forEach(function (n) { names[n] = true; });
+    Object.keys(names).forEach(function (n) {
+      var before = val(known.fields, n);
+      var after = val(fields, n);
+      if (sameEntry(before, after) || mine[n] || n === "form") return;
+      var el = form.querySelector("[name='" + n + "']");
+      if (el && el.type === "radio") { // a choice among several: said once, by its group
+        tell(n, armyOf(el) + radioWords(el) + " — " + shownValue(n, before) + " replaced by " + shownValue(n, after));
+        return;
+      }
+      tell(n, labelOf(n) + " — " + shownValue(n, before) + " replaced by " + shownValue(n, after));
+    });
+    Object.keys(counts).forEach(function (slug) {
+      var before = known.counters[slug];
+      if (before === undefined || before === counts[slug]) return;
+      var box = form.querySelector("[data-counter='" + slug + "'] [id^='label-']");
+      var moved = counts[slug] - before;
+      tell(slug, armyOf(box) + (box ? box.textContent.trim() : slug) + " — " + (moved > 0 ? "+" : "") +
+        moved + " from another screen (now " + counts[slug] + ")");
+    });
+  }
+
+  // The same entry written another way (dice "4 2 6 5 3" shown back as "4 2 6 / 5 3", a
+  // number's leading zero): nobody replaced it.
+  function sameEntry(a, b) {
+    function plain(v) {
+      return v === null ? "" : String(v).replace(/[\s,\/]+/g, " ").trim().replace(/\b0+(\d)/g, "$1");
+    }
+    return plain(a) === plain(b);
+  }
+
+  function radioWords(el) {
+    var label = el.getAttribute("aria-label") || el.name;
+    return label.replace(/:.*$/, "");
+  }
+
+  // The army a field or counter belongs to, as the start of its name ("Ultramarines: ").
+  function armyOf(el) {
+    var side = el && el.closest("[data-army-name]");
+    return side ? side.getAttribute("data-army-name") + ": " : "";
+  }
+
   function labelOf(name) {
     var el = form.querySelector("[name='" + name + "']");
     var label = el && (el.closest("label") || (el.id && form.querySelector("label[for='" + el.id + "']")));
@@ -610,10 +864,12 @@
     if (el && el.getAttribute("aria-label") && (el.type === "checkbox" || el.type === "radio")) {
       text = el.getAttribute("aria-label");
     }
-    return text.replace(/\s+/g, " ").trim().slice(0, 80);
+    return armyOf(el) + text.replace(/\s+/g, " ").trim().slice(0, 80);
   }
 
   function shownValue(name, value) {
+    var box = form.querySelector("[name='" + name + "']");
+    if ((value === null || value === undefined) && box && box.type === "checkbox") return "not ticked";
     if (value === null || value === undefined) return "none";
     return value.split("\u0001").map(function (v) {
       var el = form.querySelector("[name='" + name + "'][value='" + (window.CSS && CSS.escape ? CSS.escape(v) : v) + "']");
@@ -626,54 +882,18 @@
     }).join(", ") || "empty";
   }
 
-  // Both screens changed the same field: show both values; the player keeps theirs or
-  // takes the other screen's. The queue waits meanwhile; nothing is dropped.
-  function ask(page, found) {
-    stopped = 409;
-    busy = false;
-    var el = banner();
-    if (!el) return;
-    el.textContent = "Changed on another screen while you were entering: ";
-    var list = document.createElement("ul");
-    found.forEach(function (c) {
-      var li = document.createElement("li");
-      li.textContent = labelOf(c.name) + ": yours " + shownValue(c.name, c.mine) +
-        ", the other screen's " + shownValue(c.name, c.theirs);
-      list.appendChild(li);
-    });
-    el.appendChild(list);
-    function choice(text, keepMine) {
-      var button = document.createElement("button");
-      button.type = "button";
-      button.className = keepMine ? "" : "secondary";
-      button.textContent = text;
-      button.addEventListener("click", function () {
-        var known = knownFor(page);
-        found.forEach(function (c) {
-          if (keepMine) { c.item.base[c.name] = val(known && known.fields, c.name); return; }
-          state.items.forEach(function (item) {
-            if (!item.change || item.page !== page) return;
-            delete item.changes[c.name];
-            delete item.base[c.name];
-          });
-        });
-        dropEmpty();
-        write();
-        stopped = null;
-        say("");
-        if (page === here) restore();
-        showCounts();
-        pump();
-      });
-      el.appendChild(button);
-      el.appendChild(document.createTextNode(" "));
-    }
-    choice("Keep mine", true);
-    choice("Use theirs", false);
-    el.hidden = false;
-  }
-
   // --- the battle can no longer change ---------------------------------------------------------
+
+  // The fields asked about, as changes (for the list of what was not saved).
+  function heldItems() {
+    return state.held.map(function (h) {
+      var changes = {};
+      var words = {};
+      changes[h.name] = h.mine;
+      if (h.words) words[h.name] = h.words;
+      return { change: true, changes: changes, words: words };
+    });
+  }
 
   // What waits, in words: each field changed with its value, each counter with its taps
   // (as the page said them when they were made).
@@ -703,7 +923,7 @@
     var el = banner();
     if (!el) return;
     el.textContent = "";
-    var lines = describe(state.items);
+    var lines = describe(state.items.concat(heldItems()));
     var p = document.createElement("p");
     var link = document.createElement("a");
     link.href = draft;
@@ -727,6 +947,8 @@
     el.appendChild(document.createTextNode(" "));
     dropButton(el, function () {
       state.items = [];
+      state.held = [];
+      showClashes();
       write();
       say("");
       el.removeAttribute("data-testid");
@@ -773,6 +995,13 @@
       keys.forEach(function (key) {
         var found = JSON.parse(localStorage.getItem(key) || "null");
         if (found && Array.isArray(found.items)) items = items.concat(found.items);
+        (found && found.held || []).forEach(function (h) {
+          var changes = {};
+          var words = {};
+          changes[h.name] = h.mine;
+          if (h.words) words[h.name] = h.words;
+          items.push({ change: true, changes: changes, words: words });
+        });
       });
     } catch (e) { return; }
     var lines = describe(items);
@@ -910,6 +1139,44 @@
     if (radio) radio.checked = true;
   });
 
+  // A typed number the field cannot take ("4.5", "-3", "1e2", "250") is refused on the
+  // spot, with the reason beside it; it stays in the box as typed and is never queued (the
+  // server keeps its last value), until it is corrected.
+  function checkTyped(el) {
+    if (!el || el.type !== "number" || !el.name) return;
+    var min = Number(el.getAttribute("min") || "0");
+    var max = Number(el.getAttribute("max") || "9999");
+    var typed = el.value.trim();
+    var bad = el.validity && el.validity.badInput ||
+      typed !== "" && (!/^\d+$/.test(typed) || Number(typed) < min || Number(typed) > max);
+    var note = document.getElementById("typed-" + el.name);
+    if (!bad) {
+      if (note) note.remove();
+      if (el.getAttribute("data-refused") !== null) {
+        el.removeAttribute("data-refused");
+        el.removeAttribute("aria-invalid");
+        el.removeAttribute("aria-describedby");
+      }
+      return;
+    }
+    var name = labelOf(el.name);
+    var reason = name.replace(/^[^:]*: /, "") + " takes a whole number from " + min + " to " + max +
+      (typed ? ": " + typed + " is not one" : "") + ". Not saved: correct it here.";
+    if (!note) {
+      note = document.createElement("small");
+      note.id = "typed-" + el.name;
+      note.className = "field-error";
+      note.setAttribute("role", "alert");
+      (el.closest("label") || el).insertAdjacentElement("afterend", note);
+    }
+    note.textContent = reason;
+    el.setAttribute("data-refused", "");
+    el.setAttribute("aria-invalid", "true");
+    el.setAttribute("aria-describedby", note.id);
+  }
+  form.addEventListener("input", function (event) { checkTyped(event.target); });
+  form.addEventListener("change", function (event) { checkTyped(event.target); });
+
   if (form.getAttribute("data-autosave")) {
     form.addEventListener("change", function (event) {
       if (event.target.closest("[data-counter]")) return;
@@ -928,8 +1195,15 @@
   // Moving on waits until every change has reached the server (in order), then goes.
   form.addEventListener("submit", function (event) {
     flushTyping();
-    if (!state.items.length && !stopped) return;
+    var asked = state.held.some(function (h) { return h.page === here; });
+    var refused = form.querySelector("[data-refused]");
+    if (!state.items.length && !stopped && !asked && !refused) return;
     event.preventDefault();
+    if (refused) { refused.focus(); return; }
+    if (asked) {
+      say("Keep yours or use theirs for each field changed on another screen first (above).");
+      return;
+    }
     if (stopped) return;
     waiting = event.submitter || null;
     say("Saving " + waitingText().replace(" waiting to be sent", "") + " first…");

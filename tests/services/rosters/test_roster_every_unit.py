@@ -42,7 +42,11 @@ SUB_FACTIONS = {
         ("Gretchin", 2, ORKS | {"INFANTRY", "GRETCHIN"}),
     ],
     "constructed/sisters_order_convictions.ros": [
-        ("Celestine", 9, SISTERS | {"JUMP PACK", "FLY", "CELESTINE", "INFANTRY", "CHARACTER"}),
+        (
+            "Celestine",
+            9,
+            SISTERS | {"JUMP PACK", "FLY", "CELESTINE", "INFANTRY", "CHARACTER", "GEMINAE SUPERIA"},
+        ),
         (
             "Battle Sisters Squad",
             5,
@@ -166,15 +170,28 @@ MODELS = {
         ),
     ],
     "tau_aunva.rosz": [
-        ("Aun'Va", 4, {"T'AU EMPIRE", "T'AU SEPT", "INFANTRY", "CHARACTER", "ETHEREAL", "AUN'VA"})
+        (
+            "Aun'Va",
+            4,
+            {
+                "T'AU EMPIRE",
+                "T'AU SEPT",
+                "INFANTRY",
+                "CHARACTER",
+                "ETHEREAL",
+                "AUN'VA",
+                "ETHEREAL GUARD",
+            },
+        )
     ],
 }
 
 
 class TestKeywordsOfTheModels:
-    """Cases 3 and 4 (ruling 73): a unit's keywords are its own, those every model shares,
-    and those of its one CHARACTER model; an attached drone's never (ruling 45). The Silent
-    King of a real file: tests/services/rosters/test_roster_real_files.py."""
+    """Cases 3 and 4 (ruling 76, which replaced ruling 73's principal model): a unit has
+    every keyword of every model in it (Aun'Va's ETHEREAL and her Ethereal Guard's); a drone
+    riding with models of another kind gives none (ruling 45). The Silent King of a real
+    file: tests/services/rosters/test_roster_real_files.py."""
 
     @pytest.mark.parametrize("fixture", sorted(MODELS))
     def test_every_unit_as_the_file_has_it(self, fixture: str) -> None:

@@ -276,7 +276,7 @@ COMMANDER = (
     "</selections></selection>"
 )
 
-# keywords only on the models: the main kind of model gives them, an attached one does not
+# keywords only on the models: every model's are the unit's, but a drone's among other models
 STEALTH_TEAM = (
     '<selection name="XV25 Stealth Battlesuits" type="unit" number="1">'
     '<costs><cost name=" PL" value="5.0"/></costs>'
@@ -292,8 +292,8 @@ STEALTH_TEAM = (
 
 
 class TestKeywordsOfTheUnitItself:
-    """Ruling 45: attached models of another kind add models and wargear, not keywords, so a
-    Commander with Gun Drones is no DRONE (which would never gain XP)."""
+    """Rulings 45 and 76: drones riding with models of another kind add models and wargear,
+    not keywords, so a Commander with Gun Drones is no DRONE (which would never gain XP)."""
 
     def test_a_commanders_drones_do_not_make_it_a_drone(self) -> None:
         (commander,) = parse_roster(roster_with(COMMANDER)).units
@@ -365,7 +365,7 @@ class TestTheRostersOwnTotals:
             ("tyranids_neurothrope.rosz", None, 9, 180),
             ("tyranids_zoanthropes.rosz", 3, 21, 450),
             ("tau_aunva.rosz", 1, 4, 80),
-            ("blood_angels.rosz", 5, 30, 625),
+            ("blood_angels.rosz", 6, 30, 625),  # two Lieutenants, two units
             ("chaos_space_marines.rosz", 2, 11, 185),
             ("thousand_sons_cabal.rosz", 2, 14, 265),
             ("long_weapon_names.rosz", 1, 8, 170),

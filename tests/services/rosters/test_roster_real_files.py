@@ -110,11 +110,11 @@ NECRONS_SILENT_KING = [
     unit("1.11", "Cryptothralls", 2, "NECRONS", "CANOPTEK", "CRYPTOTHRALLS", "INFANTRY"),
     unit("1.12", "Skorpekh Destroyers", 5, "NECRONS", "DESTROYER CULT", "INFANTRY",
          "SKORPEKH DESTROYERS"),
-    # the unit: Faction: Necrons, Faction: Szarekhan; its one CHARACTER model, Szarekh (x1),
-    # gives the rest; the two Triarchal Menhirs' own TRIARCHAL MENHIRS is not the unit's
+    # the unit: Faction: Necrons, Faction: Szarekhan; its models, Szarekh (x1, a CHARACTER)
+    # and two Triarchal Menhirs, give every keyword either has (ruling 76)
     unit("2.1", "The Silent King", 23, "NECRONS", "SZAREKHAN", "VEHICLE", "CHARACTER", "FLY",
          "SUPREME COMMANDER", "PHAERON", "NOBLE", "DYNASTIC AGENT", "THE SILENT KING",
-         "SZAREKH"),
+         "SZAREKH", "TRIARCHAL MENHIRS"),
 ]  # fmt: skip
 
 GK = ("IMPERIUM", "GREY KNIGHTS", "SANCTIC ASTARTES", "PSYKER", "PSYK-OUT GRENADES")
@@ -187,11 +187,12 @@ def assert_read_as(fixture: str, expected: list[Unit], total: int) -> None:
     assert roster.unexplained_power == 0
 
 
-def test_the_silent_king_is_szarekh_not_a_menhir() -> None:
-    """Case 4 on a real file: the Warlord Trait the roster gives goes to a CHARACTER."""
+def test_the_silent_king_has_szarekhs_keywords_and_his_menhirs() -> None:
+    """Case 4 on a real file: the Warlord Trait the roster gives goes to a CHARACTER; the
+    unit has every keyword of every model in it (ruling 76)."""
     king = read("necrons_silent_king.rosz").units[-1]
     assert king.models == ("Szarekh", "2x Triarchal Menhir") and king.warlord
-    assert "CHARACTER" in king.keywords and "TRIARCHAL MENHIRS" not in king.keywords
+    assert {"CHARACTER", "SZAREKH", "TRIARCHAL MENHIRS"} <= set(king.keywords)
 
 
 def test_units_inside_an_advisor_and_a_bound_creation() -> None:
