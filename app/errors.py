@@ -101,9 +101,25 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
     if first.get("type") == "json_invalid":
         detail = json_error(await _body(request), first.get("loc", ()))
         return respond(request, 422, "request_invalid", detail)
+    if tuple(first.get("loc", ())) == ("body",) and not _json_content(request):
+        # FastAPI reads a body of another content type as bytes, and said only "Input should
+        # be a valid dictionary" (issue 46).
+        sent = request.headers.get("content-type", "")[:100]
+        detail = (
+            "Content-Type: the body must be JSON, sent with Content-Type: application/json; "
+            + (f"this request's is {sent}." if sent else "this request sent none.")
+        )
+        return respond(request, 422, "request_invalid", detail, "Content-Type")
     field = field_path([p for p in first.get("loc", ()) if p not in ("body", "query")]) or None
     detail = f"{field}: {first.get('msg')}" if field else str(first.get("msg"))
     return respond(request, 422, "request_invalid", detail, field)
+
+
+def _json_content(request: Request) -> bool:
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    return kind == "application/json" or (
+        kind.startswith("application/") and kind.endswith("+json")
+    )
 
 
 async def _body(request: Request) -> bytes:

@@ -6,15 +6,20 @@ import asyncio
 import threading
 import time
 from concurrent.futures import Future
+from datetime import timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import Engine
 
+from app.api.plumbing import route_access
+from app.api.plumbing.token_limits import LongPoll, long_poll
+from app.db.models import as_utc, utcnow
 from app.db.session import SessionDep, session_scope
 from app.edge.admission import Gate, Ticket
 from app.edge.schemas.feed import FeedPage
+from app.errors import DomainError
 from app.routing import OneHopRoute
 from app.services.feed import events
 from app.services.feed.feed_items import FeedEventPublic, feed_item
@@ -25,6 +30,15 @@ router = APIRouter(tags=["events"], route_class=OneHopRoute)
 # this process's waiters (NewestIds), so an event committed by any app process is seen within
 # this time; a commit in this process wakes its waiters at once.
 POLL_SECONDS = 0.25
+# A woken long poll takes what is committed this long after the event that woke it too, so
+# the events of a busy moment come in one answer rather than one each; one answered at once
+# with the newest events answers no sooner than COLLECT_SECONDS after it came, so a follower
+# asking again at once makes at most one poll per COLLECT_SECONDS (issue 46).
+WOKEN_COLLECT_SECONDS = 0.05
+COLLECT_SECONDS = 0.1
+# A long poll whose first event is younger than this was keeping up with the feed: free of
+# the token's rate limit, as one that waited (app/api/plumbing/token_limits.py).
+KEEPING_UP = timedelta(seconds=1)
 MAX_WAIT = 60
 _NEVER = 2**63  # no event id is ever after this one
 
@@ -55,13 +69,32 @@ async def feed(
     if ticket is not None:
         ticket.give_back()
     engine: Engine = request.app.state.engine
-    deadline = time.monotonic() + wait
-    if wait:
-        await _wait_for_news(request, gate, engine, campaign_id, after_id, wait)
+    arrived = time.monotonic()
+    deadline = arrived + wait
+    poll = long_poll(request.scope)  # a token's long poll: counted here, or free
+    waited = wait > 0 and await _wait_for_news(request, gate, engine, campaign_id, after_id, wait)
     while True:
+        # A poll that waited decides its access again after the read (issue 46): a token
+        # revoked or a member removed before that check was so before the read too, so the
+        # page holds no event committed after it; one revoked later was valid at the read.
         items = await _shared_page(
-            gate, engine, campaign_id, after_id, limit + 1, shared=bool(wait)
+            gate,
+            engine,
+            campaign_id,
+            after_id,
+            limit + 1,
+            shared=bool(wait),
+            recheck=request if waited else None,
         )
+        if poll is not None:
+            await _charge(poll, waited, items, limit)
+        early = arrived + COLLECT_SECONDS - time.monotonic()
+        if wait and not waited and len(items) <= limit and early > 0:
+            # Answered at once with the newest events (not a backlog's full page): as a
+            # woken poll does, it takes what the next moment brings too, so a follower that
+            # asks again at once makes at most one poll per COLLECT_SECONDS.
+            await asyncio.sleep(early)
+            items = await _shared_page(gate, engine, campaign_id, after_id, limit + 1, shared=True)
         page = FeedPage(
             items=items[:limit],
             next=items[:limit][-1].cursor if items else events.cursor_for(after_id),
@@ -82,15 +115,35 @@ async def feed(
         # one without waits for an event (it used to answer 304 at once: a bot looped hot).
         # A full first page never changes: then the wait is the whole time.
         seen = _NEVER if len(items) >= limit else (items[-1].id if items else after_id)
-        await _wait_for_news(request, gate, engine, campaign_id, seen, remaining)
+        waited = await _wait_for_news(request, gate, engine, campaign_id, seen, remaining)
+
+
+async def _charge(poll: LongPoll, waited: bool, items: list[FeedEventPublic], limit: int) -> None:
+    """A long poll that waited is free, and so is one that came just after an event (its
+    first is younger than KEEPING_UP): a follower that asked again at once and found what was
+    committed meanwhile. One that reads older events (a backlog) counts (issue 46)."""
+    first = items[0] if items else None
+    keeping_up = (
+        first is not None
+        and len(items) <= limit
+        and utcnow() - as_utc(first.created_at) < KEEPING_UP
+    )
+    if waited or keeping_up:
+        poll.free()
+    else:
+        await poll.count()
 
 
 async def _wait_for_news(
     request: Request, gate: Gate, engine: Engine, campaign_id: int, after: int, wait: float
-) -> None:
-    """Until the campaign has an event after ``after``, the time is up or the client left.
-    However many wait, one of them reads the newest id per interval for all (``_newest``)."""
+) -> bool:
+    """Until the campaign has an event after ``after``, the time is up or the client left;
+    then, having waited and found news, ``WOKEN_COLLECT_SECONDS`` more to take what comes
+    with it. However many wait, one of them reads the newest id per interval for all
+    (``_newest``). True when it waited (nothing was there at first): such a poll does not
+    count against its token's rate limit (app/api/plumbing/token_limits.py)."""
     deadline = time.monotonic() + wait
+    waited = False
     while True:
         newest = _newest.known(campaign_id)
         if newest is None and _newest.claim(campaign_id):
@@ -101,10 +154,14 @@ async def _wait_for_news(
                 _newest.settle(campaign_id, newest)
                 _notify({campaign_id})  # the others waiting for this reading
         remaining = deadline - time.monotonic()
-        if (newest is not None and newest > after) or remaining <= 0:
-            return
-        if await request.is_disconnected():
-            return
+        if newest is not None and newest > after:
+            if waited:  # woken: what is committed in the next moment comes in this page too
+                await asyncio.sleep(min(WOKEN_COLLECT_SECONDS, max(0.0, remaining)))
+            return waited
+        if remaining <= 0 or await request.is_disconnected():
+            return waited
+        if newest is not None:
+            waited = True
         await _news_or_timeout(campaign_id, min(POLL_SECONDS, remaining))
 
 
@@ -189,8 +246,18 @@ _pages_lock = threading.Lock()
 
 
 async def _shared_page(
-    gate: Gate, engine: Engine, campaign_id: int, after: int, limit: int, *, shared: bool
+    gate: Gate,
+    engine: Engine,
+    campaign_id: int,
+    after: int,
+    limit: int,
+    *,
+    shared: bool,
+    recheck: Request | None = None,
 ) -> list[FeedEventPublic]:
+    """The page, read once for all who ask for it at the same moment (``shared``). With
+    ``recheck``, that request's access is decided again after the read (in the same
+    transaction when this request reads it): a refusal is raised, for this request only."""
     key = (campaign_id, after, limit)
     with _pages_lock:
         reading = _pages.get(key) if shared else None
@@ -201,12 +268,17 @@ async def _shared_page(
             if shared:
                 _pages[key] = reading
     if not mine:
-        return await asyncio.wrap_future(reading)
+        items = await asyncio.wrap_future(reading)
+        if recheck is not None:
+            async with gate.place():
+                await run_in_threadpool(_recheck, engine, recheck)
+        return items
     try:
         async with gate.place():
-            items = await run_in_threadpool(_page, engine, campaign_id, after, limit)
+            items, refused = await run_in_threadpool(
+                _page, engine, campaign_id, after, limit, recheck
+            )
         reading.set_result(items)
-        return items
     except BaseException as error:
         reading.set_exception(error)
         raise
@@ -214,6 +286,14 @@ async def _shared_page(
         with _pages_lock:
             if _pages.get(key) is reading:
                 del _pages[key]
+    if refused is not None:
+        raise refused
+    return items
+
+
+def _recheck(engine: Engine, request: Request) -> None:
+    with session_scope(engine, writes=False) as session:
+        route_access.recheck(request, session)
 
 
 def _read_newest(engine: Engine, campaign_id: int) -> int:
@@ -221,7 +301,15 @@ def _read_newest(engine: Engine, campaign_id: int) -> int:
         return events.newest_id(session, campaign_id=campaign_id)
 
 
-def _page(engine: Engine, campaign_id: int, after: int, limit: int) -> list[FeedEventPublic]:
+def _page(
+    engine: Engine, campaign_id: int, after: int, limit: int, recheck: Request | None
+) -> tuple[list[FeedEventPublic], DomainError | None]:
     with session_scope(engine, writes=False) as session:
         rows = events.read_feed(session, campaign_id=campaign_id, after=after, limit=limit)
-    return [feed_item(e) for e in rows]
+        refused = None
+        if recheck is not None:
+            try:
+                route_access.recheck(recheck, session)
+            except DomainError as error:  # the others sharing this read still get it
+                refused = error
+    return [feed_item(e) for e in rows], refused

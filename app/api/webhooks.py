@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Response, status
+from fastapi import APIRouter, Path, Query, Request, Response, status
+from sqlmodel import Session
 
+from app.api.plumbing.paging import Cursor, KeysetPage, Limit, page_of
 from app.api.plumbing.responses import located
 from app.db.models import Webhook, WebhookDelivery
 from app.db.session import SessionDep
@@ -18,8 +20,9 @@ router = APIRouter(tags=["webhooks"], route_class=OneHopRoute)
 RowId = Annotated[int, Path(ge=1, lt=2**31)]
 
 
-def _webhook(row: Webhook) -> WebhookPublic:
+def _webhook(session: Session, row: Webhook) -> WebhookPublic:
     assert row.id is not None
+    suspended = webhooks.suspended_because(session, row)
     return WebhookPublic(
         id=row.id,
         campaign_id=row.campaign_id,
@@ -28,6 +31,8 @@ def _webhook(row: Webhook) -> WebhookPublic:
         format=webhooks.format_of(row),
         discord=webhooks.format_of(row) == "discord",
         created_at=row.created_at,
+        status="active" if suspended is None else "suspended",
+        status_reason=suspended,
     )
 
 
@@ -56,17 +61,19 @@ def register(
         format=body.format,
     )
     located(response, f"/campaigns/{campaign_id}/webhooks/{row.id}")
-    return WebhookCreated(**_webhook(row).model_dump(), secret=row.secret)
+    return WebhookCreated(**_webhook(session, row).model_dump(), secret=row.secret)
 
 
 @router.get("/campaigns/{campaign_id}/webhooks", summary="The campaign's webhooks")
 def list_webhooks(campaign_id: int, session: SessionDep) -> list[WebhookPublic]:
-    return [_webhook(w) for w in webhooks.list_webhooks(session, campaign_id=campaign_id)]
+    return [_webhook(session, w) for w in webhooks.list_webhooks(session, campaign_id=campaign_id)]
 
 
 @router.get("/campaigns/{campaign_id}/webhooks/{webhook_id}", summary="One webhook")
 def get_webhook(campaign_id: int, webhook_id: RowId, session: SessionDep) -> WebhookPublic:
-    return _webhook(webhooks.get_webhook(session, campaign_id=campaign_id, webhook_id=webhook_id))
+    return _webhook(
+        session, webhooks.get_webhook(session, campaign_id=campaign_id, webhook_id=webhook_id)
+    )
 
 
 @router.delete(
@@ -75,24 +82,39 @@ def get_webhook(campaign_id: int, webhook_id: RowId, session: SessionDep) -> Web
 )
 def delete_webhook(campaign_id: int, webhook_id: RowId, session: SessionDep) -> WebhookPublic:
     row = webhooks.delete_webhook(session, campaign_id=campaign_id, webhook_id=webhook_id)
-    return _webhook(row)
+    return _webhook(session, row)
 
 
 @router.get(
     "/campaigns/{campaign_id}/webhooks/{webhook_id}/deliveries",
-    summary="The webhook's delivery log, newest first (`before`: the last id seen)",
+    summary="The webhook's delivery log, newest first (a page by key, like every list)",
 )
 def deliveries(
     campaign_id: int,
     webhook_id: RowId,
     session: SessionDep,
-    before: Annotated[int | None, Query(ge=1, lt=2**31)] = None,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-) -> list[DeliveryPublic]:
+    request: Request,
+    response: Response,
+    cursor: Cursor = None,
+    before: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            lt=2**31,
+            deprecated=True,
+            description="The last delivery id seen (before issue 46); `cursor` does the same",
+        ),
+    ] = None,
+    limit: Limit = 50,
+) -> KeysetPage[DeliveryPublic]:
     rows = webhooks.deliveries(
-        session, campaign_id=campaign_id, webhook_id=webhook_id, before=before, limit=limit
+        session,
+        campaign_id=campaign_id,
+        webhook_id=webhook_id,
+        before=cursor if cursor is not None else before,
+        limit=limit + 1,
     )
-    return [_delivery(r) for r in rows]
+    return page_of(request, response, rows, limit, lambda d: d.id, _delivery)
 
 
 @router.post(

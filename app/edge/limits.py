@@ -95,6 +95,14 @@ class RateLimits:
         reset = max(0, math.ceil(stats.reset_time - time.time()))
         return Window(allowed, item.amount, stats.remaining, reset)
 
+    def token_window(self, key: str) -> Window:
+        """The API token ``key``'s window without counting a request: whether one more
+        would be allowed now (a long poll that may wait for free, issue 46)."""
+        item = self.api_token
+        stats = self._limiter(lambda limiter: limiter.get_window_stats(item, "api-token", key))
+        reset = max(0, math.ceil(stats.reset_time - time.time()))
+        return Window(stats.remaining > 0, item.amount, stats.remaining, reset)
+
     def shared_store_answers(self) -> bool | None:
         """Whether the shared store answers a ping now (None: none is configured)."""
         if self._shared is None:

@@ -140,7 +140,7 @@ def world(client: TestClient) -> dict[str, Any]:
             "unit_type": "vehicle",
             "weapon_type": "melee",
             "webhook_id": webhook,
-            "delivery_id": delivery.json()[0]["id"],
+            "delivery_id": delivery.json()["items"][0]["id"],
             "photo_id": photo.json()["id"],
             "width": 40,
             "territory_id": territory.json()["id"],

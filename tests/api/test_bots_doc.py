@@ -68,6 +68,11 @@ def test_the_numbers_are_the_codes() -> None:
     assert "(within 5 s)" in DOC
     assert feed_route.MAX_WAIT == 60
     assert "`wait` (seconds, at most 60)" in DOC
+    assert (feed_route.WOKEN_COLLECT_SECONDS, feed_route.COLLECT_SECONDS) == (0.05, 0.1)
+    assert "server answers\n  0.05 s after an event is committed" in DOC
+    assert "newest events answers\n  0.1 s after it came" in DOC
+    assert feed_route.KEEPING_UP.total_seconds() == 1
+    assert "committed in the\nsecond before it came" in DOC
 
 
 def test_every_event_kind_and_webhook_format_is_named() -> None:

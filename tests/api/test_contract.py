@@ -5,11 +5,13 @@ refused in words a person can act on."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from fastapi.testclient import TestClient
+from sqlalchemy import Engine
 
 from app.api.plumbing.operations import OPERATION_IDS
-from tests.api.helpers import assert_problem
+from tests.api.helpers import assert_problem, dump
 
 
 def operations(client: TestClient) -> dict[tuple[str, str], dict[str, object]]:
@@ -92,3 +94,99 @@ class TestBodiesThatAreNotJson:
         assert "line 1, column 19" in body["detail"] and "UTF-8" in body["detail"]
         documented = operations(client)[("POST", "/api/v1/campaigns")]["responses"]["400"]
         assert "utf8_invalid" in documented["description"]  # type: ignore[index]
+
+    def test_a_body_without_a_json_content_type_says_so(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        """Issue 46: it was "Input should be a valid dictionary or object to extract fields
+        from", with no field."""
+        before = dump(engine)
+        for sent, said in (
+            ({"content-type": "text/plain"}, "this request's is text/plain."),
+            ({}, "this request sent none."),
+        ):
+            response = client.post(
+                "/api/v1/campaigns", content=b'{"name": "Vigilus"}', headers=sent
+            )
+            body = assert_problem(response, 422, "request_invalid")
+            assert body["field"] == "Content-Type"
+            assert "Content-Type: application/json" in body["detail"]
+            assert body["detail"].endswith(said)
+        assert dump(engine) == before
+        # JSON by another name is JSON.
+        made = client.post(
+            "/api/v1/campaigns",
+            content=b'{"name": "Vigilus"}',
+            headers={"content-type": "application/vnd.crusade+json; charset=utf-8"},
+        )
+        assert made.status_code == 201, made.text
+
+
+def header(schema: dict[str, Any], declared: dict[str, Any]) -> dict[str, Any]:
+    """A response header as declared, its $ref followed."""
+    if "$ref" in declared:
+        return dict(schema["components"]["headers"][declared["$ref"].rsplit("/", 1)[1]])
+    return declared
+
+
+class TestTheSchemaDeclaresTheHeaders:
+    """Issue 46: what a generated client needs to read, declared where it is sent."""
+
+    def test_every_answer_declares_the_rate_limit_headers(self, client: TestClient) -> None:
+        schema = client.get("/openapi.json").json()
+        for (method, path), operation in operations(client).items():
+            if not path.startswith("/api/v1/"):
+                continue
+            for status, answer in operation["responses"].items():  # type: ignore[attr-defined]
+                declared = answer.get("headers", {})
+                for name in ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"):
+                    assert name in declared, (method, path, status, name)
+                    assert header(schema, declared[name])["schema"] == {"type": "integer"}
+                replayed = "Idempotent-Replayed" in declared
+                assert replayed == (method == "POST"), (method, path, status)
+
+    def test_retry_after_is_declared_where_it_is_sent(self, client: TestClient) -> None:
+        found = operations(client)
+        for (method, path), operation in found.items():
+            if not path.startswith("/api/v1/"):
+                continue
+            responses: dict[str, Any] = operation["responses"]  # type: ignore[assignment]
+            for status in ("429", "503"):
+                assert "Retry-After" in responses[status]["headers"], (method, path, status)
+            conflict = responses.get("409", {})
+            in_progress = "idempotency_request_in_progress" in conflict.get("description", "")
+            assert in_progress == (method == "POST")
+            if in_progress:
+                retry = conflict["headers"]["Retry-After"]
+                assert "idempotency_request_in_progress" in retry["description"]
+        login = found[("POST", "/api/v1/auth/login")]["responses"]
+        assert "Retry-After" not in login["401"].get("headers", {})  # type: ignore[index]
+
+    def test_the_reads_with_an_etag_declare_it_and_if_none_match(self, client: TestClient) -> None:
+        found = operations(client)
+        for path in ("/api/v1/forces/{force_id}", "/api/v1/campaigns/{campaign_id}/events"):
+            operation: dict[str, Any] = found[("GET", path)]  # type: ignore[assignment]
+            for status in ("200", "304"):
+                assert "ETag" in operation["responses"][status]["headers"]
+            assert "If-None-Match" in [p["name"] for p in operation["parameters"]]
+
+    def test_a_replayed_answer_says_so_as_declared(self, client: TestClient) -> None:
+        key = {"Idempotency-Key": "contract-46"}
+        first = client.post("/api/v1/campaigns", json={"name": "Once"}, headers=key)
+        again = client.post("/api/v1/campaigns", json={"name": "Once"}, headers=key)
+        assert first.status_code == again.status_code == 201
+        assert "Idempotent-Replayed" not in first.headers
+        assert again.headers["Idempotent-Replayed"] == "true"
+
+    def test_the_delivery_log_is_a_page_like_every_list(self, client: TestClient) -> None:
+        schema = client.get("/openapi.json").json()
+        path = "/api/v1/campaigns/{campaign_id}/webhooks/{webhook_id}/deliveries"
+        answer = schema["paths"][path]["get"]["responses"]["200"]["content"]
+        ref = answer["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+        tokens = schema["paths"]["/api/v1/auth/tokens"]["get"]["responses"]["200"]["content"]
+        token_ref = tokens["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+        shape = set(schema["components"]["schemas"][ref]["properties"])
+        assert shape == set(schema["components"]["schemas"][token_ref]["properties"])
+        assert shape == {"items", "limit", "next_cursor", "next"}
+        parameters = {p["name"] for p in schema["paths"][path]["get"]["parameters"]}
+        assert {"cursor", "limit", "before"} <= parameters

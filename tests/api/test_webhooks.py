@@ -50,7 +50,7 @@ def register(client: TestClient, campaign_id: int, url: str, **extra: Any) -> di
 def log(client: TestClient, campaign_id: int, webhook_id: int) -> list[dict[str, Any]]:
     response = client.get(f"/api/v1/campaigns/{campaign_id}/webhooks/{webhook_id}/deliveries")
     assert response.status_code == 200, response.text
-    return list(response.json())
+    return list(response.json()["items"])
 
 
 def verified(secret: str, body: bytes, header: str) -> bool:
@@ -182,6 +182,27 @@ class TestDelivery:
         webhook_worker.run_once(engine)
         ids = {r.headers["x-crusade-event-id"] for r in receiver.received}
         assert len(receiver.received) == 2 and ids == {str(first["event_id"])}
+
+    def test_the_log_is_a_page_by_key_newest_first(
+        self, client: TestClient, receiver: Receiver
+    ) -> None:
+        """Issue 46: the log answered a bare list; now the page every list answers."""
+        world = setup_two_forces(client)
+        hook = register(client, world["campaign"], receiver.url)
+        for said in ("one", "two", "three"):
+            client.patch(f"/api/v1/campaigns/{world['campaign']}", json={"description": said})
+        url = f"/api/v1/campaigns/{world['campaign']}/webhooks/{hook['id']}/deliveries"
+        first = client.get(url, params={"limit": 2})
+        page = first.json()
+        assert len(page["items"]) == 2 and page["limit"] == 2
+        assert first.headers["Link"] == f'<{page["next"]}>; rel="next"'
+        rest = client.get(page["next"]).json()
+        ids = [d["id"] for d in page["items"] + rest["items"]]
+        assert ids == sorted(ids, reverse=True) and len(ids) == 3
+        assert rest["next"] is None and rest["next_cursor"] is None
+        # The old parameter still reads the same page.
+        old = client.get(url, params={"limit": 2, "before": page["next_cursor"]}).json()
+        assert old["items"] == rest["items"]
 
     def test_deleting_a_webhook_stops_its_deliveries(
         self, client: TestClient, engine: Engine, receiver: Receiver

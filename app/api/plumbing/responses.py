@@ -239,7 +239,23 @@ IF_NONE_MATCH = {
     "description": "An ETag this read answered: 304 while it still matches (with `wait`, "
     "once the time is up)",
 }
-RETRY_AFTER = {"description": "Seconds to wait before retrying", "schema": {"type": "integer"}}
+RETRY_AFTER: dict[str, Any] = {
+    "description": "Seconds to wait before retrying",
+    "schema": {"type": "integer"},
+}
+# Headers of every answer to a request with an API token (app/api/plumbing/token_limits.py),
+# declared once under components/headers and referred to from each answer.
+RATE_LIMIT_HEADERS = {
+    "RateLimit-Limit": "With an API token: the requests it may make in any minute",
+    "RateLimit-Remaining": "With an API token: the requests left in the window now",
+    "RateLimit-Reset": "With an API token: seconds until the oldest request in the window "
+    "leaves it",
+}
+IDEMPOTENT_REPLAYED = {
+    "description": "`true` when this is the kept answer to an earlier request with the same "
+    "Idempotency-Key (nothing was done again)",
+    "schema": {"type": "string", "enum": ["true"]},
+}
 LOCATION = {"description": "Where a GET reads the new resource", "schema": {"type": "string"}}
 # Operations whose 201 carries a Location (see ``located``).
 LOCATED = {
@@ -312,15 +328,48 @@ def _codes(method: str, path: str, operation: dict[str, Any]) -> dict[int, list[
     return codes
 
 
+# Codes answered with Retry-After; a status whose every code does says it is required.
+RETRIED = {
+    "rate_limited",
+    "pin_locked",
+    "server_busy",
+    "database_unavailable",
+    "storage_full",
+    "storage_unavailable",
+    "photo_busy",
+    "idempotency_request_in_progress",
+}
+
+
 def _response(status: int, codes: list[str]) -> dict[str, Any]:
     named = ", ".join(c if c == RULE else f"`{c}`" for c in codes)
     response: dict[str, Any] = {
         "description": f"{REASONS[status]}: {named}",
         "content": {PROBLEM_JSON: {"schema": {"$ref": PROBLEM_REF}}},
     }
-    if status in (429, 503, 507):
-        response["headers"] = {"Retry-After": dict(RETRY_AFTER)}
+    retried = [c for c in codes if c in RETRIED]
+    if retried:
+        header = dict(RETRY_AFTER)
+        if len(retried) < len(codes):
+            header["description"] += " (with " + ", ".join(f"`{c}`" for c in retried) + ")"
+        response["headers"] = {"Retry-After": header}
     return response
+
+
+def _headers(method: str, responses: dict[str, Any]) -> None:
+    """Every answer may carry the RateLimit-* headers (to a token); a POST's may be a
+    replay (Idempotent-Replayed)."""
+    for answer in responses.values():
+        if "$ref" in answer:
+            continue
+        headers = answer.setdefault("headers", {})
+        for name in RATE_LIMIT_HEADERS:
+            headers.setdefault(name, {"$ref": f"#/components/headers/{name}"})
+        if method == "post":
+            headers.setdefault("Idempotent-Replayed", {"$ref": _REPLAYED_REF})
+
+
+_REPLAYED_REF = "#/components/headers/Idempotent-Replayed"
 
 
 def _links(schema: dict[str, Any]) -> None:
@@ -379,6 +428,14 @@ def contract(schema: dict[str, Any]) -> dict[str, Any]:
         for method, operation in operations.items():
             if path in LOCATED and method == "post":
                 operation["responses"]["201"]["headers"] = {"Location": dict(LOCATION)}
+    headers = schema["components"].setdefault("headers", {})
+    for name, description in RATE_LIMIT_HEADERS.items():
+        headers[name] = {"description": description, "schema": {"type": "integer"}}
+    headers["Idempotent-Replayed"] = dict(IDEMPOTENT_REPLAYED)
+    for path, operations in schema["paths"].items():
+        if path.startswith(API + "/"):
+            for method, operation in operations.items():
+                _headers(method, operation["responses"])
     _links(schema)
     for unused in ("HTTPValidationError", "ValidationError"):  # FastAPI's 422 body, now unused
         if f'"#/components/schemas/{unused}"' not in json.dumps(schema):

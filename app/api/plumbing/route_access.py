@@ -6,11 +6,12 @@ cannot slip in unprotected (tests/api/test_authorization.py walks them all)."""
 from __future__ import annotations
 
 from fastapi import BackgroundTasks, FastAPI, Request
+from sqlmodel import Session
 
 from app.config import get_settings, secret_key
 from app.db.session import SessionDep
 from app.edge.csrf import check_csrf
-from app.edge.sessions import COOKIE, resolve_principal
+from app.edge.sessions import COOKIE, caller, resolve_principal
 from app.services.accounts.access import Access, authorize
 
 A = Access
@@ -121,6 +122,21 @@ def enforce(request: Request, session: SessionDep, background: BackgroundTasks) 
     if access != Access.PUBLIC:
         check_csrf(request, request.cookies.get(COOKIE), secret_key(get_settings()))
     session.info["actor_id"] = principal.user.id if principal else None
+
+
+def recheck(request: Request, session: Session) -> None:
+    """Decide a read again, now: a long poll that waited (issue 46) answers only if its
+    token is still valid and its caller may still read, so a revoked token or a removed
+    member is refused (401 token_invalid, 403 forbidden) as a new request would be. Reads
+    only (no CSRF; a token's use is not recorded again)."""
+    path: str = request.scope["route"].path
+    authorize(
+        session,
+        access=policy_for(request.method, path if path.startswith(API) else API + path),
+        principal=caller(request, session, BackgroundTasks()),
+        params=request.path_params,
+        method=request.method,
+    )
 
 
 def api_operations(app: FastAPI) -> set[tuple[str, str]]:

@@ -49,6 +49,14 @@ class WebhookPublic(BaseModel):
     format: Literal["generic", "discord"] = Field(description="The body's format")
     discord: bool = Field(description="True: deliveries use Discord's message format")
     created_at: datetime
+    status: Literal["active", "suspended"] = Field(
+        default="active",
+        description="suspended: the account that registered it no longer organizes the "
+        "campaign, so nothing is sent (queued deliveries are marked failed)",
+    )
+    status_reason: str | None = Field(
+        default=None, description="Why it is suspended, in a sentence; null while active"
+    )
 
 
 class WebhookCreated(WebhookPublic):

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, func, or_
+from sqlalchemy import Engine, func, or_, update
 from sqlmodel import Session, col, select
 
 from app.config import get_settings
@@ -280,6 +280,10 @@ def claim_target(engine: Engine, webhook_id: int, now: datetime) -> list[Claimed
         ).first()
         if hook is None:
             return []
+        suspended = webhooks.suspended_because(session, hook)
+        if suspended is not None:  # its owner lost the campaign: what is queued is not sent
+            _withhold(session, webhook_id, suspended)
+            return []
         queue = session.exec(
             select(WebhookDelivery)
             .where(WebhookDelivery.webhook_id == webhook_id, WebhookDelivery.status == "pending")
@@ -305,6 +309,17 @@ def claim_target(engine: Engine, webhook_id: int, now: datetime) -> list[Claimed
         return [
             _job(session, delivery_id, found[event_id], hook) for delivery_id, event_id in leased
         ]
+
+
+def _withhold(session: Session, webhook_id: int, reason: str) -> None:
+    session.execute(
+        update(WebhookDelivery)
+        .where(
+            col(WebhookDelivery.webhook_id) == webhook_id,
+            col(WebhookDelivery.status) == "pending",
+        )
+        .values(status="failed", claimed_until=None, last_error=f"Not sent: {reason}"[:500])
+    )
 
 
 def _is_open(row: WebhookDelivery, now: datetime) -> bool:

@@ -2,7 +2,12 @@
 
 Each event recorded for a campaign writes one delivery row per matching webhook in the same
 transaction (``enqueue``, called by ``history.record``): a rolled-back change sends nothing
-and a committed one is never lost. ``app/services/feed/webhook_worker.py`` sends the rows."""
+and a committed one is never lost. ``app/services/feed/webhook_worker.py`` sends the rows.
+
+A webhook belongs to the account that registered it (not to the token it used): it sends
+only while that account may still organize the campaign (an organizer of it, or a site
+admin). Once its owner is removed, nothing more is queued for it, what was queued is
+marked failed unsent, and the webhook says ``suspended`` (issue 46)."""
 
 from __future__ import annotations
 
@@ -11,12 +16,12 @@ import secrets
 import socket
 from urllib.parse import urlsplit
 
-from sqlalchemy import insert
+from sqlalchemy import ColumnElement, and_, exists, insert, or_
 from sqlmodel import Session, col, delete, select
 
 from app.config import get_settings
 from app.db import locks
-from app.db.models import Campaign, User, Webhook, WebhookDelivery
+from app.db.models import Campaign, CampaignMember, User, Webhook, WebhookDelivery
 from app.errors import DomainError, NotFound
 
 MAX_PER_CAMPAIGN = 10
@@ -174,7 +179,9 @@ def enqueue(session: Session, events: list[tuple[int, int, str]]) -> None:
     wants their kind, in the caller's transaction: one indexed query for the campaigns'
     webhooks, and one INSERT for the deliveries."""
     campaigns = {campaign_id for _id, campaign_id, _kind in events}
-    hooks = session.exec(select(Webhook).where(col(Webhook.campaign_id).in_(campaigns))).all()
+    hooks = session.exec(
+        select(Webhook).where(col(Webhook.campaign_id).in_(campaigns), _owner_may_organize())
+    ).all()
     rows = [
         WebhookDelivery(webhook_id=int(hook.id or 0), event_id=event_id).model_dump(exclude={"id"})
         for hook in hooks
@@ -183,6 +190,44 @@ def enqueue(session: Session, events: list[tuple[int, int, str]]) -> None:
     ]
     if rows:
         session.execute(insert(WebhookDelivery), rows)
+
+
+def _owner_may_organize() -> ColumnElement[bool]:
+    """SQL: the webhook's owner may still organize its campaign (or none is recorded)."""
+    organizer = exists().where(
+        and_(
+            col(CampaignMember.campaign_id) == col(Webhook.campaign_id),
+            col(CampaignMember.user_id) == col(Webhook.created_by),
+            col(CampaignMember.role) == "organizer",
+        )
+    )
+    admin = exists().where(
+        and_(col(User.id) == col(Webhook.created_by), col(User.is_admin).is_(True))
+    )
+    return or_(col(Webhook.created_by).is_(None), organizer, admin)
+
+
+def suspended_because(session: Session, webhook: Webhook) -> str | None:
+    """Why the webhook sends nothing (its owner may no longer organize the campaign), or
+    None while it is active."""
+    if webhook.created_by is None:
+        return None
+    owner = session.get(User, webhook.created_by)
+    if owner is not None and owner.is_admin:
+        return None
+    role = session.exec(
+        select(CampaignMember.role).where(
+            CampaignMember.campaign_id == webhook.campaign_id,
+            CampaignMember.user_id == webhook.created_by,
+        )
+    ).first()
+    if role == "organizer":
+        return None
+    who = owner.username if owner is not None else f"user {webhook.created_by}"
+    return (
+        f"{who}, who registered this webhook, no longer organizes the campaign: nothing is "
+        "sent any more. An organizer can delete it and register it again."
+    )
 
 
 def get_campaign(session: Session, campaign_id: int) -> Campaign:
