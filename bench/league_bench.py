@@ -49,7 +49,9 @@ from app.services.accounts import accounts
 from app.services.campaigns.kept_totals import install_kept_totals
 
 sys.path.insert(0, str(Path(__file__).parent))
+
 import league as league_module
+from serving import serving
 
 USER = {"username": "bench", "password": "bench password"}
 CRUSADE = str(Path(sys.executable).with_name("crusade"))
@@ -184,20 +186,8 @@ def server(database_url: str, workers: int = 1) -> Iterator[tuple[str, int]]:
     if workers > 1:
         command += ["--workers", str(workers)]
     env = {**os.environ, "DATABASE_URL": database_url, "LOG_LEVEL": "warning"}
-    process = subprocess.Popen(command, env=env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
-        yield base, process.pid
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+    with serving(command, env, port) as running:
+        yield running
 
 
 def peak_rss_mb(pid: int) -> float:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import io
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -37,6 +36,8 @@ import httpx
 from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for its hostile files
+
+from serving import serving
 
 from app.db import migrate
 from tests.api.test_battle_flow import muster, setup_two_forces
@@ -340,20 +341,8 @@ def server(database_url: str, port: int) -> Iterator[tuple[str, int]]:
     """`crusade serve` in its own process on 127.0.0.1:``port``."""
     command = [CRUSADE, "serve", "--host", "127.0.0.1", "--port", str(port)]
     env = {**os.environ, "DATABASE_URL": database_url, "LOG_LEVEL": "warning"}
-    process = subprocess.Popen(command, env=env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
-        yield base, process.pid
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+    with serving(command, env, port) as running:
+        yield running
 
 
 def main() -> None:

@@ -40,7 +40,6 @@ import json
 import os
 import select
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -59,6 +58,8 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for its hostile files
+
+from serving import serving
 
 from app.db import migrate
 from tests.api.test_battle_flow import muster, setup_two_forces
@@ -488,20 +489,8 @@ def server(database_url: str, port: int, folder: Path) -> Iterator[tuple[str, in
         "PASSWORD_HASHING": "fast",
     }
     command = [CRUSADE, "serve", "--host", "127.0.0.1", "--port", str(port), "--no-worker"]
-    process = subprocess.Popen(command, env=env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
-        yield base, process.pid
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+    with serving(command, env, port) as running:
+        yield running
 
 
 def account(base: str, username: str) -> httpx.Client:
