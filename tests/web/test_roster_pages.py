@@ -131,3 +131,19 @@ def test_a_roster_total_that_is_out_of_date_is_said(person: Callable[[str], Brow
     totals = re.sub(r"\s+", " ", page.split('data-testid="roster-totals">')[1].split("</p>")[0])
     assert "The other 23 PL are in the file's total but on nothing in it" in totals
     assert "detachment or army options" not in totals
+
+
+def test_a_roster_total_below_what_its_units_hold_is_said_without_a_negative(
+    person: Callable[[str], Browser],
+) -> None:
+    """A file whose own total (4 PL) is below its one 6 PL unit: the preview says the units
+    hold 2 PL more (it used to print "The other -2 PL"), and how the costs were read."""
+    world = campaign_with_two_players(person)
+    data = hellblasters("6.0").replace(
+        b"<forces>", b'<costs><cost name=" PL" value="4.0"/></costs><forces>', 1
+    )
+    page = upload(world["ruby"], world["ruby_force"], data).text
+    totals = re.sub(r"\s+", " ", page.split('data-testid="roster-totals">')[1].split("</p>")[0])
+    assert "The units hold 2 PL more than the file's total" in totals
+    assert "-2" not in totals and "The other" not in totals
+    assert "Costs read as BattleScribe writes them" in totals
