@@ -58,7 +58,8 @@ class TestOrderOfBattle:
         fight_a_battle(world, settle=False)
         kai, force = world["kai"], world["kai_force"]
         page = kai.get(f"/forces/{force}").text
-        assert 'id="decisions-waiting"' in page and "1 decision from the last battle" in page
+        assert 'id="decisions-waiting"' in page
+        assert "1 decision (after a battle or a rule pack's reward) is waiting" in page
         assert f'<a href="/forces/{force}/decisions">Answer them</a>' in page
         assert '<span class="badge">Awaiting a decision</span>' in page
         captain = units(kai, force)["Captain"]
