@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import secrets
 import signal
 import socket
 import statistics
@@ -36,37 +35,11 @@ from datetime import datetime
 from pathlib import Path
 
 import httpx
-from sqlalchemy import text
-from sqlalchemy.engine import make_url
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.db import migrate  # noqa: E402
-from app.db.engine import make_engine  # noqa: E402
-
-
-@contextlib.contextmanager
-def database(kind: str, server_url: str) -> Iterator[str]:
-    """A fresh, migrated database: a SQLite file, or one of its own on the PostgreSQL
-    server (dropped afterwards)."""
-    if kind == "sqlite":
-        url = f"sqlite:///{Path(tempfile.mkdtemp()) / 'follow.db'}"
-        migrate.upgrade(url)
-        yield url
-        return
-    server = make_engine(server_url, isolation_level="AUTOCOMMIT")
-    name = f"feed_follow_{os.getpid()}_{secrets.token_hex(3)}"
-    with server.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(server_url).set(database=name).render_as_string(hide_password=False)
-    try:
-        migrate.upgrade(url)
-        yield url
-    finally:
-        with server.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        server.dispose()
+from serving import database  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -242,7 +215,10 @@ def main() -> None:
     kinds = ("sqlite", "postgresql") if args.engine == "both" else (args.engine,)
     for kind in kinds:
         workers = args.workers if kind == "postgresql" else 1
-        with database(kind, args.database_url) as url, server(url, args.port, workers) as base:
+        with (
+            database(kind, args.database_url, "feed_follow") as url,
+            server(url, args.port, workers) as base,
+        ):
             run(base, kind, argparse.Namespace(**{**vars(args), "workers": workers}))
 
 

@@ -29,13 +29,11 @@ import contextlib
 import json
 import multiprocessing
 import os
-import secrets
 import socket
 import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -43,11 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
-from sqlalchemy import text
-from sqlalchemy.engine import make_url
+from serving import database
 
 from app.config import get_settings
-from app.db import migrate
 from app.db.engine import make_engine
 from app.main import create_app
 from app.services.feed import events, webhook_worker
@@ -141,29 +137,6 @@ def load() -> str:
     return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f} on {os.cpu_count()} CPUs"
 
 
-@contextlib.contextmanager
-def database(kind: str, server_url: str) -> Iterator[str]:
-    """A fresh, migrated database: a SQLite file, or one of its own on the PostgreSQL
-    server (dropped afterwards), so runs never meet each other's rows."""
-    if kind == "sqlite":
-        url = f"sqlite:///{Path(tempfile.mkdtemp()) / 'lag.db'}"
-        migrate.upgrade(url)
-        yield url
-        return
-    server = make_engine(server_url, isolation_level="AUTOCOMMIT")
-    name = f"webhook_lag_{os.getpid()}_{secrets.token_hex(3)}"
-    with server.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(server_url).set(database=name).render_as_string(hide_password=False)
-    try:
-        migrate.upgrade(url)
-        yield url
-    finally:
-        with server.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        server.dispose()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=20.0, help="how long the writers write")
@@ -183,7 +156,7 @@ def main() -> None:
     print("(a shared machine's figures move with what else runs: read them with its load)")
     kinds = ("sqlite", "postgresql") if args.engine == "both" else (args.engine,)
     for kind in kinds:
-        with database(kind, args.database_url) as url:
+        with database(kind, args.database_url, "webhook_lag") as url:
             run(url, args)
 
 
