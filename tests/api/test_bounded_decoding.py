@@ -25,7 +25,6 @@ from app.edge.admission import UPLOAD, Gate
 from app.errors import DomainError
 from app.services.campaigns import decoding, images, photos
 from tests.api.helpers import assert_problem, dump
-from tests.api.live import serve
 from tests.api.test_battle_flow import muster, setup_two_forces
 from tests.api.test_battle_photos import phone_photo, photo_files, upload
 from tests.hostile_images import fill_bytes, gif_comments, hidden_scans, png_chunks
@@ -242,23 +241,6 @@ class TestTurns:
         with turns.turn("alice"), pytest.raises(DomainError) as busy, turns.turn("bob"):
             pass
         assert busy.value.code == "photo_busy" and turns.waiting == 0
-
-
-@pytest.fixture
-def live(client: TestClient, engine: Engine) -> Iterator[tuple[httpx.Client, dict[str, Any]]]:
-    """The test's organizer (a player of a mustered battle) on a real server."""
-    battle = muster(client, setup_two_forces(client))
-    cookies = {c.name: c.value or "" for c in client.cookies.jar}
-    with (
-        serve(engine) as url,
-        httpx.Client(
-            base_url=url,
-            timeout=60,
-            cookies=cookies,
-            headers={"X-CSRF-Token": client.headers["X-CSRF-Token"]},
-        ) as http,
-    ):
-        yield http, battle
 
 
 def test_while_one_user_holds_the_decode_another_reads_and_gets_the_next_turn(

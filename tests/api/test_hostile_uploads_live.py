@@ -18,33 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from app.services.campaigns import decoding
-from tests.api.live import at_once, serve
-from tests.api.test_battle_flow import muster, setup_two_forces
+from tests.api.live import at_once
 from tests.hostile_images import dimension_liar, png_bomb
 
 CRUSADE = str(Path(sys.executable).with_name("crusade"))
-
-
-@pytest.fixture
-def live(client: TestClient, engine: Engine) -> Iterator[tuple[httpx.Client, dict[str, Any]]]:
-    """The test's organizer (a player of a mustered battle) on a real server."""
-    battle = muster(client, setup_two_forces(client))
-    cookies = {c.name: c.value or "" for c in client.cookies.jar}
-    with (
-        serve(engine) as url,
-        httpx.Client(
-            base_url=url,
-            timeout=120,
-            cookies=cookies,
-            headers={"X-CSRF-Token": client.headers["X-CSRF-Token"]},
-        ) as http,
-    ):
-        yield http, battle
 
 
 def while_polling_health(base_url: str, work: Callable[[], Any]) -> tuple[Any, list[float]]:

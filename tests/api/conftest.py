@@ -1,0 +1,31 @@
+"""Fixtures the API tests share."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from tests.api.live import serve
+from tests.api.test_battle_flow import muster, setup_two_forces
+
+
+@pytest.fixture
+def live(client: TestClient, engine: Engine) -> Iterator[tuple[httpx.Client, dict[str, Any]]]:
+    """The test's organizer (a player of a mustered battle) on a real server."""
+    battle = muster(client, setup_two_forces(client))
+    cookies = {c.name: c.value or "" for c in client.cookies.jar}
+    with (
+        serve(engine) as url,
+        httpx.Client(
+            base_url=url,
+            timeout=120,
+            cookies=cookies,
+            headers={"X-CSRF-Token": client.headers["X-CSRF-Token"]},
+        ) as http,
+    ):
+        yield http, battle
