@@ -10,7 +10,9 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
+from app.config import get_settings
 from tests.api.live import serve
+from tests.api.receiver import Receiver
 from tests.api.test_battle_flow import muster, setup_two_forces
 
 
@@ -29,3 +31,20 @@ def live(client: TestClient, engine: Engine) -> Iterator[tuple[httpx.Client, dic
         ) as http,
     ):
         yield http, battle
+
+
+@pytest.fixture
+def allow_private(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """WEBHOOK_ALLOW_PRIVATE=true: the receiver listens on 127.0.0.1."""
+    monkeypatch.setenv("WEBHOOK_ALLOW_PRIVATE", "true")
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A webhook receiver on a loopback port, stopped after the test."""
+    started = Receiver().start()
+    yield started
+    started.stop()

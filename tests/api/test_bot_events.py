@@ -17,7 +17,7 @@ from tests.api.receiver import Receiver
 from tests.api.test_authorization import battle_between, table  # noqa: F401
 from tests.api.test_battle_flow import lord_falls, muster, setup_two_forces
 from tests.api.test_bot_friction import captain_ranks_up
-from tests.api.test_webhooks import allow_private, receiver, register  # noqa: F401
+from tests.api.test_webhooks import register
 
 
 def feed_items(client: TestClient, campaign_id: int) -> list[dict[str, Any]]:
@@ -41,7 +41,7 @@ def a_battle(client: TestClient) -> tuple[dict[str, Any], dict[str, Any]]:
 def test_the_webhook_body_is_exactly_the_feed_item(
     client: TestClient,
     engine: Engine,
-    receiver: Receiver,  # noqa: F811
+    receiver: Receiver,
 ) -> None:
     world = setup_two_forces(client)
     register(client, world["campaign"], receiver.url)
@@ -133,7 +133,7 @@ class TestWebhookFormat:
         self,
         client: TestClient,
         engine: Engine,
-        receiver: Receiver,  # noqa: F811
+        receiver: Receiver,
     ) -> None:
         world = setup_two_forces(client)
         hook = register(client, world["campaign"], receiver.url, format="discord")

@@ -6,7 +6,7 @@ limit (a poll that waits is free). On both engines."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -15,7 +15,6 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from app.api import events as feed_route
-from app.config import get_settings
 from app.edge.limits import RateLimits
 from app.services.feed import events, webhook_worker
 from tests.api.helpers import account, assert_problem
@@ -155,21 +154,6 @@ class TestALongPollDecidesAgainWhenItWakes:
         )
         assert answer.status_code == 200, answer.text
         assert [e["kind"] for e in answer.json()["items"]] == ["campaign_settings_changed"]
-
-
-@pytest.fixture
-def allow_private(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("WEBHOOK_ALLOW_PRIVATE", "true")
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    started = Receiver().start()
-    yield started
-    started.stop()
 
 
 @pytest.mark.usefixtures("allow_private")

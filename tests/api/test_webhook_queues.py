@@ -21,7 +21,7 @@ from app.services.feed import webhook_worker
 from tests.api.receiver import Receiver
 from tests.api.test_battle_flow import setup_two_forces
 from tests.api.test_query_counts import statements
-from tests.api.test_webhooks import allow_private, receiver, register  # noqa: F401
+from tests.api.test_webhooks import register
 
 pytestmark = pytest.mark.usefixtures("allow_private")
 
@@ -65,7 +65,7 @@ def slow() -> Iterator[Receiver]:
 def test_a_dead_receiver_is_tried_once_per_back_off_and_delays_nobody(
     client: TestClient,
     engine: Engine,
-    receiver: Receiver,  # noqa: F811
+    receiver: Receiver,
 ) -> None:
     world = setup_two_forces(client)
     dead = register(client, world["campaign"], f"http://127.0.0.1:{closed_port()}/hook")
@@ -81,7 +81,7 @@ def test_a_dead_receiver_is_tried_once_per_back_off_and_delays_nobody(
 def test_a_target_catches_up_in_event_order_after_an_outage(
     client: TestClient,
     engine: Engine,
-    receiver: Receiver,  # noqa: F811
+    receiver: Receiver,
 ) -> None:
     world = setup_two_forces(client)
     register(client, world["campaign"], receiver.url)
@@ -100,7 +100,7 @@ def test_a_target_catches_up_in_event_order_after_an_outage(
 def test_a_slow_receiver_holds_only_its_own_queue(
     client: TestClient,
     engine: Engine,
-    receiver: Receiver,  # noqa: F811
+    receiver: Receiver,
     slow: Receiver,
 ) -> None:
     world = setup_two_forces(client)
@@ -132,7 +132,7 @@ def test_a_slow_receiver_holds_only_its_own_queue(
 def test_a_batch_is_claimed_in_the_statements_of_one_delivery(
     client: TestClient,
     engine: Engine,
-    receiver: Receiver,  # noqa: F811
+    receiver: Receiver,
 ) -> None:
     """A target's batch (up to 20) is built in one read: built event by event, its first
     delivery waited for ~100 queries, most of the p95 lag on a loaded machine."""

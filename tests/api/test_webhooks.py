@@ -8,7 +8,6 @@ import hashlib
 import hmac
 import ipaddress
 import json
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -17,28 +16,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, text
 from sqlmodel import Session, select
 
-from app.config import get_settings
 from app.db.models import WebhookDelivery, utcnow
 from app.services.feed import events, webhook_worker, webhooks
 from tests.api.helpers import assert_problem, dump
 from tests.api.receiver import Receiver
 from tests.api.test_battle_flow import battle_body, muster, setup_two_forces
-
-
-@pytest.fixture
-def allow_private(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """WEBHOOK_ALLOW_PRIVATE=true: the receiver listens on 127.0.0.1."""
-    monkeypatch.setenv("WEBHOOK_ALLOW_PRIVATE", "true")
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    started = Receiver().start()
-    yield started
-    started.stop()
 
 
 def register(client: TestClient, campaign_id: int, url: str, **extra: Any) -> dict[str, Any]:
