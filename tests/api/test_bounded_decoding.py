@@ -307,7 +307,9 @@ class TestUploadPlaces:
             await asyncio.wait_for(third, 1)
             assert (gate.holders, gate.uploads, gate.waiting) == (4, 2, 0)
 
-        asyncio.run(scenario())
+        # in a thread of its own: an earlier test on the worker may leave a loop running here
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, scenario()).result()
 
     def test_all_but_one_place_at_most(self) -> None:
         assert Gate(8, 10, 1, upload_places=20).upload_places == 7
