@@ -117,7 +117,7 @@ def relics_open(
             check_crusade_relic(card, relic.id, book, relics_taken)
         except RuleError:
             continue
-        if relic.selects_weapon and card.wargear.strip() and not weapons_to_enhance(card):
+        if relic.selects_weapon and wargear_weapons(card) and not weapons_to_enhance(card):
             continue  # every weapon its wargear lists is enhanced or a Relic already
         cost = book.honours.relic_categories[relic.category].requisition_points
         if requisition_points is None or cost <= requisition_points:
@@ -147,23 +147,33 @@ def _category_open(
             book.honours.psychic_fortitudes, card.honour_ids(category)
         )
     # a Weapon Enhancement: a weapon of its wargear not yet enhanced (any, unlisted)
-    return not card.wargear.strip() or bool(weapons_to_enhance(card))
+    return not wargear_weapons(card) or bool(weapons_to_enhance(card))
 
 
 _COUNT = re.compile(r"^\d+\s*x\s+", re.IGNORECASE)
 
 
-def weapons_to_enhance(card: CrusadeCard) -> tuple[str, ...]:
-    """The weapons of the card's wargear (each line or comma-separated item, its count left
-    off) that a Weapon Enhancement or a weapon-upgrading relic may be given: not already
-    enhanced, not a Relic (ruling 78)."""
-    closed = card.enhanced_weapons | card.relic_weapons
+def weapon_name(text: str) -> str:
+    """A weapon's name as the wargear lists it: spaces collapsed, its count left off."""
+    return _COUNT.sub("", " ".join(text.split())).strip()
+
+
+def wargear_weapons(card: CrusadeCard) -> tuple[str, ...]:
+    """Every weapon the card's wargear lists (each line or comma-separated item, its count
+    left off), once each; empty when it lists none (ruling 80)."""
     found: dict[str, str] = {}
     for item in re.split(r"[\n;,]", card.wargear):
-        name = _COUNT.sub("", " ".join(item.split())).strip()
-        if name and len(name) <= 120 and name.casefold() not in closed:
+        name = weapon_name(item)
+        if name and len(name) <= 120:
             found.setdefault(name.casefold(), name)
     return tuple(found.values())
+
+
+def weapons_to_enhance(card: CrusadeCard) -> tuple[str, ...]:
+    """The weapons of the card's wargear that a Weapon Enhancement or a weapon-upgrading
+    relic may be given: not already enhanced, not a Relic (ruling 78)."""
+    closed = card.enhanced_weapons | card.relic_weapons
+    return tuple(w for w in wargear_weapons(card) if w.casefold() not in closed)
 
 
 def _any_left(table: DiceTable, taken: Collection[str]) -> bool:
@@ -328,17 +338,31 @@ def _check_weapon(card: CrusadeCard, weapon: WeaponChoice | None, what: str) -> 
         raise RuleError(
             "weapon_required", f"{what} needs a model and one of its weapons.", field="weapon"
         )
-    name = weapon.weapon.casefold()
-    if weapon.is_relic or name in card.relic_weapons:
+    names = {weapon.weapon.casefold(), weapon_name(weapon.weapon).casefold()}
+    if weapon.is_relic or names & card.relic_weapons:
         raise RuleError(
             "weapon_is_relic",
             f"{weapon.weapon} is a Relic; {what} cannot be given to a Relic weapon.",
             field="weapon",
         )
-    if name in card.enhanced_weapons:
+    if names & card.enhanced_weapons:
         raise RuleError(
             "weapon_already_enhanced",
             f"{weapon.weapon} is already enhanced or a Crusade Relic; pick another weapon.",
+            field="weapon",
+        )
+    listed = {w.casefold(): w for w in wargear_weapons(card)}
+    if listed and (named := weapon_name(weapon.weapon).casefold()) in listed:
+        # kept as the wargear spells it, so the offer leaves it out once it is enhanced
+        return replace(weapon, weapon=listed[named])
+    if listed:
+        # ruling 80: where the card lists its wargear, the weapon is one of those it lists
+        open_ones = weapons_to_enhance(card)
+        left = ", ".join(open_ones[:10]) + (", …" if open_ones[10:] else "") or "none is left"
+        raise RuleError(
+            "weapon_not_in_wargear",
+            f"{card.name}'s wargear does not list {weapon.weapon}: name a weapon it lists "
+            f"that is not enhanced nor a Relic ({left}).",
             field="weapon",
         )
     return weapon

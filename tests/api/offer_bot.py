@@ -35,8 +35,13 @@ def throw(dice: dict[str, Any], rng: random.Random) -> list[int]:
 
 
 def _weapon(category: dict[str, Any], weapon_type: str | None) -> dict[str, Any]:
-    assert category["weapons"], category
-    [first, *_] = category["weapons"]
+    """The first weapon the offer lists or, for a card that lists no wargear, one named in
+    the bot's words for the model the offer names (ruling 80)."""
+    if category["weapons"]:
+        first = category["weapons"][0]
+    else:
+        assert category["free_weapon"], category
+        first = {"model": category["free_weapon"]["model"], "weapon": "Bot's own rifle"}
     kind = weapon_type if weapon_type in ("ranged", "melee") else "ranged"
     return {**first, "weapon_type": kind}
 

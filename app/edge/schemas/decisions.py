@@ -223,6 +223,14 @@ class OfferWeapon(BaseModel):
     weapon: str
 
 
+class OfferFreeWeapon(BaseModel):
+    """The card lists no wargear (ruling 80): the answer's `weapon` names any weapon this
+    model carries, in the player's own words."""
+
+    model: str = Field(description="`weapon.model`: the unit's champion, or the unit")
+    max_length: int = Field(description="The longest `weapon.weapon` accepted")
+
+
 class OfferCategory(BaseModel):
     """One category an answer may take for the unit: battle_trait, weapon_enhancement,
     psychic_fortitude, crusade_relic, or (a battle_scar decision) battle_scar."""
@@ -240,7 +248,13 @@ class OfferCategory(BaseModel):
     needs: list[str] = Field(description="Inputs the answer needs beside these (`weapon`)")
     weapons: list[OfferWeapon] = Field(
         description="The unit's weapons (its card's wargear, count left off) not enhanced nor "
-        "a Relic; empty when the card lists no wargear"
+        "a Relic; empty when the card lists no wargear (then see `free_weapon`). Where the card "
+        "lists wargear, a weapon it does not list is refused `weapon_not_in_wargear`"
+    )
+    free_weapon: OfferFreeWeapon | None = Field(
+        default=None,
+        description="Set when the card lists no wargear and `weapon` is needed: name any "
+        "weapon the model carries (ruling 80)",
     )
     dice: OfferDice | None = Field(description="A rolled answer's dice")
     tables: list[str] = Field(

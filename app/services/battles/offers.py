@@ -32,6 +32,7 @@ from app.rules.errors import RuleError
 from app.rules.honours import (
     open_categories,
     relics_open,
+    wargear_weapons,
     weapon_enhancements_to_choose,
     weapons_to_enhance,
 )
@@ -133,6 +134,7 @@ def _category(category: str, **parts: Any) -> dict[str, Any]:
         "rolled": False,
         "needs": [],
         "weapons": [],
+        "free_weapon": None,
         "dice": None,
         "tables": [],
         **parts,
@@ -230,6 +232,7 @@ def _weapon_category(card: CrusadeCard, book: Rulebook) -> dict[str, Any]:
         rolled=True,
         needs=["weapon"],
         weapons=weapons_of(card),
+        free_weapon=free_weapon(card),
         dice=dice,
         tables=_tables(card, HonourCategory.WEAPON_ENHANCEMENT.value, book),
     )
@@ -247,10 +250,12 @@ def _relic_category(card: CrusadeCard, force: OrderOfBattle, book: Rulebook) -> 
         )
         for r in relics
     ]
+    upgrades = any(r.selects_weapon for r in relics)
     return _category(
         HonourCategory.CRUSADE_RELIC.value,
         entries=entries,
-        weapons=weapons_of(card) if any(r.selects_weapon for r in relics) else [],
+        weapons=weapons_of(card) if upgrades else [],
+        free_weapon=free_weapon(card) if upgrades else None,
     )
 
 
@@ -281,6 +286,14 @@ def weapons_of(card: CrusadeCard) -> list[dict[str, str]]:
     an answer's ``weapon``: the model is the unit's champion, or the unit."""
     model = card.champion or card.name
     return [{"model": model, "weapon": w} for w in weapons_to_enhance(card)][:40]
+
+
+def free_weapon(card: CrusadeCard) -> dict[str, Any] | None:
+    """For a card that lists no wargear, the input its answer gives instead (ruling 80): any
+    weapon its model carries, named in the player's words, for the champion or the unit."""
+    if wargear_weapons(card):
+        return None
+    return {"model": card.champion or card.name, "max_length": 120}
 
 
 # --- a victor bonus's free requisitions ----------------------------------------------------
