@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from app.config import get_settings
+from tests.api.generated_client import Generator
 from tests.api.live import serve
 from tests.api.receiver import Receiver
 from tests.api.test_battle_flow import muster, setup_two_forces
@@ -48,3 +49,9 @@ def receiver() -> Iterator[Receiver]:
     started = Receiver().start()
     yield started
     started.stop()
+
+
+@pytest.fixture(scope="session")
+def generate_client(tmp_path_factory: pytest.TempPathFactory) -> Generator:
+    """openapi-python-client's client for a schema, generated once per session."""
+    return Generator(tmp_path_factory.mktemp("generated_client"))
