@@ -27,7 +27,7 @@ from app.rules.data import (
 )
 from app.rules.dice import Dice
 from app.rules.errors import RuleError
-from app.rules.honours import weapon_enhancements_to_choose
+from app.rules.honours import weapon_enhancements_to_choose, weapons_to_enhance
 from app.services.accounts.access import Access
 from app.services.accounts.accounts import Principal
 from app.services.battles import decisions, wizard
@@ -264,6 +264,8 @@ def _honour_context(
         context["category"] = None
         return context
     context["target_card"] = next(c for c in view.cards if c.id == target)
+    # the weapons its wargear lists that may take one, suggested under the weapon's field
+    context["weapons"] = weapons_to_enhance(view.value.card(str(target)))
     if chosen is None:
         # issue 40: every kind with its entries on one page (the kind and the entry in two
         # taps at most; a Weapon Enhancement's melee table is a link away)

@@ -20,6 +20,9 @@ def test_a_weapon_the_wargear_does_not_list_is_refused_with_the_offer(
     answer = f"/api/v1/decisions/{bonus['id']}/answer"
     captain = world["blue_units"][0]["id"]
     body = {"card_id": captain, "category": "weapon_enhancement", "entries": ["heirloom"]}
+    page = client.get(f"/decisions/{bonus['id']}?category=weapon_enhancement&card_id={captain}")
+    suggested = page.text.split('<datalist id="f-weapon-list">', 1)[1].split("</datalist>")[0]
+    assert suggested == '<option value="Bolt pistol"><option value="Power sword">'  # the site too
     before = dump(engine)
     invented = {"model": "Captain", "weapon": "Thunder hammer", "weapon_type": "melee"}
     refused = assert_problem(
