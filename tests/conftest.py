@@ -91,6 +91,8 @@ GROUPS = {
     "api/test_hostile_uploads_live.py": "live-servers",
     # A module-scoped seeded world: made once, on one worker.
     "api/test_fuzz.py": "fuzz",
+    # A client generated from the schema (4-5 s of CPU, once per worker): on one worker.
+    "api/test_bot_walkthrough.py": "generated-client",
     # A webhook receiver (an HTTP server in the test process) stopped and started again.
     "api/test_webhooks.py": "webhook-receiver",
     "services/feed/test_worker_cli.py": "webhook-receiver",
