@@ -146,7 +146,7 @@ def _category_open(
         return card.has("PSYKER") and _any_left(
             book.honours.psychic_fortitudes, card.honour_ids(category)
         )
-    # a Weapon Enhancement: a weapon of its wargear not yet enhanced (any, unlisted)
+    # a Weapon Enhancement: a weapon of its wargear not yet enhanced (any, where it lists none)
     return not wargear_weapons(card) or bool(weapons_to_enhance(card))
 
 

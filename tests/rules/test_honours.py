@@ -1097,6 +1097,22 @@ class TestWhatIsOpen:
         unlisted = character(honours=(enhanced,))  # no wargear: any weapon it carries
         assert WEAPON in open_categories(unlisted, (WEAPON,), book())
 
+    def test_the_weapon_is_one_the_wargear_lists_where_it_lists_any(self) -> None:
+        """Ruling 80: another is refused, naming those open; a listed one, however written,
+        is kept as the wargear spells it (so it is not offered again); a card that lists
+        no wargear takes any weapon its model carries."""
+        unit = character(wargear="2x Bolt pistol\nPower sword")
+        error = refused(
+            unit, WEAPON, "weapon_not_in_wargear", [1], weapon=WeaponChoice("Captain", "Axe")
+        )
+        assert "(Bolt pistol, Power sword)" in error.message and error.field == "weapon"
+        written = WeaponChoice("Captain", "1x  POWER sword", "melee")
+        honoured, honour = gain(unit, WEAPON, [1], weapon=written)
+        assert honour.weapon == "Power sword" and weapons_to_enhance(honoured) == ("Bolt pistol",)
+        refused(honoured, WEAPON, "weapon_already_enhanced", [1], weapon=written)
+        _, free = gain(character(), WEAPON, [1], weapon=WeaponChoice("Captain", "Axe"))
+        assert free.weapon == "Axe"
+
     def test_a_crusade_relic_is_open_while_one_is_left_its_order_of_battle_lacks(self) -> None:
         captain = character()
         every = [r.id for r in relics_open(captain, book())]
