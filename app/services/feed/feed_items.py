@@ -191,7 +191,8 @@ class EventDetails(BaseModel):
 
 class FeedEventPublic(BaseModel):
     """One change in the campaign, oldest first. ``kind`` is one of: campaign_created,
-    force_created, card_added, card_removed, battle_mustered, result_proposed,
+    force_created, army_keywords_changed (a force's army keywords, issue 47: ``before``,
+    ``after``), card_added, card_removed, battle_mustered, result_proposed,
     result_confirmed, result_disputed, battle_recorded (a result applied: by an organizer, or
     on confirmation), battle_reverted, battle_called_off, report_written, report_edited,
     photo_added, decision_pending,

@@ -117,7 +117,7 @@ def preview(session: Session, *, force_id: int, data: bytes) -> RosterPreview:
     roster = parse_roster(data)
     live = [c for c in view.cards if not c.removed]
     window = requisitions.purchase_window(session, force_id)
-    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    book = rulebooks.book_of(session, view.force)
     lines = tuple(
         _with_problem(_with_update(line, view.value, window), view.value, book)
         for line in _match(roster, live)
