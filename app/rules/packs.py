@@ -1557,6 +1557,11 @@ def narrow(book: Rulebook, army: Iterable[str]) -> Rulebook:
 def scoped(book: Rulebook) -> bool:
     """Whether any content of the rulebook is scoped to factions (else every force's book is
     the campaign's)."""
+    return bool(factions_named(book))
+
+
+def factions_named(book: Rulebook) -> tuple[str, ...]:
+    """Every faction keyword a scope of the rulebook names, once, in order."""
     groups: tuple[Sequence[_HasFactions], ...] = (
         book.agendas,
         book.requisitions,
@@ -1573,7 +1578,7 @@ def scoped(book: Rulebook) -> bool:
         book.pack_warlord_traits,
         book.missions,
     )
-    return any(item.factions for group in groups for item in group)
+    return tuple(dict.fromkeys(f for group in groups for item in group for f in item.factions))
 
 
 class _HasFactions(Protocol):

@@ -272,7 +272,10 @@ def edit_force_page(
 ) -> Response:
     view = forces.load_force(session, force_id)
     values = ForceForm(
-        name=view.force.name, player_name=view.force.player_name, notes=view.force.notes
+        name=view.force.name,
+        player_name=view.force.player_name,
+        notes=view.force.notes,
+        army_keywords=", ".join(view.force.army_keywords),
     )
     return _force_page(
         request, session, principal, view, "pages/force_edit.html", values=values.model_dump()
@@ -288,7 +291,7 @@ def edit_force(
     form: Annotated[ForceForm, Form()],
 ) -> Response:
     with attempt(session) as outcome:
-        body = checked(ForceUpdate, form.model_dump())
+        body = checked(ForceUpdate, form.update())
         forces.update_force(session, force_id=force_id, **body.model_dump())
     if outcome.refused:
         view = forces.load_force(session, force_id)
