@@ -1,0 +1,274 @@
+"""Issue 47's walkthrough, on SQLite and PostgreSQL: six codex-style packs of our own, each
+scoped to one faction, attached to one campaign of six forces of six factions (one of them
+a Crusade faction a pack adds). Four battles across factions, a revert and a replay; each
+force sees and moves only its own pack's counters, quests, Agendas and Requisitions, and
+every figure matches the hand count written beside it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from tests.api.helpers import assert_problem, campaign, dump, unit
+from tests.api.test_rule_packs import attach, attached
+
+
+def _pack(pack_id: str, name: str, faction: str, body: str, extra: str = "") -> str:
+    return (
+        f'format: crusade-rule-pack/1\nid: {pack_id}\nname: {name}\nversion: "1"\n'
+        f"factions: [{faction}]\n{extra}{body}"
+    )
+
+
+# Our own short words; one mechanic or two per faction, as a group would type them in.
+SISTERS = _pack(
+    "acts_of_faith",
+    "Acts of Faith",
+    "ADEPTA SORORITAS",
+    """counters: [{id: faith, name: Faith, scope: force, min: 0, max: 20}]
+requisitions:
+  - {id: vow_of_faith, name: Vow of Faith, cost_rp: 1, summary: The host swears; 1 Faith.,
+     effects: [{kind: change_counter, counter: faith, amount: 1}]}
+agendas:
+  - {id: hymn_of_war, name: Hymn of War, category: Hymns, xp_per_tally: 2, max_tally: 1,
+     summary: A unit that sang over the battlefield is honoured.}
+triggers:
+  - {id: devotion, name: Devotion, when: battle_played, counter: faith, amount: 1, summary: Each battle.}
+  - {id: triumph, name: Triumph, when: victory, counter: faith, amount: 2, summary: Each win.}
+""",
+)
+PLAGUE = _pack(
+    "plague_tithe",
+    "Plague Tithe",
+    "DEATH GUARD",
+    """counters: [{id: virulence, name: Virulence, scope: force, min: 0, max: 10}]
+triggers:
+  - {id: spread, name: Spread, when: enemy_unit_destroyed, counter: virulence, amount: 1, summary: Each foe felled.}
+thresholds:
+  - {id: bloom, name: Bloom, counter: virulence, at: 1, reset_to: 0, summary: The plague blooms.,
+     effects: [{kind: change_supply_limit, amount: 3}]}
+""",
+)
+WOLVES = _pack(
+    "sagas",
+    "Sagas",
+    "SPACE WOLVES",
+    """counters: [{id: renown, name: Renown, scope: card, min: 0, max: 10}]
+triggers:
+  - {id: deeds, name: Deeds, when: enemy_unit_destroyed, counter: renown, amount: 1, summary: Each kill of its own.}
+quests:
+  - {id: the_long_hunt, name: The Long Hunt, scope: force, automatic: true, summary: Two battles.,
+     steps: [{name: Hunt, when: battle_played, count: 2}],
+     reward: [{kind: change_requisition_points, amount: 1}]}
+""",
+)
+SWARM = _pack(
+    "the_feast",
+    "The Feast",
+    "TYRANIDS",
+    """counters: [{id: biomass, name: Biomass, scope: force, min: 0, max: 30}]
+triggers:
+  - {id: feeding, name: Feeding, when: battle_played, counter: biomass, amount: 1, summary: Each battle.}
+  - {id: reclaim, name: Reclaim, when: own_unit_destroyed, counter: biomass, amount: 1, summary: Its dead.}
+""",
+)
+TOMBS = _pack(
+    "the_waking",
+    "The Waking",
+    "NECRONS",
+    """counters: [{id: awakening, name: Awakening, scope: force, min: 0, max: 10}]
+triggers:
+  - {id: stirring, name: Stirring, when: battle_played, counter: awakening, amount: 1, summary: Each battle.}
+quests:
+  - {id: crownworld, name: Crownworld, scope: force, automatic: true, summary: Win once.,
+     steps: [{name: Reclaim it, when: victory, count: 1}],
+     reward: [{kind: change_supply_limit, amount: 5}]}
+""",
+)
+HOLDS = _pack(
+    "grudges",
+    "Book of Grudges",
+    "LEAGUES OF VOTANN",
+    """counters: [{id: grudges, name: Grudges, scope: force, min: 0, max: 10}]
+triggers:
+  - {id: wronged, name: Wronged, when: own_unit_destroyed, counter: grudges, amount: 2, summary: Each kin lost.}
+""",
+    extra="crusade_factions: [LEAGUES OF VOTANN]\n",
+)
+CULL = "cull_the_hordes"  # a core Agenda, tallied 0 here: no XP beyond the battle's
+
+
+def _force(client: TestClient, cid: int, name: str, faction: str, army: list[str]) -> int:
+    body = {"name": name, "crusade_faction": faction, "army_keywords": army}
+    made = client.post(f"/api/v1/campaigns/{cid}/forces", json=body)
+    assert made.status_code == 201, made.text
+    assert made.json()["army_keywords"] == army
+    return int(made.json()["id"])
+
+
+def _battle(client: TestClient, cid: int, a: tuple[int, int, str], b: tuple[int, int, str]) -> int:
+    sides = [
+        {"force_id": f, "role": role, "roster": [u], "agendas": [agenda]}
+        for (f, u, agenda), role in ((a, "attacker"), (b, "defender"))
+    ]
+    body = {"battle_size": "combat_patrol", "mission": "sweep_and_clear", "sides": sides}
+    mustered = client.post(f"/api/v1/campaigns/{cid}/battles", json=body)
+    assert mustered.status_code == 201, mustered.text
+    return int(mustered.json()["id"])
+
+
+def _side(force: int, card: int, vp: int, **unit: Any) -> dict[str, Any]:
+    side: dict[str, Any] = {"force_id": force, "victory_points": vp, "units": [{"card_id": card}]}
+    side["units"][0].update(unit)
+    if unit.get("destroyed"):
+        side["dice"] = [6]  # its Out of Action test passes
+    return side
+
+
+def _result(client: TestClient, battle: int, *sides: dict[str, Any]) -> None:
+    done = client.post(f"/api/v1/battles/{battle}/result", json={"sides": list(sides)})
+    assert done.status_code == 200, done.text
+
+
+def _counters(client: TestClient, force: int) -> tuple[dict[str, int], int, int]:
+    shown = client.get(f"/api/v1/forces/{force}").json()
+    return shown["counters"], shown["requisition_points"], shown["supply_limit"]
+
+
+def test_six_factions_each_see_and_move_only_their_own_pack(
+    client: TestClient, engine: Engine
+) -> None:
+    cid = campaign(client, "The Sundered Reach")
+    votann = {"name": "Hold Kar", "crusade_faction": "LEAGUES OF VOTANN"}
+    early = client.post(f"/api/v1/campaigns/{cid}/forces", json=votann)
+    assert_problem(early, 422, "crusade_faction_invalid")  # no pack adds the faction yet
+    for text in (SISTERS, PLAGUE, WOLVES, SWARM, TOMBS, HOLDS):
+        attached(client, cid, text)
+    sisters = _force(client, cid, "Order of the Ember", "IMPERIUM", ["ADEPTA SORORITAS"])
+    plague = _force(client, cid, "The Rotting Host", "CHAOS", ["DEATH GUARD"])
+    wolves = _force(client, cid, "Frostfang Pack", "IMPERIUM", ["SPACE WOLVES"])
+    swarm = _force(client, cid, "Hive Fleet Vora", "TYRANIDS", [])
+    tombs = _force(client, cid, "Dynasty of Ash", "NECRONS", [])
+    holds = _force(client, cid, "Hold Kar", "LEAGUES OF VOTANN", [])
+    s1 = unit(client, sisters, "Battle Sisters")["id"]
+    p1 = unit(client, plague, "Plague Marines", keywords=["CHAOS", "INFANTRY"])["id"]
+    w1 = unit(client, wolves, "Grey Hunters")["id"]
+    t1 = unit(client, swarm, "Termagants", keywords=["TYRANIDS", "INFANTRY"])["id"]
+    n1 = unit(client, tombs, "Necron Warriors", keywords=["NECRONS", "INFANTRY"])["id"]
+    v1 = unit(client, holds, "Hearthkyn", keywords=["LEAGUES OF VOTANN", "INFANTRY"])["id"]
+
+    # Each force holds its own pack's force counters from the start, and none of the others'.
+    assert _counters(client, sisters) == ({"faith": 0}, 5, 50)
+    assert _counters(client, wolves) == ({}, 5, 50)  # Renown is each unit's
+    assert _counters(client, holds) == ({"grudges": 0}, 5, 50)
+
+    # Another faction's Requisition or Agenda is refused, naming the pack; nothing changes.
+    before = dump(engine)
+    bought = client.post(
+        f"/api/v1/forces/{swarm}/requisitions", json={"requisition": "vow_of_faith"}
+    )
+    assert "acts_of_faith" in assert_problem(bought, 422, "rule_pack_not_for_force")["detail"]
+    body = {
+        "battle_size": "combat_patrol",
+        "mission": "sweep_and_clear",
+        "sides": [
+            {"force_id": swarm, "role": "attacker", "roster": [t1], "agendas": ["hymn_of_war"]},
+            {"force_id": sisters, "role": "defender", "roster": [s1], "agendas": [CULL]},
+        ],
+    }
+    refused = client.post(f"/api/v1/campaigns/{cid}/battles", json=body)
+    assert assert_problem(refused, 422, "rule_pack_not_for_force")["field"] == "sides[0].agendas"
+    assert dump(engine) == before
+
+    vow = client.post(
+        f"/api/v1/forces/{sisters}/requisitions", json={"requisition": "vow_of_faith"}
+    )
+    assert vow.status_code in (200, 201), vow.text  # Faith 0 -> 1, RP 5 -> 4
+
+    # 1: the Sisters (their own Agenda, tallied once) beat the swarm; a Termagant brood falls.
+    first = _battle(client, cid, (sisters, s1, "hymn_of_war"), (swarm, t1, CULL))
+    s_side = _side(sisters, s1, 30, destroyed_ranged=1, agenda_tallies={"hymn_of_war": 1})
+    _result(client, first, s_side, _side(swarm, t1, 10, destroyed=True))
+    # 2: the plague host beats the wolves; each side loses its unit to the other's.
+    second = _battle(client, cid, (plague, p1, CULL), (wolves, w1, CULL))
+    _result(
+        client,
+        second,
+        _side(plague, p1, 25, destroyed=True, destroyed_melee=1),
+        _side(wolves, w1, 20, destroyed=True, destroyed_melee=1),
+    )
+    # 3: the tomb world beats the hold; the Hearthkyn fall.
+    third = _battle(client, cid, (tombs, n1, CULL), (holds, v1, CULL))
+    _result(
+        client, third, _side(tombs, n1, 40, destroyed_ranged=1), _side(holds, v1, 5, destroyed=True)
+    )
+    # 4: the tomb world beats the Sisters; then it is reverted and replayed the other way.
+    fourth = _battle(client, cid, (sisters, s1, CULL), (tombs, n1, CULL))
+    _result(client, fourth, _side(sisters, s1, 10), _side(tombs, n1, 30))
+    assert _counters(client, sisters)[0] == {"faith": 5}  # 4 + 1 battle
+    assert _counters(client, tombs)[0] == {"awakening": 2}
+    reverted = client.post(f"/api/v1/battles/{fourth}/revert")
+    assert reverted.status_code == 200, reverted.text
+    assert _counters(client, sisters) == ({"faith": 4}, 5, 50)  # exactly as after battle 1
+    assert _counters(client, tombs) == ({"awakening": 1}, 5, 55)
+    replay = _battle(client, cid, (sisters, s1, CULL), (tombs, n1, CULL))
+    _result(client, replay, _side(sisters, s1, 35), _side(tombs, n1, 15))
+
+    # The hand count. Faith: vow 1, battle 1 (+1 battle, +2 win) 4, replay (+1, +2) 7.
+    # RP: 5 - 1 (vow) + 1 per battle, never above 5.
+    assert _counters(client, sisters) == ({"faith": 7}, 5, 50)
+    # Virulence: 1 felled wolf reaches Bloom (at 1): Supply +3, back to 0.
+    assert _counters(client, plague) == ({"virulence": 0}, 5, 53)
+    # The wolves: the Long Hunt one battle of two; Renown 1 on the Grey Hunters (1 kill).
+    wolf = client.get(f"/api/v1/forces/{wolves}").json()
+    assert (wolf["counters"], wolf["requisition_points"], wolf["supply_limit"]) == ({}, 5, 50)
+    assert [(q["quest"], q["state"], q["tally"], q["count"]) for q in wolf["quests"]] == [
+        ("the_long_hunt", "under_way", 1, 2)
+    ]
+    assert client.get(f"/api/v1/cards/{w1}").json()["counters"] == {"renown": 1}
+    # Biomass: 1 battle + 1 brood lost.
+    assert _counters(client, swarm) == ({"biomass": 2}, 5, 50)
+    # Awakening: battles 3 and the replay; the Crownworld won in battle 3: Supply 50 + 5.
+    tomb = client.get(f"/api/v1/forces/{tombs}").json()
+    assert (tomb["counters"], tomb["supply_limit"]) == ({"awakening": 2}, 55)
+    assert [(q["quest"], q["state"]) for q in tomb["quests"]] == [("crownworld", "completed")]
+    # Grudges: 2 for the Hearthkyn lost.
+    assert _counters(client, holds) == ({"grudges": 2}, 5, 50)
+    # No force holds a quest of another's pack; no unit another's counter.
+    for other in (sisters, plague, swarm, holds):
+        assert client.get(f"/api/v1/forces/{other}").json()["quests"] == []
+    for card in (s1, p1, t1, n1, v1):
+        assert client.get(f"/api/v1/cards/{card}").json()["counters"] == {}
+    # XP: 1 per battle fought; the Sisters' Hymn 2 more (battle 1).
+    xp = {c: client.get(f"/api/v1/cards/{c}").json()["xp"] for c in (s1, p1, w1, t1, n1, v1)}
+    assert xp == {s1: 4, p1: 1, w1: 1, t1: 1, n1: 2, v1: 1}
+
+    # The feed moves each force's own counters only, and so does the export.
+    feed = client.get(f"/api/v1/campaigns/{cid}/events?limit=200").json()["items"]
+    own = {
+        sisters: {"faith"},
+        plague: {"virulence"},
+        wolves: {"renown"},
+        swarm: {"biomass"},
+        tombs: {"awakening"},
+        holds: {"grudges"},
+    }
+    moved: dict[int, set[str]] = {}
+    for event in feed:
+        if event["kind"] == "counter_changed":
+            moved.setdefault(event["force_id"], set()).add(event["details"]["counter"])
+    # Virulence rose to 1 and went back to 0 in the same battle: no change to tell, but the
+    # threshold was reached, by the plague host alone.
+    assert moved == {f: o for f, o in own.items() if f != plague}
+    reached = [
+        (e["force_id"], e["details"]["threshold"]) for e in feed if e["kind"] == "threshold_reached"
+    ]
+    assert reached == [(plague, "bloom")]
+    exported = client.get(f"/api/v1/campaigns/{cid}/export").json()
+    held = {
+        f["id"]: {k for k in f["counters"] if not k.startswith("quest:")}
+        for f in exported["forces"]
+    }
+    assert held == {f: o for f, o in own.items() if f != wolves} | {wolves: set()}
