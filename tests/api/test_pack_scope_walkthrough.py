@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from tests.api.helpers import assert_problem, campaign, dump, unit
-from tests.api.test_rule_packs import attach, attached
+from tests.api.test_rule_packs import attached
 
 
 def _pack(pack_id: str, name: str, faction: str, body: str, extra: str = "") -> str:
@@ -35,7 +35,8 @@ agendas:
   - {id: hymn_of_war, name: Hymn of War, category: Hymns, xp_per_tally: 2, max_tally: 1,
      summary: A unit that sang over the battlefield is honoured.}
 triggers:
-  - {id: devotion, name: Devotion, when: battle_played, counter: faith, amount: 1, summary: Each battle.}
+  - {id: devotion, name: Devotion, when: battle_played, counter: faith, amount: 1,
+     summary: Each battle.}
   - {id: triumph, name: Triumph, when: victory, counter: faith, amount: 2, summary: Each win.}
 """,
 )
@@ -45,7 +46,8 @@ PLAGUE = _pack(
     "DEATH GUARD",
     """counters: [{id: virulence, name: Virulence, scope: force, min: 0, max: 10}]
 triggers:
-  - {id: spread, name: Spread, when: enemy_unit_destroyed, counter: virulence, amount: 1, summary: Each foe felled.}
+  - {id: spread, name: Spread, when: enemy_unit_destroyed, counter: virulence, amount: 1,
+     summary: Each foe felled.}
 thresholds:
   - {id: bloom, name: Bloom, counter: virulence, at: 1, reset_to: 0, summary: The plague blooms.,
      effects: [{kind: change_supply_limit, amount: 3}]}
@@ -57,7 +59,8 @@ WOLVES = _pack(
     "SPACE WOLVES",
     """counters: [{id: renown, name: Renown, scope: card, min: 0, max: 10}]
 triggers:
-  - {id: deeds, name: Deeds, when: enemy_unit_destroyed, counter: renown, amount: 1, summary: Each kill of its own.}
+  - {id: deeds, name: Deeds, when: enemy_unit_destroyed, counter: renown, amount: 1,
+     summary: Each kill of its own.}
 quests:
   - {id: the_long_hunt, name: The Long Hunt, scope: force, automatic: true, summary: Two battles.,
      steps: [{name: Hunt, when: battle_played, count: 2}],
@@ -70,8 +73,10 @@ SWARM = _pack(
     "TYRANIDS",
     """counters: [{id: biomass, name: Biomass, scope: force, min: 0, max: 30}]
 triggers:
-  - {id: feeding, name: Feeding, when: battle_played, counter: biomass, amount: 1, summary: Each battle.}
-  - {id: reclaim, name: Reclaim, when: own_unit_destroyed, counter: biomass, amount: 1, summary: Its dead.}
+  - {id: feeding, name: Feeding, when: battle_played, counter: biomass, amount: 1,
+     summary: Each battle.}
+  - {id: reclaim, name: Reclaim, when: own_unit_destroyed, counter: biomass, amount: 1,
+     summary: Its dead.}
 """,
 )
 TOMBS = _pack(
@@ -80,7 +85,8 @@ TOMBS = _pack(
     "NECRONS",
     """counters: [{id: awakening, name: Awakening, scope: force, min: 0, max: 10}]
 triggers:
-  - {id: stirring, name: Stirring, when: battle_played, counter: awakening, amount: 1, summary: Each battle.}
+  - {id: stirring, name: Stirring, when: battle_played, counter: awakening, amount: 1,
+     summary: Each battle.}
 quests:
   - {id: crownworld, name: Crownworld, scope: force, automatic: true, summary: Win once.,
      steps: [{name: Reclaim it, when: victory, count: 1}],
@@ -93,7 +99,8 @@ HOLDS = _pack(
     "LEAGUES OF VOTANN",
     """counters: [{id: grudges, name: Grudges, scope: force, min: 0, max: 10}]
 triggers:
-  - {id: wronged, name: Wronged, when: own_unit_destroyed, counter: grudges, amount: 2, summary: Each kin lost.}
+  - {id: wronged, name: Wronged, when: own_unit_destroyed, counter: grudges, amount: 2,
+     summary: Each kin lost.}
 """,
     extra="crusade_factions: [LEAGUES OF VOTANN]\n",
 )

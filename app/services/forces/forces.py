@@ -234,8 +234,8 @@ def set_army_keywords(session: Session, *, force: Force, army_keywords: list[str
         campaign_id=force.campaign_id,
         force_id=force.id,
         kind="army_keywords_changed",
-        before=before,
-        after=army,
+        army_keywords_before=before,
+        army_keywords=army,
     )
 
 
