@@ -6,6 +6,7 @@ every figure matches the hand count written beside it."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -14,95 +15,18 @@ from sqlalchemy import Engine
 from tests.api.helpers import assert_problem, campaign, dump, unit
 from tests.api.test_rule_packs import attached
 
-
-def _pack(pack_id: str, name: str, faction: str, body: str, extra: str = "") -> str:
-    return (
-        f'format: crusade-rule-pack/1\nid: {pack_id}\nname: {name}\nversion: "1"\n'
-        f"factions: [{faction}]\n{extra}{body}"
+MIXED = Path(__file__).resolve().parents[2] / "examples" / "packs" / "mixed"
+# Our own short words, one mechanic or two per faction, as a group would type them in.
+SISTERS, PLAGUE, WOLVES, SWARM, TOMBS, HOLDS = (
+    (MIXED / f"{name}.yaml").read_text()
+    for name in (
+        "acts-of-faith",
+        "plague-tithe",
+        "sagas",
+        "the-feast",
+        "the-waking",
+        "book-of-grudges",
     )
-
-
-# Our own short words; one mechanic or two per faction, as a group would type them in.
-SISTERS = _pack(
-    "acts_of_faith",
-    "Acts of Faith",
-    "ADEPTA SORORITAS",
-    """counters: [{id: faith, name: Faith, scope: force, min: 0, max: 20}]
-requisitions:
-  - {id: vow_of_faith, name: Vow of Faith, cost_rp: 1, summary: The host swears; 1 Faith.,
-     effects: [{kind: change_counter, counter: faith, amount: 1}]}
-agendas:
-  - {id: hymn_of_war, name: Hymn of War, category: Hymns, xp_per_tally: 2, max_tally: 1,
-     summary: A unit that sang over the battlefield is honoured.}
-triggers:
-  - {id: devotion, name: Devotion, when: battle_played, counter: faith, amount: 1,
-     summary: Each battle.}
-  - {id: triumph, name: Triumph, when: victory, counter: faith, amount: 2, summary: Each win.}
-""",
-)
-PLAGUE = _pack(
-    "plague_tithe",
-    "Plague Tithe",
-    "DEATH GUARD",
-    """counters: [{id: virulence, name: Virulence, scope: force, min: 0, max: 10}]
-triggers:
-  - {id: spread, name: Spread, when: enemy_unit_destroyed, counter: virulence, amount: 1,
-     summary: Each foe felled.}
-thresholds:
-  - {id: bloom, name: Bloom, counter: virulence, at: 1, reset_to: 0, summary: The plague blooms.,
-     effects: [{kind: change_supply_limit, amount: 3}]}
-""",
-)
-WOLVES = _pack(
-    "sagas",
-    "Sagas",
-    "SPACE WOLVES",
-    """counters: [{id: renown, name: Renown, scope: card, min: 0, max: 10}]
-triggers:
-  - {id: deeds, name: Deeds, when: enemy_unit_destroyed, counter: renown, amount: 1,
-     summary: Each kill of its own.}
-quests:
-  - {id: the_long_hunt, name: The Long Hunt, scope: force, automatic: true, summary: Two battles.,
-     steps: [{name: Hunt, when: battle_played, count: 2}],
-     reward: [{kind: change_requisition_points, amount: 1}]}
-""",
-)
-SWARM = _pack(
-    "the_feast",
-    "The Feast",
-    "TYRANIDS",
-    """counters: [{id: biomass, name: Biomass, scope: force, min: 0, max: 30}]
-triggers:
-  - {id: feeding, name: Feeding, when: battle_played, counter: biomass, amount: 1,
-     summary: Each battle.}
-  - {id: reclaim, name: Reclaim, when: own_unit_destroyed, counter: biomass, amount: 1,
-     summary: Its dead.}
-""",
-)
-TOMBS = _pack(
-    "the_waking",
-    "The Waking",
-    "NECRONS",
-    """counters: [{id: awakening, name: Awakening, scope: force, min: 0, max: 10}]
-triggers:
-  - {id: stirring, name: Stirring, when: battle_played, counter: awakening, amount: 1,
-     summary: Each battle.}
-quests:
-  - {id: crownworld, name: Crownworld, scope: force, automatic: true, summary: Win once.,
-     steps: [{name: Reclaim it, when: victory, count: 1}],
-     reward: [{kind: change_supply_limit, amount: 5}]}
-""",
-)
-HOLDS = _pack(
-    "grudges",
-    "Book of Grudges",
-    "LEAGUES OF VOTANN",
-    """counters: [{id: grudges, name: Grudges, scope: force, min: 0, max: 10}]
-triggers:
-  - {id: wronged, name: Wronged, when: own_unit_destroyed, counter: grudges, amount: 2,
-     summary: Each kin lost.}
-""",
-    extra="crusade_factions: [LEAGUES OF VOTANN]\n",
 )
 CULL = "cull_the_hordes"  # a core Agenda, tallied 0 here: no XP beyond the battle's
 
