@@ -37,6 +37,28 @@ def rules_in_play(session: Session, campaign_id: int) -> tuple[dict[str, str], R
     )
 
 
+def reach(session: Session, campaign_id: int) -> dict[str, tuple[list[str], list[str]]]:
+    """For each active pack scoped to factions (issue 47): the names of the campaign's
+    forces it reaches and of those it does not, so nobody is left out silently."""
+    scoped = {
+        r.pack_id: packs.scope_of((), packs.RulePack.model_validate(r.document))
+        for r in active_packs(session, campaign_id)
+    }
+    scoped = {k: v for k, v in scoped.items() if v}
+    if not scoped:
+        return {}
+    every = session.exec(
+        select(Force).where(Force.campaign_id == campaign_id).order_by(col(Force.id))
+    ).all()
+    return {
+        pack_id: (
+            [f.name for f in every if packs.in_scope(factions, rulebooks.army_of(f))],
+            [f.name for f in every if not packs.in_scope(factions, rulebooks.army_of(f))],
+        )
+        for pack_id, factions in scoped.items()
+    }
+
+
 # --- attaching -------------------------------------------------------------------------
 
 
