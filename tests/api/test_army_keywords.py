@@ -44,6 +44,17 @@ def test_keywords_set_later_bring_the_pack_and_a_change_keeps_what_is_held(
     cid = campaign(client)
     blue, red = force(client, cid), force(client, cid, "Black Legion", "CHAOS")
     mine, foe = unit(client, blue)["id"], unit(client, red, keywords=["CHAOS", "INFANTRY"])["id"]
+    preview = client.post(
+        f"/api/v1/campaigns/{cid}/rule-packs",
+        params={"preview": "true"},
+        files={"file": ("faith.yaml", SISTERS.encode(), "application/yaml")},
+    )
+    assert preview.status_code == 200, preview.text
+    assert preview.json()["reach"] == {
+        "factions": ["ADEPTA SORORITAS"],
+        "forces": [],
+        "other_forces": ["Ultramarines", "Black Legion"],
+    }
     attached(client, cid, SISTERS)
     # Made before the pack: nothing beyond its Crusade faction, so none of the pack's content.
     assert client.get(f"/api/v1/forces/{blue}").json()["counters"] == {}
