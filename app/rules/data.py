@@ -863,7 +863,12 @@ class Trigger(Frozen):
 
 
 ThresholdEffect = Annotated[
-    ChangeCounter | ChangeRequisitionPoints | ChangeSupplyLimit | AddXp | FreeRequisitions,
+    ChangeCounter
+    | ChangeRequisitionPoints
+    | ChangeSupplyLimit
+    | AddXp
+    | RemoveXp
+    | FreeRequisitions,
     Field(discriminator="kind"),
 ]
 

@@ -1105,8 +1105,8 @@ def _reward_problems(
             and scope == "force"
         ):
             problems.append(Problem(path, None, force_words[0]))
-        elif effect.kind == "add_xp" and scope == "force":
-            problems.append(Problem(path, None, force_words[1]))
+        elif effect.kind in ("add_xp", "remove_xp") and scope == "force":
+            problems.append(Problem(path, None, force_words[1].replace("add_xp", effect.kind)))
         elif isinstance(effect, FreeRequisitions):
             problems += [
                 Problem(f"{path}.requisitions", None, f"no requisition '{r}'")

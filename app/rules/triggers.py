@@ -22,6 +22,7 @@ from app.rules.data import (
     CounterThreshold,
     FreeRequisitions,
     Quest,
+    RemoveXp,
     RequisitionTarget,
     Rulebook,
     ThresholdEffect,
@@ -233,10 +234,13 @@ def apply_effects(
                 force = replace(force, requisition_points=points)
             case ChangeSupplyLimit(amount=amount):
                 force = replace(force, supply_limit=max(0, force.supply_limit + amount))
-            case AddXp(amount=amount):
+            case AddXp(amount=amount) | RemoveXp(amount=amount):
+                # issue 47: a failed quest's penalty may take XP away (never below 0, the
+                # rank kept, as the remove_xp requisition effect)
                 assert holder is not None  # checked on loading: a card counter's threshold
                 card: CrusadeCard
-                card, gained = change_xp(force.card(holder), amount, book)
+                delta = amount if isinstance(effect, AddXp) else -amount
+                card, gained = change_xp(force.card(holder), delta, book)
                 force = force.with_card(card)
                 promotions += gained
             case FreeRequisitions():
