@@ -51,6 +51,13 @@ def test_army_keywords_on_the_forms_and_whom_a_pack_reaches(
     assert 'name="agendas_0" value="hymn_of_war"' in chips
     assert 'name="agendas_1" value="hymn_of_war"' not in chips
     assert 'name="agendas_1" value="cull_the_hordes"' in chips
+    mission = {**setup, "battle_size": "combat_patrol", "mission": "sweep_and_clear"}
+    picked = {**mission, "agendas_0": "hymn_of_war", "agendas_1": "hymn_of_war"}
+    refused = orga.post(f"{base}/setup", {**picked, "action": "next"})
+    assert refused.status_code == 422, refused.text
+    assert "Hymn of War (rule pack acts_of_faith) is for ADEPTA SORORITAS forces" in html.unescape(
+        refused.text
+    )
 
     rules = html.unescape(orga.get(f"/campaigns/{cid}/rules").text)
     assert "For ADEPTA SORORITAS forces.</strong> Reaches: Ember; not Hold Kar" in rules

@@ -425,8 +425,11 @@ def check_setup(
     if setup.get("role") not in ("attacker", "defender"):
         raise RuleError("role_required", "Say whether you attack or defend.", field="role")
     names = {f.id: f.name for f in every}
+    rows = {f.id: f for f in every}
     for index, force in enumerate((force_id, opponent_id)):
         try:
+            # each army picks from its own rulebook (a pack's scope, issue 47)
+            rulebooks.check_in_scope(session, rows[force], agendas=setup["agendas"][index])
             check_agenda_selection(size, list(setup["agendas"][index]), book)
         except RuleError as error:
             raise RuleError(
