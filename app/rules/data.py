@@ -835,7 +835,17 @@ class VictorBonus(Frozen):
 # --- a rule pack's triggers and thresholds (issue 38) -----------------------------------
 
 TriggerWhen = Literal[
-    "battle_played", "victory", "enemy_unit_destroyed", "own_unit_destroyed", "out_of_action_failed"
+    "battle_played",
+    "victory",
+    "enemy_unit_destroyed",
+    "own_unit_destroyed",
+    "out_of_action_failed",
+    # per-unit facts (issue 47): from each unit's own line of the result
+    "marked_for_greatness",
+    "below_half_strength",  # the unit ended the battle destroyed or below Half-strength
+    "ranged_kill",
+    "melee_kill",
+    "psychic_kill",
 ]
 
 

@@ -385,8 +385,9 @@ class PackTrigger(PackModel):
     id: Id
     name: Name
     when: TriggerWhen = Field(
-        description="battle_played, victory, enemy_unit_destroyed, own_unit_destroyed or "
-        "out_of_action_failed"
+        description="battle_played, victory, enemy_unit_destroyed, own_unit_destroyed, "
+        "out_of_action_failed; per unit: marked_for_greatness, below_half_strength, "
+        "ranged_kill, melee_kill, psychic_kill"
     )
     counter: Id
     amount: int = Field(ge=-100, le=100, description="Per time it happens")
@@ -454,8 +455,9 @@ class PackTableIn(PackModel):
 class PackQuestStep(PackModel):
     name: Name
     when: TriggerWhen = Field(
-        description="battle_played, victory, enemy_unit_destroyed, own_unit_destroyed or "
-        "out_of_action_failed"
+        description="battle_played, victory, enemy_unit_destroyed, own_unit_destroyed, "
+        "out_of_action_failed; per unit: marked_for_greatness, below_half_strength, "
+        "ranged_kill, melee_kill, psychic_kill"
     )
     count: int = Field(default=1, ge=1, le=50, description="How many times, over any battles")
     keywords_any: list[Annotated[str, Field(min_length=1, max_length=60)]] = Field(

@@ -9,7 +9,7 @@ that moves another counter may reach another threshold only for ``MAX_PASSES`` p
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from app.rules.cards import CrusadeCard, spellings
 from app.rules.data import (
@@ -61,8 +61,20 @@ def battle_facts(
     failed_tests: Iterable[str],
     enemy_losses: Sequence[frozenset[str]],
     kills: dict[str, int],
+    marked: Iterable[str] = (),
+    worn: Iterable[str] = (),
+    kinds: dict[str, dict[str, int]] | None = None,
 ) -> Facts:
-    return Facts(won, set(destroyed), set(failed_tests), enemy_losses, kills)
+    return Facts(
+        won,
+        set(destroyed),
+        set(failed_tests),
+        enemy_losses,
+        kills,
+        set(marked),
+        set(worn),
+        kinds or {},
+    )
 
 
 def happened(
@@ -91,6 +103,9 @@ class Facts:
     failed: set[str]
     enemy_losses: Sequence[frozenset[str]]
     kills: dict[str, int]
+    marked: set[str] = field(default_factory=set)  # Marked for Greatness
+    worn: set[str] = field(default_factory=set)  # ended destroyed or below Half-strength
+    kinds: dict[str, dict[str, int]] = field(default_factory=dict)  # kills: ranged, melee...
 
 
 def _side(
@@ -114,6 +129,13 @@ def _side(
             return sum(1 for u in mine if u in facts.failed)
         case "enemy_unit_destroyed":
             return sum(1 for loss in facts.enemy_losses if _fits(keywords_any, loss))
+        case "marked_for_greatness":
+            return sum(1 for u in mine if u in facts.marked)
+        case "below_half_strength":
+            return sum(1 for u in mine if u in facts.worn)
+        case "ranged_kill" | "melee_kill" | "psychic_kill":
+            kind = when.removesuffix("_kill")
+            return sum(facts.kinds.get(u, {}).get(kind, 0) for u in mine)
     raise AssertionError(when)
 
 
@@ -133,6 +155,12 @@ def _unit(when: TriggerWhen, keywords_any: Sequence[str], card: CrusadeCard, fac
             return int(card.id in facts.failed)
         case "enemy_unit_destroyed":
             return facts.kills.get(card.id, 0)
+        case "marked_for_greatness":
+            return int(card.id in facts.marked)
+        case "below_half_strength":
+            return int(card.id in facts.worn)
+        case "ranged_kill" | "melee_kill" | "psychic_kill":
+            return facts.kinds.get(card.id, {}).get(when.removesuffix("_kill"), 0)
     raise AssertionError(when)
 
 

@@ -556,6 +556,7 @@ def _after_context(
     armies = []
     for index, side in enumerate(wizard.battle_sides(session, draft)):
         view = load_force(session, side.force_id)
+        own = rulebooks.book_of(session, view.force)
         cards = {c.id: c for c in view.cards}
         agendas = [book.agenda(a) for a in side.agendas]
         armies.append(
@@ -582,9 +583,9 @@ def _after_context(
                 ],
                 "entered": d["sides"][index],
                 # a rule pack's counters and quests this battle moves (issue 38)
-                "watch": pack_watch.army(
-                    rulebooks.book_of(session, view.force), view.value, side.roster
-                ),
+                "watch": pack_watch.army(own, view.value, side.roster),
+                # a pack reads whether a unit ended below Half-strength: ask it (issue 47)
+                "asks_half": pack_watch.reads(own, "below_half_strength"),
             }
         )
     mission = book.mission(str(d["setup"]["mission"]))

@@ -1,12 +1,16 @@
 """Faction scope of rule packs (issue 47) in the pure rules layer: what a scope may name,
-refusals with their line and column, and the rulebook each army plays with."""
+refusals with their line and column, and the rulebook each army plays with; and the
+per-unit facts triggers and quest steps may read."""
 
 from __future__ import annotations
 
 import pytest
 
 from app.rules import packs
+from app.rules.aftermath import SideReport, UnitReport, resolve_side
 from app.rules.data import rulebook
+from app.rules.dice import EnteredDice
+from tests.factories import book, card, force
 
 HEAD = 'format: crusade-rule-pack/1\nid: scoped\nname: Scoped\nversion: "1"\n'
 SISTERS = (
@@ -116,3 +120,39 @@ class TestTheBookOfAnArmy:
         ]  # sin keeps its own scope
         assert not packs.in_scope(("ADEPTA SORORITAS",), ["ORKS"])
         assert packs.in_scope((), ["ORKS"])
+
+
+FACTS = (
+    HEAD
+    + """counters:
+  - {id: honour, name: Honour, scope: force, max: 50}
+  - {id: grit, name: Grit, scope: card, max: 50}
+triggers:
+  - {id: marked, name: Marked, when: marked_for_greatness, counter: honour, amount: 10, summary: s}
+  - {id: worn, name: Worn, when: below_half_strength, counter: honour, amount: 1, summary: s}
+  - {id: shot, name: Shot, when: ranged_kill, counter: grit, amount: 1, summary: s}
+  - {id: cut, name: Cut, when: melee_kill, counter: grit, amount: 10, summary: s}
+  - {id: mind, name: Mind, when: psychic_kill, counter: honour, amount: 20, summary: s}
+"""
+)
+
+
+def test_per_unit_facts_move_counters() -> None:
+    """Issue 47's per-unit facts: Marked for Greatness, ending destroyed or below
+    Half-strength, and kills by ranged, melee or psychic attacks."""
+    rules = packs.apply(book(), [packs.load(FACTS)])
+    army = force(card(id="a"), card(id="b"), card(id="c"), counters={"honour": 0})
+    report = SideReport(
+        roster=("a", "b", "c"),
+        agendas=(),
+        units=(
+            UnitReport("a", destroyed_ranged=2, destroyed_melee=1, marked_for_greatness=True),
+            UnitReport("b", destroyed=True),
+            UnitReport("c", below_half_strength=True, destroyed_psychic=1),
+        ),
+    )
+    after = resolve_side(army, report, rules, EnteredDice([6]))  # b passes its test
+    # 10 (a marked) + 1 (b destroyed) + 1 (c below half) + 20 (c's psychic kill)
+    assert after.force.counters["honour"] == 32
+    grit = {c.id: c.counters.get("grit", 0) for c in after.force.cards}
+    assert grit == {"a": 2 + 10, "b": 0, "c": 0}
