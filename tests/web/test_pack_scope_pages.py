@@ -12,7 +12,8 @@ from sqlalchemy import Engine
 
 from tests.api.helpers import dump
 from tests.api.test_pack_scope_walkthrough import HOLDS, SISTERS
-from tests.web.conftest import Browser
+from tests.web.conftest import Browser, campaign_with_two_players
+from tests.web.test_wizard_pages import through_muster
 
 
 def test_army_keywords_on_the_forms_and_whom_a_pack_reaches(
@@ -68,3 +69,28 @@ def test_army_keywords_on_the_forms_and_whom_a_pack_reaches(
     rules = html.unescape(orga.get(f"/campaigns/{cid}/rules").text)
     assert "Reaches: no force yet; not Ember, Hold Kar" in rules
     assert 'value="ADEPTA SORORITAS"' not in orga.get(f"/forces/{sisters}/edit").text
+
+
+HALF = """
+format: crusade-rule-pack/1
+id: last_stand
+name: Last Stand
+version: "1"
+factions: [IMPERIUM]
+counters: [{id: grit, name: Grit, scope: card, max: 10}]
+triggers:
+  - {id: held, name: Held, when: below_half_strength, counter: grit, amount: 1, summary: s}
+"""
+
+
+def test_the_wizard_asks_below_half_strength_only_when_a_pack_reads_it(
+    person: Callable[[str], Browser],
+) -> None:
+    world = campaign_with_two_players(person)
+    ruby, cid = world["ruby"], world["campaign_id"]
+    base, _draft = through_muster(world)
+    assert "a rule pack counts it" not in ruby.get(f"{base}/after").text
+    orga = world["orga"]
+    orga.api("POST", f"/campaigns/{cid}/rule-packs", files={"file": ("h.yaml", HALF.encode())})
+    page = ruby.get(f"{base}/after").text
+    assert page.count("Ended below Half-strength (a rule pack counts it)") == 6
