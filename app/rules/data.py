@@ -564,10 +564,25 @@ class CharacterStratagem(Frozen):
     cp: int | None = Field(default=None, gt=0, description="Its CP cost, where the rules give it")
 
 
+class CostPerPower(Frozen):
+    """A rule pack's requisition that costs more for a bigger unit (issue 47): ``rp`` more
+    for each ``per`` Power Rating of the target unit, or part of it."""
+
+    rp: int = Field(ge=1, le=5)
+    per: int = Field(ge=1, le=20)
+
+    def extra(self, power_rating: int) -> int:
+        return self.rp * -(-power_rating // self.per)
+
+
 class Requisition(Frozen):
     id: str
     name: str
     cost_rp: int = Field(ge=0)
+    cost_per_power: CostPerPower | None = Field(
+        default=None,
+        description="A rule pack's: rp more for each per Power Rating of the target unit",
+    )
     timing: RequisitionTiming
     target: RequisitionTarget
     required_keywords: tuple[str, ...] = ()

@@ -38,6 +38,7 @@ from app.rules.data import (
     BonusCounter,
     ChangeCounter,
     CharacterStratagem,
+    CostPerPower,
     Counter,
     CounterThreshold,
     CrusadeRelic,
@@ -260,6 +261,11 @@ class PackRequisition(PackModel):
     id: Id
     name: Name
     cost_rp: int = Field(ge=0, le=20)
+    cost_per_power: CostPerPower | None = Field(
+        default=None,
+        description="{rp, per}: rp more for each per Power Rating of the target unit (or part "
+        "of it), for target: unit (issue 47)",
+    )
     timing: RequisitionTiming = RequisitionTiming.ANY_TIME
     target: RequisitionTarget = RequisitionTarget.FORCE
     eligible: Expression | None = None
@@ -945,6 +951,11 @@ def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
             for n, entry in enumerate(entries)
             for name in sorted(set(entry.counters) - set(counters))
         ]
+    problems += [
+        Problem(f"requisitions[{n}].cost_per_power", None, "a cost per Power needs target: unit")
+        for n, r in enumerate(pack.requisitions)
+        if r.cost_per_power is not None and r.target != RequisitionTarget.UNIT
+    ]
     problems += [
         Problem(
             f"requisitions[{n}].eligible",
@@ -1698,6 +1709,7 @@ def _requisition(requisition: PackRequisition, pack: RulePack) -> Requisition:
         # one that heals a scar needs a scarred unit, and the buyer names the scar
         needs_battle_scar=any(e.kind == "remove_battle_scar" for e in requisition.effects),
         only_as_bonus=requisition.only_as_bonus,
+        cost_per_power=requisition.cost_per_power,
         counters=tuple(pack.counters),
         summary=requisition.summary,
         pack=pack.id,

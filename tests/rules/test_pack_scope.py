@@ -10,6 +10,7 @@ from app.rules import packs
 from app.rules.aftermath import SideReport, UnitReport, resolve_side
 from app.rules.data import rulebook
 from app.rules.dice import EnteredDice
+from app.rules.requisitions import PurchaseWindow, RequisitionOrder, purchase_requisition
 from tests.factories import book, card, force
 
 HEAD = 'format: crusade-rule-pack/1\nid: scoped\nname: Scoped\nversion: "1"\n'
@@ -156,3 +157,26 @@ def test_per_unit_facts_move_counters() -> None:
     assert after.force.counters["honour"] == 32
     grit = {c.id: c.counters.get("grit", 0) for c in after.force.cards}
     assert grit == {"a": 2 + 10, "b": 0, "c": 0}
+
+
+def test_a_cost_per_power_rating_of_the_unit() -> None:
+    """Issue 47's effects: a requisition that costs more for a bigger unit."""
+    text = (
+        HEAD
+        + """requisitions:
+  - {id: anoint, name: Anoint, cost_rp: 1, target: unit, cost_per_power: {rp: 1, per: 5},
+     summary: s, effects: [{kind: add_xp, amount: 1}]}
+"""
+    )
+    rules = packs.apply(book(), [packs.load(text)])
+    army = force(card(id="a", power_rating=5), card(id="b", power_rating=6))
+    for unit, paid in (("a", 2), ("b", 3)):  # 1 + 1 per 5 Power or part of it
+        after, bought = purchase_requisition(
+            army, RequisitionOrder("anoint", card_id=unit), PurchaseWindow(), rules
+        )
+        assert (bought.requisition_points_spent, after.requisition_points) == (paid, 5 - paid)
+    assert "requisitions[0].cost_per_power (line 6): a cost per Power needs target: unit" in (
+        refusal(
+            text.replace("target: unit", "target: force").replace("add_xp", "change_supply_limit")
+        )
+    )
