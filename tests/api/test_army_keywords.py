@@ -4,12 +4,16 @@ left no longer moving, and the refusals, with the database untouched."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from tests.api.helpers import assert_problem, campaign, dump, force, unit
 from tests.api.test_pack_scope_walkthrough import SISTERS
 from tests.api.test_rule_packs import attached
+
+ROSTERS = Path(__file__).resolve().parents[1] / "fixtures" / "rosters"
 
 
 def _fight(client: TestClient, cid: int, blue: int, mine: int, red: int, foe: int) -> int:
@@ -111,3 +115,19 @@ def test_unknown_keywords_and_a_battle_under_way_are_refused(
         "army_keywords"
     )
     assert dump(engine) == before
+
+
+def test_a_first_imported_roster_gives_the_keywords_its_units_share(
+    client: TestClient, engine: Engine
+) -> None:
+    cid = campaign(client)
+    plague = force(client, cid, "The Rotting Host", "CHAOS")
+    rosz = (ROSTERS / "death_guard_plague_marines.rosz").read_bytes()
+    added = client.post(
+        f"/api/v1/forces/{plague}/roster",
+        files={"file": ("dg.rosz", rosz, "application/octet-stream")},
+    )
+    assert added.status_code == 201, added.text
+    assert "DEATH GUARD" in client.get(f"/api/v1/forces/{plague}").json()["army_keywords"]
+    feed = client.get(f"/api/v1/campaigns/{cid}/events?limit=200").json()["items"]
+    assert [e["kind"] for e in feed].count("army_keywords_changed") == 1
