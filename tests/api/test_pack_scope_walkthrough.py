@@ -203,3 +203,49 @@ def test_six_factions_each_see_and_move_only_their_own_pack(
         for f in exported["forces"]
     }
     assert held == {f: o for f, o in own.items() if f != wolves} | {wolves: set()}
+
+
+HUNT = """
+format: crusade-rule-pack/1
+id: the_hunt
+name: The Hunt
+version: "1"
+factions: [TYRANIDS]
+counters: [{id: prey, name: Prey, scope: force, max: 20}]
+missions:
+  - id: the_hunt
+    name: The Hunt
+    battle_size: combat_patrol
+    summary: Run the prey down.
+    victor_bonus:
+      - summary: The swarm feeds.
+        effect: {kind: change_counter, counter: prey, amount: 3}
+"""
+
+
+def test_a_scoped_missions_bonus_goes_only_to_a_victor_it_is_for(
+    client: TestClient, engine: Engine
+) -> None:
+    """Ruling 81: the mission is offered to every battle; its bonus is its faction's."""
+    cid = campaign(client)
+    attached(client, cid, HUNT)
+    swarm = _force(client, cid, "Hive Fleet Vora", "TYRANIDS", [])
+    sisters = _force(client, cid, "Order of the Ember", "IMPERIUM", ["ADEPTA SORORITAS"])
+    t1 = unit(client, swarm, "Termagants", keywords=["TYRANIDS", "INFANTRY"])["id"]
+    s1 = unit(client, sisters, "Battle Sisters")["id"]
+    for winner in (sisters, swarm):
+        sides = [
+            {"force_id": f, "role": r, "roster": [u], "agendas": [CULL]}
+            for f, u, r in ((swarm, t1, "attacker"), (sisters, s1, "defender"))
+        ]
+        body = {"battle_size": "combat_patrol", "mission": "the_hunt", "sides": sides}
+        battle = client.post(f"/api/v1/campaigns/{cid}/battles", json=body)
+        assert battle.status_code == 201, battle.text
+        _result(
+            client,
+            int(battle.json()["id"]),
+            _side(swarm, t1, 30 if winner == swarm else 10),
+            _side(sisters, s1, 30 if winner == sisters else 10),
+        )
+    assert _counters(client, swarm)[0] == {"prey": 3}  # its one win
+    assert _counters(client, sisters)[0] == {}
