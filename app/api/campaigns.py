@@ -95,7 +95,7 @@ def create_force(
         session, campaign_id=campaign_id, **body.model_dump(), owner_id=principal.user.id
     )
     located(response, f"/forces/{row.id}")
-    return present.force_summary(row, book=rulebooks.campaign_book(session, campaign_id))
+    return present.force_summary(row, book=rulebooks.book_of(session, row))
 
 
 @router.get(
@@ -111,14 +111,13 @@ def list_forces(
     limit: Limit = 50,
 ) -> KeysetPage[ForceSummary]:
     views = forces.list_forces(session, campaign_id=campaign_id, limit=limit + 1, after=cursor)
-    book = rulebooks.campaign_book(session, campaign_id)
     return page_of(
         request,
         response,
         views,
         limit,
         lambda v: v.force.id,
-        lambda v: present.force_summary(v.force, v, book),
+        lambda v: present.force_summary(v.force, v, rulebooks.book_of(session, v.force)),
     )
 
 
@@ -139,7 +138,7 @@ def get_order_of_battle(force_id: int, request: Request, session: SessionDep) ->
     body = cache.get((force_id, version))
     if body is None:
         view = forces.load_force(session, force_id)
-        book = rulebooks.campaign_book(session, view.force.campaign_id)
+        book = rulebooks.book_of(session, view.force)
         body = present.order_of_battle(view, book).model_dump_json().encode()
         cache.put((force_id, version), body)
     return Response(body, media_type="application/json", headers={"ETag": etag})
@@ -149,7 +148,7 @@ def get_order_of_battle(force_id: int, request: Request, session: SessionDep) ->
 def update_force(force_id: int, body: ForceUpdate, session: SessionDep) -> ForceSummary:
     forces.update_force(session, force_id=force_id, **body.model_dump(exclude_unset=True))
     view = forces.load_force(session, force_id)
-    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    book = rulebooks.book_of(session, view.force)
     return present.force_summary(view.force, view, book)
 
 

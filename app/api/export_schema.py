@@ -75,6 +75,10 @@ class StoredReport(BaseModel):
     gains: dict[str, ExperienceGainPublic] = Field(default_factory=dict, description="By card")
     promotions: list[PromotionPublic] = Field(default_factory=list)
     dice: Dice = Field(default_factory=list)
+    army_keywords: list[str] = Field(
+        default_factory=list,
+        description="The force's Crusade faction and army keywords it played under (issue 47)",
+    )
 
 
 class StoredForceState(BaseModel):

@@ -13,6 +13,7 @@ from app.db.session import SessionDep
 from app.edge.schemas.packs import (
     CampaignRulebookPublic,
     JsonSchema,
+    PackReachPublic,
     PackRefusalPublic,
     RulePackDocumentPublic,
     RulePackPreviewPublic,
@@ -158,6 +159,15 @@ def _preview(
             name: SettingChange(before=b, after=a) for name, (b, a) in changes.costs.items()
         },
         attached=attached,
+        reach=(
+            PackReachPublic(
+                factions=list(changes.reach[0]),
+                forces=changes.reach[1],
+                other_forces=changes.reach[2],
+            )
+            if changes.reach
+            else None
+        ),
         refusal=(
             PackRefusalPublic(
                 code=changes.refusal.code,

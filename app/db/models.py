@@ -82,6 +82,8 @@ class Force(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
     owner_id: int | None = Field(default=None, foreign_key="user_account.id", index=True)
     counters: dict[str, int] = _json_added({})  # a rule pack's force counters (issue 22)
+    # Army faction keywords beyond the Crusade faction (issue 47): a rule pack's scope.
+    army_keywords: list[str] = _json_added([])
     version: int = Field(
         default=0,
         sa_column_kwargs={"server_default": "0"},

@@ -167,6 +167,7 @@ def force_summary(
         name=row.name,
         player_name=row.player_name,
         crusade_faction=row.crusade_faction,
+        army_keywords=list(row.army_keywords),
         requisition_points=row.requisition_points,
         supply_limit=row.supply_limit,
         supply_used=supply_used(view.value, book) if view else 0,

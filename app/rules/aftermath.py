@@ -208,6 +208,16 @@ def _pack_triggers(
         failed_tests=[t.card_id for t in result.tests if not t.passed],
         enemy_losses=report.enemy_losses,
         kills={c: report.report_for(c).units_destroyed for c in roster},
+        marked=[u.card_id for u in report.units if u.marked_for_greatness],
+        worn=[u.card_id for u in report.units if u.destroyed or u.below_half_strength],
+        kinds={
+            c: {
+                "ranged": (r := report.report_for(c)).destroyed_ranged,
+                "melee": r.destroyed_melee,
+                "psychic": r.destroyed_psychic,
+            }
+            for c in roster
+        },
     )
     moved = triggers.moved_by_triggers(result.force, book, roster=roster, facts=facts)
     # quests tally the same battle; their rewards may take a counter to a threshold

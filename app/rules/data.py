@@ -164,6 +164,11 @@ class CrusadeRelic(Frozen):
         default=None,
         description="The rule pack that withdrew this core entry from the campaign (ruling 62)",
     )
+    factions: tuple[str, ...] = Field(
+        default=(),
+        description="Faction scope (issue 47): the army keywords a force needs to see it; "
+        "empty: every force",
+    )
 
 
 class RelicCategoryRule(Frozen):
@@ -184,6 +189,11 @@ class PackHonour(Frozen):
     pack: str = ""
     counters: dict[str, int] = Field(
         default_factory=dict, description="The pack's counters it moves when gained (id: amount)"
+    )
+    factions: tuple[str, ...] = Field(
+        default=(),
+        description="Faction scope (issue 47): the army keywords a force needs to see it; "
+        "empty: every force",
     )
 
 
@@ -244,6 +254,11 @@ class PackWarlordTrait(Frozen):
     eligible: str | None = None
     bearer: Literal["character", "any_unit"] = "character"
     pack: str = ""
+    factions: tuple[str, ...] = Field(
+        default=(),
+        description="Faction scope (issue 47): the army keywords a force needs to see it; "
+        "empty: every force",
+    )
 
 
 class PackScar(PackHonour):
@@ -318,6 +333,11 @@ class PackTable(Frozen):
     results: tuple[PackTableResult, ...]
     summary: str = ""
     pack: str = ""
+    factions: tuple[str, ...] = Field(
+        default=(),
+        description="Faction scope (issue 47): the army keywords a force needs to see it; "
+        "empty: every force",
+    )
 
     def entry_for(self, roll: int) -> str:
         return next(r.entry for r in self.results if r.low <= roll <= r.high)
@@ -352,6 +372,12 @@ class Counter(Frozen):
         "which patron); 0 is none yet, 1 the first, ... Its min is 0 and its max the number "
         "of choices; set by set_choice, read as counter.<id> == <choice>",
     )
+    factions: tuple[Annotated[str, Field(min_length=1, max_length=60)], ...] = Field(
+        default=(),
+        max_length=10,
+        description="Faction scope (issue 47): only forces with one of these army keywords "
+        "hold it; left out: the pack's factions",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -361,6 +387,8 @@ class Counter(Frozen):
             # strict, like every pack field: a list read from the file stays a list of texts
             bounds = {"min": 0, "max": len(data["choices"])} if data["choices"] else {}
             data = {**bounds, **data, "choices": tuple(data["choices"])}
+        if isinstance(data, dict) and isinstance(data.get("factions"), list):
+            data = {**data, "factions": tuple(data["factions"])}
         return data
 
     def choice(self, value: int) -> str | None:
@@ -536,10 +564,25 @@ class CharacterStratagem(Frozen):
     cp: int | None = Field(default=None, gt=0, description="Its CP cost, where the rules give it")
 
 
+class CostPerPower(Frozen):
+    """A rule pack's requisition that costs more for a bigger unit (issue 47): ``rp`` more
+    for each ``per`` Power Rating of the target unit, or part of it."""
+
+    rp: int = Field(ge=1, le=5)
+    per: int = Field(ge=1, le=20)
+
+    def extra(self, power_rating: int) -> int:
+        return self.rp * -(-power_rating // self.per)
+
+
 class Requisition(Frozen):
     id: str
     name: str
     cost_rp: int = Field(ge=0)
+    cost_per_power: CostPerPower | None = Field(
+        default=None,
+        description="A rule pack's: rp more for each per Power Rating of the target unit",
+    )
     timing: RequisitionTiming
     target: RequisitionTarget
     required_keywords: tuple[str, ...] = ()
@@ -574,6 +617,11 @@ class Requisition(Frozen):
     withdrawn_by: str | None = Field(
         default=None,
         description="The rule pack that withdrew this core entry from the campaign (ruling 62)",
+    )
+    factions: tuple[str, ...] = Field(
+        default=(),
+        description="Faction scope (issue 47): the army keywords a force needs to see it; "
+        "empty: every force",
     )
 
     @model_validator(mode="after")
@@ -718,6 +766,11 @@ class Agenda(Frozen):
         default=None,
         description="The rule pack that withdrew this core entry from the campaign (ruling 62)",
     )
+    factions: tuple[str, ...] = Field(
+        default=(),
+        description="Faction scope (issue 47): the army keywords a force needs to see it; "
+        "empty: every force",
+    )
 
 
 # --- missions --------------------------------------------------------------------------
@@ -797,7 +850,17 @@ class VictorBonus(Frozen):
 # --- a rule pack's triggers and thresholds (issue 38) -----------------------------------
 
 TriggerWhen = Literal[
-    "battle_played", "victory", "enemy_unit_destroyed", "own_unit_destroyed", "out_of_action_failed"
+    "battle_played",
+    "victory",
+    "enemy_unit_destroyed",
+    "own_unit_destroyed",
+    "out_of_action_failed",
+    # per-unit facts (issue 47): from each unit's own line of the result
+    "marked_for_greatness",
+    "below_half_strength",  # the unit ended the battle destroyed or below Half-strength
+    "ranged_kill",
+    "melee_kill",
+    "psychic_kill",
 ]
 
 
@@ -817,10 +880,20 @@ class Trigger(Frozen):
     )
     summary: str = ""
     pack: str = ""
+    factions: tuple[str, ...] = Field(
+        default=(),
+        description="Faction scope (issue 47): the army keywords a force needs to see it; "
+        "empty: every force",
+    )
 
 
 ThresholdEffect = Annotated[
-    ChangeCounter | ChangeRequisitionPoints | ChangeSupplyLimit | AddXp | FreeRequisitions,
+    ChangeCounter
+    | ChangeRequisitionPoints
+    | ChangeSupplyLimit
+    | AddXp
+    | RemoveXp
+    | FreeRequisitions,
     Field(discriminator="kind"),
 ]
 
@@ -859,6 +932,11 @@ class Quest(Frozen):
     penalty: tuple[ThresholdEffect, ...] = Field(default=(), max_length=5)
     summary: str = Field(min_length=1)
     pack: str = ""
+    factions: tuple[str, ...] = Field(
+        default=(),
+        description="Faction scope (issue 47): the army keywords a force needs to see it; "
+        "empty: every force",
+    )
 
 
 class CounterThreshold(Frozen):
@@ -874,6 +952,11 @@ class CounterThreshold(Frozen):
     effects: tuple[ThresholdEffect, ...] = Field(min_length=1, max_length=5)
     summary: str = Field(min_length=1)
     pack: str = ""
+    factions: tuple[str, ...] = Field(
+        default=(),
+        description="Faction scope (issue 47): the army keywords a force needs to see it; "
+        "empty: every force",
+    )
 
 
 class Mission(Frozen):
@@ -897,6 +980,11 @@ class Mission(Frozen):
     summary: str = Field(min_length=1)
     victor_bonus: tuple[VictorBonus, ...] = Field(min_length=1)
     pack: str | None = Field(default=None, description="The rule pack that adds it, if any")
+    factions: tuple[str, ...] = Field(
+        default=(),
+        description="Faction scope (issue 47): the army keywords a victor needs for its "
+        "victor bonus; empty: every force",
+    )
 
     @model_validator(mode="after")
     def _markers_at_end_within_those_set_up(self) -> Mission:
@@ -922,6 +1010,11 @@ class CrusadeNumbers(Frozen):
     """Fixed numbers of the Crusade rules (``seed_data/crusade.yaml``)."""
 
     crusade_factions: tuple[str, ...]
+    faction_keywords: tuple[str, ...] = Field(
+        default=(),
+        description="Army faction keywords a rule pack's scope may name (issue 47), beside the "
+        "Crusade factions; a pack may add more",
+    )
     unaligned_keyword: str
     starting_requisition_points: int = Field(ge=0)
     max_requisition_points: int = Field(ge=0)

@@ -289,31 +289,41 @@ def problem_at(root: yaml.Node, loc: Sequence[Any], message: str, prefix: str = 
 _PART = re.compile(r"\[(\d+)\]|\.?([^.\[]+)")
 
 
-def located(problems: Sequence[Problem], root: yaml.Node) -> list[Problem]:
+def located(
+    problems: Sequence[Problem], root: yaml.Node, *, columns: bool = False
+) -> list[Problem]:
     """``problems`` found after reading (against the rulebook), each given the line its
-    path is at in the document whose node tree is ``root``."""
+    path is at in the document whose node tree is ``root`` (and its column with
+    ``columns``)."""
     out = []
     for problem in problems:
         if problem.line is not None or not problem.path:
             out.append(problem)
             continue
         loc: list[Any] = [int(m[1]) if m[1] else m[2] for m in _PART.finditer(problem.path) if m[0]]
-        out.append(Problem(problem.path, _line_of(root, loc), problem.message))
+        node = _node_of(root, loc)
+        column = int(node.start_mark.column) + 1 if columns else None
+        out.append(Problem(problem.path, line(node), problem.message, column))
     return out
 
 
 def _line_of(root: yaml.Node, loc: Sequence[Any]) -> int | None:
+    return line(_node_of(root, loc))
+
+
+def _node_of(root: yaml.Node, loc: Sequence[Any]) -> yaml.Node:
+    """The node at ``loc``, or the deepest one found on the way."""
     node: yaml.Node = root
     for part in loc:
         if isinstance(node, yaml.MappingNode) and isinstance(part, str):
             found = [v for k, v in node.value if str(k.value) == part]
             if not found:
-                return line(node)
+                return node
             node = found[0]
         elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
             if part >= len(node.value):
-                return line(node)
+                return node
             node = node.value[part]
         else:
             break
-    return line(node)
+    return node

@@ -15,7 +15,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from app.rules import documents, eligibility
+from app.rules.cards import spellings
 from app.rules.data import (
     UNIT_EFFECTS,
     AddUnit,
@@ -37,6 +38,7 @@ from app.rules.data import (
     BonusCounter,
     ChangeCounter,
     CharacterStratagem,
+    CostPerPower,
     Counter,
     CounterThreshold,
     CrusadeRelic,
@@ -97,6 +99,31 @@ Expression = Annotated[
 
 # Counters of the pack something moves, by id: the amount of each move.
 CounterMoves = dict[Annotated[str, Field(max_length=60)], Annotated[int, Field(ge=-100, le=100)]]
+
+
+FactionKeyword = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=60,
+        pattern=r"^[A-Za-z][A-Za-z' -]*$",
+        description="An army faction keyword (ADEPTA SORORITAS); case and plural spellings "
+        "do not matter",
+    ),
+]
+MAX_FACTIONS = 10
+
+
+def _factions() -> Any:
+    return Field(
+        default_factory=list,
+        max_length=MAX_FACTIONS,
+        description="Faction scope (issue 47): only forces with one of these army keywords see "
+        "it; left out: the pack's factions (an entry may only narrow its pack's)",
+    )
+
+
+Factions = list[FactionKeyword]
 
 
 class PackModel(BaseModel):
@@ -207,6 +234,7 @@ class PackAgenda(PackModel):
     max_tally: int | None = Field(default=None, ge=1, le=100)
     max_units: int | None = Field(default=None, ge=1, le=100)
     eligible: Expression | None = None
+    factions: Factions = _factions()
     bounded_by_kills_of: list[Annotated[str, Field(min_length=1, max_length=60)]] | None = Field(
         default=None,
         max_length=20,
@@ -233,9 +261,15 @@ class PackRequisition(PackModel):
     id: Id
     name: Name
     cost_rp: int = Field(ge=0, le=20)
+    cost_per_power: CostPerPower | None = Field(
+        default=None,
+        description="{rp, per}: rp more for each per Power Rating of the target unit (or part "
+        "of it), for target: unit (issue 47)",
+    )
     timing: RequisitionTiming = RequisitionTiming.ANY_TIME
     target: RequisitionTarget = RequisitionTarget.FORCE
     eligible: Expression | None = None
+    factions: Factions = _factions()
     effects: list[Effect] = Field(min_length=1, max_length=10)
     summary: Summary
     only_as_bonus: bool = Field(
@@ -262,6 +296,7 @@ class PackRelic(PackModel):
         description="any_unit: a unit that is no CHARACTER may bear it (a Warlord Knight)",
     )
     summary: Summary
+    factions: Factions = _factions()
 
     _eligible = field_validator("eligible")(_expression)
 
@@ -276,6 +311,7 @@ class PackWarlordTraitEntry(PackModel):
     eligible: Expression | None = None
     bearer: Literal["character", "any_unit"] = "character"
     summary: Summary
+    factions: Factions = _factions()
 
     _eligible = field_validator("eligible")(_expression)
 
@@ -288,6 +324,7 @@ class PackHonourEntry(PackModel):
     name: Name
     eligible: Expression | None = None
     summary: Summary
+    factions: Factions = _factions()
     counters: CounterMoves = Field(
         default_factory=dict,
         max_length=5,
@@ -337,6 +374,7 @@ class PackMission(PackModel):
     )
     summary: Summary
     victor_bonus: list[VictorBonus] = Field(min_length=1, max_length=3)
+    factions: Factions = _factions()
 
     @model_validator(mode="after")
     def _markers_at_end_within_those_set_up(self) -> PackMission:
@@ -353,8 +391,9 @@ class PackTrigger(PackModel):
     id: Id
     name: Name
     when: TriggerWhen = Field(
-        description="battle_played, victory, enemy_unit_destroyed, own_unit_destroyed or "
-        "out_of_action_failed"
+        description="battle_played, victory, enemy_unit_destroyed, own_unit_destroyed, "
+        "out_of_action_failed; per unit: marked_for_greatness, below_half_strength, "
+        "ranged_kill, melee_kill, psychic_kill"
     )
     counter: Id
     amount: int = Field(ge=-100, le=100, description="Per time it happens")
@@ -365,6 +404,7 @@ class PackTrigger(PackModel):
         "units with one of the keywords; otherwise own units with one of them",
     )
     summary: Summary
+    factions: Factions = _factions()
 
 
 class PackCounterThreshold(PackModel):
@@ -378,6 +418,7 @@ class PackCounterThreshold(PackModel):
     reset_to: int | None = Field(default=None, ge=-1_000, le=1_000)
     effects: list[ThresholdEffect] = Field(min_length=1, max_length=5)
     summary: Summary
+    factions: Factions = _factions()
 
 
 TableRoll = (
@@ -412,6 +453,7 @@ class PackTableIn(PackModel):
     eligible: Expression | None = None
     results: list[PackTableRow] = Field(min_length=1, max_length=MAX_TABLE_ROWS)
     summary: str = Field(default="", max_length=1000)
+    factions: Factions = _factions()
 
     _eligible = field_validator("eligible")(_expression)
 
@@ -419,8 +461,9 @@ class PackTableIn(PackModel):
 class PackQuestStep(PackModel):
     name: Name
     when: TriggerWhen = Field(
-        description="battle_played, victory, enemy_unit_destroyed, own_unit_destroyed or "
-        "out_of_action_failed"
+        description="battle_played, victory, enemy_unit_destroyed, own_unit_destroyed, "
+        "out_of_action_failed; per unit: marked_for_greatness, below_half_strength, "
+        "ranged_kill, melee_kill, psychic_kill"
     )
     count: int = Field(default=1, ge=1, le=50, description="How many times, over any battles")
     keywords_any: list[Annotated[str, Field(min_length=1, max_length=60)]] = Field(
@@ -452,6 +495,7 @@ class PackQuest(PackModel):
     fails_when: TriggerWhen | None = None
     penalty: list[ThresholdEffect] = Field(default_factory=list, max_length=5)
     summary: Summary
+    factions: Factions = _factions()
 
     _eligible = field_validator("eligible")(_expression)
 
@@ -508,6 +552,24 @@ class RulePack(PackModel):
     name: Name
     version: str = Field(pattern=r"^\d+(\.\d+){0,2}$", description="1, 1.2 or 1.2.3")
     description: str = Field(default="", max_length=4000)
+    factions: Factions = Field(
+        default_factory=list,
+        max_length=MAX_FACTIONS,
+        description="Faction scope (issue 47): the army keywords of the forces its content "
+        "reaches (ADEPTA SORORITAS); left out: every force (house rules)",
+    )
+    crusade_factions: list[FactionKeyword] = Field(
+        default_factory=list,
+        max_length=MAX_FACTIONS,
+        description="Crusade factions the pack adds (LEAGUES OF VOTANN): a force may be made "
+        "of one, and a scope may name it",
+    )
+    faction_keywords: list[FactionKeyword] = Field(
+        default_factory=list,
+        max_length=20,
+        description="Army keywords the pack adds to those a scope may name and a force may "
+        "hold (a sub-faction: ORDER OF OUR MARTYRED LADY)",
+    )
     settings: Settings = Settings()
     core: CoreChanges = CoreChanges()
     counters: list[Counter] = Field(default_factory=list, max_length=20)
@@ -602,8 +664,161 @@ def check_against(
     the pack was read from, for the lines."""
     problems = _collisions(pack, book, others) + _references(pack, book) + _unpriced(pack)
     problems += _core_problems(pack, book) + _character_stratagem_problems(pack, book, others)
+    if root is not None:
+        problems = documents.located(problems, root)
+    scope = _scope_problems(pack, book, others)
+    problems += documents.located(scope, root, columns=True) if root is not None else scope
     if problems:
-        raise PackError(documents.located(problems, root) if root is not None else problems)
+        raise PackError(problems)
+
+
+def known_factions(book: Rulebook, packs: Iterable[RulePack] = ()) -> dict[str, str]:
+    """Every army faction keyword a scope may name, each spelling to the keyword: the
+    Crusade factions, the core's faction keywords and those the packs add."""
+    words = [*book.numbers.crusade_factions, *book.numbers.faction_keywords]
+    for pack in packs:
+        words += [keyword(k) for k in (*pack.crusade_factions, *pack.faction_keywords)]
+    return {s: keyword(w) for w in words for s in spellings(w)}
+
+
+def _scope_problems(pack: RulePack, book: Rulebook, others: Iterable[RulePack]) -> list[Problem]:
+    """A scope names known faction keywords; an entry's only narrows its pack's; and what
+    an entry names (a counter, a requisition, a quest, a table's entries) reaches at least
+    every force the entry does, so a force never meets content it cannot see."""
+    known = known_factions(book, [*others, pack])
+    problems = [
+        Problem(f"crusade_factions[{n}]", None, f"'{k}' is already a Crusade faction")
+        for n, k in enumerate(pack.crusade_factions)
+        if not spellings(k).isdisjoint(book.numbers.crusade_factions)
+    ]
+    problems += [
+        Problem(
+            f"factions[{n}]",
+            None,
+            f"'{k}' is not a faction keyword this campaign knows (add it with "
+            "faction_keywords; the known ones: GET /api/v1/rules/numbers)",
+        )
+        for n, k in enumerate(pack.factions)
+        if keyword(k) not in known
+    ]
+    outer = scope_of((), pack)
+    entries = _scoped_entries(pack)
+    for path, own in ((p, e.factions) for p, e, _refs in entries):
+        for n, k in enumerate(own):
+            if keyword(k) not in known:
+                problems.append(
+                    Problem(f"{path}.factions[{n}]", None, f"'{k}' is not a faction keyword")
+                )
+            elif outer and not in_scope([k], outer):
+                problems.append(
+                    Problem(
+                        f"{path}.factions[{n}]",
+                        None,
+                        f"'{k}' is outside the pack's factions ({', '.join(outer)}): an entry "
+                        "may only narrow them",
+                    )
+                )
+    scopes = {
+        ref: scope_of(item.factions, pack)
+        for path, item, _refs in entries
+        for ref in [_ref_of(path, item)]
+        if ref is not None
+    }
+    for path, item, refs in entries:
+        mine = scope_of(item.factions, pack)
+        for ref in refs:
+            theirs = scopes.get(ref, ())
+            if theirs and (not mine or not all(in_scope([k], theirs) for k in mine)):
+                problems.append(
+                    Problem(
+                        f"{path}.factions" if item.factions else path,
+                        None,
+                        f"it names {ref[0]} '{ref[1]}', which only {', '.join(theirs)} "
+                        "forces have: scope it within those",
+                    )
+                )
+    return problems
+
+
+def _ref_of(path: str, item: Any) -> tuple[str, str] | None:
+    kind = path.split("[", 1)[0]
+    return (_REF_KIND[kind], item.id) if kind in _REF_KIND else None
+
+
+_REF_KIND = {
+    "counters": "counter",
+    "requisitions": "requisition",
+    "quests": "quest",
+    "battle_traits": "entry",
+    "psychic_fortitudes": "entry",
+    "battle_scars": "entry",
+    "weapon_enhancements": "entry",
+}
+
+
+def _scoped_entries(pack: RulePack) -> list[tuple[str, Any, list[tuple[str, str]]]]:
+    """Each entry that may carry a scope: its path, itself and what it names."""
+    out: list[tuple[str, Any, list[tuple[str, str]]]] = []
+
+    def counters_in(expression: str | None) -> list[tuple[str, str]]:
+        if not expression:
+            return []
+        return [("counter", c) for c in eligibility.counters_named(eligibility.parse(expression))]
+
+    def effects(items: Sequence[Any]) -> list[tuple[str, str]]:
+        refs: list[tuple[str, str]] = []
+        for e in items:
+            if isinstance(e, ChangeCounter | SetChoice | BonusCounter):
+                refs.append(("counter", e.counter))
+            if isinstance(e, RemoveUnit) and e.refund_counter:
+                refs.append(("counter", e.refund_counter))
+            if isinstance(e, FreeRequisitions):
+                refs += [("requisition", r) for r in e.requisitions]
+            if isinstance(e, StartQuest):
+                refs.append(("quest", e.quest))
+        return refs
+
+    out += [(f"counters[{n}]", c, []) for n, c in enumerate(pack.counters)]
+    out += [
+        (f"agendas[{n}]", a, [("counter", c) for c in a.counters] + counters_in(a.eligible))
+        for n, a in enumerate(pack.agendas)
+    ]
+    out += [
+        (f"requisitions[{n}]", r, effects(r.effects) + counters_in(r.eligible))
+        for n, r in enumerate(pack.requisitions)
+    ]
+    out += [(f"relics[{n}]", r, counters_in(r.eligible)) for n, r in enumerate(pack.relics)]
+    out += [
+        (f"warlord_traits[{n}]", t, counters_in(t.eligible))
+        for n, t in enumerate(pack.warlord_traits)
+    ]
+    for field in ("battle_traits", "psychic_fortitudes", "battle_scars", "weapon_enhancements"):
+        out += [
+            (f"{field}[{n}]", e, [("counter", c) for c in e.counters] + counters_in(e.eligible))
+            for n, e in enumerate(getattr(pack, field))
+        ]
+    out += [
+        (f"missions[{n}]", m, effects([b.effect for b in m.victor_bonus]))
+        for n, m in enumerate(pack.missions)
+    ]
+    out += [(f"triggers[{n}]", t, [("counter", t.counter)]) for n, t in enumerate(pack.triggers)]
+    out += [
+        (f"thresholds[{n}]", t, [("counter", t.counter), *effects(t.effects)])
+        for n, t in enumerate(pack.thresholds)
+    ]
+    out += [
+        (f"tables[{n}]", t, [("entry", r.entry) for r in t.results] + counters_in(t.eligible))
+        for n, t in enumerate(pack.tables)
+    ]
+    out += [
+        (
+            f"quests[{n}]",
+            q,
+            effects([*q.reward, *q.penalty]) + counters_in(q.eligible),
+        )
+        for n, q in enumerate(pack.quests)
+    ]
+    return out
 
 
 def _character_stratagem_problems(
@@ -736,6 +951,11 @@ def _references(pack: RulePack, book: Rulebook) -> list[Problem]:
             for n, entry in enumerate(entries)
             for name in sorted(set(entry.counters) - set(counters))
         ]
+    problems += [
+        Problem(f"requisitions[{n}].cost_per_power", None, "a cost per Power needs target: unit")
+        for n, r in enumerate(pack.requisitions)
+        if r.cost_per_power is not None and r.target != RequisitionTarget.UNIT
+    ]
     problems += [
         Problem(
             f"requisitions[{n}].eligible",
@@ -898,8 +1118,8 @@ def _reward_problems(
             and scope == "force"
         ):
             problems.append(Problem(path, None, force_words[0]))
-        elif effect.kind == "add_xp" and scope == "force":
-            problems.append(Problem(path, None, force_words[1]))
+        elif effect.kind in ("add_xp", "remove_xp") and scope == "force":
+            problems.append(Problem(path, None, force_words[1].replace("add_xp", effect.kind)))
         elif isinstance(effect, FreeRequisitions):
             problems += [
                 Problem(f"{path}.requisitions", None, f"no requisition '{r}'")
@@ -1207,6 +1427,12 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
             if k in type(numbers).model_fields
         }
         numbers = numbers.model_copy(update=changed)
+        numbers = numbers.model_copy(
+            update={
+                "crusade_factions": _more(numbers.crusade_factions, pack.crusade_factions),
+                "faction_keywords": _more(numbers.faction_keywords, pack.faction_keywords),
+            }
+        )
         sizes = tuple(
             s.model_copy(update={"agendas": n}) if (n := agendas_for(pack.settings, s.id)) else s
             for s in sizes
@@ -1221,21 +1447,35 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
             PackWeaponEnhancement(**_honour(e, pack).model_dump(), weapon_type=e.weapon_type)
             for e in pack.weapon_enhancements
         ]
-        counters += pack.counters
+        counters += [
+            c.model_copy(update={"factions": scope_of(c.factions, pack)}) for c in pack.counters
+        ]
         missions += [_mission(m, pack) for m in pack.missions]
         triggers += [
-            Trigger.model_validate({**t.model_dump(), "pack": pack.id}) for t in pack.triggers
+            Trigger.model_validate(
+                {**t.model_dump(), "pack": pack.id, "factions": scope_of(t.factions, pack)}
+            )
+            for t in pack.triggers
         ]
         thresholds += [
-            CounterThreshold.model_validate({**t.model_dump(), "pack": pack.id})
+            CounterThreshold.model_validate(
+                {**t.model_dump(), "pack": pack.id, "factions": scope_of(t.factions, pack)}
+            )
             for t in pack.thresholds
         ]
         tables += [_table(t, pack) for t in pack.tables]
         traits_of_warlords += [
-            PackWarlordTrait.model_validate({**t.model_dump(), "pack": pack.id})
+            PackWarlordTrait.model_validate(
+                {**t.model_dump(), "pack": pack.id, "factions": scope_of(t.factions, pack)}
+            )
             for t in pack.warlord_traits
         ]
-        quests += [Quest.model_validate({**q.model_dump(), "pack": pack.id}) for q in pack.quests]
+        quests += [
+            Quest.model_validate(
+                {**q.model_dump(), "pack": pack.id, "factions": scope_of(q.factions, pack)}
+            )
+            for q in pack.quests
+        ]
         agendas = _withdrawn(agendas, pack.core.withdraw.agendas, pack)
         requisitions = [
             _with_character_stratagems(_repriced(r, pack), pack)
@@ -1269,6 +1509,97 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
             }
         ).model_dump()
     )
+
+
+def keyword(word: str) -> str:
+    """A keyword as the rules write it: upper case, spaces collapsed."""
+    return " ".join(word.split()).upper()
+
+
+def _more(have: tuple[str, ...], added: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys([*have, *(keyword(k) for k in added)]))
+
+
+def scope_of(own: Sequence[str], pack: RulePack) -> tuple[str, ...]:
+    """An entry's faction scope: its own, else its pack's; empty: every force."""
+    return tuple(dict.fromkeys(keyword(k) for k in (own or pack.factions)))
+
+
+def in_scope(factions: Sequence[str], army: Iterable[str]) -> bool:
+    """Whether content scoped to ``factions`` reaches a force with the army keywords
+    ``army`` (any case, singular or plural: ``spellings``); unscoped content reaches all."""
+    if not factions:
+        return True
+    held = {s for word in army for s in spellings(word)}
+    return any(not spellings(f).isdisjoint(held) for f in factions)
+
+
+def narrow(book: Rulebook, army: Iterable[str]) -> Rulebook:
+    """The rulebook a force with the army keywords ``army`` plays with (issue 47): the
+    campaign's, without the pack content scoped to other factions. Missions stay (a battle
+    is set up for both sides); their victor bonus reaches only a victor in scope."""
+    words = frozenset(army)
+
+    def kept(items: Sequence[_Scoped]) -> tuple[_Scoped, ...]:
+        return tuple(i for i in items if in_scope(i.factions, words))
+
+    honours = book.honours
+    return book.model_copy(
+        update={
+            "agendas": kept(book.agendas),
+            "requisitions": kept(book.requisitions),
+            "honours": honours.model_copy(
+                update={
+                    "crusade_relics": kept(honours.crusade_relics),
+                    "pack_battle_traits": kept(honours.pack_battle_traits),
+                    "pack_psychic_fortitudes": kept(honours.pack_psychic_fortitudes),
+                    "pack_weapon_enhancements": kept(honours.pack_weapon_enhancements),
+                }
+            ),
+            "scars": book.scars.model_copy(update={"pack_scars": kept(book.scars.pack_scars)}),
+            "counters": kept(book.counters),
+            "triggers": kept(book.triggers),
+            "thresholds": kept(book.thresholds),
+            "pack_tables": kept(book.pack_tables),
+            "quests": kept(book.quests),
+            "pack_warlord_traits": kept(book.pack_warlord_traits),
+        }
+    )
+
+
+def scoped(book: Rulebook) -> bool:
+    """Whether any content of the rulebook is scoped to factions (else every force's book is
+    the campaign's)."""
+    return bool(factions_named(book))
+
+
+def factions_named(book: Rulebook) -> tuple[str, ...]:
+    """Every faction keyword a scope of the rulebook names, once, in order."""
+    groups: tuple[Sequence[_HasFactions], ...] = (
+        book.agendas,
+        book.requisitions,
+        book.honours.crusade_relics,
+        book.honours.pack_battle_traits,
+        book.honours.pack_psychic_fortitudes,
+        book.honours.pack_weapon_enhancements,
+        book.scars.pack_scars,
+        book.counters,
+        book.triggers,
+        book.thresholds,
+        book.pack_tables,
+        book.quests,
+        book.pack_warlord_traits,
+        book.missions,
+    )
+    return tuple(dict.fromkeys(f for group in groups for item in group for f in item.factions))
+
+
+class _HasFactions(Protocol):
+    @property
+    def factions(self) -> tuple[str, ...]: ...
+
+
+_Scoped = TypeVar("_Scoped", bound=_HasFactions)
 
 
 _Core = TypeVar("_Core", Agenda, Requisition, CrusadeRelic)
@@ -1352,6 +1683,7 @@ def _agenda(agenda: PackAgenda, pack: RulePack) -> Agenda:
         summary=agenda.summary,
         pack=pack.id,
         counters_per_mark=dict(agenda.counters),
+        factions=scope_of(agenda.factions, pack),
     )
 
 
@@ -1377,9 +1709,11 @@ def _requisition(requisition: PackRequisition, pack: RulePack) -> Requisition:
         # one that heals a scar needs a scarred unit, and the buyer names the scar
         needs_battle_scar=any(e.kind == "remove_battle_scar" for e in requisition.effects),
         only_as_bonus=requisition.only_as_bonus,
+        cost_per_power=requisition.cost_per_power,
         counters=tuple(pack.counters),
         summary=requisition.summary,
         pack=pack.id,
+        factions=scope_of(requisition.factions, pack),
     )
 
 
@@ -1393,6 +1727,7 @@ def _mission(mission: PackMission, pack: RulePack) -> Mission:
         summary=mission.summary,
         victor_bonus=tuple(mission.victor_bonus),
         pack=pack.id,
+        factions=scope_of(mission.factions, pack),
     )
 
 
@@ -1404,6 +1739,7 @@ def _honour(entry: PackHonourEntry, pack: RulePack) -> PackHonour:
         eligible=entry.eligible,
         pack=pack.id,
         counters=dict(entry.counters),
+        factions=scope_of(entry.factions, pack),
     )
 
 
@@ -1428,6 +1764,7 @@ def _table(table: PackTableIn, pack: RulePack) -> PackTable:
         ),
         summary=table.summary,
         pack=pack.id,
+        factions=scope_of(table.factions, pack),
     )
 
 
@@ -1441,6 +1778,7 @@ def _relic(relic: PackRelic, pack: RulePack) -> CrusadeRelic:
         eligible=relic.eligible,
         bearer=relic.bearer,
         summary=relic.summary,
+        factions=scope_of(relic.factions, pack),
     )
 
 

@@ -138,7 +138,7 @@ def purchase_requisition(
     card = _target(force, requisition, order, book)
     if not ignore_timing:
         _check_timing(requisition, card, window)
-    cost = 0 if free else requisition.cost_rp
+    cost = 0 if free else cost_of(requisition, card)
     paid = spend_requisition_points(force, cost, requisition.name)
     before = card.crusade_points if card else 0
     apply = _apply_effects if requisition.effects else APPLY[requisition.id]
@@ -149,6 +149,14 @@ def purchase_requisition(
     return changed, RequisitionPurchase(
         requisition.id, order.card_id, cost, after - before, promotions
     )
+
+
+def cost_of(requisition: Requisition, card: CrusadeCard | None) -> int:
+    """Its RP cost for ``card`` (a rule pack's cost per Power Rating adds to its own)."""
+    per = requisition.cost_per_power
+    if per is None or card is None:
+        return requisition.cost_rp
+    return requisition.cost_rp + per.extra(card.power_rating)
 
 
 def _promotions(

@@ -9,7 +9,7 @@ that moves another counter may reach another threshold only for ``MAX_PASSES`` p
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from app.rules.cards import CrusadeCard, spellings
 from app.rules.data import (
@@ -22,6 +22,7 @@ from app.rules.data import (
     CounterThreshold,
     FreeRequisitions,
     Quest,
+    RemoveXp,
     RequisitionTarget,
     Rulebook,
     ThresholdEffect,
@@ -60,8 +61,20 @@ def battle_facts(
     failed_tests: Iterable[str],
     enemy_losses: Sequence[frozenset[str]],
     kills: dict[str, int],
+    marked: Iterable[str] = (),
+    worn: Iterable[str] = (),
+    kinds: dict[str, dict[str, int]] | None = None,
 ) -> Facts:
-    return Facts(won, set(destroyed), set(failed_tests), enemy_losses, kills)
+    return Facts(
+        won,
+        set(destroyed),
+        set(failed_tests),
+        enemy_losses,
+        kills,
+        set(marked),
+        set(worn),
+        kinds or {},
+    )
 
 
 def happened(
@@ -90,6 +103,9 @@ class Facts:
     failed: set[str]
     enemy_losses: Sequence[frozenset[str]]
     kills: dict[str, int]
+    marked: set[str] = field(default_factory=set)  # Marked for Greatness
+    worn: set[str] = field(default_factory=set)  # ended destroyed or below Half-strength
+    kinds: dict[str, dict[str, int]] = field(default_factory=dict)  # kills: ranged, melee...
 
 
 def _side(
@@ -113,6 +129,13 @@ def _side(
             return sum(1 for u in mine if u in facts.failed)
         case "enemy_unit_destroyed":
             return sum(1 for loss in facts.enemy_losses if _fits(keywords_any, loss))
+        case "marked_for_greatness":
+            return sum(1 for u in mine if u in facts.marked)
+        case "below_half_strength":
+            return sum(1 for u in mine if u in facts.worn)
+        case "ranged_kill" | "melee_kill" | "psychic_kill":
+            kind = when.removesuffix("_kill")
+            return sum(facts.kinds.get(u, {}).get(kind, 0) for u in mine)
     raise AssertionError(when)
 
 
@@ -132,6 +155,12 @@ def _unit(when: TriggerWhen, keywords_any: Sequence[str], card: CrusadeCard, fac
             return int(card.id in facts.failed)
         case "enemy_unit_destroyed":
             return facts.kills.get(card.id, 0)
+        case "marked_for_greatness":
+            return int(card.id in facts.marked)
+        case "below_half_strength":
+            return int(card.id in facts.worn)
+        case "ranged_kill" | "melee_kill" | "psychic_kill":
+            return facts.kinds.get(card.id, {}).get(when.removesuffix("_kill"), 0)
     raise AssertionError(when)
 
 
@@ -233,10 +262,13 @@ def apply_effects(
                 force = replace(force, requisition_points=points)
             case ChangeSupplyLimit(amount=amount):
                 force = replace(force, supply_limit=max(0, force.supply_limit + amount))
-            case AddXp(amount=amount):
+            case AddXp(amount=amount) | RemoveXp(amount=amount):
+                # issue 47: a failed quest's penalty may take XP away (never below 0, the
+                # rank kept, as the remove_xp requisition effect)
                 assert holder is not None  # checked on loading: a card counter's threshold
                 card: CrusadeCard
-                card, gained = change_xp(force.card(holder), amount, book)
+                delta = amount if isinstance(effect, AddXp) else -amount
+                card, gained = change_xp(force.card(holder), delta, book)
                 force = force.with_card(card)
                 promotions += gained
             case FreeRequisitions():

@@ -302,10 +302,15 @@ def _setup_context(
     missions = book.missions_for(size_id) if size else ()
     by_size = {s.id: book.missions_for(s.id) for s in book.battle_sizes}
     chosen = next((m for m in missions if m.id == setup.get("mission")), None)
-    categories: dict[str, list[Any]] = {}
-    for agenda in (a for a in book.agendas if a.withdrawn_by is None):
-        categories.setdefault(agenda.category, []).append(agenda)
     names = {f.id: f.name for f in every}
+    # Each army is offered the Agendas of its own rulebook (a pack's scope, issue 47).
+    books = [
+        rulebooks.book_of(session, force)
+        if (force := next((f for f in every if f.id == setup.get(key)), None))
+        else book
+        for key in ("force_id", "opponent_id")
+    ]
+    side_categories = [wizard.agenda_categories(b) for b in books]
     return {
         "d": d,
         "setup": setup,
@@ -317,7 +322,8 @@ def _setup_context(
         "missions": missions,
         "missions_by_size": by_size,
         "mission": chosen,
-        "agenda_categories": categories,
+        "agenda_categories": wizard.agenda_categories(book),
+        "side_agenda_categories": side_categories,
         "territories": territories.map_of(session, draft.campaign_id),
         "agenda_names": {a.id: a.name for a in book.agendas},
         "side_names": [
@@ -550,6 +556,7 @@ def _after_context(
     armies = []
     for index, side in enumerate(wizard.battle_sides(session, draft)):
         view = load_force(session, side.force_id)
+        own = rulebooks.book_of(session, view.force)
         cards = {c.id: c for c in view.cards}
         agendas = [book.agenda(a) for a in side.agendas]
         armies.append(
@@ -576,7 +583,9 @@ def _after_context(
                 ],
                 "entered": d["sides"][index],
                 # a rule pack's counters and quests this battle moves (issue 38)
-                "watch": pack_watch.army(book, view.value, side.roster),
+                "watch": pack_watch.army(own, view.value, side.roster),
+                # a pack reads whether a unit ended below Half-strength: ask it (issue 47)
+                "asks_half": pack_watch.reads(own, "below_half_strength"),
             }
         )
     mission = book.mission(str(d["setup"]["mission"]))

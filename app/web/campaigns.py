@@ -18,6 +18,7 @@ from app.edge.schemas.campaigns import CampaignSettings, InviteCreate, Territory
 from app.edge.schemas.forces import ForceCreate
 from app.errors import DomainError
 from app.routing import OneHopRoute
+from app.rules import packs
 from app.rules.data import rulebook
 from app.services.accounts.access import Access
 from app.services.accounts.accounts import Principal
@@ -33,6 +34,7 @@ from app.services.campaigns import (
 )
 from app.services.feed import history
 from app.services.forces import forces
+from app.services.packs import rulebooks
 from app.web import catchup
 from app.web.display.charts import Series, line_chart
 from app.web.pages import Member, Outcome, Viewer, attempt, page, redirect, render, site_url
@@ -327,7 +329,8 @@ def _dashboard(
         chart=_chart(session, campaign_id, metric),
         metric=metric,
         metrics=CHART_METRICS,
-        factions=rulebook().numbers.crusade_factions,
+        factions=rulebooks.campaign_book(session, campaign_id).numbers.crusade_factions,
+        pack_factions=packs.factions_named(rulebooks.campaign_book(session, campaign_id)),
         mission_name=mission_name,
         size_name=size_name,
         requisition_name=requisition_name,
@@ -537,10 +540,12 @@ def create_force(
     name: Text = "",
     crusade_faction: Text = "",
     player_name: Text = "",
+    army_keywords: Text = "",
 ) -> Response:
     values = {"name": name, "crusade_faction": crusade_faction, "player_name": player_name}
+    words = [w.strip() for w in army_keywords.split(",") if w.strip()]
     with attempt(session) as outcome:
-        body = _checked(ForceCreate, **values)
+        body = _checked(ForceCreate, **values, army_keywords=words)
         force = forces.create_force(
             session,
             campaign_id=campaign_id,
@@ -548,6 +553,7 @@ def create_force(
             crusade_faction=body.crusade_faction,
             player_name=body.player_name,
             owner_id=principal.user.id,
+            army_keywords=body.army_keywords,
         )
     if outcome.refused:
         return _dashboard(
@@ -556,7 +562,7 @@ def create_force(
             principal,
             campaign_id,
             **outcome.shown("force_error"),
-            force_values=values,
+            force_values=values | {"army_keywords": army_keywords},
         )
     return redirect(f"/forces/{force.id}")
 

@@ -130,7 +130,7 @@ def _decision_context(
     held: table_pass.TablePass | None = None,
 ) -> dict[str, Any]:
     view = load_force(session, row.force_id)
-    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    book = rulebooks.book_of(session, view.force)
     cards = {c.id: c for c in view.cards}
     card = cards.get(row.card_id) if row.card_id else None
     battle = decisions.battle_of(session, row)

@@ -90,7 +90,7 @@ def _force_page(
 ) -> Response:
     force = view.force
     assert force.id is not None
-    book = rulebooks.campaign_book(session, force.campaign_id)
+    book = rulebooks.book_of(session, force)
     return render(
         request,
         template,
@@ -182,9 +182,7 @@ def _add_units_page(
         shared=shared,
         max_lines=MAX_LINES,
         # issue 38: a rule pack's Warlord Traits are offered as the field is typed
-        pack_traits=rulebooks.campaign_book(
-            session, shown.view.force.campaign_id
-        ).pack_warlord_traits,
+        pack_traits=rulebooks.book_of(session, shown.view.force).pack_warlord_traits,
     )
 
 
@@ -274,7 +272,10 @@ def edit_force_page(
 ) -> Response:
     view = forces.load_force(session, force_id)
     values = ForceForm(
-        name=view.force.name, player_name=view.force.player_name, notes=view.force.notes
+        name=view.force.name,
+        player_name=view.force.player_name,
+        notes=view.force.notes,
+        army_keywords=", ".join(view.force.army_keywords),
     )
     return _force_page(
         request, session, principal, view, "pages/force_edit.html", values=values.model_dump()
@@ -290,7 +291,7 @@ def edit_force(
     form: Annotated[ForceForm, Form()],
 ) -> Response:
     with attempt(session) as outcome:
-        body = checked(ForceUpdate, form.model_dump())
+        body = checked(ForceUpdate, form.update())
         forces.update_force(session, force_id=force_id, **body.model_dump())
     if outcome.refused:
         view = forces.load_force(session, force_id)
@@ -328,7 +329,7 @@ def requisition_choices(
     session: Session, view: ForceView, oob: OrderOfBattlePublic
 ) -> list[RequisitionChoice]:
     """Every Requisition with the units it may be bought for now, or why it may not."""
-    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    book = rulebooks.book_of(session, view.force)
     cards = {c.id: c for c in oob.cards}
     return [
         RequisitionChoice(
@@ -351,7 +352,7 @@ def _requisitions_page(
     **context: Any,
 ) -> Response:
     view = forces.load_force(session, force_id)
-    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    book = rulebooks.book_of(session, view.force)
     oob = present.order_of_battle(view, book)
     return _force_page(
         request,
@@ -481,7 +482,7 @@ def _card_page(
         sheet=card_sheet(
             row,
             force,
-            rulebooks.campaign_book(session, force.campaign_id),
+            rulebooks.book_of(session, force),
             card_battles.awaits_decision(session, card_id=row.id),
         ),
         force=force,
@@ -552,7 +553,7 @@ def print_force(
         card_sheet(
             c,
             view.force,
-            rulebooks.campaign_book(session, view.force.campaign_id),
+            rulebooks.book_of(session, view.force),
             c.id in view.pending_card_ids,
         )
         for c in view.cards

@@ -340,6 +340,12 @@ class ForceForm(BaseModel):
     name: Typed = ""
     player_name: Typed = ""
     notes: Typed = ""
+    army_keywords: Typed = ""  # comma-separated (issue 47)
+
+    def update(self) -> dict[str, Any]:
+        """The fields as ForceUpdate reads them: the army keywords as a list."""
+        words = [w.strip() for w in self.army_keywords.split(",") if w.strip()]
+        return {**self.model_dump(exclude={"army_keywords"}), "army_keywords": words}
 
 
 class CardForm(BaseModel):

@@ -105,6 +105,9 @@ def requisition_terms(requisition: Requisition, book: Rulebook) -> list[str]:
     if requisition.eligible:
         who = "forces" if requisition.target == RequisitionTarget.FORCE else "units"
         terms.append(f"Only for {who} that meet: {requisition.eligible}")
+    if requisition.cost_per_power:
+        per = requisition.cost_per_power
+        terms.append(f"Costs {per.rp} RP more for each {per.per} Power Rating of the unit")
     if requisition.pack:
         terms.append(f"From the rule pack {requisition.pack.replace('_', ' ')}")
     return terms

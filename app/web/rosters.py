@@ -56,7 +56,7 @@ def _page(
         principal,
         status=status,
         force=view.force,
-        oob=present.order_of_battle(view, rulebooks.campaign_book(session, view.force.campaign_id)),
+        oob=present.order_of_battle(view, rulebooks.book_of(session, view.force)),
         campaign=forces.get_campaign(session, view.force.campaign_id),
         change_names=CHANGE_NAMES,
         requisition_names={r.id: r.name for r in rulebook().requisitions},

@@ -85,6 +85,7 @@ def _page(
         organizer=_organizer(session, campaign_id, principal),
         packs=[(row, packs.RulePack.model_validate(row.document)) for row in rows],
         book=book,
+        reach=campaign_packs.reach(session, campaign_id),
         setting_name=setting_name,
         setting_value=setting_value,
         terms=lambda requisition: requisition_terms(requisition, book),

@@ -13,7 +13,7 @@ from tests.factories import book
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "rule-packs.md"
 BLOCKS = re.findall(r"```yaml\n(.*?)```", GUIDE.read_text(), flags=re.DOTALL)
-EXAMPLES = sorted((GUIDE.parents[1] / "examples" / "packs").glob("*.yaml"))
+EXAMPLES = sorted((GUIDE.parents[1] / "examples" / "packs").rglob("*.yaml"))
 
 
 def test_the_guide_has_examples() -> None:

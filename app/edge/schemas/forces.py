@@ -16,12 +16,25 @@ class ForceCreate(Input):
     crusade_faction: Annotated[str, StringConstraints(max_length=40)] = Field(examples=["IMPERIUM"])
     player_name: Annotated[str, StringConstraints(max_length=120)] = ""
     notes: Text = ""
+    army_keywords: list[Keyword] = Field(
+        default_factory=list,
+        max_length=10,
+        description="Faction keywords beyond the Crusade faction (ADEPTA SORORITAS): a rule "
+        "pack's content scoped to a faction reaches a force that has it (issue 47)",
+        examples=[["ADEPTA SORORITAS"]],
+    )
 
 
 class ForceUpdate(Input):
     name: Name | None = None
     player_name: Annotated[str, StringConstraints(max_length=120)] | None = None
     notes: Text | None = None
+    army_keywords: list[Keyword] | None = Field(
+        default=None,
+        max_length=10,
+        description="Replace the force's army keywords (issue 47); refused while a battle of "
+        "it is under way",
+    )
 
 
 class QuestProgressPublic(BaseModel):
@@ -42,6 +55,11 @@ class ForceSummary(BaseModel):
     name: str
     player_name: str
     crusade_faction: str
+    army_keywords: list[str] = Field(
+        default_factory=list,
+        description="Faction keywords beyond the Crusade faction, which rule packs' scopes "
+        "read (issue 47)",
+    )
     requisition_points: int
     supply_limit: int
     supply_used: int

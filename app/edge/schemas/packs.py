@@ -112,6 +112,14 @@ class PackRefusalPublic(BaseModel):
     field: str | None = None
 
 
+class PackReachPublic(BaseModel):
+    """Whom a pack scoped to factions reaches (issue 47), by force name."""
+
+    factions: list[str]
+    forces: list[str] = Field(description="The forces whose army keywords it reaches")
+    other_forces: list[str] = Field(description="The forces it does not reach")
+
+
 class RulePackPreviewPublic(BaseModel):
     pack_id: str
     name: str
@@ -135,6 +143,11 @@ class RulePackPreviewPublic(BaseModel):
         default=None,
         description="A preview: the refusal attaching it (with the same accept_breaking) would "
         "meet; none: attaching it answers 201",
+    )
+    reach: PackReachPublic | None = Field(
+        default=None,
+        description="A pack scoped to factions (issue 47): the campaign's forces it reaches "
+        "and those it does not; none: it reaches every force",
     )
 
 

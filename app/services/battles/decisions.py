@@ -206,7 +206,7 @@ def answer(session: Session, *, decision_id: int, answer: dict[str, Any], dice: 
             status=409,
         )
     view = load_force(session, row.force_id)
-    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    book = rulebooks.book_of(session, view.force)
     recorded = _RecordedDice(dice)
     before = _entry_ids(view.cards)
     try:
@@ -379,7 +379,7 @@ def offers(
     found: dict[int, Offer] = {}
     for force_id in sorted({r.force_id for r in honours}):
         view = _view(session, force_id, views)
-        book = rulebooks.campaign_book(session, view.force.campaign_id)
+        book = rulebooks.book_of(session, view.force)
         for row in honours:
             if row.force_id == force_id and row.id is not None:
                 found[row.id] = offer_of(view.value, row, book)
@@ -412,7 +412,7 @@ def full_offers(
     found: dict[int, dict[str, Any]] = {}
     for force_id in sorted({r.force_id for r in pending}):
         view = _view(session, force_id, views)
-        book = rulebooks.campaign_book(session, view.force.campaign_id)
+        book = rulebooks.book_of(session, view.force)
         for row in pending:
             if row.force_id == force_id and row.id is not None:
                 found[row.id] = offer_of_row(session, row, view.value, book)
@@ -649,7 +649,7 @@ def pack_offers(
             continue
         force = session.get(Force, row.force_id)
         assert force is not None
-        book = rulebooks.campaign_book(session, force.campaign_id)
+        book = rulebooks.book_of(session, force)
         if not _packs_offer(book):
             continue
         if row.force_id not in views:

@@ -38,7 +38,7 @@ def record_gains(
         say("card_removed", card_id=int(gone), name=before[gone].name if gone in before else "")
     # A rule pack's counters moved by a battle (its Agendas' marks) or a decision: said in the
     # history as any other gain, the force's first, then each unit's.
-    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    book = rulebooks.book_of(session, view.force)
     starts = {c.id: c.start for c in book.counters}
     for counter, was, now in moved(view.value.counters, after.counters, starts):
         say(

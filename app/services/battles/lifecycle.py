@@ -25,6 +25,7 @@ from app.db.models import (
 )
 from app.errors import DomainError, NotFound
 from app.rules import battle as battle_rules
+from app.rules import packs
 from app.rules.aftermath import SideReport, UnitReport, resolve_side
 from app.rules.agendas import EnemyLoss, check_agenda_selection, check_kill_bounds
 from app.rules.cards import normalise_keywords
@@ -133,8 +134,11 @@ def muster(
                 unavailable={str(i) for i in view.pending_card_ids},
                 muster_by=book.numbers.muster_by,
             )
-            # Agendas may be named by id or name; the battle keeps their ids.
-            agenda_ids.append([a.id for a in check_agenda_selection(size, side.agendas, book)])
+            # Agendas may be named by id or name; the battle keeps their ids. Each army picks
+            # from its own rulebook: a pack's Agenda scoped to other factions is not its own.
+            own = rulebooks.book_of(session, view.force)
+            rulebooks.check_in_scope(session, view.force, agendas=side.agendas)
+            agenda_ids.append([a.id for a in check_agenda_selection(size, side.agendas, own)])
             if side.warlord_card_id is not None and side.warlord_card_id not in side.roster:
                 raise RuleError(
                     "warlord_not_on_roster",
@@ -261,7 +265,7 @@ def _refuse_while_undecided(session: Session, force: Force) -> None:
         )
         for force_id in sorted({int(row[0]) for row in session.execute(honours)}):
             view = load_force(session, force_id)
-            book = rulebooks.campaign_book(session, view.force.campaign_id)
+            book = rulebooks.book_of(session, view.force)
             decisions.lapse_unanswerable(session, force=view.force, value=view.value, book=book)
         waiting = session.exec(query.limit(1)).first()
     if waiting is None:
@@ -484,7 +488,10 @@ def _resolve(
         agendas=tuple(side.agendas),
         units=tuple(_unit_report(u) for u in result.units),
         won=won,
-        victor_bonuses=battle_rules.victor_bonuses(mission, won=won, role=VictorRole(side.role)),
+        # a pack's mission scoped to factions rewards only a victor of them (issue 47)
+        victor_bonuses=battle_rules.victor_bonuses(mission, won=won, role=VictorRole(side.role))
+        if packs.in_scope(mission.factions, rulebooks.army_of(view.force))
+        else (),
         out_of_action_choices={
             str(k): Consequence(v) for k, v in (result.out_of_action_choices or {}).items()
         },
@@ -497,7 +504,9 @@ def _resolve(
         enemy_losses=tuple(loss.keywords for loss in losses),
     )
     dice = side_dice(result, (battle.seed or 0) + index)
-    book = rulebooks.campaign_book(session, battle.campaign_id)
+    # Each side plays with its own rulebook (issue 47): triggers, thresholds and quests of a
+    # pack scoped to other factions never move its counters.
+    book = rulebooks.book_of(session, view.force)
     after = resolve_side(view.value, report, book, dice)
     check_dice_used(dice)
     write_force(view.force, view.cards, after.force, before=view.value)
@@ -519,9 +528,10 @@ def _resolve(
             session,
             force=view.force,
             value=after.force,
-            book=rulebooks.campaign_book(session, battle.campaign_id),
+            book=book,
         )
     side.report = {
+        "army_keywords": list(rulebooks.army_of(view.force)),  # the scope it played under
         "units": result.units,
         "tests": [
             {

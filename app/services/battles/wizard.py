@@ -364,10 +364,18 @@ def opponents(every: list[Force], user: User) -> list[Force]:
     return others or every
 
 
+def agenda_categories(book: Rulebook) -> dict[str, list[Agenda]]:
+    """The Agendas a player may pick with ``book``, by category (none withdrawn)."""
+    categories: dict[str, list[Agenda]] = {}
+    for agenda in (a for a in book.agendas if a.withdrawn_by is None):
+        categories.setdefault(agenda.category, []).append(agenda)
+    return categories
+
+
 def draft_book(session: Session, draft_data: dict[str, Any]) -> Rulebook:
     """The rulebook of the campaign the draft's force plays in."""
     force = session.get(Force, int(draft_data["setup"]["force_id"]))
-    return rulebooks.campaign_book(session, force.campaign_id if force else 0)
+    return rulebooks.book_of(session, force) if force else rulebooks.campaign_book(session, 0)
 
 
 def roll_mission(
@@ -417,8 +425,11 @@ def check_setup(
     if setup.get("role") not in ("attacker", "defender"):
         raise RuleError("role_required", "Say whether you attack or defend.", field="role")
     names = {f.id: f.name for f in every}
+    rows = {f.id: f for f in every}
     for index, force in enumerate((force_id, opponent_id)):
         try:
+            # each army picks from its own rulebook (a pack's scope, issue 47)
+            rulebooks.check_in_scope(session, rows[force], agendas=setup["agendas"][index])
             check_agenda_selection(size, list(setup["agendas"][index]), book)
         except RuleError as error:
             raise RuleError(

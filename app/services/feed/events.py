@@ -163,6 +163,8 @@ DETAIL_FIELDS = (
     "after",
     "before_choice",
     "after_choice",
+    "army_keywords",
+    "army_keywords_before",
     "reason",
     "sides",
     "threshold",
@@ -311,6 +313,9 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
             return f"The campaign {p.get('name', '')} began."
         case "force_created":
             return f"{force} joined the crusade."
+        case "army_keywords_changed":
+            words = ", ".join(p.get("army_keywords") or []) or "none beyond its Crusade faction"
+            return f"{force}'s army keywords are now {words}."
         case "card_added":
             return f"{force} added {card} (Power Rating {p.get('power_rating')})."
         case "card_removed":

@@ -113,6 +113,12 @@ class EventDetails(BaseModel):
     version: str | None = Field(default=None, description="rule_pack_*: the pack's version")
     replaces: str | None = Field(default=None, description="rule_pack_updated: the old version")
     counter: str | None = Field(default=None, description="counter_changed: the counter's id")
+    army_keywords: list[str] | None = Field(
+        default=None, description="army_keywords_changed: the force's army keywords now"
+    )
+    army_keywords_before: list[str] | None = Field(
+        default=None, description="army_keywords_changed: its army keywords before"
+    )
     before: int | None = Field(default=None, description="counter_changed: its value before")
     after: int | None = Field(default=None, description="counter_changed: its value after")
     before_choice: str | None = Field(
@@ -191,7 +197,9 @@ class EventDetails(BaseModel):
 
 class FeedEventPublic(BaseModel):
     """One change in the campaign, oldest first. ``kind`` is one of: campaign_created,
-    force_created, card_added, card_removed, battle_mustered, result_proposed,
+    force_created, army_keywords_changed (a force's army keywords, issue 47:
+    ``army_keywords_before``, ``army_keywords``), card_added, card_removed, battle_mustered,
+    result_proposed,
     result_confirmed, result_disputed, battle_recorded (a result applied: by an organizer, or
     on confirmation), battle_reverted, battle_called_off, report_written, report_edited,
     photo_added, decision_pending,

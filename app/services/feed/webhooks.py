@@ -30,6 +30,7 @@ KINDS = (
     "campaign_created",
     "campaign_settings_changed",
     "force_created",
+    "army_keywords_changed",
     "card_added",
     "card_removed",
     "card_transformed",

@@ -34,7 +34,7 @@ def requisition_options(session: Session, view: ForceView) -> list[RequisitionOp
     """Every Requisition with the units it may be bought for now, or why it may not (the
     rules tried on the pure value: nothing is written)."""
     assert view.force.id is not None
-    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    book = rulebooks.book_of(session, view.force)
     window = requisitions.purchase_window(session, view.force.id)
     options = []
     for wanted in book.requisitions:

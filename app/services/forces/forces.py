@@ -21,7 +21,9 @@ from app.db.models import (
 from app.errors import NotFound
 from app.rules import cards as card_rules
 from app.rules import order_of_battle as oob_rules
+from app.rules import packs
 from app.rules.cards import CrusadeCard
+from app.rules.data import Rulebook
 from app.rules.errors import RuleError
 from app.rules.order_of_battle import OrderOfBattle
 from app.services.feed import history
@@ -102,12 +104,14 @@ def create_force(
     player_name: str = "",
     notes: str = "",
     owner_id: int | None = None,
+    army_keywords: list[str] | None = None,
 ) -> Force:
     get_campaign(session, campaign_id)
     book = rulebooks.campaign_book(session, campaign_id)
     value = oob_rules.start_order_of_battle(
         id="new", name=name, crusade_faction=crusade_faction, book=book
     )
+    army = _army_keywords(book, value.crusade_faction, army_keywords or [])
     force = Force(
         campaign_id=campaign_id,
         name=value.name,
@@ -117,7 +121,8 @@ def create_force(
         supply_limit=value.supply_limit,
         notes=notes,
         owner_id=owner_id,
-        counters=rulebooks.starting_counters(book),
+        army_keywords=army,
+        counters=rulebooks.starting_counters(packs.narrow(book, [value.crusade_faction, *army])),
     )
     session.add(force)
     session.flush()
@@ -187,9 +192,13 @@ def update_force(
     name: str | None = None,
     notes: str | None = None,
     player_name: str | None = None,
+    army_keywords: list[str] | None = None,
 ) -> Force:
-    """Names and notes only: the numbers of an Order of Battle change through the rules."""
+    """Names, notes and army keywords only: the numbers of an Order of Battle change through
+    the rules."""
     force = get_force(session, force_id)
+    if army_keywords is not None:
+        set_army_keywords(session, force=force, army_keywords=army_keywords)
     if name is not None:
         if not name.strip():
             raise RuleError("force_name_missing", "A Crusade force needs a name.", field="name")
@@ -200,6 +209,75 @@ def update_force(
         force.player_name = player_name.strip()
     session.add(force)
     return force
+
+
+def set_army_keywords(session: Session, *, force: Force, army_keywords: list[str]) -> None:
+    """Where the force belongs, beyond its Crusade faction (issue 47): the faction keywords
+    its rule packs' scopes read. What it holds stays (counters, quests, relics); content it
+    leaves stops moving, content it joins starts. Refused while a battle of it is under way
+    (the battle's side plays with the book it was mustered under)."""
+    book = rulebooks.campaign_book(session, force.campaign_id)
+    army = _army_keywords(book, force.crusade_faction, army_keywords)
+    if army == list(force.army_keywords):
+        return
+    if _battle_under_way(session, force):
+        raise RuleError(
+            "army_keywords_fixed_during_battle",
+            f"{force.name}'s army keywords cannot change while it has a battle under way.",
+            field="army_keywords",
+        )
+    before = list(force.army_keywords)
+    force.army_keywords = army
+    session.add(force)
+    history.record(
+        session,
+        campaign_id=force.campaign_id,
+        force_id=force.id,
+        kind="army_keywords_changed",
+        army_keywords_before=before,
+        army_keywords=army,
+    )
+
+
+def _army_keywords(book: Rulebook, crusade_faction: str, words: list[str]) -> list[str]:
+    """The army keywords asked for, as the rules write them, each known to the campaign (a
+    Crusade faction, a faction keyword of the core or of its packs), its Crusade faction and
+    repeats left out."""
+    known = packs.known_factions(book)
+    army: list[str] = []
+    for word in words:
+        found = known.get(packs.keyword(word))
+        if found is None:
+            raise RuleError(
+                "army_keyword_unknown",
+                f"'{word}' is not a faction keyword of this campaign: name one of "
+                f"{', '.join(sorted(set(known.values())))}.",
+                field="army_keywords",
+            )
+        if found != crusade_faction and found not in army:
+            army.append(found)
+    if len(army) > packs.MAX_FACTIONS:
+        raise RuleError(
+            "army_keywords_too_many",
+            f"A force has at most {packs.MAX_FACTIONS} army keywords.",
+            field="army_keywords",
+        )
+    return army
+
+
+def _battle_under_way(session: Session, force: Force) -> bool:
+    return (
+        session.exec(
+            select(Battle.id)
+            .join(BattleSide, col(BattleSide.battle_id) == col(Battle.id))
+            .where(
+                BattleSide.force_id == force.id,
+                col(Battle.status).in_(("mustered", "proposed", "disputed")),
+            )
+            .limit(1)
+        ).first()
+        is not None
+    )
 
 
 # --- cards -----------------------------------------------------------------------------
@@ -251,7 +329,7 @@ def add_cards(
     prefixed with the unit's label, when given, so the player knows which unit it is."""
     view = load_force(session, force_id)
     force = view.value
-    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    book = rulebooks.book_of(session, view.force)
     linked = any(unit.get("split_unit") for unit in units)
     mustered = mustered_cards(session, force_id) if linked else frozenset()
     rows = []

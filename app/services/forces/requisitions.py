@@ -68,7 +68,8 @@ def purchase(
 ) -> RequisitionPurchase:
     view = load_force(session, force_id)
     window = purchase_window(session, force_id, card_added)
-    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    book = rulebooks.book_of(session, view.force)
+    rulebooks.check_in_scope(session, view.force, requisitions=[order.requisition])
     changed, bought = purchase_requisition(view.value, order, window, book)
     changed, promoted, owed = thresholds.after_command(
         session,

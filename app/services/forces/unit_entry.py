@@ -218,7 +218,7 @@ def add_units_view(session: Session, *, force_id: int, copy: int | None = None) 
             status=404,
             field="copy",
         )
-    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    book = rulebooks.book_of(session, view.force)
     line = copy_of(source, [c.name for c in view.cards], book)
     keywords = line["chips"]
     line["chips"] = [k for k in keywords if k in chips]

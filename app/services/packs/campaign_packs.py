@@ -37,6 +37,16 @@ def rules_in_play(session: Session, campaign_id: int) -> tuple[dict[str, str], R
     )
 
 
+def reach(session: Session, campaign_id: int) -> dict[str, tuple[list[str], list[str]]]:
+    """For each active pack scoped to factions (issue 47): the names of the campaign's
+    forces it reaches and of those it does not, so nobody is left out silently."""
+    found = {
+        r.pack_id: _reach_of(session, campaign_id, packs.RulePack.model_validate(r.document))
+        for r in active_packs(session, campaign_id)
+    }
+    return {k: (v[1], v[2]) for k, v in found.items() if v is not None}
+
+
 # --- attaching -------------------------------------------------------------------------
 
 
@@ -54,6 +64,8 @@ class PackChanges:
     costs: dict[str, tuple[int, int]] = field(default_factory=dict)  # core requisition's RP
 
     refusal: DomainError | None = None  # what attaching it would answer instead of a 201
+    # a pack scoped to factions (issue 47): (its factions, forces it reaches, those it does not)
+    reach: tuple[tuple[str, ...], list[str], list[str]] | None = None
 
 
 def preview(
@@ -94,7 +106,24 @@ def preview(
     refusal = _refusal_to_attach(
         session, campaign_id, changes, current, old, before, after, accept_breaking
     )
-    return replace(changes, refusal=refusal)
+    return replace(changes, refusal=refusal, reach=_reach_of(session, campaign_id, pack))
+
+
+def _reach_of(
+    session: Session, campaign_id: int, pack: packs.RulePack
+) -> tuple[tuple[str, ...], list[str], list[str]] | None:
+    factions = packs.scope_of((), pack)
+    if not factions:
+        return None
+    every = session.exec(
+        select(Force).where(Force.campaign_id == campaign_id).order_by(col(Force.id))
+    ).all()
+    inside = [packs.in_scope(factions, rulebooks.army_of(f)) for f in every]
+    return (
+        factions,
+        [f.name for f, i in zip(every, inside, strict=True) if i],
+        [f.name for f, i in zip(every, inside, strict=True) if not i],
+    )
 
 
 def _refusal_to_attach(

@@ -21,6 +21,11 @@ SIDE_WORDS: dict[str, str] = {
     "enemy_unit_destroyed": "enemy unit destroyed",
     "own_unit_destroyed": "unit of its own destroyed",
     "out_of_action_failed": "Out of Action test failed",
+    "marked_for_greatness": "unit Marked for Greatness",
+    "below_half_strength": "unit ending destroyed or below Half-strength",
+    "ranged_kill": "enemy unit destroyed by a ranged attack",
+    "melee_kill": "enemy unit destroyed in melee",
+    "psychic_kill": "enemy unit destroyed by a psychic power",
 }
 UNIT_WORDS: dict[str, str] = {
     "battle_played": "battle it fights",
@@ -28,6 +33,11 @@ UNIT_WORDS: dict[str, str] = {
     "enemy_unit_destroyed": "enemy unit it destroys",
     "own_unit_destroyed": "time it is destroyed",
     "out_of_action_failed": "Out of Action test it fails",
+    "marked_for_greatness": "time it is Marked for Greatness",
+    "below_half_strength": "battle it ends destroyed or below Half-strength",
+    "ranged_kill": "enemy unit it destroys with a ranged attack",
+    "melee_kill": "enemy unit it destroys in melee",
+    "psychic_kill": "enemy unit it destroys with a psychic power",
 }
 
 # When a quest fails (``fails_when``), for the force and for one unit.
@@ -37,6 +47,11 @@ SIDE_FAILS: dict[str, str] = {
     "enemy_unit_destroyed": "it destroys an enemy unit",
     "own_unit_destroyed": "one of its units is destroyed",
     "out_of_action_failed": "one of its units fails an Out of Action test",
+    "marked_for_greatness": "one of its units is Marked for Greatness",
+    "below_half_strength": "one of its units ends destroyed or below Half-strength",
+    "ranged_kill": "it destroys an enemy unit with a ranged attack",
+    "melee_kill": "it destroys an enemy unit in melee",
+    "psychic_kill": "it destroys an enemy unit with a psychic power",
 }
 UNIT_FAILS: dict[str, str] = {
     "battle_played": "it fights a battle",
@@ -44,6 +59,11 @@ UNIT_FAILS: dict[str, str] = {
     "enemy_unit_destroyed": "it destroys an enemy unit",
     "own_unit_destroyed": "it is destroyed",
     "out_of_action_failed": "it fails an Out of Action test",
+    "marked_for_greatness": "it is Marked for Greatness",
+    "below_half_strength": "it ends a battle destroyed or below Half-strength",
+    "ranged_kill": "it destroys an enemy unit with a ranged attack",
+    "melee_kill": "it destroys an enemy unit in melee",
+    "psychic_kill": "it destroys an enemy unit with a psychic power",
 }
 
 
@@ -57,6 +77,14 @@ class Watch:
 
     def __bool__(self) -> bool:
         return bool(self.force or self.units)
+
+
+def reads(book: Rulebook, when: TriggerWhen) -> bool:
+    """Whether a trigger or a quest of the book counts ``when`` (issue 47: the wizard asks
+    for a fact only a pack reads, such as a unit ending below Half-strength, only then)."""
+    return any(t.when == when for t in book.triggers) or any(
+        q.fails_when == when or any(s.when == when for s in q.steps) for q in book.quests
+    )
 
 
 def army(book: Rulebook, value: OrderOfBattle, roster: Sequence[int]) -> Watch:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from cachetools import LRUCache
 from sqlalchemy.event import listens_for
@@ -13,7 +15,8 @@ from sqlmodel import Session, col, select
 
 from app.db.models import Force, RulePack
 from app.rules import packs
-from app.rules.data import Rulebook, rulebook
+from app.rules.data import Agenda, Requisition, Rulebook, rulebook
+from app.rules.errors import RuleError
 
 # Rulebooks built from the same pack versions are the same: keep a few (they are frozen).
 # The lock: requests run on several threads, and the cache is not thread-safe.
@@ -45,13 +48,79 @@ MEMO = "rulebooks.campaign_book"
 
 
 def force_book(session: Session, force_id: int) -> Rulebook:
-    """The rulebook of the campaign the force plays in."""
+    """The rulebook the force plays with (``book_of``)."""
     force = session.get(Force, force_id)
-    return campaign_book(session, force.campaign_id) if force else rulebook()
+    return book_of(session, force) if force else rulebook()
+
+
+def army_of(force: Force) -> tuple[str, ...]:
+    """Where a force belongs (issue 47): its Crusade faction and its own army keywords."""
+    return (force.crusade_faction, *force.army_keywords)
+
+
+def book_of(session: Session, force: Force) -> Rulebook:
+    """The rulebook ``force`` plays with: its campaign's, without the pack content scoped to
+    factions it is not of (``packs.narrow``). Kept per campaign and army for the
+    transaction; a campaign whose packs scope nothing gives every force the campaign's book."""
+    book = campaign_book(session, force.campaign_id)
+    army = army_of(force)
+    key = (force.campaign_id, tuple(sorted(set(army))))
+    memo: dict[tuple[int, tuple[str, ...]], Rulebook] = session.info.setdefault(FORCE_MEMO, {})
+    if key not in memo:
+        memo[key] = packs.narrow(book, army) if packs.scoped(book) else book
+    return memo[key]
+
+
+FORCE_MEMO = "rulebooks.book_of"
+
+
+def check_in_scope(
+    session: Session, force: Force, *, requisitions: Sequence[str] = (), agendas: Sequence[str] = ()
+) -> None:
+    """Refuse a pack's Requisition or Agenda the campaign has but scoped to factions the
+    force is not of (``rule_pack_not_for_force``), naming the pack and its factions; what
+    the campaign lacks altogether is left to the rules' own refusal."""
+    campaign = campaign_book(session, force.campaign_id)
+    own = book_of(session, force)
+    if own is campaign:
+        return
+    asked: list[tuple[str, Requisition | Agenda | None, bool]] = [
+        ("requisition", _find(campaign.requisition, n), _has(own.requisition, n))
+        for n in requisitions
+    ]
+    asked += [("agendas", _find(campaign.agenda, n), _has(own.agenda, n)) for n in agendas]
+    for field, entry, held in asked:
+        if entry is not None and not held:
+            raise RuleError(
+                "rule_pack_not_for_force",
+                f"{entry.name} (rule pack {entry.pack}) is for {', '.join(entry.factions)} "
+                f"forces; {force.name} is {', '.join(army_of(force))}. Set its army keywords "
+                "if it belongs there.",
+                field=field,
+            )
+
+
+def _find(lookup: Callable[[str], _Entry], name: str) -> _Entry | None:
+    try:
+        return lookup(name)
+    except KeyError:
+        return None
+
+
+def _has(lookup: Callable[[str], object], name: str) -> bool:
+    try:
+        lookup(name)
+    except KeyError:
+        return False
+    return True
+
+
+_Entry = TypeVar("_Entry", Requisition, Agenda)
 
 
 def forget(session: Session) -> None:
     session.info.pop(MEMO, None)
+    session.info.pop(FORCE_MEMO, None)
     session.info.pop(VERSIONS, None)
 
 

@@ -17,6 +17,7 @@ from app.db.models import Card
 from app.errors import DomainError
 from app.rules import cards as card_rules
 from app.rules import order_of_battle as oob_rules
+from app.rules import packs
 from app.rules.data import CharacterStratagem, rulebook
 from app.rules.errors import RuleError
 from app.rules.requisitions import (
@@ -117,7 +118,7 @@ def preview(session: Session, *, force_id: int, data: bytes) -> RosterPreview:
     roster = parse_roster(data)
     live = [c for c in view.cards if not c.removed]
     window = requisitions.purchase_window(session, force_id)
-    book = rulebooks.campaign_book(session, view.force.campaign_id)
+    book = rulebooks.book_of(session, view.force)
     lines = tuple(
         _with_problem(_with_update(line, view.value, window), view.value, book)
         for line in _match(roster, live)
@@ -239,7 +240,29 @@ def add(
             row.points = line.unit.points  # the roster's points follow the new models
             session.add(row)
     updated = tuple(line.card_id for line in updating if line.card_id is not None)
+    _propose_army_keywords(session, force_id, [line.unit for line in chosen])
     return RosterAdded(shown, tuple(added), tuple(bought), updated)
+
+
+def _propose_army_keywords(session: Session, force_id: int, units: list[RosterUnit]) -> None:
+    """A force with no army keywords yet takes, from its first imported roster, the faction
+    keywords every unit added shares (issue 47): a Sisters roster makes an ADEPTA SORORITAS
+    force. A force that has some keeps them; so does one with a battle under way."""
+    force = forces.get_force(session, force_id)
+    if force.army_keywords or not units:
+        return
+    known = packs.known_factions(rulebooks.campaign_book(session, force.campaign_id))
+    shared: set[str] | None = None
+    for unit in units:
+        said = (packs.keyword(k) for k in (*unit.keywords, *unit.faction_keywords))
+        words = {known[w] for w in said if w in known}
+        shared = words if shared is None else shared & words
+    proposed = sorted((shared or set()) - {force.crusade_faction})
+    if proposed:
+        try:
+            forces.set_army_keywords(session, force=force, army_keywords=proposed)
+        except RuleError:
+            return  # a battle under way: the player sets them afterwards
 
 
 def _updating(shown: RosterPreview, keys: list[str]) -> list[RosterLine]:
