@@ -6,9 +6,11 @@ from __future__ import annotations
 import zlib
 from typing import TypeVar
 
-from sqlalchemy import text
+from sqlalchemy import select, text
 from sqlalchemy.event import listens_for
 from sqlmodel import Session
+
+from app.db.models import Campaign, campaign_of
 
 T = TypeVar("T")
 
@@ -36,10 +38,34 @@ def for_change(session: Session, model: type[T], row_id: int) -> T | None:
     locked = held(session)
     if (model, row_id) in locked:
         return session.get(model, row_id)
+    if _postgresql(session) and (peek := session.get(model, row_id)) is not None:
+        campaign_id = campaign_of(session, peek)
+        if campaign_id is not None:
+            lock_campaign(session, campaign_id)
     row = session.get(model, row_id, with_for_update=True, populate_existing=True)
     if row is not None:
         locked[(model, row_id)] = row
     return row
+
+
+def lock_campaign(session: Session, campaign_id: int) -> None:
+    """PostgreSQL: lock the campaign's row (FOR NO KEY UPDATE: inserting a row that refers
+    to it still may) until the transaction ends. Every flush that changes what a campaign
+    shows raises its version (app.db.models), which locks the row; a writer that locks one
+    of the campaign's rows itself before that takes the campaign's first, so all writers
+    in a campaign lock in one order: the campaign, then its rows (issue 50)."""
+    if not _postgresql(session) or not session.info.get("writes"):
+        return
+    campaigns: set[int] = session.info.setdefault(CAMPAIGNS, set())
+    if campaign_id in campaigns:
+        return
+    query = select(Campaign.id).where(Campaign.id == campaign_id)  # type: ignore[arg-type]
+    session.execute(query.with_for_update(key_share=True))
+    campaigns.add(campaign_id)
+
+
+def _postgresql(session: Session) -> bool:
+    return session.get_bind().dialect.name == "postgresql"
 
 
 def held(session: Session) -> dict[tuple[type, int], object]:
@@ -52,12 +78,14 @@ def held(session: Session) -> dict[tuple[type, int], object]:
 
 
 LOCKED = "locks.for_change"
+CAMPAIGNS = "locks.campaigns"
 
 
 @listens_for(Session, "after_commit")
 def _unlocked(session: Session) -> None:
     """Row locks end with the transaction."""
     session.info.pop(LOCKED, None)
+    session.info.pop(CAMPAIGNS, None)
 
 
 @listens_for(Session, "after_soft_rollback")
@@ -65,3 +93,4 @@ def _unlocked_by_rollback(session: Session, previous_transaction: object) -> Non
     """A rollback, a savepoint's too (a trial run of a result), releases the locks taken
     within it (PostgreSQL): forget them all, so the next for_change locks and reads again."""
     session.info.pop(LOCKED, None)
+    session.info.pop(CAMPAIGNS, None)
