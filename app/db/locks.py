@@ -59,7 +59,8 @@ def lock_campaign(session: Session, campaign_id: int) -> None:
     campaigns: set[int] = session.info.setdefault(CAMPAIGNS, set())
     if campaign_id in campaigns:
         return
-    query = select(Campaign.id).where(Campaign.id == campaign_id)  # type: ignore[arg-type]
+    table = Campaign.__table__  # type: ignore[attr-defined]
+    query = select(table.c.id).where(table.c.id == campaign_id)
     session.execute(query.with_for_update(key_share=True))
     campaigns.add(campaign_id)
 

@@ -437,7 +437,9 @@ def campaign_of(session: Session, row: object) -> int | None:
 
 
 def _campaign_ids_touched(session: Session) -> set[int]:
-    touched = {campaign_of(session, row) for row in (*session.new, *session.dirty, *session.deleted)}
+    touched = {
+        campaign_of(session, row) for row in (*session.new, *session.dirty, *session.deleted)
+    }
     return {campaign_id for campaign_id in touched if campaign_id is not None}
 
 
