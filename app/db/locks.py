@@ -10,7 +10,7 @@ from sqlalchemy import select, text
 from sqlalchemy.event import listens_for
 from sqlmodel import Session
 
-from app.db.models import Campaign, campaign_of
+from app.db.models import Battle, Campaign, Force
 
 T = TypeVar("T")
 
@@ -38,10 +38,8 @@ def for_change(session: Session, model: type[T], row_id: int) -> T | None:
     locked = held(session)
     if (model, row_id) in locked:
         return session.get(model, row_id)
-    if _postgresql(session) and (peek := session.get(model, row_id)) is not None:
-        campaign_id = campaign_of(session, peek)
-        if campaign_id is not None:
-            lock_campaign(session, campaign_id)
+    if _postgresql(session):
+        _lock_campaign_of(session, model, row_id)
     row = session.get(model, row_id, with_for_update=True, populate_existing=True)
     if row is not None:
         locked[(model, row_id)] = row
@@ -63,6 +61,29 @@ def lock_campaign(session: Session, campaign_id: int) -> None:
     query = select(table.c.id).where(table.c.id == campaign_id)
     session.execute(query.with_for_update(key_share=True))
     campaigns.add(campaign_id)
+
+
+def _lock_campaign_of(session: Session, model: type, row_id: int) -> None:
+    """Lock the campaign a row belongs to, before the row (one statement, through the row's
+    campaign, force or battle: the row itself is read once, by the lock that follows)."""
+    table = model.__table__  # type: ignore[attr-defined]
+    campaigns = Campaign.__table__  # type: ignore[attr-defined]
+    if "campaign_id" in table.c:
+        path = campaigns.join(table, table.c.campaign_id == campaigns.c.id)
+    elif "force_id" in table.c:
+        forces = Force.__table__  # type: ignore[attr-defined]
+        path = campaigns.join(forces, forces.c.campaign_id == campaigns.c.id)
+        path = path.join(table, table.c.force_id == forces.c.id)
+    elif "battle_id" in table.c:
+        battles = Battle.__table__  # type: ignore[attr-defined]
+        path = campaigns.join(battles, battles.c.campaign_id == campaigns.c.id)
+        path = path.join(table, table.c.battle_id == battles.c.id)
+    else:
+        return
+    query = select(campaigns.c.id).select_from(path).where(table.c.id == row_id)
+    found = session.execute(query.with_for_update(key_share=True, of=campaigns)).scalar()
+    if found is not None:
+        session.info.setdefault(CAMPAIGNS, set()).add(found)
 
 
 def _postgresql(session: Session) -> bool:
