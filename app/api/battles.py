@@ -186,7 +186,8 @@ def list_battles(
         ]
         headers = Response()
         page = keyset_page(request, headers, items, limit, following)
-        return BATTLES_PAGE.dump_json(page), dict(headers.headers.items())
+        link = headers.headers.get("link")
+        return BATTLES_PAGE.dump_json(page), {"Link": link} if link else {}
 
     query = request.url.query
     digest = f"{version}-{hashlib.sha256(query.encode()).hexdigest()[:12]}" if query else version

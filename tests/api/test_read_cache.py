@@ -63,6 +63,8 @@ class TestEtags:
             first = organizer.get(path)
             assert first.status_code == 200, (path, first.text)
             etag = first.headers["ETag"]
+            kept = organizer.get(path)  # from the cache: its length is its own
+            assert int(kept.headers["content-length"]) == len(kept.content) > 2, path
             again = organizer.get(path, headers={"If-None-Match": f'"other", {etag}'})
             assert again.status_code == 304, path
             assert again.headers["ETag"] == etag and again.content == b""
