@@ -8,9 +8,17 @@ from typing import TypeVar
 
 from sqlalchemy import select, text
 from sqlalchemy.event import listens_for
+from sqlalchemy.orm.util import identity_key
 from sqlmodel import Session
 
-from app.db.models import Battle, Campaign, Force
+from app.db.models import (
+    RAISED,
+    Battle,
+    Force,
+    campaign_of,
+    raise_campaign_versions,
+    raise_campaign_versions_of,
+)
 
 T = TypeVar("T")
 
@@ -46,44 +54,57 @@ def for_change(session: Session, model: type[T], row_id: int) -> T | None:
     return row
 
 
-def lock_campaign(session: Session, campaign_id: int) -> None:
-    """PostgreSQL: lock the campaign's row (FOR NO KEY UPDATE: inserting a row that refers
-    to it still may) until the transaction ends. Every flush that changes what a campaign
-    shows raises its version (app.db.models), which locks the row; a writer that locks one
-    of the campaign's rows itself before that takes the campaign's first, so all writers
-    in a campaign lock in one order: the campaign, then its rows (issue 50)."""
-    if not _postgresql(session) or not session.info.get("writes"):
+def lock_campaigns_of_forces(
+    session: Session, force_ids: list[int], *, campaign_id: int | None = None
+) -> None:
+    """Raise (and so lock) the versions of the forces' campaigns, before the forces are
+    locked: see ``_lock_campaign_of``. ``campaign_id``: the campaign the caller checked
+    they all play in."""
+    if not session.info.get("writes"):
         return
-    campaigns: set[int] = session.info.setdefault(CAMPAIGNS, set())
-    if campaign_id in campaigns:
-        return
-    table = Campaign.__table__  # type: ignore[attr-defined]
-    query = select(table.c.id).where(table.c.id == campaign_id)
-    session.execute(query.with_for_update(key_share=True))
-    campaigns.add(campaign_id)
+    if campaign_id is not None:
+        raise_campaign_versions(session, {campaign_id})  # nothing if raised already
+    elif not _raised_already(session, Force, force_ids):
+        forces = Force.__table__  # type: ignore[attr-defined]
+        query = select(forces.c.campaign_id).where(forces.c.id.in_(force_ids))
+        raise_campaign_versions_of(session, query)
 
 
 def _lock_campaign_of(session: Session, model: type, row_id: int) -> None:
-    """Lock the campaign a row belongs to, before the row (one statement, through the row's
-    campaign, force or battle: the row itself is read once, by the lock that follows)."""
+    """PostgreSQL: lock the campaign a row belongs to before the row, in the statement that
+    raises its version (which any change there would do at its flush, app.db.models): all
+    writers in a campaign then lock in one order, the campaign first, then its rows, and
+    cannot deadlock (issue 50). One statement, through the row's campaign, force or battle:
+    the row itself is read once, by the lock that follows."""
+    if _raised_already(session, model, [row_id]):
+        return
     table = model.__table__  # type: ignore[attr-defined]
-    campaigns = Campaign.__table__  # type: ignore[attr-defined]
     if "campaign_id" in table.c:
-        path = campaigns.join(table, table.c.campaign_id == campaigns.c.id)
+        query = select(table.c.campaign_id).where(table.c.id == row_id)
     elif "force_id" in table.c:
         forces = Force.__table__  # type: ignore[attr-defined]
-        path = campaigns.join(forces, forces.c.campaign_id == campaigns.c.id)
-        path = path.join(table, table.c.force_id == forces.c.id)
+        query = select(forces.c.campaign_id).join(table, table.c.force_id == forces.c.id)
+        query = query.where(table.c.id == row_id)
     elif "battle_id" in table.c:
         battles = Battle.__table__  # type: ignore[attr-defined]
-        path = campaigns.join(battles, battles.c.campaign_id == campaigns.c.id)
-        path = path.join(table, table.c.battle_id == battles.c.id)
+        query = select(battles.c.campaign_id).join(table, table.c.battle_id == battles.c.id)
+        query = query.where(table.c.id == row_id)
     else:
         return
-    query = select(campaigns.c.id).select_from(path).where(table.c.id == row_id)
-    found = session.execute(query.with_for_update(key_share=True, of=campaigns)).scalar()
-    if found is not None:
-        session.info.setdefault(CAMPAIGNS, set()).add(found)
+    raise_campaign_versions_of(session, query)
+
+
+def _raised_already(session: Session, model: type, row_ids: list[int]) -> bool:
+    """Whether the rows, all in the identity map, belong to campaigns this transaction has
+    raised (and so locked) already: nothing to ask the database then."""
+    raised: set[int] = session.info.get(RAISED, set())
+    if not raised:
+        return False
+    for row_id in row_ids:
+        row = session.identity_map.get(identity_key(model, row_id))
+        if row is None or campaign_of(session, row) not in raised:
+            return False
+    return True
 
 
 def _postgresql(session: Session) -> bool:
@@ -100,14 +121,12 @@ def held(session: Session) -> dict[tuple[type, int], object]:
 
 
 LOCKED = "locks.for_change"
-CAMPAIGNS = "locks.campaigns"
 
 
 @listens_for(Session, "after_commit")
 def _unlocked(session: Session) -> None:
     """Row locks end with the transaction."""
     session.info.pop(LOCKED, None)
-    session.info.pop(CAMPAIGNS, None)
 
 
 @listens_for(Session, "after_soft_rollback")
@@ -115,4 +134,3 @@ def _unlocked_by_rollback(session: Session, previous_transaction: object) -> Non
     """A rollback, a savepoint's too (a trial run of a result), releases the locks taken
     within it (PostgreSQL): forget them all, so the next for_change locks and reads again."""
     session.info.pop(LOCKED, None)
-    session.info.pop(CAMPAIGNS, None)

@@ -445,12 +445,44 @@ def _campaign_ids_touched(session: Session) -> set[int]:
 
 def raise_campaign_versions(session: Session, campaign_ids: set[int]) -> None:
     """Move the campaigns' versions in SQL (``version = version + 1``): two writers never
-    both write the same number, however old the copy of the row each one holds."""
+    both write the same number, however old the copy of the row each one holds. Once per
+    transaction is enough (nobody sees its changes before it commits, all at once), so a
+    campaign already raised in this one is left alone."""
+    raised: set[int] = session.info.setdefault(RAISED, set())
     table = Campaign.__table__  # type: ignore[attr-defined]
-    for campaign_id in sorted(campaign_ids):  # a fixed order: two writers cannot deadlock
+    for campaign_id in sorted(campaign_ids - raised):  # a fixed order: no deadlock
         session.connection().execute(
             table.update().where(table.c.id == campaign_id).values(version=table.c.version + 1)
         )
+        raised.add(campaign_id)
+
+
+def raise_campaign_versions_of(session: Session, campaign_ids: Any) -> None:
+    """Raise the versions of the campaigns a query of campaign ids names, in one statement
+    (which also locks their rows: app.db.locks takes them first this way)."""
+    table = Campaign.__table__  # type: ignore[attr-defined]
+    statement = (
+        table.update()
+        .where(table.c.id.in_(campaign_ids))
+        .values(version=table.c.version + 1)
+        .returning(table.c.id)
+    )
+    raised: set[int] = session.info.setdefault(RAISED, set())
+    raised.update(campaign_id for (campaign_id,) in session.connection().execute(statement))
+
+
+RAISED = "campaign_versions.raised"
+
+
+@event.listens_for(Session, "after_commit")
+def _raised_committed(session: Session) -> None:
+    session.info.pop(RAISED, None)
+
+
+@event.listens_for(Session, "after_soft_rollback")
+def _raised_undone(session: Session, _previous: Any) -> None:
+    """A rollback (a savepoint's too) may undo a raise: the next change raises again."""
+    session.info.pop(RAISED, None)
 
 
 @event.listens_for(Session, "before_flush")
