@@ -134,7 +134,7 @@ def main() -> None:
                 health = rate(base, "/health", args.seconds / 2, args.threads)
                 health_rates.append(health)
                 done = rate(base, path, args.seconds, args.threads, sent.get(name))
-                ratios[name].append(done / health)
+                ratios[name].append(done / health if health else float("nan"))
     engine = "PostgreSQL" if args.database_url else "SQLite" if not args.url else args.url
     print(
         f"{base} ({engine}): {args.threads} client threads, {args.rounds} rounds of "
