@@ -85,6 +85,11 @@ def _shared_routes() -> tuple[BaseRoute, ...]:
     return tuple(scratch.router.routes)
 
 
+# Bodies of the cached reads (issue 50): a few per campaign, force and card in use, each
+# tens of kilobytes at most.
+READ_CACHE_SIZE = 4096
+
+
 def create_app(engine: Engine | None = None) -> FastAPI:
     """The app, on ``engine`` (by default the one DATABASE_URL names)."""
     rulebook()  # load and validate the rule tables at start: a broken table fails fast
@@ -93,7 +98,7 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     install_kept_totals()
     app = _new_app()
     app.state.engine = engine or get_engine()
-    app.state.order_of_battle_cache = VersionedBodies()
+    app.state.read_cache = VersionedBodies(size=READ_CACHE_SIZE)
     settings = get_settings()
     app.state.photos = configured_store()
     app.state.rate_limits = RateLimits(

@@ -1,13 +1,19 @@
 """Throughput of the reads players and bots make most, as a ratio to GET /health in the same
-run (issue 41). Prints a table; asserts nothing.
+run (issues 41 and 50). Prints a table; asserts nothing.
 
-    .venv/bin/python bench/ratios.py                      # a demo server of its own
-    .venv/bin/python bench/ratios.py --url http://host:8000 [--campaign 1 --force 1]
+    .venv/bin/python bench/ratios.py                      # a demo server of its own, SQLite
+    .venv/bin/python bench/ratios.py --database-url postgresql://postgres@127.0.0.1:5432/x
+    .venv/bin/python bench/ratios.py --url http://host:8000 [--campaign 1 --force 1 --card 1]
 
-Without --url it starts `crusade serve --demo-if-empty` (one process, SQLite in a temporary
-folder) and stops it afterwards. Each request is timed in rounds (/health, then each read,
-then /health again ...), several client threads each, so the ratio compares like with
-like even on a machine whose speed changes during the run."""
+Without --url it starts `crusade serve --demo-if-empty` (one process) on a fresh migrated
+database of its own (a SQLite file in a temporary folder, or with --database-url a new
+database on that PostgreSQL server, dropped afterwards) and stops it afterwards. Every read
+is made without If-None-Match (a first visit), except the "304" line, which sends the
+Order of Battle's ETag back (a client that already holds it).
+
+Each request is timed in rounds (/health, then each read, then /health again ...), several
+client threads each, so the ratio compares like with like even on a machine whose speed
+changes during the run."""
 
 from __future__ import annotations
 
@@ -25,18 +31,30 @@ from pathlib import Path
 
 import httpx
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run as a script: the shared start-up helpers
+
+from bench.serving import database  # noqa: E402
+
 CRUSADE = str(Path(sys.executable).with_name("crusade"))
 
 
 @contextmanager
-def demo_server() -> Iterator[str]:
+def demo_server(database_url: str = "") -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     folder = tempfile.mkdtemp(prefix="crusade-ratios-")
+    kind = "postgresql" if database_url else "sqlite"
+    with database(kind, database_url, "ratios") as url, _started(folder, url, port) as base:
+        yield base
+
+
+@contextmanager
+def _started(folder: str, url: str, port: int) -> Iterator[str]:
     env = {
         **os.environ,
-        "DATABASE_URL": f"sqlite:///{folder}/crusade.db",
+        "DATABASE_URL": url,
         "PHOTO_DIR": f"{folder}/photos",
         "LOG_LEVEL": "warning",
     }
@@ -57,16 +75,19 @@ def demo_server() -> Iterator[str]:
         process.wait(timeout=20)
 
 
-def rate(base: str, path: str, seconds: float, threads: int) -> float:
+def rate(
+    base: str, path: str, seconds: float, threads: int, headers: dict[str, str] | None = None
+) -> float:
     """Requests a second over ``seconds`` from ``threads`` keep-alive clients."""
     deadline = time.perf_counter() + seconds
+    expected = 304 if headers else 200
 
     def client() -> int:
         done = 0
-        with httpx.Client(base_url=base, timeout=30) as http:
+        with httpx.Client(base_url=base, timeout=30, headers=headers) as http:
             while time.perf_counter() < deadline:
                 response = http.get(path)
-                assert response.status_code == 200, (path, response.status_code)
+                assert response.status_code == expected, (path, response.status_code)
                 done += 1
         return done
 
@@ -81,6 +102,12 @@ def main() -> None:
     parser.add_argument("--url", default="", help="a running server (default: start one)")
     parser.add_argument("--campaign", type=int, default=1)
     parser.add_argument("--force", type=int, default=1)
+    parser.add_argument("--card", type=int, default=1)
+    parser.add_argument(
+        "--database-url",
+        default="",
+        help="PostgreSQL server for the started server's own fresh database (default: SQLite)",
+    )
     parser.add_argument("--seconds", type=float, default=3.0, help="per measure")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=4)
@@ -88,19 +115,31 @@ def main() -> None:
     reads = {
         "Order of Battle JSON": f"/api/v1/forces/{args.force}",
         "standings JSON": f"/api/v1/campaigns/{args.campaign}/standings",
+        "battles list JSON": f"/api/v1/campaigns/{args.campaign}/battles",
         "campaign dashboard page": f"/campaigns/{args.campaign}",
+        "Crusade card page": f"/cards/{args.card}",
+        "battles list page": f"/campaigns/{args.campaign}/battles",
+        "304 (Order of Battle)": f"/api/v1/forces/{args.force}",
     }
-    with demo_server() if not args.url else _given(args.url) as base:
-        for path in ["/health", *reads.values()]:  # warm-up: templates, caches, the pool
-            rate(base, path, 0.5, args.threads)
+    server = demo_server(args.database_url) if not args.url else _given(args.url)
+    with server as base:
+        etag = httpx.get(f"{base}{reads['304 (Order of Battle)']}").headers["ETag"]
+        sent = {"304 (Order of Battle)": {"If-None-Match": etag}}
+        for name, path in [("/health", "/health"), *reads.items()]:  # warm-up
+            rate(base, path, 0.5, args.threads, sent.get(name))
         ratios: dict[str, list[float]] = {name: [] for name in reads}
         health_rates = []
         for _ in range(args.rounds):
             for name, path in reads.items():
                 health = rate(base, "/health", args.seconds / 2, args.threads)
                 health_rates.append(health)
-                ratios[name].append(rate(base, path, args.seconds, args.threads) / health)
-    print(f"{base}: {args.threads} client threads, {args.rounds} rounds of {args.seconds} s")
+                done = rate(base, path, args.seconds, args.threads, sent.get(name))
+                ratios[name].append(done / health if health else float("nan"))
+    engine = "PostgreSQL" if args.database_url else "SQLite" if not args.url else args.url
+    print(
+        f"{base} ({engine}): {args.threads} client threads, {args.rounds} rounds of "
+        f"{args.seconds} s; load average {os.getloadavg()[0]:.1f}"
+    )
     print(f"/health: {min(health_rates):.0f}-{max(health_rates):.0f} requests a second")
     print(f"{'request':28} {'ratio to /health (each round)':>34}")
     for name, values in ratios.items():

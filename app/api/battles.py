@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile, status
+from pydantic import TypeAdapter
 from sqlmodel import Session
 
 from app.api import reports
+from app.api.plumbing.cache import cached_json, read_cache
 from app.api.plumbing.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
 from app.api.plumbing.responses import located
 from app.api.plumbing.route_access import API
@@ -30,7 +33,7 @@ from app.routing import OneHopRoute
 from app.rules.data import VictorRole, rulebook
 from app.rules.errors import RuleError
 from app.services.battles import confirmation, decisions, lifecycle
-from app.services.campaigns import photos, stories
+from app.services.campaigns import photos, stories, versions
 from app.services.forces import requisitions
 from app.services.packs import rulebooks
 
@@ -150,28 +153,52 @@ def muster(
     return _battle(session, battle, rows)
 
 
+BATTLES_PAGE = TypeAdapter(KeysetPage[BattlePublic])
+
+
 @router.get(
     "/campaigns/{campaign_id}/battles",
     summary="The campaign's battles, newest first (a page by key: limit, cursor)",
+    response_model=KeysetPage[BattlePublic],
+    responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
 )
 def list_battles(
     campaign_id: int,
     request: Request,
-    response: Response,
     session: SessionDep,
     cursor: Cursor = None,
     limit: Limit = 50,
-) -> KeysetPage[BattlePublic]:
-    rows, following = lifecycle.list_battles(
-        session, campaign_id=campaign_id, limit=limit, before=cursor
+) -> Response:
+    """Each page is cached per version of the campaign (the next page's address is part
+    of it: the key holds the query as sent)."""
+    version = versions.campaign_version(session, campaign_id)
+
+    def build() -> tuple[bytes, dict[str, str]]:
+        rows, following = lifecycle.list_battles(
+            session, campaign_id=campaign_id, limit=limit, before=cursor
+        )
+        ids = [b.id for b, _sides in rows if b.id is not None]
+        stories_of = stories.reports_for(session, ids)
+        pictures = photos.photos_for(session, ids)
+        items = [
+            _battle(session, b, s, stories_of.get(b.id or 0), pictures.get(b.id or 0))
+            for b, s in rows
+        ]
+        headers = Response()
+        page = keyset_page(request, headers, items, limit, following)
+        link = headers.headers.get("link")
+        return BATTLES_PAGE.dump_json(page), {"Link": link} if link else {}
+
+    query = request.url.query
+    digest = f"{version}-{hashlib.sha256(query.encode()).hexdigest()[:12]}" if query else version
+    return cached_json(
+        request,
+        session,
+        cache=read_cache(request),
+        key=("battles", campaign_id, version, query),
+        etag=f'"battles-{campaign_id}-v{digest}"',
+        build=build,
     )
-    ids = [b.id for b, _sides in rows if b.id is not None]
-    stories_of = stories.reports_for(session, ids)
-    pictures = photos.photos_for(session, ids)
-    page = [
-        _battle(session, b, s, stories_of.get(b.id or 0), pictures.get(b.id or 0)) for b, s in rows
-    ]
-    return keyset_page(request, response, page, limit, following)
 
 
 @router.get("/battles/{battle_id}", summary="One battle with both sides, and its report")

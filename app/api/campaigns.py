@@ -11,11 +11,12 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
+from pydantic import TypeAdapter
 from sqlalchemy import Engine
 
 from app.api import reports
 from app.api.export_schema import ExportDocument
-from app.api.plumbing.cache import VersionedBodies
+from app.api.plumbing.cache import cached_json, read_cache
 from app.api.plumbing.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
 from app.api.plumbing.responses import located
 from app.db.models import Card
@@ -37,7 +38,7 @@ from app.edge.schemas.forces import (
 from app.edge.schemas.requisitions import requisition_order
 from app.edge.sessions import CurrentPrincipal, OptionalPrincipal
 from app.routing import OneHopRoute
-from app.services.campaigns import standings, transfer
+from app.services.campaigns import standings, transfer, versions
 from app.services.campaigns.photos import PhotoStore
 from app.services.feed import history as events
 from app.services.fields import request_fields
@@ -128,20 +129,25 @@ def list_forces(
     responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
 )
 def get_order_of_battle(force_id: int, request: Request, session: SessionDep) -> Response:
-    """Served from a cache keyed by the force's version; the ETag lets clients skip even
-    that (If-None-Match answers 304 while nothing has changed)."""
-    version = forces.force_version(session, force_id)
-    etag = f'"force-{force_id}-v{version}"'
-    if request.headers.get("if-none-match") == etag:
-        return Response(status_code=304, headers={"ETag": etag})
-    cache: VersionedBodies = request.app.state.order_of_battle_cache
-    body = cache.get((force_id, version))
-    if body is None:
+    """Served from a cache keyed by the force's version and its campaign's (a rule pack
+    renames what it shows); the ETag lets clients skip even that (If-None-Match answers 304
+    while nothing has changed)."""
+    version, campaign_version = versions.force_versions(session, force_id)
+    tag = f"{version}.{campaign_version}"
+
+    def build() -> tuple[bytes, dict[str, str]]:
         view = forces.load_force(session, force_id)
         book = rulebooks.book_of(session, view.force)
-        body = present.order_of_battle(view, book).model_dump_json().encode()
-        cache.put((force_id, version), body)
-    return Response(body, media_type="application/json", headers={"ETag": etag})
+        return present.order_of_battle(view, book).model_dump_json().encode(), {}
+
+    return cached_json(
+        request,
+        session,
+        cache=read_cache(request),
+        key=("force", force_id, tag),
+        etag=f'"force-{force_id}-v{tag}"',
+        build=build,
+    )
 
 
 @router.patch("/forces/{force_id}", summary="Rename a force or edit its notes")
@@ -192,9 +198,28 @@ def add_cards(force_id: int, body: CardsCreate, session: SessionDep) -> CardsPub
     return CardsPublic(cards=[_card(session, row) for row in rows])
 
 
-@router.get("/cards/{card_id}", summary="One Crusade card")
-def get_card(card_id: int, session: SessionDep) -> CardPublic:
-    return _card(session, forces.get_card(session, card_id))
+@router.get(
+    "/cards/{card_id}",
+    summary="One Crusade card",
+    response_model=CardPublic,
+    responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
+)
+def get_card(card_id: int, request: Request, session: SessionDep) -> Response:
+    """Cached per version of the card's campaign (its rule packs name its relics)."""
+    version = versions.card_version(session, card_id)
+
+    def build() -> tuple[bytes, dict[str, str]]:
+        card = _card(session, forces.get_card(session, card_id))
+        return card.model_dump_json().encode(), {}
+
+    return cached_json(
+        request,
+        session,
+        cache=read_cache(request),
+        key=("card", card_id, version),
+        etag=f'"card-{card_id}-v{version}"',
+        build=build,
+    )
 
 
 def _card(session: SessionDep, row: Card) -> CardPublic:
@@ -317,9 +342,27 @@ def attachment(filename: str) -> str:
     return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(filename, safe='')}"
 
 
+STANDINGS = TypeAdapter(list[standings.Standing])
+
+
 @router.get(
     "/campaigns/{campaign_id}/standings",
     summary="Standings: battles, wins/draws/losses, Crusade points, supply",
+    response_model=list[standings.Standing],
+    responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
 )
-def get_standings(campaign_id: int, session: SessionDep) -> list[standings.Standing]:
-    return standings.standings(session, campaign_id=campaign_id)
+def get_standings(campaign_id: int, request: Request, session: SessionDep) -> Response:
+    """Cached per version of the campaign."""
+    version = versions.campaign_version(session, campaign_id)
+
+    def build() -> tuple[bytes, dict[str, str]]:
+        return STANDINGS.dump_json(standings.standings(session, campaign_id=campaign_id)), {}
+
+    return cached_json(
+        request,
+        session,
+        cache=read_cache(request),
+        key=("standings", campaign_id, version),
+        etag=f'"standings-{campaign_id}-v{version}"',
+        build=build,
+    )

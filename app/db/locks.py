@@ -6,9 +6,19 @@ from __future__ import annotations
 import zlib
 from typing import TypeVar
 
-from sqlalchemy import text
+from sqlalchemy import select, text
 from sqlalchemy.event import listens_for
+from sqlalchemy.orm.util import identity_key
 from sqlmodel import Session
+
+from app.db.models import (
+    RAISED,
+    Battle,
+    Force,
+    campaign_of,
+    raise_campaign_versions,
+    raise_campaign_versions_of,
+)
 
 T = TypeVar("T")
 
@@ -36,10 +46,69 @@ def for_change(session: Session, model: type[T], row_id: int) -> T | None:
     locked = held(session)
     if (model, row_id) in locked:
         return session.get(model, row_id)
+    if _postgresql(session):
+        _lock_campaign_of(session, model, row_id)
     row = session.get(model, row_id, with_for_update=True, populate_existing=True)
     if row is not None:
         locked[(model, row_id)] = row
     return row
+
+
+def lock_campaigns_of_forces(
+    session: Session, force_ids: list[int], *, campaign_id: int | None = None
+) -> None:
+    """Raise (and so lock) the versions of the forces' campaigns, before the forces are
+    locked: see ``_lock_campaign_of``. ``campaign_id``: the campaign the caller checked
+    they all play in."""
+    if not session.info.get("writes"):
+        return
+    if campaign_id is not None:
+        raise_campaign_versions(session, {campaign_id})  # nothing if raised already
+    elif not _raised_already(session, Force, force_ids):
+        forces = Force.__table__  # type: ignore[attr-defined]
+        query = select(forces.c.campaign_id).where(forces.c.id.in_(force_ids))
+        raise_campaign_versions_of(session, query)
+
+
+def _lock_campaign_of(session: Session, model: type, row_id: int) -> None:
+    """PostgreSQL: lock the campaign a row belongs to before the row, in the statement that
+    raises its version (which any change there would do at its flush, app.db.models): all
+    writers in a campaign then lock in one order, the campaign first, then its rows, and
+    cannot deadlock (issue 50). One statement, through the row's campaign, force or battle:
+    the row itself is read once, by the lock that follows."""
+    if _raised_already(session, model, [row_id]):
+        return
+    table = model.__table__  # type: ignore[attr-defined]
+    if "campaign_id" in table.c:
+        query = select(table.c.campaign_id).where(table.c.id == row_id)
+    elif "force_id" in table.c:
+        forces = Force.__table__  # type: ignore[attr-defined]
+        query = select(forces.c.campaign_id).join(table, table.c.force_id == forces.c.id)
+        query = query.where(table.c.id == row_id)
+    elif "battle_id" in table.c:
+        battles = Battle.__table__  # type: ignore[attr-defined]
+        query = select(battles.c.campaign_id).join(table, table.c.battle_id == battles.c.id)
+        query = query.where(table.c.id == row_id)
+    else:
+        return
+    raise_campaign_versions_of(session, query)
+
+
+def _raised_already(session: Session, model: type, row_ids: list[int]) -> bool:
+    """Whether the rows, all in the identity map, belong to campaigns this transaction has
+    raised (and so locked) already: nothing to ask the database then."""
+    raised: set[int] = session.info.get(RAISED, set())
+    if not raised:
+        return False
+    for row_id in row_ids:
+        row = session.identity_map.get(identity_key(model, row_id))
+        if row is None or campaign_of(session, row) not in raised:
+            return False
+    return True
+
+
+def _postgresql(session: Session) -> bool:
+    return session.get_bind().dialect.name == "postgresql"
 
 
 def held(session: Session) -> dict[tuple[type, int], object]:

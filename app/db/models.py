@@ -64,6 +64,11 @@ class Campaign(SQLModel, table=True):
             " player's; off: an organizer's own result applies at once"
         ),
     )
+    version: int = Field(
+        default=0,
+        sa_column_kwargs={"server_default": "0"},
+        description="Raised by every change to anything the campaign's reads show (issue 50)",
+    )
 
 
 class Force(SQLModel, table=True):
@@ -397,10 +402,98 @@ def _force_ids_touched(session: Session) -> set[int]:
     return touched
 
 
+# What a campaign's reads show (issue 50): a change to any of these rows moves the
+# campaign's version. Left out on purpose: a member's last visit (written by every
+# dashboard view, and shown only to that member), a wizard's draft (its owner's alone, never
+# cached), the webhook outbox's attempts, and everything of accounts.
+_BY_CAMPAIGN = (
+    "Force",
+    "Territory",
+    "RulePack",
+    "Battle",
+    "Event",
+    "CampaignMember",
+    "Invite",
+    "Webhook",
+    "ForceStanding",
+    "SideTotals",
+)
+_BY_FORCE = ("Card", "Decision", "RequisitionPurchase", "BattleSide", "CardBattle")
+_BY_BATTLE = ("BattleReport", "BattlePhoto")
+
+
+def campaign_of(session: Session, row: object) -> int | None:
+    """The campaign a row belongs to, for the rows whose change moves its version."""
+    kind = type(row).__name__
+    if isinstance(row, Campaign):
+        return row.id
+    if kind in _BY_CAMPAIGN:
+        return int(row.campaign_id)  # type: ignore[attr-defined]
+    if kind in _BY_FORCE:
+        force = session.get(Force, row.force_id)  # type: ignore[attr-defined]
+        return force.campaign_id if force is not None else None
+    if kind in _BY_BATTLE:
+        battle = session.get(Battle, row.battle_id)  # type: ignore[attr-defined]
+        return battle.campaign_id if battle is not None else None
+    return None
+
+
+def _campaign_ids_touched(session: Session) -> set[int]:
+    touched = {
+        campaign_of(session, row) for row in (*session.new, *session.dirty, *session.deleted)
+    }
+    return {campaign_id for campaign_id in touched if campaign_id is not None}
+
+
+def raise_campaign_versions(session: Session, campaign_ids: set[int]) -> None:
+    """Move the campaigns' versions in SQL (``version = version + 1``): two writers never
+    both write the same number, however old the copy of the row each one holds. Once per
+    transaction is enough (nobody sees its changes before it commits, all at once), so a
+    campaign already raised in this one is left alone."""
+    raised: set[int] = session.info.setdefault(RAISED, set())
+    table = Campaign.__table__  # type: ignore[attr-defined]
+    for campaign_id in sorted(campaign_ids - raised):  # a fixed order: no deadlock
+        session.connection().execute(
+            table.update().where(table.c.id == campaign_id).values(version=table.c.version + 1)
+        )
+        raised.add(campaign_id)
+
+
+def raise_campaign_versions_of(session: Session, campaign_ids: Any) -> None:
+    """Raise the versions of the campaigns a query of campaign ids names, in one statement
+    (which also locks their rows: app.db.locks takes them first this way)."""
+    table = Campaign.__table__  # type: ignore[attr-defined]
+    statement = (
+        table.update()
+        .where(table.c.id.in_(campaign_ids))
+        .values(version=table.c.version + 1)
+        .returning(table.c.id)
+    )
+    raised: set[int] = session.info.setdefault(RAISED, set())
+    raised.update(campaign_id for (campaign_id,) in session.connection().execute(statement))
+
+
+RAISED = "campaign_versions.raised"
+
+
+@event.listens_for(Session, "after_commit")
+def _raised_committed(session: Session) -> None:
+    session.info.pop(RAISED, None)
+
+
+@event.listens_for(Session, "after_soft_rollback")
+def _raised_undone(session: Session, _previous: Any) -> None:
+    """A rollback (a savepoint's too) may undo a raise: the next change raises again."""
+    session.info.pop(RAISED, None)
+
+
 @event.listens_for(Session, "before_flush")
 def _bump_force_versions(session: Session, _context: Any, _instances: Any) -> None:
     """Every flush that changes a force, its cards, purchases, sides or decisions raises the
-    force's version, so anything cached for an older version is never served again."""
+    force's version, so anything cached for an older version is never served again; and
+    every flush that changes what a campaign shows raises the campaign's version, first (its
+    row is the first lock a writer takes in a campaign: see app.db.locks)."""
+    raise_campaign_versions(session, _campaign_ids_touched(session))
     for force_id in _force_ids_touched(session):
         force = session.get(Force, force_id)
         if force is not None:

@@ -31,13 +31,26 @@ from app.services.campaigns import (
     standings,
     stories,
     territories,
+    versions,
 )
 from app.services.feed import history
 from app.services.forces import forces
 from app.services.packs import rulebooks
 from app.web import catchup
 from app.web.display.charts import Series, line_chart
-from app.web.pages import Member, Outcome, Viewer, attempt, page, redirect, render, site_url
+from app.web.pages import (
+    Member,
+    Outcome,
+    Viewer,
+    attempt,
+    fragment,
+    fragments,
+    page,
+    redirect,
+    render,
+    revalidated,
+    site_url,
+)
 
 router = APIRouter(route_class=OneHopRoute)
 Text = Annotated[str, Form(max_length=4000)]
@@ -264,7 +277,9 @@ def dashboard(
     answer = _dashboard(
         request, session, principal, campaign_id, chart=chart, notice=notice, since=since
     )
-    return catchup.remember_visit(answer, request, principal, campaign_id, since)
+    return revalidated(
+        request, catchup.remember_visit(answer, request, principal, campaign_id, since)
+    )
 
 
 def _dashboard(
@@ -277,18 +292,18 @@ def _dashboard(
     chart: str = "crusade_points",
     **context: Any,
 ) -> Response:
-    campaign = forces.get_campaign(session, campaign_id)
+    version = versions.campaign_version(session, campaign_id)
     role = _role(session, campaign_id, principal)
     organizer = _is_organizer(principal, role)
-    table = standings.standings(session, campaign_id=campaign_id)
-    names = {s.force_id: s.name for s in table}
-    recent, more_battles = _battle_rows(
-        session, campaign_id, names, before=None, limit=RECENT_BATTLES
-    )
-    events, more_history = _events_newest_first(
-        session, campaign_id, before=None, limit=HISTORY_SHOWN
-    )
+    can_play = role is not None or organizer
     metric = chart if chart in CHART_METRICS else "crusade_points"
+    book = rulebooks.campaign_book(session, campaign_id)  # the new-force form's factions
+    board = fragments(
+        request,
+        session,
+        ("dashboard", campaign_id, version, metric, can_play),
+        lambda: _dashboard_board(session, campaign_id, metric=metric, can_play=can_play),
+    )
     waiting = (
         inbox.waiting_for(
             session, campaign_id=campaign_id, user_id=principal.user.id, organizer=organizer
@@ -306,6 +321,7 @@ def _dashboard(
         if waiting is not None and draft is None and principal is not None and principal.user.id
         else None
     )
+    campaign = forces.get_campaign(session, campaign_id)
     return render(
         request,
         "pages/campaign.html",
@@ -316,26 +332,53 @@ def _dashboard(
         campaign=campaign,
         role=role,
         organizer=organizer,
-        can_play=role is not None or organizer,
+        can_play=can_play,
         can_join=principal is not None and role is None and campaign.join_policy == "open",
-        standings=table,
-        has_map=any(s.territories for s in table),
-        battles=recent,
-        more_battles=more_battles is not None,
         inbox=waiting,
-        events=events,
-        more_history=more_history is not None,
-        names=names,
-        chart=_chart(session, campaign_id, metric),
-        metric=metric,
-        metrics=CHART_METRICS,
-        factions=rulebooks.campaign_book(session, campaign_id).numbers.crusade_factions,
-        pack_factions=packs.factions_named(rulebooks.campaign_book(session, campaign_id)),
+        factions=book.numbers.crusade_factions,
+        pack_factions=packs.factions_named(book),
         mission_name=mission_name,
-        size_name=size_name,
-        requisition_name=requisition_name,
+        **board,
         **context,
     )
+
+
+def _dashboard_board(
+    session: SessionDep, campaign_id: int, *, metric: str, can_play: bool
+) -> dict[str, Any]:
+    """The dashboard's parts that are the same for every reader of one kind (who may play
+    or not): the standings, the recent battles, the chart and the history, rendered."""
+    campaign = forces.get_campaign(session, campaign_id)
+    table = standings.standings(session, campaign_id=campaign_id)
+    names = {s.force_id: s.name for s in table}
+    recent, more_battles = _battle_rows(
+        session, campaign_id, names, before=None, limit=RECENT_BATTLES
+    )
+    events, more_history = _events_newest_first(
+        session, campaign_id, before=None, limit=HISTORY_SHOWN
+    )
+    shown: dict[str, Any] = {
+        "campaign": campaign,
+        "can_play": can_play,
+        "standings": table,
+        "has_map": any(s.territories for s in table),
+        "battles": recent,
+        "more_battles": more_battles is not None,
+        "events": events,
+        "more_history": more_history is not None,
+        "names": names,
+        "chart": _chart(session, campaign_id, metric),
+        "metric": metric,
+        "metrics": CHART_METRICS,
+        "mission_name": mission_name,
+        "size_name": size_name,
+        "requisition_name": requisition_name,
+    }
+    return {
+        "has_forces": bool(table),
+        "standings_html": fragment("partials/_dashboard_standings.html", **shown),
+        "board_html": fragment("partials/_dashboard_board.html", **shown),
+    }
 
 
 Before = Annotated[int | None, Query(ge=1, lt=2**31)]
@@ -349,18 +392,26 @@ def battles_page(
     campaign_id: int,
     before: Before = None,
 ) -> Response:
+    version = versions.campaign_version(session, campaign_id)
+    shown = fragments(
+        request,
+        session,
+        ("battles_page", campaign_id, version, before),
+        lambda: _battles_list(session, campaign_id, before),
+    )
+    answer = render(request, "pages/campaign_battles.html", principal, **shown)
+    return revalidated(request, answer)
+
+
+def _battles_list(session: SessionDep, campaign_id: int, before: int | None) -> dict[str, Any]:
+    """A page of the battles list, rendered (the same for every reader)."""
     campaign = forces.get_campaign(session, campaign_id)
     names = forces.force_names(session, campaign_id=campaign_id)
     rows, older = _battle_rows(session, campaign_id, names, before=before, limit=BATTLES_PER_PAGE)
-    return render(
-        request,
-        "pages/campaign_battles.html",
-        principal,
-        campaign=campaign,
-        battles=rows,
-        before=before,
-        older=older,
+    listed = fragment(
+        "partials/_battles_list.html", campaign=campaign, battles=rows, before=before, older=older
     )
+    return {"campaign": {"id": campaign_id, "name": campaign.name}, "battles_html": listed}
 
 
 @router.get("/campaigns/{campaign_id}/map")

@@ -29,6 +29,7 @@ from app.rules.ranks import next_rank
 from app.services.accounts.access import Access, authorize
 from app.services.accounts.accounts import Principal
 from app.services.battles import decisions
+from app.services.campaigns import versions
 from app.services.forces import card_battles, force_pages, forces, requisitions, unit_entry
 from app.services.forces.convert import card_value
 from app.services.forces.forces import ForceView
@@ -49,7 +50,7 @@ from app.web.form_models import (
     unit_of,
 )
 from app.web.forms import Form as PostedForm
-from app.web.pages import attempt, page, redirect, render
+from app.web.pages import attempt, fragment, fragments, page, redirect, render, revalidated
 from app.web.reference import requisition_terms
 
 router = APIRouter(route_class=OneHopRoute)
@@ -474,11 +475,7 @@ def _card_page(
     force = forces.get_force(session, row.force_id)  # not its other units: one row
     assert force.id is not None and row.id is not None
     can_change = _may_change(session, principal, force.id) and not row.removed
-    return render(
-        request,
-        template,
-        principal,
-        status=status,
+    shown: dict[str, Any] = dict(
         sheet=card_sheet(
             row,
             force,
@@ -492,8 +489,32 @@ def _card_page(
         if can_change
         else None,
         split_lock=unit_entry.split_unit_lock(session, row) if can_change else None,
-        **context,
     )
+    return render(request, template, principal, status=status, **(shown | context))
+
+
+def _card_shown(session: Session, card_id: int, before: int | None) -> dict[str, Any]:
+    """The Crusade card page's parts that are the same for every reader: the card and its
+    battle history, rendered, and the names the page's shell shows."""
+    row = forces.get_card(session, card_id)
+    force = forces.get_force(session, row.force_id)
+    campaign = forces.get_campaign(session, force.campaign_id)
+    assert row.id is not None
+    sheet = card_sheet(
+        row,
+        force,
+        rulebooks.campaign_book(session, force.campaign_id),
+        card_battles.awaits_decision(session, card_id=row.id),
+    )
+    history, older = force_pages.battle_history(session, row, before)
+    return {
+        "card": {"id": row.id, "name": row.name, "removed": row.removed},
+        "awaiting": sheet.card.awaiting_decision,
+        "force": {"id": force.id, "name": force.name},
+        "campaign": {"id": campaign.id, "name": campaign.name},
+        "sheet_html": fragment("partials/card_sheet.html", sheet=sheet, heading="h1"),
+        "history_html": fragment("partials/card_history.html", history=history, older=older),
+    }
 
 
 @router.get("/cards/{card_id}")
@@ -504,11 +525,20 @@ def crusade_card(
     card_id: int,
     before: Annotated[int | None, Query(ge=1, lt=2**31)] = None,
 ) -> Response:
-    row = forces.get_card(session, card_id)
-    history, older = force_pages.battle_history(session, row, before)
-    return _card_page(
-        request, session, principal, row, "pages/card.html", history=history, older=older
+    version = versions.card_version(session, card_id)
+    shown = fragments(
+        request,
+        session,
+        ("card_page", card_id, version, before),
+        lambda: _card_shown(session, card_id, before),
     )
+    owner = principal is not None and not shown["card"]["removed"]
+    if owner and _may_change(session, principal, shown["force"]["id"]):  # the edit form
+        row = forces.get_card(session, card_id)
+        answer = _card_page(request, session, principal, row, "pages/card.html", **shown)
+        return revalidated(request, answer)
+    answer = render(request, "pages/card.html", principal, can_change=False, **shown)
+    return revalidated(request, answer)
 
 
 @router.post("/cards/{card_id}")
@@ -531,7 +561,7 @@ def edit_card(
             row,
             "pages/card.html",
             status=outcome.status,
-            history=force_pages.battle_history(session, row)[0],
+            **_card_shown(session, card_id, None),
             error=outcome.error,
             values=form.model_dump(),
         )

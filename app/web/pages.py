@@ -4,7 +4,8 @@ posts, rendering a template, and keeping a refused form's changes out of the dat
 from __future__ import annotations
 
 import hmac
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,14 +13,16 @@ from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import BackgroundTasks, Depends, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.config import get_settings, secret_key, site_address
 from app.db.session import SessionDep
 from app.edge.csrf import CSRF_HEADER, SAFE_METHODS, csrf_token
+from app.edge.read_cache import VersionedBodies, etag_matches, fresh_build, page_etag
 from app.edge.sessions import COOKIE, resolve_principal
 from app.errors import DomainError
 from app.rules.errors import RuleError
@@ -120,6 +123,61 @@ def render(
         # is kept by the browser or anything in between (the back button fetches it afresh).
         response.headers["Cache-Control"] = "no-store"
     return response
+
+
+# --- issue 50: the parts of a page that are the same for every reader, kept per version ----
+
+
+def fragments(
+    request: Request,
+    session: Session,
+    key: tuple[object, ...],
+    build: Callable[[], dict[str, Any]],
+) -> dict[str, Any]:
+    """What ``build`` gives (rendered fragments, as Markup, and the few plain values the
+    page's shell shows), kept under ``key``: what, id, the version read from the database
+    this request, and the reader's kind where it matters. Built at most once per key."""
+    cache: VersionedBodies = request.app.state.read_cache
+    found = cache.get(key)
+    if found is not None:
+        kept = json.loads(found)
+        return {
+            k: Markup(v[1]) if isinstance(v, list) and v[:1] == [_HTML] else v
+            for k, v in kept.items()
+        }
+    fresh_build(session)
+    built = build()
+    cache.put(
+        key,
+        json.dumps(
+            {k: [_HTML, str(v)] if isinstance(v, Markup) else v for k, v in built.items()}
+        ).encode(),
+    )
+    return built
+
+
+_HTML = "__html__"
+
+
+def fragment(template: str, **context: Any) -> Markup:
+    """A template rendered alone (a part of a page, the same for every reader)."""
+    return Markup(templates.env.get_template(template).render(**context))
+
+
+def revalidated(request: Request, response: Response) -> Response:
+    """An ETag for a page as sent, made of its bytes and of the session it was built for;
+    a browser that holds that very page gets a 304 and no body."""
+    if response.status_code != 200 or not isinstance(response.body, bytes):
+        return response
+    etag = page_etag(response.body, request.cookies.get(COOKIE, ""))
+    if etag_matches(request, etag):
+        kept = {k: v for k, v in response.headers.items() if k.lower() in KEPT_ON_304}
+        return Response(status_code=304, headers={**kept, "ETag": etag})
+    response.headers["ETag"] = etag
+    return response
+
+
+KEPT_ON_304 = {"cache-control", "set-cookie", "vary"}
 
 
 def redirect(url: str) -> RedirectResponse:

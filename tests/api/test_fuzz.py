@@ -102,7 +102,7 @@ class World:
     def reset(self) -> None:
         """Back to the state seeding left: the database (rows, and the ids to come), the
         organizer's token, and what the app keeps in memory between requests, as a new app
-        has it (rate limit counters, the Order of Battle cache)."""
+        has it (rate limit counters, the read cache)."""
         self.restore()
         self.token = self.seeded_token
         kept = set(self.app.state._state)
@@ -113,7 +113,7 @@ class World:
             "engine",
             "error_page",
             "rate_limits",
-            "order_of_battle_cache",
+            "read_cache",
             "gate",
             "photos",
             "min_free_disk_mb",
@@ -126,7 +126,7 @@ class World:
         assert self.app.state.gate.holders == 0  # between requests the gate is empty
         assert self.app.state.body_budget.held == 0  # every body's bytes given back
         self.app.state.rate_limits = RateLimits(get_settings().rate_limit_storage)
-        self.app.state.order_of_battle_cache = VersionedBodies()
+        self.app.state.read_cache = VersionedBodies()
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}

@@ -226,7 +226,12 @@ IDEMPOTENCY_KEY = {
     "instead of the change being made twice",
     "schema": {"type": "string"},
 }
-ETAG = {"description": "The force's version", "schema": {"type": "string"}}
+ETAG = {"description": "The force's version and its campaign's", "schema": {"type": "string"}}
+# issue 50: the cached reads, each with the version its body was built from.
+CAMPAIGN_ETAG = {
+    "description": "The campaign's version (it rises with every change the read shows)",
+    "schema": {"type": "string"},
+}
 FEED_ETAG = {
     "description": "The first page's version (only on a page read without `after`)",
     "schema": {"type": "string"},
@@ -413,10 +418,13 @@ def contract(schema: dict[str, Any]) -> dict[str, Any]:
                 operation.setdefault("parameters", []).append(dict(IDEMPOTENCY_KEY))
             for status, codes in sorted(_codes(method.upper(), path, operation).items()):
                 responses[str(status)] = _response(status, codes)
-    # The two reads with an ETag: a generated client gets an `If-None-Match` argument.
+    # The reads with an ETag: a generated client gets an `If-None-Match` argument.
     for read, etag in (
         (f"{API}/forces/{{force_id}}", ETAG),
         (f"{API}/campaigns/{{campaign_id}}/events", FEED_ETAG),
+        (f"{API}/campaigns/{{campaign_id}}/standings", CAMPAIGN_ETAG),
+        (f"{API}/campaigns/{{campaign_id}}/battles", CAMPAIGN_ETAG),
+        (f"{API}/cards/{{card_id}}", CAMPAIGN_ETAG),
     ):
         operation = schema["paths"].get(read, {}).get("get")
         if operation is None:

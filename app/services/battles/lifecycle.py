@@ -121,7 +121,7 @@ def muster(
     size = battle_rules.battle_size(battle_size, book)
     _check_sides(sides)
     _check_in_campaign(session, campaign_id, sides)
-    lock_forces(session, [s.force_id for s in sides])
+    lock_forces(session, [s.force_id for s in sides], campaign_id=campaign_id)
     views = [_ready_force(session, side) for side in sides]
     _check_musterer(session, campaign_id, views, by)
     agenda_ids: list[list[str]] = []
@@ -333,7 +333,7 @@ def record_result(
             f"Battle {battle_id} is {battle.status}; its result cannot be recorded again.",
             status=409,
         )
-    lock_forces(session, [s.force_id for s in sides])
+    lock_forces(session, [s.force_id for s in sides], campaign_id=battle.campaign_id)
     by_force = {r.force_id: r for r in results}
     if sorted(by_force) != sorted(s.force_id for s in sides):
         raise RuleError(

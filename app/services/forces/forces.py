@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlmodel import Session, col, func, select
 
-from app.db.locks import for_change, held
+from app.db.locks import for_change, held, lock_campaigns_of_forces
 from app.db.models import (
     Battle,
     BattleSide,
@@ -291,11 +291,13 @@ def force_version(session: Session, force_id: int) -> int:
     return version
 
 
-def lock_forces(session: Session, force_ids: list[int]) -> None:
+def lock_forces(session: Session, force_ids: list[int], *, campaign_id: int | None = None) -> None:
     """Lock several forces in id order (a fixed order, so two battles cannot deadlock),
     reading them whole in the same statement: a later ``get_force`` of one finds it locked
     and held (app/db/locks.py) and reads nothing."""
     if session.info.get("writes"):
+        # the campaign first (app/db/locks.py): the forces' own, which the caller may know
+        lock_campaigns_of_forces(session, force_ids, campaign_id=campaign_id)
         query = select(Force).where(col(Force.id).in_(force_ids)).order_by(col(Force.id))
         found = session.exec(query.with_for_update().execution_options(populate_existing=True))
         locked = held(session)

@@ -1,0 +1,78 @@
+"""Bodies built once per version and kept per process (issue 50), and the ETags that let a
+client skip even those.
+
+A key names what was built, whose it is and the version it was built from (read from the
+database on each request: app.services.campaigns.versions). Versions only rise, so a body
+is never served for a state other than the one it was built from, and nothing needs to be
+invalidated: an old version's bodies simply age out of the LRU. Who may read is decided
+before any lookup (the routes' access rules run first); a body that depends on who reads
+has the viewer's kind in its key."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable, Hashable
+
+from cachetools import LRUCache
+from fastapi import Request, Response
+from sqlmodel import Session
+
+
+class VersionedBodies:
+    """Built bodies by any hashable key (a tuple: what, id, version, viewer kind ...)."""
+
+    def __init__(self, size: int = 512) -> None:
+        self._bodies: LRUCache[Hashable, tuple[bytes, tuple[tuple[str, str], ...]]] = LRUCache(
+            maxsize=size
+        )
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> bytes | None:
+        found = self.get_with_headers(key)
+        return found[0] if found is not None else None
+
+    def get_with_headers(self, key: Hashable) -> tuple[bytes, dict[str, str]] | None:
+        with self._lock:
+            found = self._bodies.get(key)
+        return (found[0], dict(found[1])) if found is not None else None
+
+    def put(self, key: Hashable, body: bytes, headers: dict[str, str] | None = None) -> None:
+        with self._lock:
+            self._bodies[key] = (body, tuple((headers or {}).items()))
+
+    def text(self, key: Hashable, build: Callable[[], str]) -> str:
+        """A rendered fragment of a page: built on a miss, kept as UTF-8."""
+        found = self.get(key)
+        if found is not None:
+            return found.decode()
+        built = build()
+        self.put(key, built.encode())
+        return built
+
+
+def fresh_build(session: Session) -> None:
+    """Before building a body to keep under a version just read: forget the rows the
+    request loaded earlier (its access check's), which may be older than that version."""
+    session.expire_all()
+
+
+def etag_matches(request: Request, etag: str) -> bool:
+    """Whether If-None-Match names ``etag`` (a list, ``*`` and weak tags included)."""
+    sent = request.headers.get("if-none-match")
+    if not sent:
+        return False
+    tags = {t.strip().removeprefix("W/") for t in sent.split(",")}
+    return "*" in tags or etag.removeprefix("W/") in tags
+
+
+def not_modified(etag: str, headers: dict[str, str] | None = None) -> Response:
+    return Response(status_code=304, headers={"ETag": etag, **(headers or {})})
+
+
+def page_etag(body: bytes, viewer: str) -> str:
+    """A page's ETag: its bytes and who it was built for (a session's page holds its CSRF
+    token and its own "waiting for you"), so a 304 never stands for another's page."""
+    who = hashlib.sha256(viewer.encode()).digest()
+    digest = hashlib.blake2b(body, digest_size=12, key=who).hexdigest()
+    return f'W/"page-{digest}"'

@@ -1,0 +1,43 @@
+"""The versions the read caches key their bodies by (issue 50): each is one cheap query,
+read from the database on every request, so a cached body is never older than the
+database says. A campaign's version rises with every change to anything its reads show
+(app.db.models raises it in the flush that makes the change)."""
+
+from __future__ import annotations
+
+from sqlmodel import Session, col, select
+
+from app.db.models import Campaign, Card, Force
+from app.errors import NotFound
+
+
+def campaign_version(session: Session, campaign_id: int) -> int:
+    version = session.exec(select(Campaign.version).where(col(Campaign.id) == campaign_id)).first()
+    if version is None:
+        raise NotFound("campaign_not_found", f"There is no campaign {campaign_id}.")
+    return int(version)
+
+
+def force_versions(session: Session, force_id: int) -> tuple[int, int]:
+    """The force's own version and its campaign's (a rule pack renames what it shows)."""
+    found = session.exec(
+        select(Force.version, Campaign.version)
+        .join(Campaign, col(Campaign.id) == col(Force.campaign_id))
+        .where(col(Force.id) == force_id)
+    ).first()
+    if found is None:
+        raise NotFound("force_not_found", f"There is no Crusade force {force_id}.")
+    return int(found[0]), int(found[1])
+
+
+def card_version(session: Session, card_id: int) -> int:
+    """The version of the campaign the card's force plays in."""
+    version = session.exec(
+        select(Campaign.version)
+        .join(Force, col(Force.campaign_id) == col(Campaign.id))
+        .join(Card, col(Card.force_id) == col(Force.id))
+        .where(col(Card.id) == card_id)
+    ).first()
+    if version is None:
+        raise NotFound("card_not_found", f"There is no Crusade card {card_id}.")
+    return int(version)
