@@ -3,7 +3,6 @@ posts, rendering a template, and keeping a refused form's changes out of the dat
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.config import get_settings, secret_key, site_address
 from app.db.session import SessionDep
-from app.edge.csrf import CSRF_HEADER, SAFE_METHODS, csrf_token
+from app.edge.csrf import CSRF_HEADER, SAFE_METHODS, csrf_matches, masked_csrf_token
 from app.edge.sessions import COOKIE, resolve_principal
 from app.errors import DomainError
 from app.rules.errors import RuleError
@@ -87,7 +86,7 @@ async def _check_form_csrf(request: Request) -> None:
     if sent is None:
         form = await request.form()
         sent = str(form.get(CSRF_FIELD, ""))
-    if not hmac.compare_digest(sent, csrf_token(cookie, secret_key(get_settings()))):
+    if not csrf_matches(sent, cookie, secret_key(get_settings())):
         raise DomainError(
             "csrf_token_invalid",
             "This form has expired; reload the page and try again.",
@@ -104,7 +103,9 @@ def render(
     **context: Any,
 ) -> HTMLResponse:
     cookie = request.cookies.get(COOKIE, "")
-    csrf = csrf_token(cookie, secret_key(get_settings())) if cookie and principal else ""
+    # masked afresh for every response: the same bytes twice would let a compressed page
+    # that reflects input give the token away (BREACH; app/edge/csrf.py)
+    csrf = masked_csrf_token(cookie, secret_key(get_settings())) if cookie and principal else ""
     context = {
         "user": principal.user if principal else None,
         "csrf": csrf,
