@@ -1090,19 +1090,19 @@
     });
   });
 
-  // After the game: a warning (not a refusal) when one side's kills and the other side's
-  // destroyed units do not add up; a unit can also fall to a mission rule or its own hazard.
+  // After the game: a warning (not a refusal) when one side's kills and the enemy units it
+  // destroyed (ticked in its own call-out, issue 49) do not add up; a unit can also fall to
+  // a mission rule or its own hazard.
   function checkKills() {
     form.querySelectorAll("[data-kills-check]").forEach(function (note) {
       var side = note.getAttribute("data-kills-check");
       var ours = form.querySelector("[data-side='" + side + "']");
-      var theirs = form.querySelector("[data-side='" + (side === "0" ? "1" : "0") + "']");
-      if (!ours || !theirs) return;
+      if (!ours) return;
       var kills = 0;
       ours.querySelectorAll("[data-counter*='-destroyed_'] output").forEach(function (o) {
         kills += Number(o.textContent) || 0;
       });
-      var lost = theirs.querySelectorAll("input[data-destroyed]:checked").length;
+      var lost = ours.querySelectorAll("input[data-destroyed]:checked").length;
       var entered = kills + (kills === 1 ? " kill" : " kills") + " entered here";
       var marked = lost + " enemy " + (lost === 1 ? "unit" : "units") + " marked destroyed (☠)";
       var text = "";
