@@ -830,9 +830,9 @@
     Object.keys(counts).forEach(function (slug) {
       var before = known.counters[slug];
       if (before === undefined || before === counts[slug]) return;
-      var box = form.querySelector("[data-counter='" + slug + "'] [id^='label-']");
+      var box = form.querySelector("[data-counter='" + slug + "']");
       var moved = counts[slug] - before;
-      tell(slug, armyOf(box) + (box ? box.textContent.trim() : slug) + " — " + (moved > 0 ? "+" : "") +
+      tell(slug, armyOf(box) + ((box && box.getAttribute("aria-label")) || slug) + " — " + (moved > 0 ? "+" : "") +
         moved + " from another screen (now " + counts[slug] + ")");
     });
   }
