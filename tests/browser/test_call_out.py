@@ -23,7 +23,7 @@ TAPS_BEFORE, KEYS_BEFORE = 24, 3
 MAX_SCREENS = 4
 
 
-def _at_the_after_step(server: str, world: dict[str, object]) -> str:
+def at_the_after_step(server: str, world: dict[str, object]) -> str:
     """Ruby's Ambush against Kai, three Agendas a side, set up through the wizard's own
     forms (every unit fits: mustered at once); the after-the-game step's address."""
     ruby, kai = world["ruby"], world["kai"]
@@ -56,7 +56,7 @@ def test_each_army_is_called_out_in_one_place(
     world = real_forces(live_server)
     ruby = world["ruby"]
     assert isinstance(ruby, dict)
-    (phone,) = phones(str(ruby["name"]), at=_at_the_after_step(live_server, world))
+    (phone,) = phones(str(ruby["name"]), at=at_the_after_step(live_server, world))
     # every ☠ of an army's call-out is in its own part of the page, beside its VP
     for index, side in enumerate(TABLE):
         part = phone.get_by_test_id(f"destroyed-by-{index}")
