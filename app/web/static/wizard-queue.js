@@ -460,11 +460,11 @@
     var top = Number(box.getAttribute("data-max") || "99");
     if (shown + delta < 0 || shown + delta > top) return; // the server would refuse it too
     flushTyping(); // in order: a value typed before the tap goes first
-    var label = box.querySelector("[id^='label-']"); // a tally's correction box has its own ids
+    var label = box.getAttribute("aria-label"); // "Ranged kills, Captain"
     var known = knownFor(here);
     enqueue({ url: form.getAttribute("data-taps"), slug: slug, delta: delta, page: here,
               fields: [["bump", spec], ["screen", screenId], ["seen", known ? String(known.version) : ""]],
-              label: armyOf(box) + (label ? label.textContent.trim() : slug) });
+              label: armyOf(box) + (label || slug) });
     showCounts();
   }
 
