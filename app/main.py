@@ -31,6 +31,7 @@ from app.config import get_settings
 from app.db.session import get_engine
 from app.edge.admission import AdmissionMiddleware, Gate
 from app.edge.bodies import BodyBudget, BodyLimits
+from app.edge.compression import COMPRESS_LEVEL, MINIMUM_SIZE, GZipMiddleware
 from app.edge.conflicts import install_conflict_handlers
 from app.edge.hardening import HardeningMiddleware, check_path_ids
 from app.edge.limits import RateLimits
@@ -119,6 +120,8 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(AdmissionMiddleware)  # before any database work
     app.add_middleware(TokenLimitMiddleware)  # a token past its limit never queues
+    # outside the Idempotency-Key records (a replay is compressed for its own caller)
+    app.add_middleware(GZipMiddleware, minimum_size=MINIMUM_SIZE, compresslevel=COMPRESS_LEVEL)
     app.add_middleware(HardeningMiddleware)  # outermost: headers on every response
     app.router.routes.extend(_shared_routes())
     app.state.error_page = error_page

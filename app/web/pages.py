@@ -3,7 +3,6 @@ posts, rendering a template, and keeping a refused form's changes out of the dat
 
 from __future__ import annotations
 
-import hmac
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,7 +20,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.config import get_settings, secret_key, site_address
 from app.db.session import SessionDep
-from app.edge.csrf import CSRF_HEADER, SAFE_METHODS, csrf_token
+from app.edge.csrf import CSRF_HEADER, SAFE_METHODS, csrf_matches, masked_csrf_token
 from app.edge.read_cache import VersionedBodies, etag_matches, fresh_build, page_etag
 from app.edge.sessions import COOKIE, resolve_principal
 from app.errors import DomainError
@@ -90,7 +89,7 @@ async def _check_form_csrf(request: Request) -> None:
     if sent is None:
         form = await request.form()
         sent = str(form.get(CSRF_FIELD, ""))
-    if not hmac.compare_digest(sent, csrf_token(cookie, secret_key(get_settings()))):
+    if not csrf_matches(sent, cookie, secret_key(get_settings())):
         raise DomainError(
             "csrf_token_invalid",
             "This form has expired; reload the page and try again.",
@@ -107,7 +106,10 @@ def render(
     **context: Any,
 ) -> HTMLResponse:
     cookie = request.cookies.get(COOKIE, "")
-    csrf = csrf_token(cookie, secret_key(get_settings())) if cookie and principal else ""
+    # masked afresh for every response: the same bytes twice would let a compressed page
+    # that reflects input give the token away (BREACH; app/edge/csrf.py)
+    csrf = masked_csrf_token(cookie, secret_key(get_settings())) if cookie and principal else ""
+    request.state.page_csrf = csrf  # left out of the page's ETag (``revalidated``)
     context = {
         "user": principal.user if principal else None,
         "csrf": csrf,
@@ -169,7 +171,12 @@ def revalidated(request: Request, response: Response) -> Response:
     a browser that holds that very page gets a 304 and no body."""
     if response.status_code != 200 or not isinstance(response.body, bytes):
         return response
-    etag = page_etag(response.body, request.cookies.get(COOKIE, ""))
+    # The masked CSRF token differs on every render (BREACH): the tag is of the page
+    # without it, so an unchanged page keeps its tag (the copy a browser holds still
+    # carries a token that is valid for its session).
+    sent: str = getattr(request.state, "page_csrf", "")
+    body = response.body.replace(sent.encode(), b"") if sent else response.body
+    etag = page_etag(body, request.cookies.get(COOKIE, ""))
     if etag_matches(request, etag):
         kept = {k: v for k, v in response.headers.items() if k.lower() in KEPT_ON_304}
         return Response(status_code=304, headers={**kept, "ETag": etag})

@@ -51,3 +51,24 @@ class Taps:
         lines = [f"{'phase':<34} taps keys"]
         lines += [f"{p:<34} {self.taps[p]:>4} {self.keys.get(p, 0):>4}" for p in self.taps]
         return "\n".join(lines)
+
+
+SCROLLED = """() => {
+  let last = window.scrollY;
+  window.__scrolled = 0;
+  addEventListener('scroll', () => {
+    window.__scrolled += Math.abs(window.scrollY - last);
+    last = window.scrollY;
+  }, {passive: true});
+}"""
+
+
+def watch_scrolling(page: Page) -> None:
+    """From now on the page adds up how far it is scrolled, up or down (issue 49: the
+    after-the-game step's scrolling, measured as a thumb would travel)."""
+    page.evaluate(SCROLLED)
+
+
+def screens_scrolled(page: Page, screen: int) -> float:
+    """How far the page was scrolled since `watch_scrolling`, in screens of `screen` px."""
+    return float(page.evaluate("window.__scrolled || 0")) / screen

@@ -33,7 +33,7 @@ from playwright.sync_api import Locator, Page, expect
 from tests.browser.checks import TAP, assert_page_ok
 from tests.browser.conftest import log_in, mission, unique_name
 from tests.browser.live import PASSWORD, api_sign_up, battle_in_progress, csrf_form
-from tests.browser.taps import Taps
+from tests.browser.taps import Taps, screens_scrolled, watch_scrolling
 from tests.browser.test_roster_entry import cards_of, new_force, type_lines, within_budget
 
 SCREEN = 740  # px: the phone's height
@@ -118,13 +118,11 @@ def after_the_game(page: Page, taps: Taps, sides: list[dict[str, object]]) -> fl
         units = side["units"]
         assert isinstance(units, list)
         taps.type(section.get_by_label("Victory points scored"), "40" if index == 0 else "25")
-        # 3 of the other side's units destroyed (entered on theirs), its CHARACTER among them:
-        # the Assassins mark below is for it
+        # 3 of the other side's units destroyed (ticked in this army's call-out, issue 49),
+        # its CHARACTER among them: the Assassins mark below is for it
         for unit in [enemy[0], *enemy[-2:]]:
             taps.tap(
-                page.locator(f"#side-{1 - index}").get_by_label(
-                    f"Destroyed (takes an Out of Action test): {unit}", exact=True
-                )
+                section.get_by_label(f"Destroyed (takes an Out of Action test): {unit}", exact=True)
             )
         for unit in units[:4]:  # 4 units with a kill each
             plus = section.get_by_role("button", name=f"One more: Ranged kills, {unit}", exact=True)
@@ -404,34 +402,45 @@ def real_forces(server: str) -> dict[str, object]:
 
 
 def record_the_table(page: Page, taps: Taps, table: list[dict[str, Any]] = TABLE) -> float:
-    """The after-the-game step as played (TABLE); returns its height in screens."""
+    """The after-the-game step as the players call it out (TABLE), army by army: its VP, the
+    enemy units it destroyed, then down its list, unit by unit, its kills, its Marked unit
+    and its Agenda marks; then the dice. Returns the step's height in screens."""
     screens = page.evaluate("document.documentElement.scrollHeight") / SCREEN
     for index, side in enumerate(table):
         section = page.locator(f"#side-{index}")
-        enemy = page.locator(f"#side-{1 - index}")
         taps.type(section.get_by_label("Victory points scored"), str(side["vp"]))
-        for unit in side["destroyed"]:
+        for unit in side["destroyed"]:  # ticked in this army's own call-out (issue 49)
             taps.tap(
-                enemy.get_by_label(f"Destroyed (takes an Out of Action test): {unit}", exact=True)
+                section.get_by_label(f"Destroyed (takes an Out of Action test): {unit}", exact=True)
             )
-        for unit, kind, count in side["kills"]:
-            plus = section.get_by_role("button", name=f"One more: {kind} kills, {unit}", exact=True)
-            if not plus.is_visible():
-                taps.tap(section.get_by_label(re.compile(f"^More for {re.escape(unit)}:")))
-            for _ in range(count):
-                taps.tap(plus)
-        taps.tap(section.get_by_label(f"Marked for Greatness: {side['marked']}", exact=True))
-        for unit, agenda in side["marks"]:
-            mark = section.get_by_role(
-                "button", name=f"One more: {agenda} tally, {unit}", exact=True
-            )
-            if not mark.is_visible():
-                taps.tap(section.get_by_label(re.compile(f"^More for {re.escape(unit)}:")))
-            taps.tap(mark)
+        for unit in section.locator(".unit-line .unit-name").all_inner_texts():
+            _call_out_unit(section, taps, side, unit)
     # the dice rolled for each army's own losses, both armies in one field (issue 40)
     dice = " ".join(" ".join(side["dice"]) for side in table)
     taps.type(page.get_by_label("Out of Action dice rolled at the table"), dice)
     return screens
+
+
+def _call_out_unit(section: Locator, taps: Taps, side: dict[str, Any], unit: str) -> None:
+    """One unit's line of its army's call-out: its kills, ★ if Marked, its Agenda marks."""
+    more = section.get_by_label(re.compile(f"^More for {re.escape(unit)}:"))
+    for name, kind, count in side["kills"]:
+        if name != unit:
+            continue
+        plus = section.get_by_role("button", name=f"One more: {kind} kills, {unit}", exact=True)
+        if not plus.is_visible():
+            taps.tap(more)
+        for _ in range(count):
+            taps.tap(plus)
+    if side["marked"] == unit:
+        taps.tap(section.get_by_label(f"Marked for Greatness: {unit}", exact=True))
+    for name, agenda in side["marks"]:
+        if name != unit:
+            continue
+        mark = section.get_by_role("button", name=f"One more: {agenda} tally, {unit}", exact=True)
+        if not mark.is_visible():
+            taps.tap(more)
+        taps.tap(mark)
 
 
 def answer_as_played(page: Page, taps: Taps, expected: tuple[str, str, dict[str, object]]) -> None:
@@ -486,7 +495,9 @@ def test_the_tap_budget_of_the_battle_players_record(
     taps.go(phone, phone.get_by_role("button", name="Next", exact=True))
     assert phone.url.endswith("/after"), phone.url  # no muster step: both whole armies
     taps.phase = "1. after the game"
+    watch_scrolling(phone)
     heights["after the game"] = record_the_table(phone, taps)
+    scrolled = screens_scrolled(phone, SCREEN)
     taps.go(phone, phone.get_by_role("button", name="Next: Review"))
     taps.phase = "1. review & submit"
     taps.count(0)
@@ -557,11 +568,13 @@ def test_the_tap_budget_of_the_battle_players_record(
     rematch_in_all = taps.total(*rematch)
     print(f"\n{taps.report()}")
     print(f"heights in screens: { {k: round(v, 1) for k, v in heights.items()} }")
+    print(f"after the game: {scrolled:.1f} screens scrolled (issue 49: was 11.8)")
     for name, total in totals.items():
         print(f"{name}: {total} taps (budget {REAL_BUDGETS[name]})")
     print(f"to last decision in all (typed fields' entries too): {taps.total(*first)}")
     print(f"rematch in all (taps + typed fields): {rematch_in_all} (budget 26)")
     assert heights["after the game"] <= 4, heights
+    assert scrolled <= 4, f"{scrolled:.1f} screens scrolled on the after-the-game step"
     assert heights["set-up"] <= 2, heights
     assert heights["review"] <= 3, heights
     assert totals["to last decision"] <= REAL_BUDGETS["to last decision"], taps.report()

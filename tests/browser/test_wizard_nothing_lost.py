@@ -243,7 +243,7 @@ def test_the_kills_note_reads_right_both_ways(
     (page,) = phones(table_battle.player, at=table_battle.after)
     note = page.locator("[data-kills-check='0']")
     expect(note).to_be_hidden()
-    theirs = page.locator("#side-1 input[data-destroyed]").first
+    theirs = page.locator("#side-0 input[data-destroyed]").first  # in its own call-out
     theirs.check()
     expect(note).to_have_text(
         "1 enemy unit marked destroyed (☠), 0 kills entered here: fine if something else "

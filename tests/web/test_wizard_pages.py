@@ -12,6 +12,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, text
 
+from app.edge.csrf import unmask
 from app.main import create_app
 from app.rules.data import rulebook
 from tests.api.helpers import dump
@@ -45,7 +46,7 @@ def draft_row(engine: Engine, draft_id: int) -> dict[str, Any]:
 def form_token(browser: Browser, html: str) -> None:
     """Every form on the page carries the session's real CSRF token (not an empty one)."""
     tokens = set(re.findall(r'name="csrf_token" value="([^"]*)"', html))
-    assert tokens == {browser.csrf()}, tokens
+    assert {unmask(t) for t in tokens} == {unmask(browser.csrf())}, tokens
 
 
 def script_post(browser: Browser, url: str, data: dict[str, Any]) -> Any:
@@ -191,7 +192,7 @@ def test_walk_the_whole_wizard(person: Callable[[str], Browser], engine: Engine)
         )
         assert agenda.status_code == 200
         assert 'aria-label="One more: Assassins tally, Captain"' in agenda.text
-        assert ">Assassins tally, Captain</span>" in agenda.text
+        assert 'role="group" aria-label="Assassins tally, Captain"' in agenda.text
     # ...and without script the whole form is sent with the tapped button's value.
     no_js = ruby.post(
         f"{base}/after",

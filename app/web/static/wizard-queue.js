@@ -460,11 +460,11 @@
     var top = Number(box.getAttribute("data-max") || "99");
     if (shown + delta < 0 || shown + delta > top) return; // the server would refuse it too
     flushTyping(); // in order: a value typed before the tap goes first
-    var label = box.querySelector("[id^='label-']"); // a tally's correction box has its own ids
+    var label = box.getAttribute("aria-label"); // "Ranged kills, Captain"
     var known = knownFor(here);
     enqueue({ url: form.getAttribute("data-taps"), slug: slug, delta: delta, page: here,
               fields: [["bump", spec], ["screen", screenId], ["seen", known ? String(known.version) : ""]],
-              label: armyOf(box) + (label ? label.textContent.trim() : slug) });
+              label: armyOf(box) + (label || slug) });
     showCounts();
   }
 
@@ -830,9 +830,9 @@
     Object.keys(counts).forEach(function (slug) {
       var before = known.counters[slug];
       if (before === undefined || before === counts[slug]) return;
-      var box = form.querySelector("[data-counter='" + slug + "'] [id^='label-']");
+      var box = form.querySelector("[data-counter='" + slug + "']");
       var moved = counts[slug] - before;
-      tell(slug, armyOf(box) + (box ? box.textContent.trim() : slug) + " — " + (moved > 0 ? "+" : "") +
+      tell(slug, armyOf(box) + ((box && box.getAttribute("aria-label")) || slug) + " — " + (moved > 0 ? "+" : "") +
         moved + " from another screen (now " + counts[slug] + ")");
     });
   }
@@ -1090,19 +1090,19 @@
     });
   });
 
-  // After the game: a warning (not a refusal) when one side's kills and the other side's
-  // destroyed units do not add up; a unit can also fall to a mission rule or its own hazard.
+  // After the game: a warning (not a refusal) when one side's kills and the enemy units it
+  // destroyed (ticked in its own call-out, issue 49) do not add up; a unit can also fall to
+  // a mission rule or its own hazard.
   function checkKills() {
     form.querySelectorAll("[data-kills-check]").forEach(function (note) {
       var side = note.getAttribute("data-kills-check");
       var ours = form.querySelector("[data-side='" + side + "']");
-      var theirs = form.querySelector("[data-side='" + (side === "0" ? "1" : "0") + "']");
-      if (!ours || !theirs) return;
+      if (!ours) return;
       var kills = 0;
       ours.querySelectorAll("[data-counter*='-destroyed_'] output").forEach(function (o) {
         kills += Number(o.textContent) || 0;
       });
-      var lost = theirs.querySelectorAll("input[data-destroyed]:checked").length;
+      var lost = ours.querySelectorAll("input[data-destroyed]:checked").length;
       var entered = kills + (kills === 1 ? " kill" : " kills") + " entered here";
       var marked = lost + " enemy " + (lost === 1 ? "unit" : "units") + " marked destroyed (☠)";
       var text = "";
