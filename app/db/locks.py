@@ -16,6 +16,7 @@ from app.db.models import (
     Battle,
     Force,
     campaign_of,
+    moves_campaign_version,
     raise_campaign_versions,
     raise_campaign_versions_of,
 )
@@ -46,7 +47,11 @@ def for_change(session: Session, model: type[T], row_id: int) -> T | None:
     locked = held(session)
     if (model, row_id) in locked:
         return session.get(model, row_id)
-    if _postgresql(session):
+    # A wizard's draft is no part of what the campaign shows: saving one neither moves the
+    # campaign's version (its reads stay cached) nor takes the campaign's lock; only the
+    # wizard locks drafts, and always first, so no writer waits on a draft holding the
+    # campaign.
+    if _postgresql(session) and moves_campaign_version(model):
         _lock_campaign_of(session, model, row_id)
     row = session.get(model, row_id, with_for_update=True, populate_existing=True)
     if row is not None:

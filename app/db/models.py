@@ -422,6 +422,12 @@ _BY_FORCE = ("Card", "Decision", "RequisitionPurchase", "BattleSide", "CardBattl
 _BY_BATTLE = ("BattleReport", "BattlePhoto")
 
 
+def moves_campaign_version(model: type) -> bool:
+    """Whether a change to a row of ``model`` moves its campaign's version."""
+    kind = model.__name__
+    return model is Campaign or kind in (*_BY_CAMPAIGN, *_BY_FORCE, *_BY_BATTLE)
+
+
 def campaign_of(session: Session, row: object) -> int | None:
     """The campaign a row belongs to, for the rows whose change moves its version."""
     kind = type(row).__name__
