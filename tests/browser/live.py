@@ -123,6 +123,12 @@ _starter = _Starter()
 _CHECKOUT = Path(__file__).resolve().parents[2]
 
 
+def crusade_process(args: list[str], *, env: dict[str, str], cwd: Path, log: Path) -> Started:
+    """`crusade *args` in a process of its own, forked from the warm starter, with `env` as
+    its whole environment, in `cwd`, its output appended to `log`."""
+    return _starter.fork(args, env, cwd, log)
+
+
 def _import_path() -> list[str]:
     """The checkout first (so `tests.browser.starter` imports), then what was set."""
     return [str(_CHECKOUT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
@@ -176,7 +182,7 @@ def start_server(
     process: subprocess.Popen[bytes] | Started
     if warm:
         log.touch()
-        process = _starter.fork(command[1:], env, data_dir, log)
+        process = crusade_process(command[1:], env=env, cwd=data_dir, log=log)
     else:
         with log.open("wb") as out:
             process = subprocess.Popen(command, env=env, cwd=data_dir, stdout=out, stderr=out)
