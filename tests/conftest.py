@@ -8,6 +8,7 @@ and then restored from a snapshot of the database: see `prepared`."""
 from __future__ import annotations
 
 import atexit
+import gc
 import itertools
 import os
 import secrets
@@ -31,7 +32,7 @@ from app.db import migrate
 from app.db.engine import make_engine
 from app.db.models import metadata
 from app.db.session import session_scope
-from app.main import create_app
+from app.main import _shared_routes, create_app
 from app.services.campaigns.kept_totals import install_kept_totals
 
 # Sessions are signed with this key in tests, so no secret file is written anywhere.
@@ -556,3 +557,17 @@ def _coverage(item: pytest.Item) -> Any:
 def _on_postgresql(item: pytest.Item) -> bool:
     callspec = getattr(item, "callspec", None)
     return callspec is not None and "postgresql" in callspec.params.values()
+
+
+# --- the garbage collector (issue 24) --------------------------------------------------------
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What every test shares is made once (the app's routes and rule tables, the test
+    modules) and then moved out of the garbage collector's sight, as `crusade serve` does
+    (app/cli.py's served_app): each full collection during a test no longer walks it all
+    (measured on three busy test files run side by side, with and without: 6 % less
+    processor time, the full collections' time 18.8 s -> 16.2 s)."""
+    _shared_routes()
+    gc.collect()
+    gc.freeze()

@@ -6,9 +6,9 @@ memory figures are measured in bench/upload_bench.py."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
-import subprocess
-import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,9 +22,8 @@ from sqlalchemy import Engine
 
 from app.services.campaigns import decoding
 from tests.api.live import at_once
+from tests.browser.live import crusade_process
 from tests.hostile_images import dimension_liar, png_bomb
-
-CRUSADE = str(Path(sys.executable).with_name("crusade"))
 
 
 def while_polling_health(base_url: str, work: Callable[[], Any]) -> tuple[Any, list[float]]:
@@ -77,14 +76,16 @@ def test_health_answers_while_the_page_form_reads_two_50_mp_pngs(
 @contextmanager
 def served_elsewhere(engine: Engine) -> Iterator[str]:
     """`crusade serve` in a process of its own on the test's database (a thread in this
-    process would share its interpreter lock with the test's own threads)."""
+    process would share its interpreter lock with the test's own threads), forked from the
+    warm starter (tests/browser/starter.py); its output is printed when it stops."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     url = engine.url.render_as_string(hide_password=False)
     environment = {**os.environ, "DATABASE_URL": url, "LOG_LEVEL": "warning"}
-    command = [CRUSADE, "serve", "--host", "127.0.0.1", "--port", str(port)]
-    server = subprocess.Popen(command, env=environment)
+    command = ["serve", "--host", "127.0.0.1", "--port", str(port)]
+    log = Path(tempfile.mkdtemp(prefix="crusade-served-")) / "server.log"
+    server = crusade_process(command, env=environment, cwd=Path.cwd(), log=log)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -98,6 +99,8 @@ def served_elsewhere(engine: Engine) -> Iterator[str]:
     finally:
         server.terminate()
         server.wait(timeout=20)
+        print(log.read_text(errors="replace"))
+        shutil.rmtree(log.parent, ignore_errors=True)
 
 
 def test_health_answers_while_the_rules_page_reads_a_big_pack(

@@ -1,13 +1,20 @@
 """The live server and browser settings the browser tests, `scripts/screenshots.py` and
 `make screenshots` share: `crusade serve` (as `make run` starts it) in its own process on a
-free loopback port with a fresh database, and how Chromium is launched here."""
+free loopback port with a fresh database, and how Chromium is launched here. The process is
+forked from a warm starter (tests/browser/starter.py: the imports and routes made once per
+test process) unless `warm=False` asks for a cold `crusade` of its own."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import select
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,11 +52,93 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+class Started:
+    """A server forked by the starter, watched and ended by its id as a Popen would be
+    (poll, wait, terminate, kill). Its exit status stays with the starter, which let the
+    kernel reap it: `returncode` is -1 once it has ended, whatever it said."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+        try:
+            self._ended: int | None = os.pidfd_open(pid)
+        except ProcessLookupError:  # ended (and reaped) already
+            self._ended, self.returncode = None, -1
+
+    def poll(self) -> int | None:
+        return self.wait(0) if self.returncode is None else self.returncode
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        if self.returncode is None and self._ended is not None:
+            ready, _, _ = select.select([self._ended], [], [], timeout)
+            if not ready:
+                if timeout:
+                    raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout)
+                return None
+            os.close(self._ended)
+            self._ended, self.returncode = None, -1
+        return self.returncode
+
+    def send_signal(self, signal_number: int) -> None:
+        if self.poll() is None and self._ended is not None:
+            with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
+                signal.pidfd_send_signal(self._ended, signal_number)  # never a reused pid
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+class _Starter:
+    """The warm starter of this process, started on first use, one request at a time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[str] | None = None
+
+    def fork(self, argv: list[str], env: dict[str, str], cwd: Path, log: Path) -> Started:
+        with self._lock:
+            if self._process is None or self._process.poll() is not None:
+                self._process = subprocess.Popen(
+                    [sys.executable, "-m", "tests.browser.starter"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                    cwd=_CHECKOUT,
+                    env={**os.environ, "PYTHONPATH": os.pathsep.join(_import_path())},
+                )
+            assert self._process.stdin is not None and self._process.stdout is not None
+            request = {"argv": argv, "env": env, "cwd": str(cwd), "log": str(log)}
+            self._process.stdin.write(json.dumps(request) + "\n")
+            self._process.stdin.flush()
+            answer = self._process.stdout.readline()
+            if not answer.strip():
+                raise RuntimeError("the warm starter ended (its errors are in the test's log)")
+            return Started(int(answer))
+
+
+_starter = _Starter()
+_CHECKOUT = Path(__file__).resolve().parents[2]
+
+
+def crusade_process(args: list[str], *, env: dict[str, str], cwd: Path, log: Path) -> Started:
+    """`crusade *args` in a process of its own, forked from the warm starter, with `env` as
+    its whole environment, in `cwd`, its output appended to `log`."""
+    return _starter.fork(args, env, cwd, log)
+
+
+def _import_path() -> list[str]:
+    """The checkout first (so `tests.browser.starter` imports), then what was set."""
+    return [str(_CHECKOUT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+
+
 @dataclass
 class Server:
     url: str
     data_dir: Path
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[bytes] | Started
     log: Path
 
     def stop(self) -> None:
@@ -62,11 +151,18 @@ class Server:
 
 
 def start_server(
-    data_dir: Path, *, demo: bool = True, database_url: str = "", timeout: float = 60
+    data_dir: Path,
+    *,
+    demo: bool = True,
+    database_url: str = "",
+    timeout: float = 60,
+    warm: bool = True,
 ) -> Server:
     """`crusade serve` on a free loopback port with its database in data_dir (or at
     database_url, which must then be empty for the demo to load); waits until /health
-    answers. The log goes to data_dir/server.log (shown if it never comes up)."""
+    answers. The log goes to data_dir/server.log (shown if it never comes up). `warm`: the
+    process is forked from the warm starter (tests/browser/starter.py), else a cold
+    `crusade` executable."""
     port = free_port()
     env = {
         **os.environ,
@@ -82,9 +178,14 @@ def start_server(
     if demo:
         command.append("--demo-if-empty")
     log = data_dir / "server.log"
-    with log.open("wb") as out:
-        # cwd is the data dir so a developer's .env in the checkout cannot change the set-up.
-        process = subprocess.Popen(command, env=env, cwd=data_dir, stdout=out, stderr=out)
+    # cwd is the data dir so a developer's .env in the checkout cannot change the set-up.
+    process: subprocess.Popen[bytes] | Started
+    if warm:
+        log.touch()
+        process = crusade_process(command[1:], env=env, cwd=data_dir, log=log)
+    else:
+        with log.open("wb") as out:
+            process = subprocess.Popen(command, env=env, cwd=data_dir, stdout=out, stderr=out)
     server = Server(f"http://127.0.0.1:{port}", data_dir, process, log)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
