@@ -12,13 +12,12 @@ from sqlalchemy.orm.util import identity_key
 from sqlmodel import Session
 
 from app.db.models import (
-    RAISED,
     Battle,
     Force,
     campaign_of,
+    campaigns_held,
+    lock_campaigns_of,
     moves_campaign_version,
-    raise_campaign_versions,
-    raise_campaign_versions_of,
 )
 
 T = TypeVar("T")
@@ -62,26 +61,26 @@ def for_change(session: Session, model: type[T], row_id: int) -> T | None:
 def lock_campaigns_of_forces(
     session: Session, force_ids: list[int], *, campaign_id: int | None = None
 ) -> None:
-    """Raise (and so lock) the versions of the forces' campaigns, before the forces are
-    locked: see ``_lock_campaign_of``. ``campaign_id``: the campaign the caller checked
-    they all play in."""
-    if not session.info.get("writes"):
+    """PostgreSQL: lock the forces' campaigns before the forces are locked: see
+    ``_lock_campaign_of``. ``campaign_id``: the campaign the caller checked they all play
+    in."""
+    if not session.info.get("writes") or not _postgresql(session):
         return
     if campaign_id is not None:
-        raise_campaign_versions(session, {campaign_id})  # nothing if raised already
-    elif not _raised_already(session, Force, force_ids):
+        if campaign_id not in campaigns_held(session):
+            lock_campaigns_of(session, [campaign_id])
+    elif not _held_already(session, Force, force_ids):
         forces = Force.__table__  # type: ignore[attr-defined]
-        query = select(forces.c.campaign_id).where(forces.c.id.in_(force_ids))
-        raise_campaign_versions_of(session, query)
+        lock_campaigns_of(session, select(forces.c.campaign_id).where(forces.c.id.in_(force_ids)))
 
 
 def _lock_campaign_of(session: Session, model: type, row_id: int) -> None:
-    """PostgreSQL: lock the campaign a row belongs to before the row, in the statement that
-    raises its version (which any change there would do at its flush, app.db.models): all
-    writers in a campaign then lock in one order, the campaign first, then its rows, and
-    cannot deadlock (issue 50). One statement, through the row's campaign, force or battle:
-    the row itself is read once, by the lock that follows."""
-    if _raised_already(session, model, [row_id]):
+    """PostgreSQL: lock the campaign a row belongs to before the row (its version is raised
+    by any change there, at the flush: app.db.models): all writers in a campaign then lock
+    in one order, the campaign first, then its rows, and cannot deadlock (issue 50). One
+    statement, through the row's campaign, force or battle: the row itself is read once, by
+    the lock that follows. The lock moves no version: a refused command changes nothing."""
+    if _held_already(session, model, [row_id]):
         return
     table = model.__table__  # type: ignore[attr-defined]
     if "campaign_id" in table.c:
@@ -96,18 +95,18 @@ def _lock_campaign_of(session: Session, model: type, row_id: int) -> None:
         query = query.where(table.c.id == row_id)
     else:
         return
-    raise_campaign_versions_of(session, query)
+    lock_campaigns_of(session, query)
 
 
-def _raised_already(session: Session, model: type, row_ids: list[int]) -> bool:
+def _held_already(session: Session, model: type, row_ids: list[int]) -> bool:
     """Whether the rows, all in the identity map, belong to campaigns this transaction has
-    raised (and so locked) already: nothing to ask the database then."""
-    raised: set[int] = session.info.get(RAISED, set())
-    if not raised:
+    locked already: nothing to ask the database then."""
+    held_campaigns = campaigns_held(session)
+    if not held_campaigns:
         return False
     for row_id in row_ids:
         row = session.identity_map.get(identity_key(model, row_id))
-        if row is None or campaign_of(session, row) not in raised:
+        if row is None or campaign_of(session, row) not in held_campaigns:
             return False
     return True
 

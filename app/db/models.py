@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, UniqueConstraint, event
+from sqlalchemy import JSON, Column, Index, UniqueConstraint, event, select
 from sqlalchemy.orm import Session
 from sqlmodel import Field, SQLModel
 
@@ -465,32 +465,45 @@ def raise_campaign_versions(session: Session, campaign_ids: set[int]) -> None:
         raised.add(campaign_id)
 
 
-def raise_campaign_versions_of(session: Session, campaign_ids: Any) -> None:
-    """Raise the versions of the campaigns a query of campaign ids names, in one statement
-    (which also locks their rows: app.db.locks takes them first this way)."""
+def lock_campaigns_of(session: Session, campaign_ids: Any) -> None:
+    """PostgreSQL: lock the rows of the campaigns a query of campaign ids names, in one
+    statement and in id order, with the lock an UPDATE of the row takes (FOR NO KEY UPDATE:
+    rows inserted beside it, which only share its key, do not wait). Taking the lock moves
+    no version: a command refused after it changes nothing; the flush that does change
+    something raises the version of a campaign this transaction holds already."""
     table = Campaign.__table__  # type: ignore[attr-defined]
     statement = (
-        table.update()
+        select(table.c.id)
         .where(table.c.id.in_(campaign_ids))
-        .values(version=table.c.version + 1)
-        .returning(table.c.id)
+        .order_by(table.c.id)
+        .with_for_update(key_share=True)
     )
-    raised: set[int] = session.info.setdefault(RAISED, set())
-    raised.update(campaign_id for (campaign_id,) in session.connection().execute(statement))
+    locked: set[int] = session.info.setdefault(CAMPAIGNS_LOCKED, set())
+    locked.update(campaign_id for (campaign_id,) in session.connection().execute(statement))
+
+
+def campaigns_held(session: Session) -> set[int]:
+    """The campaigns this transaction has locked or raised (and so locked) already."""
+    raised: set[int] = session.info.get(RAISED, set())
+    locked: set[int] = session.info.get(CAMPAIGNS_LOCKED, set())
+    return raised | locked
 
 
 RAISED = "campaign_versions.raised"
+CAMPAIGNS_LOCKED = "campaign_versions.locked"
 
 
 @event.listens_for(Session, "after_commit")
 def _raised_committed(session: Session) -> None:
     session.info.pop(RAISED, None)
+    session.info.pop(CAMPAIGNS_LOCKED, None)
 
 
 @event.listens_for(Session, "after_soft_rollback")
 def _raised_undone(session: Session, _previous: Any) -> None:
     """A rollback (a savepoint's too) may undo a raise: the next change raises again."""
     session.info.pop(RAISED, None)
+    session.info.pop(CAMPAIGNS_LOCKED, None)
 
 
 @event.listens_for(Session, "before_flush")

@@ -198,9 +198,10 @@ def test_statements_do_not_grow_with_battles_or_units(client: TestClient, engine
     # the side totals); the units' battle-list lines; the decisions owed (for the event);
     # the answer's sides, report and photos; the events (and BEGIN on SQLite, the feed lock
     # on PostgreSQL); the webhooks to notify. Issue 50 adds one: the campaign's version
-    # raised (what lets every read of the campaign be served from a cache), in the
-    # statement that locks the campaign before its forces.
-    assert resolve_at_10 <= 34
+    # raised at the flush (what lets every read of the campaign be served from a cache);
+    # and on PostgreSQL one more, the campaign locked before its forces (a lock that moves
+    # nothing, so a command refused after it leaves the database as it was).
+    assert resolve_at_10 <= 34 + (engine.dialect.name == "postgresql")
     play(engine, world, LATER)
     assert read_counts(client, engine, world) == at_10
     assert resolution_count(client, engine, world, 5) == resolve_at_10
