@@ -21,6 +21,7 @@ from sqlmodel import Session, col, func, select
 from app.db.models import BattleSide, Card, Event, Force, User
 from app.errors import DomainError
 from app.rules.data import Rulebook, rulebook
+from app.services.campaigns.membership import role_of
 from app.services.forces.forces import get_campaign
 
 _PREFIX = "ev1:"
@@ -102,19 +103,30 @@ def newest_id(session: Session, *, campaign_id: int) -> int:
     return session.exec(query).one() or 0
 
 
-def read_feed(session: Session, *, campaign_id: int, after: int, limit: int) -> list[FeedEvent]:
-    """Up to ``limit`` events after id ``after``, oldest first."""
+def read_feed(
+    session: Session, *, campaign_id: int, after: int, limit: int, upto: int | None = None
+) -> list[FeedEvent]:
+    """Up to ``limit`` events after id ``after``, oldest first; with ``upto``, none after
+    that id (a page that is the same whenever it is read: ids become visible in order)."""
     get_campaign(session, campaign_id)
-    rows = list(
-        session.exec(
-            select(Event)
-            .where(Event.campaign_id == campaign_id, col(Event.id) > after)
-            .order_by(col(Event.id))
-            .limit(limit)
-        ).all()
-    )
+    query = select(Event).where(Event.campaign_id == campaign_id, col(Event.id) > after)
+    if upto is not None:
+        query = query.where(col(Event.id) <= upto)
+    rows = list(session.exec(query.order_by(col(Event.id)).limit(limit)).all())
     names = _Names.load(session, rows)
     return [_feed_event(row, names) for row in rows]
+
+
+def reader_kind(session: Session, *, campaign_id: int, user: User | None) -> str:
+    """Who reads a campaign's feed, as far as what it may show could differ: its
+    ``organizer``, a ``player``, a site ``admin``, or a ``reader`` who is no member (a public
+    campaign). Pages built for one kind are never served to another (app/api/feed_wake.py)."""
+    if user is None or user.id is None:
+        return "reader"
+    role = role_of(session, campaign_id=campaign_id, user_id=user.id)
+    if role is not None:
+        return role
+    return "admin" if user.is_admin else "reader"
 
 
 def one_event(session: Session, event_id: int) -> FeedEvent:
