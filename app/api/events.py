@@ -14,7 +14,7 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import Engine
 
-from app.api.feed_wake import Rechecks, WokenPages
+from app.api.feed_wake import Rechecks, Turns, WokenPages
 from app.api.plumbing import route_access
 from app.api.plumbing.token_limits import LongPoll, long_poll
 from app.db.models import as_utc, utcnow
@@ -181,7 +181,9 @@ async def _woken_page(
         async with gate.place():
             return await run_in_threadpool(_page_body, engine, campaign_id, after, limit, head)
 
-    return await _woken_pages.body((campaign_id, after, limit, kind, head), build)
+    body = await _woken_pages.body((campaign_id, after, limit, kind, head), build)
+    await _turns.turn()
+    return body
 
 
 def _page_body(engine: Engine, campaign_id: int, after: int, limit: int, head: int) -> bytes:
@@ -200,6 +202,7 @@ def _page_body(engine: Engine, campaign_id: int, after: int, limit: int, head: i
 
 _rechecks = Rechecks()
 _woken_pages = WokenPages()
+_turns = Turns()
 
 
 class NewestIds:
@@ -256,11 +259,15 @@ class NewestIds:
             reading.set_result(newest)
             return newest
 
-    def forget(self, campaign_ids: set[int]) -> None:
+    def advance(self, heads: dict[int, int]) -> None:
+        """Ids committed in this process (``events.on_heads``): known at once, no reading."""
         with self._lock:
-            for campaign_id in campaign_ids:
-                self._read.pop(campaign_id, None)
+            now = time.monotonic()
+            for campaign_id, newest in heads.items():
                 self._forgotten[campaign_id] = self._forgotten.get(campaign_id, 0) + 1
+                # A lower bound if two commits' callbacks cross: the next reading (at most
+                # POLL_SECONDS on) finds the newer one.
+                self._read[campaign_id] = (now, newest)
 
 
 _newest = NewestIds()
@@ -284,11 +291,11 @@ async def _news_or_timeout(campaign_id: int, timeout: float) -> None:
             _waiters.get(campaign_id, set()).discard(waiter)
 
 
-def _wake(campaign_ids: set[int]) -> None:
-    """After a commit (in whatever thread): the newest ids read so far are stale; wake this
-    process's readers of those feeds (one of them reads the new id for all)."""
-    _newest.forget(campaign_ids)
-    _notify(campaign_ids)
+def _wake(heads: dict[int, int]) -> None:
+    """After a commit (in whatever thread): the newest ids it gave those feeds are known;
+    wake this process's readers of them."""
+    _newest.advance(heads)
+    _notify(set(heads))
 
 
 def _notify(campaign_ids: set[int]) -> None:
@@ -299,7 +306,7 @@ def _notify(campaign_ids: set[int]) -> None:
             loop.call_soon_threadsafe(woken.set)
 
 
-events.on_commit(_wake)
+events.on_heads(_wake)
 
 # Pages being read, by (campaign, after, limit): readers woken together by one event mostly
 # ask for the same page, and share one read of it.

@@ -6,10 +6,11 @@ transaction of its own and serialised the page again: 1,000 polls woken together
 event loop and the thread pool busy for seconds, and ``/health`` waited 1.9-3.2 s.
 
 - ``Rechecks``: the polls woken on one event loop queue their access check; one task takes
-  them ``BATCH`` at a time, each batch in one thread hop, one admission place and one
-  read-only transaction, polls with the same credentials (token or cookie) deciding once.
-  Between batches the loop runs whatever else waits (``/health``, new requests), so the wake
-  is handed out in slices instead of one burst.
+  the polls of ``BATCH`` credentials (a token, a cookie) at a time and decides each
+  credential once, in one thread hop, one admission place and one read-only transaction.
+- ``Turns``: the woken polls, their page in hand, answer ``RELEASE`` per turn of the event
+  loop, so whatever else waits (``/health``, new requests) is served between two slices:
+  the wake is handed out in slices, not in one burst.
 - ``WokenPages``: the page's JSON body, built once for all who ask for the same key and kept
   ``PAGE_SECONDS``. The page holds exactly the events up to ``head`` (ids become visible in
   order within a campaign), so every poll with the key gets the same answer; it is kept
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
 from concurrent.futures import Future
 
@@ -36,26 +38,32 @@ from app.edge.sessions import COOKIE
 from app.errors import DomainError
 from app.services.feed import events
 
-# Woken polls whose access one thread hop decides: small enough that the loop gets back to
-# other requests every few milliseconds, large enough that 1,000 polls take 20 hops.
+# Credentials (tokens, cookies) whose access one thread hop decides for all their woken
+# polls: a hop of 50 decisions takes some tens of milliseconds of a thread.
 BATCH = 50
+# Woken polls let go at a time before the event loop turns to its other work (/health, new
+# requests): 50 answers are a few milliseconds of the loop.
+RELEASE = 50
 # How long a woken page's body is served to the polls that ask for it (the polls woken by
 # one write ask within a second; a name shown may change without a new event).
 PAGE_SECONDS = 1.0
 
 
+Entry = tuple[Hashable, Request, "asyncio.Future[str]"]
+
+
 class Rechecks:
-    """Access decided again for woken polls, a batch at a time (see the module's doc).
-    ``decide`` gives the reader's kind (``events.reader_kind``) or raises the refusal a new
-    request would get (401 token_invalid, 403 forbidden, 404), for that poll only."""
+    """Access decided again for woken polls, in batches (see the module's doc). ``decide``
+    gives the reader's kind (``events.reader_kind``) or raises the refusal a new request
+    would get (401 token_invalid, 403 forbidden, 404), for that poll only."""
 
     def __init__(self, batch: int = BATCH) -> None:
         self.batch = batch
-        self._queues: dict[asyncio.AbstractEventLoop, list[tuple[Request, asyncio.Future[str]]]]
-        self._queues = {}
+        self._queues: dict[asyncio.AbstractEventLoop, list[Entry]] = {}
         self._lock = threading.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
-        self.batches = 0  # batches decided so far (tests and benches read it)
+        self.batches = 0  # thread hops so far (tests and benches read it)
+        self.decisions = 0  # credentials decided so far
 
     async def decide(self, request: Request, gate: Gate, engine: Engine) -> str:
         loop = asyncio.get_running_loop()
@@ -65,7 +73,7 @@ class Rechecks:
             start = queue is None
             if queue is None:
                 queue = self._queues[loop] = []
-            queue.append((request, decided))
+            queue.append((_credentials(request), request, decided))
         if start:
             task = loop.create_task(self._drain(loop, gate, engine))
             self._tasks.add(task)
@@ -73,67 +81,85 @@ class Rechecks:
         return await decided
 
     async def _drain(self, loop: asyncio.AbstractEventLoop, gate: Gate, engine: Engine) -> None:
-        batch: list[tuple[Request, asyncio.Future[str]]] = []
+        taken: list[Entry] = []
         finished = False
         try:
             while True:
                 with self._lock:
                     queue = self._queues[loop]
-                    batch, queue[:] = queue[: self.batch], queue[self.batch :]
-                    if not batch:
+                    if not queue:
                         del self._queues[loop]
                         finished = True
                         return
-                batch = [(request, decided) for request, decided in batch if not decided.done()]
+                    taken, queue[:] = self._take(queue)
+                firsts = {key: request for key, request, _ in reversed(taken)}
                 try:
                     async with gate.place():
                         outcomes = await run_in_threadpool(
-                            _decide_all, engine, [request for request, _ in batch]
+                            _decide_all, engine, list(firsts.values())
                         )
                 except Exception as error:  # the database: every poll of the batch fails
-                    outcomes = [error] * len(batch)
+                    outcomes = [error] * len(firsts)
                 self.batches += 1
-                for (_, decided), outcome in zip(batch, outcomes, strict=True):
-                    if decided.done():
-                        continue
-                    if isinstance(outcome, Exception):
-                        decided.set_exception(outcome)
-                    else:
-                        decided.set_result(outcome)
-                batch = []
-                await asyncio.sleep(0)  # the loop's other work goes between two batches
+                self.decisions += len(firsts)
+                by_key = dict(zip(firsts, outcomes, strict=True))
+                for key, _, decided in taken:
+                    if not decided.done():
+                        outcome = by_key[key]
+                        if isinstance(outcome, Exception):
+                            decided.set_exception(outcome)
+                        else:
+                            decided.set_result(outcome)
+                taken = []
+                await asyncio.sleep(0)
         finally:  # cancelled (the loop is closing): nothing is left waiting for this task
             if not finished:
                 with self._lock:
                     left = self._queues.pop(loop, [])
-                for _, decided in [*batch, *left]:
+                for _, _, decided in [*taken, *left]:
                     decided.cancel()
+
+    def _take(self, queue: list[Entry]) -> tuple[list[Entry], list[Entry]]:
+        """The polls of the first ``batch`` credentials in the queue (all of their polls),
+        and the rest."""
+        keys: set[Hashable] = set()
+        taken, rest = [], []
+        for entry in queue:
+            if entry[0] in keys or len(keys) < self.batch:
+                keys.add(entry[0])
+                taken.append(entry)
+            else:
+                rest.append(entry)
+        return taken, rest
+
+
+def _credentials(request: Request) -> Hashable:
+    """What a decision depends on: the same credentials on the same route decide alike."""
+    return (
+        request.headers.get("authorization"),
+        request.cookies.get(COOKIE),
+        request.method,
+        request.scope["route"].path,
+        tuple(sorted(request.path_params.items())),
+    )
 
 
 def _decide_all(engine: Engine, requests: list[Request]) -> list[str | Exception]:
-    """Each request's reader kind or refusal, in one read-only transaction; the same
-    credentials on the same route decide once."""
-    decided: dict[Hashable, str | Exception] = {}
+    """Each request's reader kind or refusal, in one read-only transaction."""
     outcomes: list[str | Exception] = []
     with session_scope(engine, writes=False) as session:
         for request in requests:
-            key = (
-                request.headers.get("authorization"),
-                request.cookies.get(COOKIE),
-                request.method,
-                request.scope["route"].path,
-                tuple(sorted(request.path_params.items())),
-            )
-            if key not in decided:
-                try:
-                    principal = route_access.recheck(request, session)
-                    campaign_id = int(request.path_params["campaign_id"])
-                    decided[key] = events.reader_kind(
-                        session, campaign_id=campaign_id, user=principal.user if principal else None
+            try:
+                principal = route_access.recheck(request, session)
+                outcomes.append(
+                    events.reader_kind(
+                        session,
+                        campaign_id=int(request.path_params["campaign_id"]),
+                        user=principal.user if principal else None,
                     )
-                except DomainError as refused:
-                    decided[key] = refused
-            outcomes.append(decided[key])
+                )
+            except DomainError as refused:
+                outcomes.append(refused)
     return outcomes
 
 
@@ -180,3 +206,36 @@ class WokenPages:
                 self.builds += 1
             building.set_result(body)
             return body
+
+
+class Turns:
+    """Woken polls answer ``release`` per turn of their event loop, in the order they
+    came (see the module's doc)."""
+
+    def __init__(self, release: int = RELEASE) -> None:
+        self.release = release
+        self._queues: dict[asyncio.AbstractEventLoop, deque[asyncio.Future[None]]] = {}
+        self._lock = threading.Lock()
+
+    async def turn(self) -> None:
+        loop = asyncio.get_running_loop()
+        mine: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            queue = self._queues.get(loop)
+            if queue is None:
+                queue = self._queues[loop] = deque()
+                loop.call_soon(self._release, loop)
+            queue.append(mine)
+        await mine
+
+    def _release(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._lock:
+            queue = self._queues[loop]
+            let_go = [queue.popleft() for _ in range(min(self.release, len(queue)))]
+            if queue:  # the next slice at the next turn, after the loop looked for I/O
+                loop.call_soon(self._release, loop)
+            else:
+                del self._queues[loop]
+        for waiting in let_go:
+            if not waiting.done():
+                waiting.set_result(None)

@@ -32,23 +32,41 @@ log = logging.getLogger(__name__)
 _committed: list[Callable[[set[int]], None]] = []
 
 
+# Called with the newest event id a commit in this process gave each campaign's feed: all
+# ids up to it are visible once it is committed (``history.record``), so waiting readers
+# here need not read it again (issue 50).
+_heads: list[Callable[[dict[int, int]], None]] = []
+
+
 def on_commit(listener: Callable[[set[int]], None]) -> None:
     _committed.append(listener)
+
+
+def on_heads(listener: Callable[[dict[int, int]], None]) -> None:
+    _heads.append(listener)
 
 
 @sa_event.listens_for(Session, "after_commit")
 def _tell_listeners(session: Session) -> None:
     campaigns = session.info.pop("feed_campaigns", None)
+    heads = session.info.pop("feed_heads", None)
     for listener in _committed if campaigns else ():
-        try:
-            listener(set(campaigns))
-        except Exception:  # the change is committed; a reader not woken still polls
-            log.warning("feed listener failed", exc_info=True)
+        _tell(listener, set(campaigns))
+    for head_listener in _heads if heads else ():
+        _tell(head_listener, dict(heads))
+
+
+def _tell(listener: Callable[[Any], None], news: Any) -> None:
+    try:
+        listener(news)
+    except Exception:  # the change is committed; a reader not woken still polls
+        log.warning("feed listener failed", exc_info=True)
 
 
 @sa_event.listens_for(Session, "after_rollback")
 def _forget(session: Session) -> None:
     session.info.pop("feed_campaigns", None)
+    session.info.pop("feed_heads", None)
 
 
 @dataclass(frozen=True)
