@@ -159,15 +159,12 @@ def one_round(base: str, w: dict[str, Any], args: argparse.Namespace, n: int) ->
         time.sleep(args.settle)
         http.headers["X-CSRF-Token"] = w["csrf"]
         written = time.time()
-        print("WRITE", round(written, 3), file=sys.stderr, flush=True)
         changed = http.patch(f"/api/v1/campaigns/{w['campaign']}", json={"description": f"{n}"})
         write_ms = (time.time() - written) * 1000
         assert changed.status_code == 200, changed.text
     results: list[tuple[int | str, float, bool]] = []
     for pipe in pipes:
         results += pipe.recv()
-    ats = sorted(at for _, at, _ in results)
-    print("ANSWERS", round(ats[0], 3), round(ats[len(ats) // 2], 3), round(ats[-1], 3), file=sys.stderr, flush=True)
     for worker in workers:
         worker.join()
     time.sleep(0.3)
