@@ -171,7 +171,7 @@ class WokenPages:
         self._kept: TTLCache[Hashable, bytes] = TTLCache(maxsize=size, ttl=seconds)
         self._building: dict[Hashable, Future[bytes]] = {}
         self._lock = threading.Lock()
-        self.builds = 0  # pages built so far (tests and benches read it)
+        self.built: deque[Hashable] = deque(maxlen=64)  # the keys of the last pages built
 
     async def body(self, key: Hashable, build: Callable[[], Awaitable[bytes]]) -> bytes:
         while True:
@@ -203,7 +203,7 @@ class WokenPages:
             with self._lock:
                 self._kept[key] = body
                 del self._building[key]
-                self.builds += 1
+                self.built.append(key)
             building.set_result(body)
             return body
 
