@@ -212,7 +212,7 @@ class NewestIds:
     def __init__(self) -> None:
         self._read: dict[int, tuple[float, int]] = {}
         self._reading: dict[int, Future[int]] = {}
-        # Raised by ``forget``: a reading begun before a commit is not kept after it.
+        # Raised by ``advance``: a reading begun before a commit here is not kept after it.
         self._forgotten: dict[int, int] = {}
         self._lock = threading.Lock()
 
