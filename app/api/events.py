@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from datetime import timedelta
 from typing import Annotated
@@ -13,6 +14,7 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import Engine
 
+from app.api.feed_wake import Rechecks, Turns, WokenPages
 from app.api.plumbing import route_access
 from app.api.plumbing.token_limits import LongPoll, long_poll
 from app.db.models import as_utc, utcnow
@@ -73,6 +75,12 @@ async def feed(
     deadline = arrived + wait
     poll = long_poll(request.scope)  # a token's long poll: counted here, or free
     waited = wait > 0 and await _wait_for_news(request, gate, engine, campaign_id, after_id, wait)
+    if waited and after is not None:
+        # Woken with the others waiting on this feed: one body for all of them (issue 50).
+        if poll is not None:
+            poll.free()
+        body = await _woken_page(request, gate, engine, campaign_id, after_id, limit)
+        return Response(body, media_type="application/json")
     while True:
         # A poll that waited decides its access again after the read (issue 46): a token
         # revoked or a member removed before that check was so before the read too, so the
@@ -145,33 +153,67 @@ async def _wait_for_news(
     deadline = time.monotonic() + wait
     waited = False
     while True:
-        newest = _newest.known(campaign_id)
-        if newest is None and _newest.claim(campaign_id):
-            try:
-                async with gate.place():
-                    newest = await run_in_threadpool(_read_newest, engine, campaign_id)
-            finally:
-                _newest.settle(campaign_id, newest)
-                _notify({campaign_id})  # the others waiting for this reading
+        newest = await _newest.newest(campaign_id, lambda: _read_newest(gate, engine, campaign_id))
         remaining = deadline - time.monotonic()
-        if newest is not None and newest > after:
+        if newest > after:
             if waited:  # woken: what is committed in the next moment comes in this page too
                 await asyncio.sleep(min(WOKEN_COLLECT_SECONDS, max(0.0, remaining)))
             return waited
         if remaining <= 0 or await request.is_disconnected():
             return waited
-        if newest is not None:
-            waited = True
+        waited = True
         await _news_or_timeout(campaign_id, min(POLL_SECONDS, remaining))
+
+
+async def _woken_page(
+    request: Request, gate: Gate, engine: Engine, campaign_id: int, after: int, limit: int
+) -> bytes:
+    """The page of a poll that waited and was woken. The head (the newest id) is known
+    first; the poll's access is then decided again in a transaction that began after it
+    was read, so a token revoked (a member removed) before the decision was so before the
+    head too, and the page stops at the head: it holds no event committed after a
+    revocation that refuses the poll (issue 46). The body is built once per (campaign,
+    cursor, limit, reader kind, head) for every poll that asks (app/api/feed_wake.py)."""
+    head = await _newest.newest(campaign_id, lambda: _read_newest(gate, engine, campaign_id))
+    kind = await _rechecks.decide(request, gate, engine)
+
+    async def build() -> bytes:
+        async with gate.place():
+            return await run_in_threadpool(_page_body, engine, campaign_id, after, limit, head)
+
+    body = await _woken_pages.body((campaign_id, after, limit, kind, head), build)
+    await _turns.turn()
+    return body
+
+
+def _page_body(engine: Engine, campaign_id: int, after: int, limit: int, head: int) -> bytes:
+    with session_scope(engine, writes=False) as session:
+        rows = events.read_feed(
+            session, campaign_id=campaign_id, after=after, limit=limit + 1, upto=head
+        )
+    items = [feed_item(e) for e in rows]
+    page = FeedPage(
+        items=items[:limit],
+        next=items[:limit][-1].cursor if items else events.cursor_for(after),
+        more=len(items) > limit,
+    )
+    return page.model_dump_json().encode()
+
+
+_rechecks = Rechecks()
+_woken_pages = WokenPages()
+_turns = Turns()
 
 
 class NewestIds:
     """Each waited-on campaign's newest event id as last read, shared by this process's
-    waiters, so 300 of them cost one query per interval, not 300."""
+    waiters: however many wait, one of them reads it per interval, for all."""
 
     def __init__(self) -> None:
         self._read: dict[int, tuple[float, int]] = {}
-        self._reading: set[int] = set()
+        self._reading: dict[int, Future[int]] = {}
+        # Raised by ``advance``: a reading begun before a commit here is not kept after it.
+        self._forgotten: dict[int, int] = {}
         self._lock = threading.Lock()
 
     def known(self, campaign_id: int) -> int | None:
@@ -181,24 +223,51 @@ class NewestIds:
             return None
         return read[1]
 
-    def claim(self, campaign_id: int) -> bool:
-        """True for the one waiter that reads it now; the others wait for its reading."""
-        with self._lock:
-            if campaign_id in self._reading:
-                return False
-            self._reading.add(campaign_id)
-            return True
+    async def newest(self, campaign_id: int, read: Callable[[], Awaitable[int]]) -> int:
+        """The known id, or one reading (``read``) shared by all who ask meanwhile."""
+        while True:
+            known = self.known(campaign_id)
+            if known is not None:
+                return known
+            with self._lock:
+                reading = self._reading.get(campaign_id)
+                mine = reading is None
+                if reading is None:
+                    reading = self._reading[campaign_id] = Future()
+                generation = self._forgotten.get(campaign_id, 0)
+            if not mine:
+                try:
+                    return await asyncio.wrap_future(reading)
+                except asyncio.CancelledError:
+                    if reading.cancelled():  # its reader went away: read it again
+                        continue
+                    raise
+            try:
+                newest = await read()
+            except BaseException as error:
+                with self._lock:
+                    del self._reading[campaign_id]
+                if isinstance(error, Exception):
+                    reading.set_exception(error)
+                else:
+                    reading.cancel()
+                raise
+            with self._lock:
+                del self._reading[campaign_id]
+                if self._forgotten.get(campaign_id, 0) == generation:
+                    self._read[campaign_id] = (time.monotonic(), newest)
+            reading.set_result(newest)
+            return newest
 
-    def settle(self, campaign_id: int, newest: int | None) -> None:
+    def advance(self, heads: dict[int, int]) -> None:
+        """Ids committed in this process (``events.on_heads``): known at once, no reading."""
         with self._lock:
-            self._reading.discard(campaign_id)
-            if newest is not None:
-                self._read[campaign_id] = (time.monotonic(), newest)
-
-    def forget(self, campaign_ids: set[int]) -> None:
-        with self._lock:
-            for campaign_id in campaign_ids:
-                self._read.pop(campaign_id, None)
+            now = time.monotonic()
+            for campaign_id, newest in heads.items():
+                self._forgotten[campaign_id] = self._forgotten.get(campaign_id, 0) + 1
+                # A lower bound if two commits' callbacks cross: the next reading (at most
+                # POLL_SECONDS on) finds the newer one.
+                self._read[campaign_id] = (now, newest)
 
 
 _newest = NewestIds()
@@ -222,11 +291,11 @@ async def _news_or_timeout(campaign_id: int, timeout: float) -> None:
             _waiters.get(campaign_id, set()).discard(waiter)
 
 
-def _wake(campaign_ids: set[int]) -> None:
-    """After a commit (in whatever thread): the newest ids read so far are stale; wake this
-    process's readers of those feeds (one of them reads the new id for all)."""
-    _newest.forget(campaign_ids)
-    _notify(campaign_ids)
+def _wake(heads: dict[int, int]) -> None:
+    """After a commit (in whatever thread): the newest ids it gave those feeds are known;
+    wake this process's readers of them."""
+    _newest.advance(heads)
+    _notify(set(heads))
 
 
 def _notify(campaign_ids: set[int]) -> None:
@@ -237,7 +306,7 @@ def _notify(campaign_ids: set[int]) -> None:
             loop.call_soon_threadsafe(woken.set)
 
 
-events.on_commit(_wake)
+events.on_heads(_wake)
 
 # Pages being read, by (campaign, after, limit): readers woken together by one event mostly
 # ask for the same page, and share one read of it.
@@ -296,7 +365,12 @@ def _recheck(engine: Engine, request: Request) -> None:
         route_access.recheck(request, session)
 
 
-def _read_newest(engine: Engine, campaign_id: int) -> int:
+async def _read_newest(gate: Gate, engine: Engine, campaign_id: int) -> int:
+    async with gate.place():
+        return await run_in_threadpool(_newest_id, engine, campaign_id)
+
+
+def _newest_id(engine: Engine, campaign_id: int) -> int:
     with session_scope(engine, writes=False) as session:
         return events.newest_id(session, campaign_id=campaign_id)
 

@@ -13,6 +13,7 @@ from app.db.session import SessionDep
 from app.edge.csrf import check_csrf
 from app.edge.sessions import COOKIE, caller, resolve_principal
 from app.services.accounts.access import Access, authorize
+from app.services.accounts.accounts import Principal
 
 A = Access
 POLICIES: dict[tuple[str, str], Access] = {
@@ -124,19 +125,21 @@ def enforce(request: Request, session: SessionDep, background: BackgroundTasks) 
     session.info["actor_id"] = principal.user.id if principal else None
 
 
-def recheck(request: Request, session: Session) -> None:
+def recheck(request: Request, session: Session) -> Principal | None:
     """Decide a read again, now: a long poll that waited (issue 46) answers only if its
     token is still valid and its caller may still read, so a revoked token or a removed
     member is refused (401 token_invalid, 403 forbidden) as a new request would be. Reads
-    only (no CSRF; a token's use is not recorded again)."""
+    only (no CSRF; a token's use is not recorded again). Gives the caller found."""
     path: str = request.scope["route"].path
+    principal = caller(request, session, BackgroundTasks())
     authorize(
         session,
         access=policy_for(request.method, path if path.startswith(API) else API + path),
-        principal=caller(request, session, BackgroundTasks()),
+        principal=principal,
         params=request.path_params,
         method=request.method,
     )
+    return principal
 
 
 def api_operations(app: FastAPI) -> set[tuple[str, str]]:

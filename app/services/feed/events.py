@@ -21,6 +21,7 @@ from sqlmodel import Session, col, func, select
 from app.db.models import BattleSide, Card, Event, Force, User
 from app.errors import DomainError
 from app.rules.data import Rulebook, rulebook
+from app.services.campaigns.membership import role_of
 from app.services.forces.forces import get_campaign
 
 _PREFIX = "ev1:"
@@ -31,23 +32,41 @@ log = logging.getLogger(__name__)
 _committed: list[Callable[[set[int]], None]] = []
 
 
+# Called with the newest event id a commit in this process gave each campaign's feed: all
+# ids up to it are visible once it is committed (``history.record``), so waiting readers
+# here need not read it again (issue 50).
+_heads: list[Callable[[dict[int, int]], None]] = []
+
+
 def on_commit(listener: Callable[[set[int]], None]) -> None:
     _committed.append(listener)
+
+
+def on_heads(listener: Callable[[dict[int, int]], None]) -> None:
+    _heads.append(listener)
 
 
 @sa_event.listens_for(Session, "after_commit")
 def _tell_listeners(session: Session) -> None:
     campaigns = session.info.pop("feed_campaigns", None)
+    heads = session.info.pop("feed_heads", None)
     for listener in _committed if campaigns else ():
-        try:
-            listener(set(campaigns))
-        except Exception:  # the change is committed; a reader not woken still polls
-            log.warning("feed listener failed", exc_info=True)
+        _tell(listener, set(campaigns))
+    for head_listener in _heads if heads else ():
+        _tell(head_listener, dict(heads))
+
+
+def _tell(listener: Callable[[Any], None], news: Any) -> None:
+    try:
+        listener(news)
+    except Exception:  # the change is committed; a reader not woken still polls
+        log.warning("feed listener failed", exc_info=True)
 
 
 @sa_event.listens_for(Session, "after_rollback")
 def _forget(session: Session) -> None:
     session.info.pop("feed_campaigns", None)
+    session.info.pop("feed_heads", None)
 
 
 @dataclass(frozen=True)
@@ -102,19 +121,30 @@ def newest_id(session: Session, *, campaign_id: int) -> int:
     return session.exec(query).one() or 0
 
 
-def read_feed(session: Session, *, campaign_id: int, after: int, limit: int) -> list[FeedEvent]:
-    """Up to ``limit`` events after id ``after``, oldest first."""
+def read_feed(
+    session: Session, *, campaign_id: int, after: int, limit: int, upto: int | None = None
+) -> list[FeedEvent]:
+    """Up to ``limit`` events after id ``after``, oldest first; with ``upto``, none after
+    that id (a page that is the same whenever it is read: ids become visible in order)."""
     get_campaign(session, campaign_id)
-    rows = list(
-        session.exec(
-            select(Event)
-            .where(Event.campaign_id == campaign_id, col(Event.id) > after)
-            .order_by(col(Event.id))
-            .limit(limit)
-        ).all()
-    )
+    query = select(Event).where(Event.campaign_id == campaign_id, col(Event.id) > after)
+    if upto is not None:
+        query = query.where(col(Event.id) <= upto)
+    rows = list(session.exec(query.order_by(col(Event.id)).limit(limit)).all())
     names = _Names.load(session, rows)
     return [_feed_event(row, names) for row in rows]
+
+
+def reader_kind(session: Session, *, campaign_id: int, user: User | None) -> str:
+    """Who reads a campaign's feed, as far as what it may show could differ: its
+    ``organizer``, a ``player``, a site ``admin``, or a ``reader`` who is no member (a public
+    campaign). Pages built for one kind are never served to another (app/api/feed_wake.py)."""
+    if user is None or user.id is None:
+        return "reader"
+    role = role_of(session, campaign_id=campaign_id, user_id=user.id)
+    if role is not None:
+        return role
+    return "admin" if user.is_admin else "reader"
 
 
 def one_event(session: Session, event_id: int) -> FeedEvent:

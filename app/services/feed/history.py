@@ -70,7 +70,11 @@ def _write_recorded(session: Session) -> None:
     session.info.setdefault("feed_campaigns", set()).update(campaigns)
     inserted = insert(Event).returning(col(Event.id), col(Event.campaign_id), col(Event.kind))
     inserted = inserted.execution_options(render_nulls=True)  # events with and without a force
-    webhooks.enqueue(session, [(i, c, k) for i, c, k in session.execute(inserted, rows)])
+    added = [(i, c, k) for i, c, k in session.execute(inserted, rows)]
+    heads: dict[int, int] = session.info.setdefault("feed_heads", {})
+    for event_id, campaign_id, _ in added:
+        heads[campaign_id] = max(heads.get(campaign_id, 0), event_id)
+    webhooks.enqueue(session, added)
 
 
 @listens_for(Session, "after_soft_rollback")
