@@ -197,7 +197,9 @@ def test_the_whole_journey_on_a_phone(fresh_server: str, new_page: Callable[...,
     ours.get_by_label("Victory points scored").fill("55")
     foes.get_by_label("Victory points scored").fill("30")
     ours.get_by_label("Marked for Greatness: Captain").check()
-    foes.locator(f"#unit-{warboss}").get_by_role("checkbox", name=re.compile(r"^Destroyed")).check()
+    # the Warboss's ☠ is ticked where its destroyers' call-out is (issue 49: Ruby's army)
+    ours.get_by_label("Destroyed (takes an Out of Action test): Warboss", exact=True).check()
+    expect(foes.get_by_label("Destroyed (takes an Out of Action test): Warboss")).to_have_count(0)
     for label, taps in (("Melee kills", 1), ("Ranged kills", 2), ("Assassins tally", 1)):
         plus = ruby.get_by_role("button", name=f"One more: {label}, Captain", exact=True)
         count = ruby.get_by_role("group", name=f"{label}, Captain", exact=True).locator("output")
