@@ -102,7 +102,7 @@ def test_a_player_sees_no_gallery_and_cannot_attach_an_example(
     before = dump(engine)
     for action in ("preview", "attach"):
         refused = ruby.post(f"{url}/packs", {"action": action, "example": "mixed/sagas"})
-        assert refused.status_code == 403 and 'data-code="' in refused.text
+        assert refused.status_code == 403 and 'data-code="forbidden"' in refused.text
     unknown = orga.post(f"{url}/packs", {"action": "attach", "example": "mixed/../secrets"})
     assert unknown.status_code == 404
     assert 'data-code="rule_pack_example_not_found"' in unknown.text
