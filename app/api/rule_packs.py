@@ -16,13 +16,14 @@ from app.edge.schemas.packs import (
     PackReachPublic,
     PackRefusalPublic,
     RulePackDocumentPublic,
+    RulePackExamplePublic,
     RulePackPreviewPublic,
     RulePackPublic,
     SettingChange,
 )
 from app.routing import OneHopRoute
 from app.rules import packs
-from app.services.packs import campaign_packs
+from app.services.packs import campaign_packs, examples
 
 router = APIRouter(tags=["rule packs"], route_class=OneHopRoute)
 Breaking = Annotated[
@@ -38,6 +39,30 @@ Breaking = Annotated[
 )
 def pack_schema() -> JsonSchema:
     return JsonSchema.model_validate(packs.schema())
+
+
+@router.get(
+    "/rule-packs/examples",
+    summary="The example packs shipped with the tracker: what each adds, and its file to "
+    "attach as it is or to start from",
+)
+def pack_examples() -> list[RulePackExamplePublic]:
+    return [
+        RulePackExamplePublic(
+            example=e.slug,
+            pack_id=e.pack.id,
+            name=e.pack.name,
+            version=e.pack.version,
+            description=e.pack.description,
+            factions=list(e.factions),
+            settings=e.pack.settings,
+            adds=e.adds,
+            withdraws=e.withdraws,
+            requisition_costs=e.repriced,
+            yaml=e.text,
+        )
+        for e in examples.gallery()
+    ]
 
 
 @router.get("/campaigns/{campaign_id}/rule-packs", summary="The rule packs a campaign plays with")

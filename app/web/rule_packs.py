@@ -17,7 +17,7 @@ from app.services.accounts.access import Access
 from app.services.accounts.accounts import Principal
 from app.services.campaigns import membership
 from app.services.forces import forces
-from app.services.packs import campaign_packs, rulebooks
+from app.services.packs import campaign_packs, examples, rulebooks
 from app.web.display import pack_words
 from app.web.pages import attempt, page, redirect, render
 from app.web.reference import agenda_xp, requisition_terms
@@ -76,13 +76,18 @@ def _page(
     campaign = forces.get_campaign(session, campaign_id)
     book = rulebooks.campaign_book(session, campaign_id)
     rows = campaign_packs.list_packs(session, campaign_id)
+    organizer = _organizer(session, campaign_id, principal)
     return render(
         request,
         "pages/campaign_rules.html",
         principal,
         status=status,
         campaign=campaign,
-        organizer=_organizer(session, campaign_id, principal),
+        organizer=organizer,
+        # the example packs, for an organizer to start from (players see what is attached)
+        gallery=examples.gallery() if organizer else (),
+        attached={row.pack_id: row.pack_version for row in rows},
+        adds_words=adds_words,
         packs=[(row, packs.RulePack.model_validate(row.document)) for row in rows],
         book=book,
         reach=campaign_packs.reach(session, campaign_id),
@@ -107,7 +112,20 @@ def _organizer(session: SessionDep, campaign_id: int, principal: Principal | Non
     return role == "organizer"
 
 
-def _pack_text(file: UploadFile | None, text: str) -> bytes:
+def adds_words(adds: dict[str, list[str]]) -> str:
+    """``{"counters": ["Renown"], "quests": [...]}`` reads "1 counter (Renown); 2 quests
+    (…)"."""
+    return "; ".join(
+        f"{len(names)} {(kind if len(names) != 1 else kind[:-1]).replace('_', ' ')} "
+        f"({', '.join(names)})"
+        for kind, names in adds.items()
+        if names
+    )
+
+
+def _pack_text(file: UploadFile | None, text: str, example: str) -> bytes:
+    if example:  # from the gallery: the shipped file, through the same preview and attach
+        return examples.example(example).text.encode()
     if file is not None and file.filename:
         return file.file.read(packs.MAX_BYTES + 1)
     return text.encode()
@@ -125,8 +143,9 @@ def attach_pack(
     text: Text = "",
     action: Annotated[str, Form(max_length=10)] = "preview",
     accept_breaking: Ticked = False,
+    example: Annotated[str, Form(max_length=80)] = "",
 ) -> Response:
-    data = _pack_text(file, text)
+    data = _pack_text(file, text, example)
     with attempt(session) as outcome:
         if action == "attach":
             campaign_packs.attach(

@@ -100,6 +100,7 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("PATCH", "/api/v1/campaigns/{campaign_id}/territories/{territory_id}"): "update_territory",
     ("DELETE", "/api/v1/campaigns/{campaign_id}/territories/{territory_id}"): "delete_territory",
     ("GET", "/api/v1/rule-packs/schema"): "get_rule_pack_schema",
+    ("GET", "/api/v1/rule-packs/examples"): "list_rule_pack_examples",
     ("GET", "/api/v1/campaigns/{campaign_id}/rule-packs"): "list_rule_packs",
     ("POST", "/api/v1/campaigns/{campaign_id}/rule-packs"): "attach_rule_pack",
     ("GET", "/api/v1/campaigns/{campaign_id}/rules"): "get_campaign_rules",

@@ -81,6 +81,7 @@ POLICIES: dict[tuple[str, str], Access] = {
     ("POST", "/api/v1/battles/{battle_id}/call-off"): A.BATTLE_PLAY,
     ("PUT", "/api/v1/battles/{battle_id}/report"): A.BATTLE_PLAY,
     ("GET", "/api/v1/rule-packs/schema"): A.PUBLIC,
+    ("GET", "/api/v1/rule-packs/examples"): A.PUBLIC,
     ("GET", "/api/v1/campaigns/{campaign_id}/rule-packs"): A.CAMPAIGN_READ,
     ("GET", "/api/v1/campaigns/{campaign_id}/rules"): A.CAMPAIGN_READ,
     ("POST", "/api/v1/campaigns/{campaign_id}/rule-packs"): A.CAMPAIGN_ORGANIZE,

@@ -47,6 +47,27 @@ class RulePackPublic(BaseModel):
     adds: dict[str, list[str]] = Field(description="Names of what it adds, by kind")
 
 
+class RulePackExamplePublic(BaseModel):
+    """An example pack shipped with the tracker (issue 47): attach its ``yaml`` as a file
+    with POST /campaigns/{campaign_id}/rule-packs, as any pack."""
+
+    example: str = Field(description="Where it lives under examples/packs/, e.g. mixed/sagas")
+    pack_id: str = Field(description="The pack's own id (its `id` field)")
+    name: str
+    version: str
+    description: str
+    factions: list[str] = Field(
+        description="The factions whose forces it reaches; empty: every force"
+    )
+    settings: packs.Settings = Field(description="The campaign settings it sets")
+    adds: dict[str, list[str]] = Field(description="Names of what it adds, by kind")
+    withdraws: dict[str, list[str]] = Field(description="The core's entries it takes out")
+    requisition_costs: dict[str, int] = Field(
+        description="Core Requisitions it reprices: name → RP"
+    )
+    yaml: str = Field(description="The pack's file, as shipped")
+
+
 class CampaignRulebookPublic(BaseModel):
     """The rules a campaign plays with: the core rulebook with its rule packs applied (the
     core alone is under /rules). Only what packs can change or add is listed here."""
