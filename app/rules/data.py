@@ -423,6 +423,22 @@ class RemoveBattleScar(Frozen):
     kind: Literal["remove_battle_scar"]
 
 
+class GrantHonour(Frozen):
+    """The unit gains one of its pack's Battle Traits or Psychic Fortitudes as a Battle
+    Honour, named here (issue 47: a Battle Scar that turns into a Battle Trait). The core's
+    honour limits hold (ruling 83): a unit at its most Battle Honours, one that never gains
+    them, one that holds the entry or may not take it gains nothing from a threshold or a
+    quest, and a requisition for it is refused. ``replaces_scar``: the pack's Battle Scar
+    the unit loses as it gains the honour (if it holds it)."""
+
+    kind: Literal["grant_honour"]
+    category: Literal["battle_trait", "psychic_fortitude"] = "battle_trait"
+    entry: CounterId = Field(description="The pack's Battle Trait or Psychic Fortitude, by id")
+    replaces_scar: CounterId | None = Field(
+        default=None, description="The pack's Battle Scar it turns (left out: none)"
+    )
+
+
 class AddUpgrade(Frozen):
     """The unit gains a lasting upgrade, worth Crusade points (a relic, a gift, wargear)."""
 
@@ -524,6 +540,7 @@ Effect = Annotated[
     | AddXp
     | RemoveXp
     | RemoveBattleScar
+    | GrantHonour
     | AddUpgrade
     | AddUnit
     | ChangeCounter
@@ -537,6 +554,7 @@ UNIT_EFFECTS = (
     "add_xp",
     "remove_xp",
     "remove_battle_scar",
+    "grant_honour",
     "add_upgrade",
     "transform",
     "remove_unit",
@@ -893,6 +911,7 @@ ThresholdEffect = Annotated[
     | ChangeSupplyLimit
     | AddXp
     | RemoveXp
+    | GrantHonour
     | FreeRequisitions,
     Field(discriminator="kind"),
 ]

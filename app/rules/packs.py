@@ -44,6 +44,7 @@ from app.rules.data import (
     CrusadeRelic,
     Effect,
     FreeRequisitions,
+    GrantHonour,
     KillBound,
     Mission,
     MusterBy,
@@ -640,6 +641,7 @@ _UNION_TAGS = frozenset(
         "add_xp",
         "remove_xp",
         "remove_battle_scar",
+        "grant_honour",
         "add_upgrade",
         "change_counter",
         "free_requisitions",  # a threshold's effect
@@ -666,7 +668,7 @@ def check_against(
     problems += _core_problems(pack, book) + _character_stratagem_problems(pack, book, others)
     if root is not None:
         problems = documents.located(problems, root)
-    scope = _scope_problems(pack, book, others)
+    scope = _scope_problems(pack, book, others) + _grant_problems(pack)
     problems += documents.located(scope, root, columns=True) if root is not None else scope
     if problems:
         raise PackError(problems)
@@ -776,6 +778,8 @@ def _scoped_entries(pack: RulePack) -> list[tuple[str, Any, list[tuple[str, str]
                 refs += [("requisition", r) for r in e.requisitions]
             if isinstance(e, StartQuest):
                 refs.append(("quest", e.quest))
+            if isinstance(e, GrantHonour):
+                refs.append(("entry", e.entry))
         return refs
 
     out += [(f"counters[{n}]", c, []) for n, c in enumerate(pack.counters)]
@@ -819,6 +823,41 @@ def _scoped_entries(pack: RulePack) -> list[tuple[str, Any, list[tuple[str, str]
         for n, q in enumerate(pack.quests)
     ]
     return out
+
+
+def _grant_problems(pack: RulePack) -> list[Problem]:
+    """Each ``grant_honour`` names the pack's own Battle Trait or Psychic Fortitude, and the
+    scar it replaces the pack's own Battle Scar (issue 47)."""
+    entries = {
+        "battle_trait": ({e.id for e in pack.battle_traits}, "Battle Trait"),
+        "psychic_fortitude": ({e.id for e in pack.psychic_fortitudes}, "Psychic Fortitude"),
+    }
+    scars = {e.id for e in pack.battle_scars}
+    places = [
+        (f"requisitions[{n}].effects", r.effects) for n, r in enumerate(pack.requisitions)
+    ]
+    places += [(f"thresholds[{n}].effects", t.effects) for n, t in enumerate(pack.thresholds)]
+    for n, q in enumerate(pack.quests):
+        places += [(f"quests[{n}].reward", q.reward), (f"quests[{n}].penalty", q.penalty)]
+    problems = []
+    for where, effects in places:
+        for m, effect in enumerate(effects):
+            if not isinstance(effect, GrantHonour):
+                continue
+            ids, what = entries[effect.category]
+            if effect.entry not in ids:
+                problems.append(
+                    Problem(f"{where}[{m}].entry", None, f"no {what} '{effect.entry}' in this pack")
+                )
+            if effect.replaces_scar is not None and effect.replaces_scar not in scars:
+                problems.append(
+                    Problem(
+                        f"{where}[{m}].replaces_scar",
+                        None,
+                        f"no Battle Scar '{effect.replaces_scar}' in this pack",
+                    )
+                )
+    return problems
 
 
 def _character_stratagem_problems(
@@ -1118,7 +1157,7 @@ def _reward_problems(
             and scope == "force"
         ):
             problems.append(Problem(path, None, force_words[0]))
-        elif effect.kind in ("add_xp", "remove_xp") and scope == "force":
+        elif effect.kind in ("add_xp", "remove_xp", "grant_honour") and scope == "force":
             problems.append(Problem(path, None, force_words[1].replace("add_xp", effect.kind)))
         elif isinstance(effect, FreeRequisitions):
             problems += [

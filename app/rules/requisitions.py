@@ -19,6 +19,7 @@ from app.rules.data import (
     CharacterStratagem,
     Counter,
     Effect,
+    GrantHonour,
     RemoveBattleScar,
     RemoveUnit,
     RemoveXp,
@@ -40,6 +41,7 @@ from app.rules.order_of_battle import (
     spend_requisition_points,
     unit_supply,
 )
+from app.rules.honours import grant_pack_honour
 from app.rules.out_of_action import remove_battle_scar
 from app.rules.ranks import Promotion, change_xp, rank_index
 
@@ -637,9 +639,33 @@ def _effect(
             changed = replace(card, upgrades=(*card.upgrades, upgrade))
         case Transform():
             return _transform(force, card, effect, book)
+        case GrantHonour():
+            return _grant(force, card, effect, book)
         case _:
             raise AssertionError(effect)
     return force.with_card(changed), changed
+
+
+def _grant(
+    force: OrderOfBattle, card: CrusadeCard, effect: GrantHonour, book: Rulebook
+) -> tuple[OrderOfBattle, CrusadeCard]:
+    """The unit gains the pack's honour the effect names (issue 47), or the purchase is
+    refused where the core's honour limits stop it (ruling 83); the entry's own counters
+    move within their bounds, as when a decision gives it (ruling 59)."""
+    changed, entry = grant_pack_honour(card, effect, book, refuse=True)
+    assert entry is not None  # refused otherwise
+    force = force.with_card(changed)
+    rules = {c.id: c for c in book.counters}
+    for counter_id, amount in entry.counters.items():
+        rule = rules[counter_id]
+        if rule.scope == "card":
+            held = force.card(card.id)
+            value = max(rule.min, min(rule.max, held.counters.get(rule.id, rule.start) + amount))
+            force = force.with_card(replace(held, counters={**held.counters, rule.id: value}))
+        else:
+            value = max(rule.min, min(rule.max, force.counters.get(rule.id, rule.start) + amount))
+            force = replace(force, counters={**force.counters, rule.id: value})
+    return force, force.card(card.id)
 
 
 def _transform(

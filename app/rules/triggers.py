@@ -21,6 +21,7 @@ from app.rules.data import (
     Counter,
     CounterThreshold,
     FreeRequisitions,
+    GrantHonour,
     Quest,
     RemoveXp,
     RequisitionTarget,
@@ -29,6 +30,7 @@ from app.rules.data import (
     TriggerWhen,
     VictorBonus,
 )
+from app.rules.honours import grant_pack_honour
 from app.rules.order_of_battle import OrderOfBattle
 from app.rules.ranks import Promotion, change_xp
 
@@ -271,8 +273,31 @@ def apply_effects(
                 card, gained = change_xp(force.card(holder), delta, book)
                 force = force.with_card(card)
                 promotions += gained
+            case GrantHonour():
+                assert holder is not None  # checked on loading, as add_xp
+                force = _granted(force, holder, effect, counters, book)
             case FreeRequisitions():
                 owed.append((source, VictorBonus(effect=effect, summary=source.summary), holder))
+    return force
+
+
+def _granted(
+    force: OrderOfBattle,
+    holder: str,
+    effect: GrantHonour,
+    counters: dict[str, Counter],
+    book: Rulebook,
+) -> OrderOfBattle:
+    """The unit that earned it gains the pack's honour, unless the core's limits stop it
+    (ruling 83: a battle's update is never refused for it); the entry's own ``counters``
+    move as when a decision gives it (ruling 59)."""
+    card, entry = grant_pack_honour(force.card(holder), effect, book, refuse=False)
+    if entry is None:
+        return force
+    force = force.with_card(card)
+    for counter_id, amount in entry.counters.items():
+        rule = counters[counter_id]
+        force = _add(force, holder if rule.scope == "card" else None, rule, amount)
     return force
 
 
