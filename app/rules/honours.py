@@ -603,8 +603,7 @@ def grant_pack_honour(
         if category == HonourCategory.PSYCHIC_FORTITUDE and not card.has("PSYKER"):
             raise RuleError(
                 "psychic_fortitude_requires_psyker",
-                f"Only PSYKER units can gain Psychic Fortitudes, and {card.name} is not a "
-                "PSYKER.",
+                f"Only PSYKER units can gain Psychic Fortitudes, and {card.name} is not a PSYKER.",
             )
         if entry.id in card.honour_ids(category):
             raise RuleError(

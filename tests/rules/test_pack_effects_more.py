@@ -92,9 +92,7 @@ class TestFromAThreshold:
 
     def test_a_unit_at_its_most_battle_honours_gains_nothing(self) -> None:
         rules = played()
-        six = tuple(
-            BattleHonour(HonourCategory.BATTLE_TRAIT, (f"t{n}",), 1) for n in range(6)
-        )
+        six = tuple(BattleHonour(HonourCategory.BATTLE_TRAIT, (f"t{n}",), 1) for n in range(6))
         army = force(card(id="a", honours=six, scars=(PENANCE,), counters={"penance": 1}))
         after = after_battle(army, rules)
         assert after.card("a").honours == six  # the core's six: no seventh (ruling 83)

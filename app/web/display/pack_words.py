@@ -50,7 +50,11 @@ def effect_words(effect: Any, book: Rulebook) -> str:
             return "one Battle Scar healed"
         case "grant_honour":
             what = "Battle Trait" if effect.category == "battle_trait" else "Psychic Fortitude"
-            turned = f", in place of {_entry(effect.replaces_scar, book)}" if effect.replaces_scar else ""
+            turned = (
+                f", in place of {_entry(effect.replaces_scar, book)}"
+                if effect.replaces_scar
+                else ""
+            )
             return f"the unit gains the {what} {_entry(effect.entry, book)}{turned}"
         case "set_choice":
             return f"{_counter(effect.counter, book)}: {_words(effect.value)}"
