@@ -32,6 +32,7 @@ from app.rules.data import (
     Transform,
 )
 from app.rules.errors import RuleError
+from app.rules.honours import grant_pack_honour
 from app.rules.order_of_battle import (
     OrderOfBattle,
     add_unit,
@@ -41,7 +42,6 @@ from app.rules.order_of_battle import (
     spend_requisition_points,
     unit_supply,
 )
-from app.rules.honours import grant_pack_honour
 from app.rules.out_of_action import remove_battle_scar
 from app.rules.ranks import Promotion, change_xp, rank_index
 
