@@ -439,6 +439,18 @@ class GrantHonour(Frozen):
     )
 
 
+class RollTable(Frozen):
+    """The unit rolls on one of its pack's own tables and gains what comes up (issue 47: a
+    pathogen's side effect, a mutation): a Battle Trait or Psychic Fortitude as a Battle
+    Honour, or a Battle Scar, re-rolling what it holds or may not take, as a decision's roll
+    does. Dice entered or the app's; within the core's limits (ruling 84)."""
+
+    kind: Literal["roll_table"]
+    table: CounterId = Field(
+        description="The pack's table, by id (battle_trait, psychic_fortitude or battle_scar)"
+    )
+
+
 class AddUpgrade(Frozen):
     """The unit gains a lasting upgrade, worth Crusade points (a relic, a gift, wargear)."""
 
@@ -541,6 +553,7 @@ Effect = Annotated[
     | RemoveXp
     | RemoveBattleScar
     | GrantHonour
+    | RollTable
     | AddUpgrade
     | AddUnit
     | ChangeCounter
@@ -555,6 +568,7 @@ UNIT_EFFECTS = (
     "remove_xp",
     "remove_battle_scar",
     "grant_honour",
+    "roll_table",
     "add_upgrade",
     "transform",
     "remove_unit",
@@ -912,6 +926,7 @@ ThresholdEffect = Annotated[
     | AddXp
     | RemoveXp
     | GrantHonour
+    | RollTable
     | FreeRequisitions,
     Field(discriminator="kind"),
 ]

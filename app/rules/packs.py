@@ -61,6 +61,7 @@ from app.rules.data import (
     Requisition,
     RequisitionTarget,
     RequisitionTiming,
+    RollTable,
     Rulebook,
     SetChoice,
     StartQuest,
@@ -642,6 +643,7 @@ _UNION_TAGS = frozenset(
         "remove_xp",
         "remove_battle_scar",
         "grant_honour",
+        "roll_table",
         "add_upgrade",
         "change_counter",
         "free_requisitions",  # a threshold's effect
@@ -755,6 +757,7 @@ _REF_KIND = {
     "psychic_fortitudes": "entry",
     "battle_scars": "entry",
     "weapon_enhancements": "entry",
+    "tables": "table",
 }
 
 
@@ -780,6 +783,8 @@ def _scoped_entries(pack: RulePack) -> list[tuple[str, Any, list[tuple[str, str]
                 refs.append(("quest", e.quest))
             if isinstance(e, GrantHonour):
                 refs.append(("entry", e.entry))
+            if isinstance(e, RollTable):
+                refs.append(("table", e.table))
         return refs
 
     out += [(f"counters[{n}]", c, []) for n, c in enumerate(pack.counters)]
@@ -827,7 +832,8 @@ def _scoped_entries(pack: RulePack) -> list[tuple[str, Any, list[tuple[str, str]
 
 def _grant_problems(pack: RulePack) -> list[Problem]:
     """Each ``grant_honour`` names the pack's own Battle Trait or Psychic Fortitude, and the
-    scar it replaces the pack's own Battle Scar (issue 47)."""
+    scar it replaces the pack's own Battle Scar; each ``roll_table`` one of the pack's own
+    tables that needs no weapon named (issue 47)."""
     entries = {
         "battle_trait": ({e.id for e in pack.battle_traits}, "Battle Trait"),
         "psychic_fortitude": ({e.id for e in pack.psychic_fortitudes}, "Psychic Fortitude"),
@@ -838,8 +844,26 @@ def _grant_problems(pack: RulePack) -> list[Problem]:
     for n, q in enumerate(pack.quests):
         places += [(f"quests[{n}].reward", q.reward), (f"quests[{n}].penalty", q.penalty)]
     problems = []
+    tables = {t.id: t for t in pack.tables}
     for where, effects in places:
         for m, effect in enumerate(effects):
+            if isinstance(effect, RollTable):
+                table = tables.get(effect.table)
+                if table is None:
+                    problems.append(
+                        Problem(
+                            f"{where}[{m}].table", None, f"no table '{effect.table}' in this pack"
+                        )
+                    )
+                elif table.category == "weapon_enhancement":
+                    problems.append(
+                        Problem(
+                            f"{where}[{m}].table",
+                            None,
+                            f"{table.name} gives Weapon Enhancements, which need a weapon "
+                            "named: a decision's roll, never an effect's",
+                        )
+                    )
             if not isinstance(effect, GrantHonour):
                 continue
             ids, what = entries[effect.category]
@@ -1122,6 +1146,9 @@ def _trigger_problems(pack: RulePack, book: Rulebook) -> list[Problem]:
     return problems
 
 
+UNIT_REWARDS = ("add_xp", "remove_xp", "grant_honour", "roll_table")  # a unit's only
+
+
 def _reward_problems(
     where: str,
     effects: Sequence[Any],
@@ -1155,7 +1182,7 @@ def _reward_problems(
             and scope == "force"
         ):
             problems.append(Problem(path, None, force_words[0]))
-        elif effect.kind in ("add_xp", "remove_xp", "grant_honour") and scope == "force":
+        elif effect.kind in UNIT_REWARDS and scope == "force":
             problems.append(Problem(path, None, force_words[1].replace("add_xp", effect.kind)))
         elif isinstance(effect, FreeRequisitions):
             problems += [

@@ -183,3 +183,124 @@ def test_a_bad_grant_is_refused_where_it_is(change: tuple[str, str], where: str)
     with pytest.raises(packs.PackError) as refused:
         played(PENITENTS.replace(*change))
     assert where in str(refused.value)
+
+
+PLAGUE = """
+format: crusade-rule-pack/1
+id: plague_host
+name: Plague Host
+version: "1"
+counters:
+  - {id: contagion, name: Contagion, scope: card, start: 0, min: 0, max: 5}
+battle_traits:
+  - {id: bloated, name: Bloated, summary: The unit shrugs off wounds.}
+  - {id: rotting, name: Rotting, summary: Foes nearby choke.}
+battle_scars:
+  - {id: weeping_sores, name: Weeping Sores, summary: The unit slows.}
+  - {id: palsy, name: Palsy, summary: Its aim shakes.}
+tables:
+  - id: gifts
+    name: Gifts of Decay
+    category: battle_trait
+    dice: D6
+    results: [{roll: "1-3", entry: bloated}, {roll: "4-6", entry: rotting}]
+  - id: side_effects
+    name: Side Effects
+    category: battle_scar
+    dice: D6
+    results: [{roll: "1-3", entry: weeping_sores}, {roll: "4-6", entry: palsy}]
+triggers:
+  - {id: spread, name: Spread, when: battle_played, counter: contagion, amount: 1, summary: s}
+thresholds:
+  - id: blessed
+    name: Blessed
+    counter: contagion
+    at: 1
+    effects: [{kind: roll_table, table: gifts}]
+    summary: The first battle's contagion brings a gift.
+requisitions:
+  - id: pathogen
+    name: Experimental Pathogen
+    cost_rp: 1
+    target: unit
+    summary: The unit is dosed; roll for the side effect.
+    effects: [{kind: roll_table, table: side_effects}]
+"""
+
+
+def _battle(army: OrderOfBattle, rules: Rulebook, dice: list[int]) -> OrderOfBattle:
+    side = SideReport(roster=tuple(c.id for c in army.cards), agendas=())
+    return resolve_side(army, side, rules, EnteredDice(dice)).force
+
+
+class TestRollFromAThreshold:
+    def test_the_dice_entered_give_the_result_and_stay_on_the_card(self) -> None:
+        after = _battle(force(card(id="a")), played(PLAGUE), [5])
+        (honour,) = after.card("a").honours
+        assert honour.entry_ids == ("rotting",)
+        assert [(d.sides, d.value) for d in honour.dice] == [(6, 5)]
+        assert honour.crusade_points == 1
+
+    def test_a_result_held_is_rolled_again(self) -> None:
+        held = BattleHonour(HonourCategory.BATTLE_TRAIT, ("rotting",), 1)
+        after = _battle(force(card(id="a", honours=(held,))), played(PLAGUE), [6, 2])
+        assert [h.entry_ids for h in after.card("a").honours] == [("rotting",), ("bloated",)]
+        assert [d.value for d in after.card("a").honours[1].dice] == [6, 2]
+
+    def test_a_die_missing_refuses_the_result(self) -> None:
+        with pytest.raises(RuleError) as refused:
+            _battle(force(card(id="a")), played(PLAGUE), [])
+        assert refused.value.code == "dice_missing"
+
+    def test_a_full_unit_rolls_nothing(self) -> None:
+        six = tuple(BattleHonour(HonourCategory.BATTLE_TRAIT, (f"t{n}",), 1) for n in range(6))
+        after = _battle(force(card(id="a", honours=six)), played(PLAGUE), [])
+        assert after.card("a").honours == six
+
+
+class TestRollFromARequisition:
+    def buy(self, army: OrderOfBattle, **order: object) -> OrderOfBattle:
+        wanted = RequisitionOrder("pathogen", card_id="a", **order)  # type: ignore[arg-type]
+        bought, _ = purchase_requisition(army, wanted, PurchaseWindow(), played(PLAGUE))
+        return bought
+
+    def test_the_dice_entered_give_the_scar(self) -> None:
+        bought = self.buy(force(card(id="a")), dice=(2,))
+        assert [(s.entry_id, [d.value for d in s.dice]) for s in bought.card("a").scars] == [
+            ("weeping_sores", [2])
+        ]
+        assert bought.requisition_points == 4
+
+    def test_the_apps_dice_are_seeded(self) -> None:
+        first = self.buy(force(card(id="a")), seed=7).card("a").scars
+        assert first == self.buy(force(card(id="a")), seed=7).card("a").scars
+        assert len(first) == 1 and first[0].dice
+
+    def test_a_unit_with_the_most_scars_is_refused(self) -> None:
+        scars = tuple(BattleScar(f"s{n}") for n in range(book().numbers.max_battle_scars))
+        with pytest.raises(RuleError) as refused:
+            self.buy(force(card(id="a", scars=scars)), dice=(2,))
+        assert refused.value.code == "battle_scars_full"
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        (
+            ("table: side_effects}]", "table: side_effect}]"),
+            "requisitions[0].effects[0].table (line 40, column 41): no table 'side_effect' in this pack",
+        ),
+        (
+            ("category: battle_scar\n", "category: weapon_enhancement\n"),
+            "gives Weapon Enhancements",
+        ),
+        (
+            ("scope: card, start: 0, min: 0, max: 5}", "scope: force, start: 0, min: 0, max: 5}"),
+            "thresholds[0].effects[0] (line 32): roll_table needs a unit",
+        ),
+    ],
+)
+def test_a_bad_roll_is_refused_where_it_is(change: tuple[str, str], where: str) -> None:
+    with pytest.raises(packs.PackError) as refused:
+        played(PLAGUE.replace(*change))
+    assert where in str(refused.value)

@@ -56,6 +56,10 @@ def effect_words(effect: Any, book: Rulebook) -> str:
                 else ""
             )
             return f"the unit gains the {what} {_entry(effect.entry, book)}{turned}"
+        case "roll_table":
+            table = book.pack_table(effect.table)
+            name = table.name if table is not None else _words(effect.table)
+            return f"the unit rolls on {name} and gains the result"
         case "set_choice":
             return f"{_counter(effect.counter, book)}: {_words(effect.value)}"
         case "start_quest":
