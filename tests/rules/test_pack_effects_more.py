@@ -288,7 +288,7 @@ class TestRollFromARequisition:
     [
         (
             ("table: side_effects}]", "table: side_effect}]"),
-            "requisitions[0].effects[0].table (line 40, column 41): no table 'side_effect' in this pack",
+            "requisitions[0].effects[0].table (line 40, column 41): no table 'side_effect'",
         ),
         (
             ("category: battle_scar\n", "category: weapon_enhancement\n"),
