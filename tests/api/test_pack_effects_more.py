@@ -10,6 +10,7 @@ from sqlalchemy import Engine
 
 from tests.api.helpers import assert_problem, campaign, dump, force, unit
 from tests.api.test_rule_packs import attach, attached
+from tests.rules.test_pack_effects_more import PLAGUE
 
 PENITENTS = """
 format: crusade-rule-pack/1
@@ -43,7 +44,19 @@ requisitions:
 """
 
 
-def _played(client: TestClient, cid: int, blue: int, mine: int, red: int, foe: int) -> int:
+AGENDA = """
+format: crusade-rule-pack/1
+id: vigils
+name: Vigils
+version: "1"
+agendas:
+  - {id: vigil, name: Vigil, summary: s, xp_per_tally: 1, max_tally: 1}
+"""
+
+
+def _played(
+    client: TestClient, cid: int, blue: int, mine: int, red: int, foe: int, dice: object = None
+) -> int:
     sides = [
         {"force_id": blue, "role": "attacker", "roster": [mine], "agendas": ["vigil"]},
         {"force_id": red, "role": "defender", "roster": [foe], "agendas": ["vigil"]},
@@ -53,8 +66,8 @@ def _played(client: TestClient, cid: int, blue: int, mine: int, red: int, foe: i
     assert mustered.status_code == 201, mustered.text
     battle = int(mustered.json()["id"])
     result = [
-        {"force_id": blue, "victory_points": 30, "units": [{"card_id": mine}]},
-        {"force_id": red, "victory_points": 10, "units": [{"card_id": foe}]},
+        {"force_id": blue, "victory_points": 30, "units": [{"card_id": mine}], "dice": dice},
+        {"force_id": red, "victory_points": 10, "units": [{"card_id": foe}], "dice": dice},
     ]
     done = client.post(f"/api/v1/battles/{battle}/result", json={"sides": result})
     assert done.status_code == 200, done.text
@@ -130,4 +143,56 @@ def test_a_pack_granting_a_trait_it_lacks_is_refused_with_line_and_column(
         "requisitions[0].effects[0].entry (line 29, column 43): no Battle Trait 'sainted'"
         in refused.text
     )
+    assert dump(engine) == untouched
+
+
+def test_a_threshold_rolls_on_the_pack_table_with_the_dice_entered_and_a_revert_undoes_it(
+    client: TestClient, engine: Engine
+) -> None:
+    cid = campaign(client)
+    attached(client, cid, PLAGUE)
+    attached(client, cid, AGENDA)
+    blue, red = force(client, cid), force(client, cid, "Black Legion", "CHAOS")
+    mine, foe = unit(client, blue)["id"], unit(client, red, keywords=["CHAOS", "INFANTRY"])["id"]
+    before = client.get(f"/api/v1/cards/{mine}").json()
+    battle = _played(client, cid, blue, mine, red, foe, dice=[5])
+    card = client.get(f"/api/v1/cards/{mine}").json()
+    assert [(h["entries"][0]["id"], h["dice"]) for h in card["honours"]] == [("rotting", [[6, 5]])]
+    assert card["crusade_points"] == before["crusade_points"] + 1
+
+    assert client.post(f"/api/v1/battles/{battle}/revert").status_code == 200
+    card = client.get(f"/api/v1/cards/{mine}").json()
+    assert card["honours"] == [] and card["crusade_points"] == before["crusade_points"]
+    assert card["counters"].get("contagion", 0) == 0
+
+
+def test_a_requisition_rolls_on_the_pack_table(client: TestClient, engine: Engine) -> None:
+    cid = campaign(client)
+    attached(client, cid, PLAGUE)
+    blue = force(client, cid)
+    squad = unit(client, blue)["id"]
+    bought = client.post(
+        f"/api/v1/forces/{blue}/requisitions",
+        json={"requisition": "pathogen", "card_id": squad, "dice": [5]},
+    )
+    assert bought.status_code in (200, 201), bought.text
+    card = client.get(f"/api/v1/cards/{squad}").json()
+    assert [(s["id"], s["dice"]) for s in card["scars"]] == [("palsy", [[6, 5]])]
+    assert card["crusade_points"] == -1
+    rolled = client.post(
+        f"/api/v1/forces/{blue}/requisitions", json={"requisition": "pathogen", "card_id": squad}
+    )
+    assert rolled.status_code in (200, 201), rolled.text  # the app's dice
+    scars = client.get(f"/api/v1/cards/{squad}").json()["scars"]
+    assert [s["id"] for s in scars] == ["palsy", "weeping_sores"]  # palsy held: rolled again
+
+
+def test_a_pack_rolling_on_a_table_it_lacks_is_refused_with_line_and_column(
+    client: TestClient, engine: Engine
+) -> None:
+    cid = campaign(client)
+    untouched = dump(engine)
+    refused = attach(client, cid, PLAGUE.replace("table: gifts}", "table: gift}"))
+    assert refused.status_code == 422, refused.text
+    assert "thresholds[0].effects[0].table (line 32, column 41): no table 'gift'" in refused.text
     assert dump(engine) == untouched
