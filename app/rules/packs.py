@@ -839,7 +839,9 @@ def _grant_problems(pack: RulePack) -> list[Problem]:
         "psychic_fortitude": ({e.id for e in pack.psychic_fortitudes}, "Psychic Fortitude"),
     }
     scars = {e.id for e in pack.battle_scars}
-    places = [(f"requisitions[{n}].effects", r.effects) for n, r in enumerate(pack.requisitions)]
+    places: list[tuple[str, Sequence[Any]]] = [
+        (f"requisitions[{n}].effects", r.effects) for n, r in enumerate(pack.requisitions)
+    ]
     places += [(f"thresholds[{n}].effects", t.effects) for n, t in enumerate(pack.thresholds)]
     for n, q in enumerate(pack.quests):
         places += [(f"quests[{n}].reward", q.reward), (f"quests[{n}].penalty", q.penalty)]
