@@ -45,7 +45,7 @@ from app.rules.order_of_battle import (
     unit_supply,
 )
 from app.rules.out_of_action import remove_battle_scar
-from app.rules.pack_effects import roll_pack_table
+from app.rules.pack_effects import move_counters, roll_pack_table, rolled_counters
 from app.rules.ranks import Promotion, change_xp, rank_index
 
 
@@ -652,7 +652,10 @@ def _effect(
             return _grant(force, card, effect, book)
         case RollTable():
             # the core's limits refuse the purchase (ruling 84); the dice stay on the card
-            changed, _gained = roll_pack_table(card, effect, book, dice, refuse=True)
+            changed, gained = roll_pack_table(card, effect, book, dice, refuse=True)
+            moves = rolled_counters(gained, book)
+            force = move_counters(force.with_card(changed), card.id, moves, book)
+            return force, force.card(card.id)
         case _:
             raise AssertionError(effect)
     return force.with_card(changed), changed
@@ -666,17 +669,7 @@ def _grant(
     move within their bounds, as when a decision gives it (ruling 59)."""
     changed, entry = grant_pack_honour(card, effect, book, refuse=True)
     assert entry is not None  # refused otherwise
-    force = force.with_card(changed)
-    rules = {c.id: c for c in book.counters}
-    for counter_id, amount in entry.counters.items():
-        rule = rules[counter_id]
-        if rule.scope == "card":
-            held = force.card(card.id)
-            value = max(rule.min, min(rule.max, held.counters.get(rule.id, rule.start) + amount))
-            force = force.with_card(replace(held, counters={**held.counters, rule.id: value}))
-        else:
-            value = max(rule.min, min(rule.max, force.counters.get(rule.id, rule.start) + amount))
-            force = replace(force, counters={**force.counters, rule.id: value})
+    force = move_counters(force.with_card(changed), card.id, entry.counters, book)
     return force, force.card(card.id)
 
 

@@ -34,7 +34,7 @@ from app.rules.data import (
 from app.rules.dice import Dice
 from app.rules.honours import grant_pack_honour
 from app.rules.order_of_battle import OrderOfBattle
-from app.rules.pack_effects import roll_pack_table
+from app.rules.pack_effects import move_counters, roll_pack_table
 from app.rules.ranks import Promotion, change_xp
 
 MAX_PASSES = 5  # a threshold's effect may reach another threshold, this many times at most
@@ -292,7 +292,7 @@ def apply_effects(
                 promotions += gained
             case GrantHonour():
                 assert holder is not None  # checked on loading, as add_xp
-                force = _granted(force, holder, effect, counters, book)
+                force = _granted(force, holder, effect, book)
             case RollTable():
                 assert holder is not None and dice is not None  # a unit's; dice given
                 card, _gained = roll_pack_table(
@@ -305,11 +305,7 @@ def apply_effects(
 
 
 def _granted(
-    force: OrderOfBattle,
-    holder: str,
-    effect: GrantHonour,
-    counters: dict[str, Counter],
-    book: Rulebook,
+    force: OrderOfBattle, holder: str, effect: GrantHonour, book: Rulebook
 ) -> OrderOfBattle:
     """The unit that earned it gains the pack's honour, unless the core's limits stop it
     (ruling 83: a battle's update is never refused for it); the entry's own ``counters``
@@ -317,11 +313,7 @@ def _granted(
     card, entry = grant_pack_honour(force.card(holder), effect, book, refuse=False)
     if entry is None:
         return force
-    force = force.with_card(card)
-    for counter_id, amount in entry.counters.items():
-        rule = counters[counter_id]
-        force = _add(force, holder if rule.scope == "card" else None, rule, amount)
-    return force
+    return move_counters(force.with_card(card), holder, entry.counters, book)
 
 
 def reward_units(

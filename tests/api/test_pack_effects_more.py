@@ -179,6 +179,7 @@ def test_a_requisition_rolls_on_the_pack_table(client: TestClient, engine: Engin
     card = client.get(f"/api/v1/cards/{squad}").json()
     assert [(s["id"], s["dice"]) for s in card["scars"]] == [("palsy", [[6, 5]])]
     assert card["crusade_points"] == -1
+    assert client.get(f"/api/v1/forces/{blue}").json()["counters"]["misery"] == 1
     rolled = client.post(
         f"/api/v1/forces/{blue}/requisitions", json={"requisition": "pathogen", "card_id": squad}
     )
@@ -194,5 +195,5 @@ def test_a_pack_rolling_on_a_table_it_lacks_is_refused_with_line_and_column(
     untouched = dump(engine)
     refused = attach(client, cid, PLAGUE.replace("table: gifts}", "table: gift}"))
     assert refused.status_code == 422, refused.text
-    assert "thresholds[0].effects[0].table (line 32, column 41): no table 'gift'" in refused.text
+    assert "thresholds[0].effects[0].table (line 33, column 41): no table 'gift'" in refused.text
     assert dump(engine) == untouched

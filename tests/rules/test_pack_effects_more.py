@@ -192,12 +192,13 @@ name: Plague Host
 version: "1"
 counters:
   - {id: contagion, name: Contagion, scope: card, start: 0, min: 0, max: 5}
+  - {id: misery, name: Misery, scope: force, start: 0, min: 0, max: 9}
 battle_traits:
   - {id: bloated, name: Bloated, summary: The unit shrugs off wounds.}
   - {id: rotting, name: Rotting, summary: Foes nearby choke.}
 battle_scars:
   - {id: weeping_sores, name: Weeping Sores, summary: The unit slows.}
-  - {id: palsy, name: Palsy, summary: Its aim shakes.}
+  - {id: palsy, name: Palsy, counters: {misery: 1}, summary: Its aim shakes.}
 tables:
   - id: gifts
     name: Gifts of Decay
@@ -270,6 +271,12 @@ class TestRollFromARequisition:
             ("weeping_sores", [2])
         ]
         assert bought.requisition_points == 4
+        assert bought.counters.get("misery", 0) == 0  # Weeping Sores moves no counter
+
+    def test_the_scar_rolled_moves_its_counters(self) -> None:
+        bought = self.buy(force(card(id="a")), dice=(5,))
+        assert [s.entry_id for s in bought.card("a").scars] == ["palsy"]
+        assert bought.counters["misery"] == 1  # ruling 59, as a decision's scar
 
     def test_the_apps_dice_are_seeded(self) -> None:
         first = self.buy(force(card(id="a")), seed=7).card("a").scars
@@ -288,7 +295,7 @@ class TestRollFromARequisition:
     [
         (
             ("table: side_effects}]", "table: side_effect}]"),
-            "requisitions[0].effects[0].table (line 40, column 41): no table 'side_effect'",
+            "requisitions[0].effects[0].table (line 41, column 41): no table 'side_effect'",
         ),
         (
             ("category: battle_scar\n", "category: weapon_enhancement\n"),
@@ -296,7 +303,7 @@ class TestRollFromARequisition:
         ),
         (
             ("scope: card, start: 0, min: 0, max: 5}", "scope: force, start: 0, min: 0, max: 5}"),
-            "thresholds[0].effects[0] (line 32): roll_table needs a unit",
+            "thresholds[0].effects[0] (line 33): roll_table needs a unit",
         ),
     ],
 )
