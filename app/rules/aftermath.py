@@ -191,11 +191,11 @@ def resolve_side(force: OrderOfBattle, report: SideReport, book: Rulebook, dice:
         step = _resolve_unit(result.force, report.report_for(card_id), scored, report, book, dice)
         result = result.merge(step)
     result = result.merge(_close_battle(result.force, report, book))
-    return result.merge(_pack_triggers(force, result, report, book))
+    return result.merge(_pack_triggers(force, result, report, book, dice))
 
 
 def _pack_triggers(
-    before: OrderOfBattle, result: Aftermath, report: SideReport, book: Rulebook
+    before: OrderOfBattle, result: Aftermath, report: SideReport, book: Rulebook, dice: Dice
 ) -> Aftermath:
     """A rule pack's triggers move their counters by what the battle did; then each
     threshold a counter rose to applies its effects (issue 38)."""
@@ -221,8 +221,8 @@ def _pack_triggers(
     )
     moved = triggers.moved_by_triggers(result.force, book, roster=roster, facts=facts)
     # quests tally the same battle; their rewards may take a counter to a threshold
-    moved, quest_promotions, quest_owed = quests.advance(moved, book, roster, facts)
-    reached = triggers.reached_thresholds(before, moved, book, report.roster)
+    moved, quest_promotions, quest_owed = quests.advance(moved, book, roster, facts, dice)
+    reached = triggers.reached_thresholds(before, moved, book, report.roster, dice)
     force, promotions, fired, owed = reached
     promotions = quest_promotions + promotions
     owed = quest_owed + owed

@@ -423,6 +423,34 @@ class RemoveBattleScar(Frozen):
     kind: Literal["remove_battle_scar"]
 
 
+class GrantHonour(Frozen):
+    """The unit gains one of its pack's Battle Traits or Psychic Fortitudes as a Battle
+    Honour, named here (issue 47: a Battle Scar that turns into a Battle Trait). The core's
+    honour limits hold (ruling 83): a unit at its most Battle Honours, one that never gains
+    them, one that holds the entry or may not take it gains nothing from a threshold or a
+    quest, and a requisition for it is refused. ``replaces_scar``: the pack's Battle Scar
+    the unit loses as it gains the honour (if it holds it)."""
+
+    kind: Literal["grant_honour"]
+    category: Literal["battle_trait", "psychic_fortitude"] = "battle_trait"
+    entry: CounterId = Field(description="The pack's Battle Trait or Psychic Fortitude, by id")
+    replaces_scar: CounterId | None = Field(
+        default=None, description="The pack's Battle Scar it turns (left out: none)"
+    )
+
+
+class RollTable(Frozen):
+    """The unit rolls on one of its pack's own tables and gains what comes up (issue 47: a
+    pathogen's side effect, a mutation): a Battle Trait or Psychic Fortitude as a Battle
+    Honour, or a Battle Scar, re-rolling what it holds or may not take, as a decision's roll
+    does. Dice entered or the app's; within the core's limits (ruling 84)."""
+
+    kind: Literal["roll_table"]
+    table: CounterId = Field(
+        description="The pack's table, by id (battle_trait, psychic_fortitude or battle_scar)"
+    )
+
+
 class AddUpgrade(Frozen):
     """The unit gains a lasting upgrade, worth Crusade points (a relic, a gift, wargear)."""
 
@@ -524,6 +552,8 @@ Effect = Annotated[
     | AddXp
     | RemoveXp
     | RemoveBattleScar
+    | GrantHonour
+    | RollTable
     | AddUpgrade
     | AddUnit
     | ChangeCounter
@@ -537,6 +567,8 @@ UNIT_EFFECTS = (
     "add_xp",
     "remove_xp",
     "remove_battle_scar",
+    "grant_honour",
+    "roll_table",
     "add_upgrade",
     "transform",
     "remove_unit",
@@ -893,6 +925,8 @@ ThresholdEffect = Annotated[
     | ChangeSupplyLimit
     | AddXp
     | RemoveXp
+    | GrantHonour
+    | RollTable
     | FreeRequisitions,
     Field(discriminator="kind"),
 ]

@@ -13,6 +13,7 @@ from app.rules.cards import BattleHonour, CrusadeCard, honour_crusade_points, ne
 from app.rules.data import (
     CrusadeRelic,
     DiceTable,
+    GrantHonour,
     HonourCategory,
     PackHonour,
     Rulebook,
@@ -583,3 +584,39 @@ def check_crusade_relic(
             field="choice",
         )
     return relic
+
+
+def grant_pack_honour(
+    card: CrusadeCard, effect: GrantHonour, book: Rulebook, *, refuse: bool
+) -> tuple[CrusadeCard, PackHonour | None]:
+    """A threshold's, quest's or requisition's ``grant_honour`` (issue 47): the unit gains
+    the pack's entry it names as a Battle Honour, worth the Crusade points any honour is,
+    and loses ``replaces_scar`` if it holds it. The core's limits hold (ruling 83): the most
+    Battle Honours a unit may have, a unit that never gains them, an entry held already,
+    its ``eligible`` and a Psychic Fortitude's PSYKER. Where it cannot take it, a purchase
+    is refused (``refuse``); a battle's threshold or quest gives nothing (None)."""
+    category = HonourCategory(effect.category)
+    entry = book.honours.pack_entry(category, effect.entry)
+    assert entry is not None  # checked on loading: the pack's own entry
+    try:
+        check_can_gain_honour(card, book)
+        if category == HonourCategory.PSYCHIC_FORTITUDE and not card.has("PSYKER"):
+            raise RuleError(
+                "psychic_fortitude_requires_psyker",
+                f"Only PSYKER units can gain Psychic Fortitudes, and {card.name} is not a PSYKER.",
+            )
+        if entry.id in card.honour_ids(category):
+            raise RuleError(
+                "honour_duplicate",
+                f"{card.name} already has {entry.name}; a unit cannot have it twice.",
+            )
+        eligibility.require(entry.name, entry.eligible, card, book, "honour_not_eligible")
+    except RuleError:
+        if refuse:
+            raise
+        return card, None
+    honour = BattleHonour(category, (entry.id,), honour_crusade_points(card, book))
+    scars = card.scars
+    if effect.replaces_scar is not None:
+        scars = tuple(s for s in scars if s.entry_id != effect.replaces_scar)
+    return replace(card, honours=(*card.honours, honour), scars=scars), entry

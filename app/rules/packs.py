@@ -44,6 +44,7 @@ from app.rules.data import (
     CrusadeRelic,
     Effect,
     FreeRequisitions,
+    GrantHonour,
     KillBound,
     Mission,
     MusterBy,
@@ -60,6 +61,7 @@ from app.rules.data import (
     Requisition,
     RequisitionTarget,
     RequisitionTiming,
+    RollTable,
     Rulebook,
     SetChoice,
     StartQuest,
@@ -640,6 +642,8 @@ _UNION_TAGS = frozenset(
         "add_xp",
         "remove_xp",
         "remove_battle_scar",
+        "grant_honour",
+        "roll_table",
         "add_upgrade",
         "change_counter",
         "free_requisitions",  # a threshold's effect
@@ -666,7 +670,7 @@ def check_against(
     problems += _core_problems(pack, book) + _character_stratagem_problems(pack, book, others)
     if root is not None:
         problems = documents.located(problems, root)
-    scope = _scope_problems(pack, book, others)
+    scope = _scope_problems(pack, book, others) + _grant_problems(pack)
     problems += documents.located(scope, root, columns=True) if root is not None else scope
     if problems:
         raise PackError(problems)
@@ -753,6 +757,7 @@ _REF_KIND = {
     "psychic_fortitudes": "entry",
     "battle_scars": "entry",
     "weapon_enhancements": "entry",
+    "tables": "table",
 }
 
 
@@ -776,6 +781,10 @@ def _scoped_entries(pack: RulePack) -> list[tuple[str, Any, list[tuple[str, str]
                 refs += [("requisition", r) for r in e.requisitions]
             if isinstance(e, StartQuest):
                 refs.append(("quest", e.quest))
+            if isinstance(e, GrantHonour):
+                refs.append(("entry", e.entry))
+            if isinstance(e, RollTable):
+                refs.append(("table", e.table))
         return refs
 
     out += [(f"counters[{n}]", c, []) for n, c in enumerate(pack.counters)]
@@ -819,6 +828,60 @@ def _scoped_entries(pack: RulePack) -> list[tuple[str, Any, list[tuple[str, str]
         for n, q in enumerate(pack.quests)
     ]
     return out
+
+
+def _grant_problems(pack: RulePack) -> list[Problem]:
+    """Each ``grant_honour`` names the pack's own Battle Trait or Psychic Fortitude, and the
+    scar it replaces the pack's own Battle Scar; each ``roll_table`` one of the pack's own
+    tables that needs no weapon named (issue 47)."""
+    entries = {
+        "battle_trait": ({e.id for e in pack.battle_traits}, "Battle Trait"),
+        "psychic_fortitude": ({e.id for e in pack.psychic_fortitudes}, "Psychic Fortitude"),
+    }
+    scars = {e.id for e in pack.battle_scars}
+    places: list[tuple[str, Sequence[Any]]] = [
+        (f"requisitions[{n}].effects", r.effects) for n, r in enumerate(pack.requisitions)
+    ]
+    places += [(f"thresholds[{n}].effects", t.effects) for n, t in enumerate(pack.thresholds)]
+    for n, q in enumerate(pack.quests):
+        places += [(f"quests[{n}].reward", q.reward), (f"quests[{n}].penalty", q.penalty)]
+    problems = []
+    tables = {t.id: t for t in pack.tables}
+    for where, effects in places:
+        for m, effect in enumerate(effects):
+            if isinstance(effect, RollTable):
+                table = tables.get(effect.table)
+                if table is None:
+                    problems.append(
+                        Problem(
+                            f"{where}[{m}].table", None, f"no table '{effect.table}' in this pack"
+                        )
+                    )
+                elif table.category == "weapon_enhancement":
+                    problems.append(
+                        Problem(
+                            f"{where}[{m}].table",
+                            None,
+                            f"{table.name} gives Weapon Enhancements, which need a weapon "
+                            "named: a decision's roll, never an effect's",
+                        )
+                    )
+            if not isinstance(effect, GrantHonour):
+                continue
+            ids, what = entries[effect.category]
+            if effect.entry not in ids:
+                problems.append(
+                    Problem(f"{where}[{m}].entry", None, f"no {what} '{effect.entry}' in this pack")
+                )
+            if effect.replaces_scar is not None and effect.replaces_scar not in scars:
+                problems.append(
+                    Problem(
+                        f"{where}[{m}].replaces_scar",
+                        None,
+                        f"no Battle Scar '{effect.replaces_scar}' in this pack",
+                    )
+                )
+    return problems
 
 
 def _character_stratagem_problems(
@@ -1085,6 +1148,9 @@ def _trigger_problems(pack: RulePack, book: Rulebook) -> list[Problem]:
     return problems
 
 
+UNIT_REWARDS = ("add_xp", "remove_xp", "grant_honour", "roll_table")  # a unit's only
+
+
 def _reward_problems(
     where: str,
     effects: Sequence[Any],
@@ -1118,7 +1184,7 @@ def _reward_problems(
             and scope == "force"
         ):
             problems.append(Problem(path, None, force_words[0]))
-        elif effect.kind in ("add_xp", "remove_xp") and scope == "force":
+        elif effect.kind in UNIT_REWARDS and scope == "force":
             problems.append(Problem(path, None, force_words[1].replace("add_xp", effect.kind)))
         elif isinstance(effect, FreeRequisitions):
             problems += [

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from app.rules import eligibility, triggers
 from app.rules.data import Counter, Quest, Rulebook
+from app.rules.dice import Dice
 from app.rules.errors import RuleError
 from app.rules.order_of_battle import OrderOfBattle
 from app.rules.ranks import Promotion
@@ -106,6 +107,7 @@ def advance(
     book: Rulebook,
     roster: Sequence[str],
     facts: triggers.Facts,
+    dice: Dice | None = None,
 ) -> tuple[OrderOfBattle, list[Promotion], list[triggers.Owed]]:
     """Each quest under way for the force, or for a unit of the roster, tallies what the
     battle did: a failure first (its penalty), else its step (one step at most per battle),
@@ -119,7 +121,9 @@ def advance(
         holders: list[Holder] = [None] if quest.scope == "force" else list(roster)
         for holder in holders:
             force = _begin_automatic(force, holder, quest, book)
-            force = _tally(force, holder, quest, roster, facts, counters, book, promotions, owed)
+            force = _tally(
+                force, holder, quest, roster, facts, counters, book, promotions, owed, dice
+            )
     return force, promotions, owed
 
 
@@ -148,6 +152,7 @@ def _tally(
     book: Rulebook,
     promotions: list[Promotion],
     owed: list[triggers.Owed],
+    dice: Dice | None = None,
 ) -> OrderOfBattle:
     step_number = status(_counters(force, holder), quest)
     if not 1 <= step_number <= len(quest.steps):
@@ -155,7 +160,7 @@ def _tally(
     if quest.fails_when and triggers.happened(quest.fails_when, (), holder, force, roster, facts):
         force = _write(force, holder, {status_key(quest.id): FAILED, tally_key(quest.id): 0})
         return triggers.apply_effects(
-            force, holder, quest.penalty, quest, counters, book, promotions, owed
+            force, holder, quest.penalty, quest, counters, book, promotions, owed, dice
         )
     step = quest.steps[step_number - 1]
     count = triggers.happened(step.when, step.keywords_any, holder, force, roster, facts)
@@ -165,6 +170,6 @@ def _tally(
     force = _write(force, holder, {status_key(quest.id): step_number + 1, tally_key(quest.id): 0})
     if step_number + 1 == done(quest):
         force = triggers.apply_effects(
-            force, holder, quest.reward, quest, counters, book, promotions, owed
+            force, holder, quest.reward, quest, counters, book, promotions, owed, dice
         )
     return force

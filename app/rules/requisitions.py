@@ -19,18 +19,22 @@ from app.rules.data import (
     CharacterStratagem,
     Counter,
     Effect,
+    GrantHonour,
     RemoveBattleScar,
     RemoveUnit,
     RemoveXp,
     Requisition,
     RequisitionTarget,
     RequisitionTiming,
+    RollTable,
     Rulebook,
     SetChoice,
     StartQuest,
     Transform,
 )
+from app.rules.dice import Dice, EnteredDice, SeededDice
 from app.rules.errors import RuleError
+from app.rules.honours import grant_pack_honour
 from app.rules.order_of_battle import (
     OrderOfBattle,
     add_unit,
@@ -41,6 +45,7 @@ from app.rules.order_of_battle import (
     unit_supply,
 )
 from app.rules.out_of_action import remove_battle_scar
+from app.rules.pack_effects import move_counters, roll_pack_table, rolled_counters
 from app.rules.ranks import Promotion, change_xp, rank_index
 
 
@@ -76,6 +81,10 @@ class RequisitionOrder:
     # A rule pack's add_unit with chosen: the unit the buyer names (name, power_rating,
     # points, keywords), as plain data (kept with the purchase).
     new_unit: Mapping[str, Any] | None = None
+    # A rule pack's roll_table (issue 47): the dice rolled at the table, in order; none:
+    # the app's dice from ``seed`` (the edge draws it)
+    dice: tuple[int, ...] = ()
+    seed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -559,8 +568,9 @@ def _apply_effects(
     """A rule pack's requisition: its effects, in order, from the fixed vocabulary."""
     requisition = book.requisition(order.requisition)
     counters = {c.id: c for c in requisition.counters}
+    dice: Dice = EnteredDice(order.dice) if order.dice else SeededDice(order.seed or 0)
     for effect in requisition.effects:
-        force, card = _effect(force, card, effect, counters, requisition, order, book)
+        force, card = _effect(force, card, effect, counters, requisition, order, book, dice)
     return force
 
 
@@ -572,6 +582,7 @@ def _effect(
     requisition: Requisition,
     order: RequisitionOrder,
     book: Rulebook,
+    dice: Dice,
 ) -> tuple[OrderOfBattle, CrusadeCard | None]:
     match effect:
         case ChangeSupplyLimit(amount=amount):
@@ -637,9 +648,29 @@ def _effect(
             changed = replace(card, upgrades=(*card.upgrades, upgrade))
         case Transform():
             return _transform(force, card, effect, book)
+        case GrantHonour():
+            return _grant(force, card, effect, book)
+        case RollTable():
+            # the core's limits refuse the purchase (ruling 84); the dice stay on the card
+            changed, gained = roll_pack_table(card, effect, book, dice, refuse=True)
+            moves = rolled_counters(gained, book)
+            force = move_counters(force.with_card(changed), card.id, moves, book)
+            return force, force.card(card.id)
         case _:
             raise AssertionError(effect)
     return force.with_card(changed), changed
+
+
+def _grant(
+    force: OrderOfBattle, card: CrusadeCard, effect: GrantHonour, book: Rulebook
+) -> tuple[OrderOfBattle, CrusadeCard]:
+    """The unit gains the pack's honour the effect names (issue 47), or the purchase is
+    refused where the core's honour limits stop it (ruling 83); the entry's own counters
+    move within their bounds, as when a decision gives it (ruling 59)."""
+    changed, entry = grant_pack_honour(card, effect, book, refuse=True)
+    assert entry is not None  # refused otherwise
+    force = move_counters(force.with_card(changed), card.id, entry.counters, book)
+    return force, force.card(card.id)
 
 
 def _transform(

@@ -21,15 +21,20 @@ from app.rules.data import (
     Counter,
     CounterThreshold,
     FreeRequisitions,
+    GrantHonour,
     Quest,
     RemoveXp,
     RequisitionTarget,
+    RollTable,
     Rulebook,
     ThresholdEffect,
     TriggerWhen,
     VictorBonus,
 )
+from app.rules.dice import Dice
+from app.rules.honours import grant_pack_honour
 from app.rules.order_of_battle import OrderOfBattle
+from app.rules.pack_effects import move_counters, roll_pack_table
 from app.rules.ranks import Promotion, change_xp
 
 MAX_PASSES = 5  # a threshold's effect may reach another threshold, this many times at most
@@ -197,7 +202,11 @@ Owed = tuple["CounterThreshold | Quest", VictorBonus, Holder]
 
 
 def reached_thresholds(
-    before: OrderOfBattle, force: OrderOfBattle, book: Rulebook, roster: Sequence[str]
+    before: OrderOfBattle,
+    force: OrderOfBattle,
+    book: Rulebook,
+    roster: Sequence[str],
+    dice: Dice | None = None,
 ) -> tuple[OrderOfBattle, list[Promotion], list[Fired], list[Owed]]:
     """Each threshold whose counter rose to its ``at`` since ``before`` (the force before the
     battle, the purchase or the answer): its effects, then its ``reset_to``. Returns the
@@ -223,7 +232,15 @@ def reached_thresholds(
                 fired.append((holder, threshold))
                 progressed = True
                 force = apply_effects(
-                    force, holder, threshold.effects, threshold, counters, book, promotions, owed
+                    force,
+                    holder,
+                    threshold.effects,
+                    threshold,
+                    counters,
+                    book,
+                    promotions,
+                    owed,
+                    dice,
                 )
                 if threshold.reset_to is not None:
                     force = _set(force, holder, rule, threshold.reset_to)
@@ -248,9 +265,11 @@ def apply_effects(
     book: Rulebook,
     promotions: list[Promotion],
     owed: list[Owed],
+    dice: Dice | None = None,
 ) -> OrderOfBattle:
     """A threshold's effects, or a quest's reward or penalty, for ``holder``: counters, RP,
-    Supply Limit and XP at once, free requisitions owed as decisions naming ``source``."""
+    Supply Limit and XP at once, free requisitions owed as decisions naming ``source``; a
+    roll on a pack's table with ``dice`` (the battle's, entered or seeded)."""
     for effect in effects:
         match effect:
             case ChangeCounter(counter=counter_id, amount=amount):
@@ -271,9 +290,30 @@ def apply_effects(
                 card, gained = change_xp(force.card(holder), delta, book)
                 force = force.with_card(card)
                 promotions += gained
+            case GrantHonour():
+                assert holder is not None  # checked on loading, as add_xp
+                force = _granted(force, holder, effect, book)
+            case RollTable():
+                assert holder is not None and dice is not None  # a unit's; dice given
+                card, _gained = roll_pack_table(
+                    force.card(holder), effect, book, dice, refuse=False
+                )
+                force = force.with_card(card)
             case FreeRequisitions():
                 owed.append((source, VictorBonus(effect=effect, summary=source.summary), holder))
     return force
+
+
+def _granted(
+    force: OrderOfBattle, holder: str, effect: GrantHonour, book: Rulebook
+) -> OrderOfBattle:
+    """The unit that earned it gains the pack's honour, unless the core's limits stop it
+    (ruling 83: a battle's update is never refused for it); the entry's own ``counters``
+    move as when a decision gives it (ruling 59)."""
+    card, entry = grant_pack_honour(force.card(holder), effect, book, refuse=False)
+    if entry is None:
+        return force
+    return move_counters(force.with_card(card), holder, entry.counters, book)
 
 
 def reward_units(

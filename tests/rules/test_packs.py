@@ -187,6 +187,9 @@ def test_the_schema_describes_every_field() -> None:
         "start_quest",
         "transform",
         "remove_unit",
+        # issue 47: a pack's own honour given, its own table rolled, as effects
+        "grant_honour",
+        "roll_table",
     }
 
 

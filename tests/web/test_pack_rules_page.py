@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 
 from tests.api.helpers import campaign
 from tests.api.test_rule_packs import attached
+from tests.rules.test_pack_effects_more import PENITENTS, PLAGUE
 
 HOST = """
 format: crusade-rule-pack/1
@@ -83,3 +84,14 @@ def test_the_rules_page_shows_the_pack_as_it_plays(client: TestClient) -> None:
     reward = page.split('data-testid="quest-reward-long_march"')[1].split("</dd>")[0]
     assert "Reward: Zeal +4." in reward
     assert "penalty: -1 RP (never below 0)" in reward
+
+
+def test_the_rules_page_says_a_granted_honour_and_a_table_roll(client: TestClient) -> None:
+    cid = campaign(client)
+    attached(client, cid, PENITENTS)
+    attached(client, cid, PLAGUE)
+    page = html.unescape(client.get(f"/campaigns/{cid}/rules").text)
+    assert "the unit gains the Battle Trait Absolved, in place of Penitent" in page
+    assert "Does: the unit gains the Battle Trait Sanctified." in page
+    assert "the unit rolls on Gifts of Decay and gains the result" in page
+    assert "Does: the unit rolls on Side Effects and gains the result." in page

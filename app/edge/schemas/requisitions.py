@@ -3,12 +3,13 @@ and the website alike)."""
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
-from app.edge.schemas.common import Id, Input, Keyword, Name
+from app.edge.schemas.common import Die, Id, Input, Keyword, Name
 from app.rules.requisitions import RequisitionOrder
 
 
@@ -52,6 +53,12 @@ class RequisitionIn(Input):
         description="A rule pack's requisition that brings a unit the buyer names (add_unit "
         "with chosen)",
     )
+    dice: list[Die] | None = Field(
+        default=None,
+        max_length=50,
+        description="A rule pack's roll_table: the dice rolled at the table, in order (a D33 "
+        "takes two D3, 2D6 two D6); left out, the app rolls",
+    )
 
 
 def requisition_order(body: RequisitionIn) -> RequisitionOrder:
@@ -59,6 +66,8 @@ def requisition_order(body: RequisitionIn) -> RequisitionOrder:
     data = body.model_dump()
     data["card_id"] = str(body.card_id) if body.card_id is not None else None
     data["replaced_weapons"] = tuple(body.replaced_weapons)
+    data["dice"] = tuple(body.dice or ())
+    data["seed"] = None if body.dice else secrets.randbelow(2**31)
     return RequisitionOrder(**data)
 
 

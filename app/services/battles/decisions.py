@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -573,6 +574,8 @@ def _order(data: dict[str, Any]) -> RequisitionOrder:
     if "card_id" in fields:
         fields["card_id"] = str(fields["card_id"])
     fields["replaced_weapons"] = tuple(fields.get("replaced_weapons", ()))
+    fields["dice"] = tuple(fields.get("dice", ()))
+    fields.setdefault("seed", secrets.randbelow(2**31))  # a pack's roll_table: the app's dice
     return RequisitionOrder(**fields)
 
 

@@ -216,5 +216,7 @@ def _promotions(bought: Bought) -> dict[str, Any]:
 
 def _details(order: RequisitionOrder) -> dict[str, Any]:
     return {
-        k: v for k, v in vars(order).items() if v not in (None, (), False) and k != "requisition"
+        k: v
+        for k, v in vars(order).items()
+        if v not in (None, (), False) and k not in ("requisition", "dice", "seed")
     }

@@ -4,6 +4,7 @@ every threshold reached is said in the history (``threshold_reached``)."""
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 
 from sqlmodel import Session
@@ -11,6 +12,7 @@ from sqlmodel import Session
 from app.rules import triggers
 from app.rules.aftermath import Decision, threshold_decisions
 from app.rules.data import CounterThreshold, Rulebook
+from app.rules.dice import SeededDice
 from app.rules.order_of_battle import OrderOfBattle
 from app.rules.ranks import Promotion
 from app.services.feed import history
@@ -27,11 +29,13 @@ def after_command(
     battle_id: int | None = None,
 ) -> tuple[OrderOfBattle, list[Promotion], tuple[Decision, ...]]:
     """The force once each threshold its counters rose to (from ``before``) has applied,
-    the promotions their XP gave and the decisions they owe."""
+    the promotions their XP gave and the decisions they owe (a roll on a pack's table
+    there uses the app's dice)."""
     if not book.thresholds:
         return after, [], ()
     holders = triggers.changed_holders(before, after)
-    force, promotions, fired, owed = triggers.reached_thresholds(before, after, book, holders)
+    dice = SeededDice(secrets.randbelow(2**31))
+    force, promotions, fired, owed = triggers.reached_thresholds(before, after, book, holders, dice)
     record_reached(
         session,
         campaign_id=campaign_id,

@@ -48,6 +48,18 @@ def effect_words(effect: Any, book: Rulebook) -> str:
             return f"an upgrade, {effect.name} (+{effect.crusade_points} Crusade points)"
         case "remove_battle_scar":
             return "one Battle Scar healed"
+        case "grant_honour":
+            what = "Battle Trait" if effect.category == "battle_trait" else "Psychic Fortitude"
+            turned = (
+                f", in place of {_entry(effect.replaces_scar, book)}"
+                if effect.replaces_scar
+                else ""
+            )
+            return f"the unit gains the {what} {_entry(effect.entry, book)}{turned}"
+        case "roll_table":
+            table = book.pack_table(effect.table)
+            name = table.name if table is not None else _words(effect.table)
+            return f"the unit rolls on {name} and gains the result"
         case "set_choice":
             return f"{_counter(effect.counter, book)}: {_words(effect.value)}"
         case "start_quest":
@@ -83,6 +95,19 @@ def _counter(counter_id: str, book: Rulebook) -> str:
 
 def _requisition(requisition_id: str, book: Rulebook) -> str:
     return next((r.name for r in book.requisitions if r.id == requisition_id), requisition_id)
+
+
+def _entry(entry_id: str, book: Rulebook) -> str:
+    """A pack's Battle Trait, Psychic Fortitude or Battle Scar by name (its id's words if
+    the rulebook no longer has it)."""
+    for entry in (
+        *book.honours.pack_battle_traits,
+        *book.honours.pack_psychic_fortitudes,
+        *book.scars.pack_scars,
+    ):
+        if entry.id == entry_id:
+            return entry.name
+    return _words(entry_id)
 
 
 def _quest(quest_id: str, book: Rulebook) -> str:
