@@ -26,5 +26,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('force') as batch:
-        batch.drop_column('army_keywords')
+    # Not a batch: a rebuilt force table would break every row that refers to it (SQLite
+    # drops a plain column itself).
+    op.drop_column('force', 'army_keywords')

@@ -34,7 +34,9 @@ def test_an_organizer_attaches_a_pack_on_a_phone(
     with page.expect_navigation():
         page.get_by_role("button", name="Attach The Ashen Pilgrims").click()
     expect(page.get_by_role("status")).to_contain_text("The rule pack is attached")
-    expect(page.get_by_role("heading", name="The Ashen Pilgrims version 1.0")).to_be_visible()
+    expect(
+        page.get_by_role("heading", level=2, name="The Ashen Pilgrims version 1.0")
+    ).to_be_visible()
     assert_page_ok(page)
     attached = client.get(f"/api/v1/campaigns/{campaign}/rule-packs").json()
     assert [(p["pack_id"], p["version"]) for p in attached] == [("ashen_pilgrims", "1.0")]
