@@ -173,6 +173,12 @@ class WokenPages:
         self._lock = threading.Lock()
         self.built: deque[Hashable] = deque(maxlen=64)  # the keys of the last pages built
 
+    def clear(self) -> None:
+        """Forget every kept page (a process that meets a second database: the tests')."""
+        with self._lock:
+            self._kept.clear()
+            self.built.clear()
+
     async def body(self, key: Hashable, build: Callable[[], Awaitable[bytes]]) -> bytes:
         while True:
             with self._lock:
