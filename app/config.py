@@ -177,9 +177,17 @@ def secret_key(settings: Settings) -> str:
     directory (readable by its owner only) so sessions survive restarts. Never in the repo."""
     if settings.secret_key is not None:
         return settings.secret_key.get_secret_value()
-    path = settings.data_dir / "secret_key"
+    return _kept_secret_key(str(settings.data_dir / "secret_key"))
+
+
+@cache
+def _kept_secret_key(where: str) -> str:
+    # Read once per process: every request that needs an access check asks for the key, and
+    # reading the file each time cost a tenth of a cached read (issue 50). The file is made
+    # once and never rewritten by the service; rotating it means a restart.
+    path = Path(where)
     if not path.exists():
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(secrets.token_urlsafe(48), encoding="utf-8")
         path.chmod(0o600)
     return path.read_text(encoding="utf-8").strip()

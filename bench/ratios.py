@@ -13,7 +13,11 @@ Order of Battle's ETag back (a client that already holds it).
 
 Each request is timed in rounds (/health, then each read, then /health again ...), several
 client threads each, so the ratio compares like with like even on a machine whose speed
-changes during the run."""
+changes during the run. With a server of its own it also prints the server's CPU time per
+request (from /proc, the server process and its children) as a ratio: /health's CPU per
+request over the read's. That one does not move with what else the machine runs, so it is
+the figure to compare on a busy machine; the throughput ratio is the one a quiet machine
+shows."""
 
 from __future__ import annotations
 
@@ -40,7 +44,7 @@ CRUSADE = str(Path(sys.executable).with_name("crusade"))
 
 
 @contextmanager
-def demo_server(database_url: str = "") -> Iterator[str]:
+def demo_server(database_url: str = "") -> Iterator[tuple[str, int | None]]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -51,7 +55,7 @@ def demo_server(database_url: str = "") -> Iterator[str]:
 
 
 @contextmanager
-def _started(folder: str, url: str, port: int) -> Iterator[str]:
+def _started(folder: str, url: str, port: int) -> Iterator[tuple[str, int | None]]:
     env = {
         **os.environ,
         "DATABASE_URL": url,
@@ -69,16 +73,40 @@ def _started(folder: str, url: str, port: int) -> Iterator[str]:
                     break
             except httpx.TransportError:
                 time.sleep(0.3)
-        yield base
+        yield base, process.pid
     finally:
         process.terminate()
         process.wait(timeout=20)
 
 
+def server_cpu(pid: int | None) -> float:
+    """CPU seconds used so far by ``pid`` and the processes under it (0 without a pid)."""
+    if pid is None:
+        return 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+        todo.extend(int(c) for c in children)
+    return total
+
+
 def rate(
-    base: str, path: str, seconds: float, threads: int, headers: dict[str, str] | None = None
-) -> float:
-    """Requests a second over ``seconds`` from ``threads`` keep-alive clients."""
+    base: str,
+    path: str,
+    seconds: float,
+    threads: int,
+    headers: dict[str, str] | None = None,
+    pid: int | None = None,
+) -> tuple[float, float]:
+    """Requests a second over ``seconds`` from ``threads`` keep-alive clients, and the
+    server's CPU seconds per request meanwhile."""
     deadline = time.perf_counter() + seconds
     expected = 304 if headers else 200
 
@@ -91,10 +119,10 @@ def rate(
                 done += 1
         return done
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), server_cpu(pid)
     with ThreadPoolExecutor(threads) as pool:
         total = sum(pool.map(lambda _: client(), range(threads)))
-    return total / (time.perf_counter() - start)
+    return total / (time.perf_counter() - start), (server_cpu(pid) - cpu) / max(total, 1)
 
 
 def main() -> None:
@@ -111,6 +139,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="per measure")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--only", default="", help="only the reads whose name holds this")
     args = parser.parse_args()
     reads = {
         "Order of Battle JSON": f"/api/v1/forces/{args.force}",
@@ -121,34 +150,39 @@ def main() -> None:
         "battles list page": f"/campaigns/{args.campaign}/battles",
         "304 (Order of Battle)": f"/api/v1/forces/{args.force}",
     }
+    if args.only:
+        reads = {n: p for n, p in reads.items() if args.only.lower() in n.lower()}
     server = demo_server(args.database_url) if not args.url else _given(args.url)
-    with server as base:
-        etag = httpx.get(f"{base}{reads['304 (Order of Battle)']}").headers["ETag"]
+    with server as (base, pid):
+        etag = httpx.get(f"{base}/api/v1/forces/{args.force}").headers["ETag"]
         sent = {"304 (Order of Battle)": {"If-None-Match": etag}}
         for name, path in [("/health", "/health"), *reads.items()]:  # warm-up
             rate(base, path, 0.5, args.threads, sent.get(name))
         ratios: dict[str, list[float]] = {name: [] for name in reads}
+        cpu_ratios: dict[str, list[float]] = {name: [] for name in reads}
         health_rates = []
         for _ in range(args.rounds):
             for name, path in reads.items():
-                health = rate(base, "/health", args.seconds / 2, args.threads)
+                health, health_cpu = rate(base, "/health", args.seconds / 2, args.threads, pid=pid)
                 health_rates.append(health)
-                done = rate(base, path, args.seconds, args.threads, sent.get(name))
+                done, cpu = rate(base, path, args.seconds, args.threads, sent.get(name), pid)
                 ratios[name].append(done / health if health else float("nan"))
+                cpu_ratios[name].append(health_cpu / cpu if cpu else float("nan"))
     engine = "PostgreSQL" if args.database_url else "SQLite" if not args.url else args.url
     print(
         f"{base} ({engine}): {args.threads} client threads, {args.rounds} rounds of "
         f"{args.seconds} s; load average {os.getloadavg()[0]:.1f}"
     )
     print(f"/health: {min(health_rates):.0f}-{max(health_rates):.0f} requests a second")
-    print(f"{'request':28} {'ratio to /health (each round)':>34}")
+    print(f"{'request':28} {'ratio to /health (each round)':>34}   by server CPU a request")
     for name, values in ratios.items():
-        print(f"{name:28} {' '.join(f'{v:.2f}' for v in values):>34}")
+        by_cpu = " ".join(f"{v:.2f}" for v in cpu_ratios[name]) if pid else "-"
+        print(f"{name:28} {' '.join(f'{v:.2f}' for v in values):>34}   {by_cpu}")
 
 
 @contextmanager
-def _given(url: str) -> Iterator[str]:
-    yield url.rstrip("/")
+def _given(url: str) -> Iterator[tuple[str, int | None]]:
+    yield url.rstrip("/"), None
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Hashable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile, status
@@ -10,7 +11,7 @@ from pydantic import TypeAdapter
 from sqlmodel import Session
 
 from app.api import reports
-from app.api.plumbing.cache import cached_json, read_cache
+from app.api.plumbing.cache import cached_json, ends_read_early, kept_or_built, read_cache
 from app.api.plumbing.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
 from app.api.plumbing.responses import located
 from app.api.plumbing.route_access import API
@@ -162,7 +163,8 @@ BATTLES_PAGE = TypeAdapter(KeysetPage[BattlePublic])
     response_model=KeysetPage[BattlePublic],
     responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
 )
-def list_battles(
+@ends_read_early
+async def list_battles(
     campaign_id: int,
     request: Request,
     session: SessionDep,
@@ -171,7 +173,23 @@ def list_battles(
 ) -> Response:
     """Each page is cached per version of the campaign (the next page's address is part
     of it: the key holds the query as sent)."""
-    version = versions.campaign_version(session, campaign_id)
+    held = versions.held_campaign_version(session, campaign_id)
+    found = _battles_key(request, campaign_id, held) if held is not None else None
+    return await kept_or_built(
+        request, session, found, lambda: _battles_read(request, session, campaign_id, cursor, limit)
+    )
+
+
+def _battles_key(request: Request, campaign_id: int, version: int) -> tuple[Hashable, str]:
+    query = request.url.query
+    digest = f"{version}-{hashlib.sha256(query.encode()).hexdigest()[:12]}" if query else version
+    return ("battles", campaign_id, version, query), f'"battles-{campaign_id}-v{digest}"'
+
+
+def _battles_read(
+    request: Request, session: Session, campaign_id: int, cursor: int | None, limit: int
+) -> Response:
+    key, etag = _battles_key(request, campaign_id, versions.campaign_version(session, campaign_id))
 
     def build() -> tuple[bytes, dict[str, str]]:
         rows, following = lifecycle.list_battles(
@@ -189,16 +207,8 @@ def list_battles(
         link = headers.headers.get("link")
         return BATTLES_PAGE.dump_json(page), {"Link": link} if link else {}
 
-    query = request.url.query
-    digest = f"{version}-{hashlib.sha256(query.encode()).hexdigest()[:12]}" if query else version
-    return cached_json(
-        request,
-        session,
-        cache=read_cache(request),
-        key=("battles", campaign_id, version, query),
-        etag=f'"battles-{campaign_id}-v{digest}"',
-        build=build,
-    )
+    cache = read_cache(request)
+    return cached_json(request, session, cache=cache, key=key, etag=etag, build=build)
 
 
 @router.get("/battles/{battle_id}", summary="One battle with both sides, and its report")

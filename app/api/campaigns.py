@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import tempfile
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from typing import Annotated
 from urllib.parse import quote
 
@@ -13,10 +13,11 @@ from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
 from pydantic import TypeAdapter
 from sqlalchemy import Engine
+from sqlmodel import Session
 
 from app.api import reports
 from app.api.export_schema import ExportDocument
-from app.api.plumbing.cache import cached_json, read_cache
+from app.api.plumbing.cache import cached_json, ends_read_early, kept_or_built, read_cache
 from app.api.plumbing.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
 from app.api.plumbing.responses import located
 from app.db.models import Card
@@ -128,26 +129,33 @@ def list_forces(
     response_model=OrderOfBattlePublic,
     responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
 )
-def get_order_of_battle(force_id: int, request: Request, session: SessionDep) -> Response:
+@ends_read_early
+async def get_order_of_battle(force_id: int, request: Request, session: SessionDep) -> Response:
     """Served from a cache keyed by the force's version and its campaign's (a rule pack
     renames what it shows); the ETag lets clients skip even that (If-None-Match answers 304
     while nothing has changed)."""
-    version, campaign_version = versions.force_versions(session, force_id)
+    held = versions.held_force_versions(session, force_id)
+    found = _force_key(force_id, *held) if held else None
+    return await kept_or_built(
+        request, session, found, lambda: _order_of_battle(force_id, request, session)
+    )
+
+
+def _force_key(force_id: int, version: int, campaign_version: int) -> tuple[Hashable, str]:
     tag = f"{version}.{campaign_version}"
+    return ("force", force_id, tag), f'"force-{force_id}-v{tag}"'
+
+
+def _order_of_battle(force_id: int, request: Request, session: Session) -> Response:
+    key, etag = _force_key(force_id, *versions.force_versions(session, force_id))
 
     def build() -> tuple[bytes, dict[str, str]]:
         view = forces.load_force(session, force_id)
         book = rulebooks.book_of(session, view.force)
         return present.order_of_battle(view, book).model_dump_json().encode(), {}
 
-    return cached_json(
-        request,
-        session,
-        cache=read_cache(request),
-        key=("force", force_id, tag),
-        etag=f'"force-{force_id}-v{tag}"',
-        build=build,
-    )
+    cache = read_cache(request)
+    return cached_json(request, session, cache=cache, key=key, etag=etag, build=build)
 
 
 @router.patch("/forces/{force_id}", summary="Rename a force or edit its notes")
@@ -204,22 +212,29 @@ def add_cards(force_id: int, body: CardsCreate, session: SessionDep) -> CardsPub
     response_model=CardPublic,
     responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
 )
-def get_card(card_id: int, request: Request, session: SessionDep) -> Response:
+@ends_read_early
+async def get_card(card_id: int, request: Request, session: SessionDep) -> Response:
     """Cached per version of the card's campaign (its rule packs name its relics)."""
-    version = versions.card_version(session, card_id)
+    held = versions.held_card_version(session, card_id)
+    found = _card_key(card_id, held) if held is not None else None
+    return await kept_or_built(
+        request, session, found, lambda: _card_read(card_id, request, session)
+    )
+
+
+def _card_key(card_id: int, version: int) -> tuple[Hashable, str]:
+    return ("card", card_id, version), f'"card-{card_id}-v{version}"'
+
+
+def _card_read(card_id: int, request: Request, session: Session) -> Response:
+    key, etag = _card_key(card_id, versions.card_version(session, card_id))
 
     def build() -> tuple[bytes, dict[str, str]]:
         card = _card(session, forces.get_card(session, card_id))
         return card.model_dump_json().encode(), {}
 
-    return cached_json(
-        request,
-        session,
-        cache=read_cache(request),
-        key=("card", card_id, version),
-        etag=f'"card-{card_id}-v{version}"',
-        build=build,
-    )
+    cache = read_cache(request)
+    return cached_json(request, session, cache=cache, key=key, etag=etag, build=build)
 
 
 def _card(session: SessionDep, row: Card) -> CardPublic:
@@ -351,18 +366,25 @@ STANDINGS = TypeAdapter(list[standings.Standing])
     response_model=list[standings.Standing],
     responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
 )
-def get_standings(campaign_id: int, request: Request, session: SessionDep) -> Response:
+@ends_read_early
+async def get_standings(campaign_id: int, request: Request, session: SessionDep) -> Response:
     """Cached per version of the campaign."""
-    version = versions.campaign_version(session, campaign_id)
+    held = versions.held_campaign_version(session, campaign_id)
+    found = _standings_key(campaign_id, held) if held is not None else None
+    return await kept_or_built(
+        request, session, found, lambda: _standings_read(campaign_id, request, session)
+    )
+
+
+def _standings_key(campaign_id: int, version: int) -> tuple[Hashable, str]:
+    return ("standings", campaign_id, version), f'"standings-{campaign_id}-v{version}"'
+
+
+def _standings_read(campaign_id: int, request: Request, session: Session) -> Response:
+    key, etag = _standings_key(campaign_id, versions.campaign_version(session, campaign_id))
 
     def build() -> tuple[bytes, dict[str, str]]:
         return STANDINGS.dump_json(standings.standings(session, campaign_id=campaign_id)), {}
 
-    return cached_json(
-        request,
-        session,
-        cache=read_cache(request),
-        key=("standings", campaign_id, version),
-        etag=f'"standings-{campaign_id}-v{version}"',
-        build=build,
-    )
+    cache = read_cache(request)
+    return cached_json(request, session, cache=cache, key=key, etag=etag, build=build)

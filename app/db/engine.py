@@ -42,12 +42,17 @@ def make_engine(url: str, **options: Any) -> Engine:
     return engine
 
 
+NO_TRANSACTION = "NONE"
+
+
 def _sqlite_begin(connection: Any) -> None:
     """Start every transaction explicitly so a command's reads and writes form one
     transaction (Python's sqlite3 module would only open one at the first write). Commands
     that write ask for IMMEDIATE: they take the write lock up front, so two of them never
     both read the same state and then both write it."""
     mode = connection.get_execution_options().get("sqlite_begin", "DEFERRED")
+    if mode == NO_TRANSACTION:  # a quick read: each statement stands alone (session.py)
+        return
     connection.exec_driver_sql(f"BEGIN {mode}")
 
 

@@ -14,7 +14,7 @@ from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.config import get_settings
-from app.db.engine import make_engine
+from app.db.engine import NO_TRANSACTION, make_engine
 
 
 @cache
@@ -45,16 +45,55 @@ async def get_session(request: Request) -> AsyncIterator[Session]:
     statement, in the route's thread); the end (commit or roll back, then close) is one
     hand-off, since it talks to the database (issue 41)."""
     writes = request.method not in ("GET", "HEAD", "OPTIONS")
-    bind: Engine = request.app.state.engine
+    engine: Engine = request.app.state.engine
+    bind = engine
     if writes:
         bind = bind.execution_options(sqlite_begin="IMMEDIATE")
-    session = Session(bind, expire_on_commit=False, info={"writes": writes})
+    elif request.method == "GET" and getattr(_endpoint(request), QUICK_READ, False):
+        bind = _statement_by_statement(bind)
+    session = Session(bind, expire_on_commit=False, info={"writes": writes, "engine": engine})
     try:
         yield session
     except BaseException:
-        await run_in_threadpool(_roll_back, session)
+        if _nothing_open(session):
+            session.close()
+        else:
+            await run_in_threadpool(_roll_back, session)
         raise
+    if _nothing_open(session):
+        session.close()  # no database work: no hand-off (a cached read's hit, issue 50)
+        return
     await run_in_threadpool(_commit, session, getattr(request.state, "before_commit", None))
+
+
+# A cached read's route carries this mark (app/api/plumbing/cache.py ends_read_early): its
+# access check is one statement, which needs no transaction around it, and it ends the read
+# once decided, so a hit costs one statement and no BEGIN or COMMIT (issue 50).
+QUICK_READ = "ends_read_early"
+
+
+def _endpoint(request: Request) -> object:
+    route = request.scope.get("route")
+    return getattr(route, "endpoint", None)
+
+
+def _statement_by_statement(engine: Engine) -> Engine:
+    if engine.dialect.name == "sqlite":
+        return engine.execution_options(sqlite_begin=NO_TRANSACTION)
+    return engine.execution_options(isolation_level="AUTOCOMMIT")
+
+
+def snapshot_reads(session: Session) -> None:
+    """From here on, this read's statements share one transaction again (a quick read
+    whose body must be built from one consistent state): before its next statement."""
+    if not session.in_transaction():
+        session.bind = session.info["engine"]
+
+
+def _nothing_open(session: Session) -> bool:
+    """A read whose transaction has already ended (or never began) holds no connection:
+    closing it talks to no database."""
+    return not session.info["writes"] and not session.in_transaction()
 
 
 def _commit(session: Session, before_commit: Callable[[Session], None] | None) -> None:

@@ -10,6 +10,7 @@ has the viewer's kind in its key."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import threading
 from collections.abc import Callable, Hashable
@@ -17,6 +18,8 @@ from collections.abc import Callable, Hashable
 from cachetools import LRUCache
 from fastapi import Request, Response
 from sqlmodel import Session
+
+from app.edge.compression import COMPRESS_LEVEL, MINIMUM_SIZE
 
 
 class VersionedBodies:
@@ -41,6 +44,21 @@ class VersionedBodies:
         with self._lock:
             self._bodies[key] = (body, tuple((headers or {}).items()))
 
+    def gzipped(self, key: Hashable, body: bytes) -> bytes | None:
+        """``body`` (kept under ``key``) compressed, once per key rather than per response
+        as the compression middleware would; None for a body too small to be worth it."""
+        if len(body) < MINIMUM_SIZE:
+            return None
+        gz_key = ("gzip", key)
+        with self._lock:
+            found = self._bodies.get(gz_key)
+        if found is not None:
+            return found[0]
+        packed = gzip.compress(body, compresslevel=COMPRESS_LEVEL, mtime=0)
+        with self._lock:
+            self._bodies[gz_key] = (packed, ())
+        return packed
+
     def text(self, key: Hashable, build: Callable[[], str]) -> str:
         """A rendered fragment of a page: built on a miss, kept as UTF-8."""
         found = self.get(key)
@@ -64,6 +82,10 @@ def etag_matches(request: Request, etag: str) -> bool:
         return False
     tags = {t.strip().removeprefix("W/") for t in sent.split(",")}
     return "*" in tags or etag.removeprefix("W/") in tags
+
+
+def accepts_gzip(request: Request) -> bool:
+    return "gzip" in request.headers.get("accept-encoding", "")
 
 
 def not_modified(etag: str, headers: dict[str, str] | None = None) -> Response:

@@ -9,13 +9,22 @@ says and never reaches a caller the rule refuses. app/edge/read_cache.py holds t
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from typing import TypeVar
 
 from fastapi import Request, Response
 from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
 
-from app.edge.read_cache import VersionedBodies, etag_matches, fresh_build, not_modified
+from app.db.session import QUICK_READ, snapshot_reads
+from app.edge.read_cache import (
+    VersionedBodies,
+    accepts_gzip,
+    etag_matches,
+    fresh_build,
+    not_modified,
+)
 
-__all__ = ["VersionedBodies", "cached_json", "read_cache"]
+__all__ = ["VersionedBodies", "cached_json", "ends_read_early", "kept_or_built", "read_cache"]
 
 JSON = "application/json"
 
@@ -23,6 +32,34 @@ JSON = "application/json"
 def read_cache(request: Request) -> VersionedBodies:
     cache: VersionedBodies = request.app.state.read_cache
     return cache
+
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def ends_read_early(endpoint: F) -> F:
+    """Marks a cached read: its access check ends the read's transaction as soon as it has
+    decided (app/api/plumbing/route_access.py), having read the versions the body is kept
+    by; a hit then answers on the event loop with no thread hand-off and no database work
+    left to end (issue 50). A miss begins a new transaction, in a thread, to build."""
+    setattr(endpoint, QUICK_READ, True)
+    return endpoint
+
+
+async def kept_or_built(
+    request: Request,
+    session: Session,
+    found: tuple[Hashable, str] | None,
+    build: Callable[[], Response],
+) -> Response:
+    """The kept answer for ``found`` (key, ETag: from the versions the access check read),
+    else ``build``'s, in the thread pool (it reads the database, in one transaction)."""
+    if found is not None:
+        kept = _kept(request, read_cache(request), *found)
+        if kept is not None:
+            return kept
+    snapshot_reads(session)
+    return await run_in_threadpool(build)
 
 
 def cached_json(
@@ -36,12 +73,36 @@ def cached_json(
 ) -> Response:
     """The read's answer: 304 if If-None-Match names ``etag``, else the body kept under
     ``key`` (built by ``build``, which gives the JSON and any headers, on a miss)."""
+    kept = _kept(request, cache, key, etag)
+    if kept is not None:
+        return kept
+    fresh_build(session)
+    body, headers = build()
+    cache.put(key, body, headers)
+    return _sent(request, cache, key, etag, body, headers)
+
+
+def _kept(request: Request, cache: VersionedBodies, key: Hashable, etag: str) -> Response | None:
+    """304 if If-None-Match names ``etag``; the body kept under ``key``; else None. No
+    database work: safe on the event loop."""
     found = cache.get_with_headers(key)
     if etag_matches(request, etag):
         return not_modified(etag, found[1] if found else None)
     if found is None:
-        fresh_build(session)
-        found = build()
-        cache.put(key, *found)
-    body, headers = found
+        return None
+    return _sent(request, cache, key, etag, *found)
+
+
+def _sent(
+    request: Request,
+    cache: VersionedBodies,
+    key: Hashable,
+    etag: str,
+    body: bytes,
+    headers: dict[str, str],
+) -> Response:
+    packed = cache.gzipped(key, body) if accepts_gzip(request) else None
+    if packed is not None:  # the compression middleware lets an encoded body pass as it is
+        encoded = {"Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+        return Response(packed, media_type=JSON, headers={**headers, **encoded, "ETag": etag})
     return Response(body, media_type=JSON, headers={**headers, "ETag": etag})

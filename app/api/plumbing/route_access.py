@@ -124,6 +124,9 @@ def enforce(request: Request, session: SessionDep, background: BackgroundTasks) 
     if access != Access.PUBLIC:
         check_csrf(request, request.cookies.get(COOKIE), secret_key(get_settings()))
     session.info["actor_id"] = principal.user.id if principal else None
+    endpoint = request.scope["route"].endpoint
+    if request.method == "GET" and getattr(endpoint, "ends_read_early", False):
+        session.commit()  # a cached read: all it needs from the database is decided (cache.py)
 
 
 def recheck(request: Request, session: Session) -> Principal | None:

@@ -34,6 +34,10 @@ class Access(StrEnum):
 class Target:
     campaign: Campaign
     owners: frozenset[int] = field(default_factory=frozenset)
+    # What the path named ("force", 7), and that force's version: a cached read keys its
+    # body by versions the check has just read, so it need not ask again (issue 50).
+    named: tuple[str, int] | None = None
+    force_version: int | None = None
 
 
 def authorize(
@@ -128,12 +132,14 @@ def _id(params: Mapping[str, Any], name: str) -> int:
 def _target(session: Session, params: Mapping[str, Any]) -> Target | None:
     """The campaign (and force owners) a request is about, from its path parameters."""
     if "force_id" in params:
-        return _force_target(session, _id(params, "force_id"))
+        force_id = _id(params, "force_id")
+        return _force_target(session, force_id, named=("force", force_id))
     if "card_id" in params:
-        row = session.exec(select(Card.force_id).where(Card.id == _id(params, "card_id"))).first()
+        card_id = _id(params, "card_id")
+        row = session.exec(select(Card.force_id).where(Card.id == card_id)).first()
         if row is None:
             raise NotFound("card_not_found", f"There is no Crusade card {params['card_id']}.")
-        return _force_target(session, row)
+        return _force_target(session, row, named=("card", card_id))
     if "decision_id" in params:
         row = session.exec(
             select(Decision.force_id).where(Decision.id == _id(params, "decision_id"))
@@ -144,7 +150,8 @@ def _target(session: Session, params: Mapping[str, Any]) -> Target | None:
     if "battle_id" in params:
         return _battle_target(session, _id(params, "battle_id"))
     if "campaign_id" in params:
-        return Target(_campaign(session, _id(params, "campaign_id")))
+        campaign_id = _id(params, "campaign_id")
+        return Target(_campaign(session, campaign_id), named=("campaign", campaign_id))
     return None
 
 
@@ -155,18 +162,28 @@ def _campaign(session: Session, campaign_id: int) -> Campaign:
     return campaign
 
 
-def _force_target(session: Session, force_id: int) -> Target:
-    # One query for the force's owner and its campaign: every force, card and decision
-    # request passes here (a cached Order of Battle costs little more than this check).
+def _force_target(session: Session, force_id: int, named: tuple[str, int] | None = None) -> Target:
+    # One query for the force's owner, its version and its campaign: every force, card and
+    # decision request passes here (a cached Order of Battle costs little more than this).
     row = session.exec(
-        select(Campaign, Force.owner_id)
+        select(Campaign, Force.owner_id, Force.version)
         .join(Force, col(Force.campaign_id) == col(Campaign.id))
         .where(Force.id == force_id)
     ).first()
     if row is None:
         raise NotFound("force_not_found", f"There is no Crusade force {force_id}.")
-    campaign, owner = row
-    return Target(campaign, frozenset({owner} if owner else set()))
+    campaign, owner, version = row
+    owners = frozenset({owner} if owner else set())
+    return Target(campaign, owners, named=named, force_version=version)
+
+
+def held_target(session: Session, named: tuple[str, int]) -> Target | None:
+    """The target this read's access check found from the same path, if that is what
+    ``named`` is: its versions were read moments ago, in this transaction."""
+    target = session.info.get("access.target")
+    if isinstance(target, Target) and target.named == named and not session.info.get("writes"):
+        return target
+    return None
 
 
 def _battle_target(session: Session, battle_id: int) -> Target:

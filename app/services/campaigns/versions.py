@@ -9,9 +9,32 @@ from sqlmodel import Session, col, select
 
 from app.db.models import Campaign, Card, Force
 from app.errors import NotFound
+from app.services.accounts.access import held_target
+
+
+def held_campaign_version(session: Session, campaign_id: int) -> int | None:
+    """The campaign's version as this read's access check found it, without a query (None
+    when the check found something else): a cached read's hit needs nothing more."""
+    held = held_target(session, ("campaign", campaign_id))
+    return int(held.campaign.version) if held is not None else None
+
+
+def held_force_versions(session: Session, force_id: int) -> tuple[int, int] | None:
+    held = held_target(session, ("force", force_id))
+    if held is None or held.force_version is None:
+        return None
+    return int(held.force_version), int(held.campaign.version)
+
+
+def held_card_version(session: Session, card_id: int) -> int | None:
+    held = held_target(session, ("card", card_id))
+    return int(held.campaign.version) if held is not None else None
 
 
 def campaign_version(session: Session, campaign_id: int) -> int:
+    held = held_campaign_version(session, campaign_id)
+    if held is not None:
+        return held
     version = session.exec(select(Campaign.version).where(col(Campaign.id) == campaign_id)).first()
     if version is None:
         raise NotFound("campaign_not_found", f"There is no campaign {campaign_id}.")
@@ -20,6 +43,9 @@ def campaign_version(session: Session, campaign_id: int) -> int:
 
 def force_versions(session: Session, force_id: int) -> tuple[int, int]:
     """The force's own version and its campaign's (a rule pack renames what it shows)."""
+    held = held_force_versions(session, force_id)
+    if held is not None:
+        return held
     found = session.exec(
         select(Force.version, Campaign.version)
         .join(Campaign, col(Campaign.id) == col(Force.campaign_id))
@@ -32,6 +58,9 @@ def force_versions(session: Session, force_id: int) -> tuple[int, int]:
 
 def card_version(session: Session, card_id: int) -> int:
     """The version of the campaign the card's force plays in."""
+    held = held_card_version(session, card_id)
+    if held is not None:
+        return held
     version = session.exec(
         select(Campaign.version)
         .join(Force, col(Force.campaign_id) == col(Campaign.id))
