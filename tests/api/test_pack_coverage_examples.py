@@ -140,3 +140,61 @@ def test_a_knights_damnation_patron_and_boon_in_a_mixed_campaign(
     # No decision of the Knights' pack ever reaches the Sisters.
     theirs = client.get(f"/api/v1/forces/{sisters}/decisions").json()["items"]
     assert all(d["kind"] != "victor_bonus" for d in theirs)
+
+
+def test_a_nobles_engram_collapse_in_a_mixed_campaign(client: TestClient, engine: Engine) -> None:
+    """The Necrons' Engram Collapse as the-waking.yaml writes it: each time the noble is
+    destroyed its Engram Decay rises; at 4 it loses 3 XP and rolls on the pack's own scar
+    table with the battle's dice (after its Out of Action test's); a revert puts it back.
+    The swarm it fights gathers only its own Biomass, and 12 of it deepens its invasion."""
+    cid = campaign(client, "The Sundered Reach")
+    for path in sorted(MIXED.glob("*.yaml")):
+        attached(client, cid, path.read_text())
+    tombs = _force(client, cid, "Dynasty of Ash", "NECRONS", [])
+    swarm = _force(client, cid, "Hive Fleet Vora", "TYRANIDS", [])
+    lord = unit(client, tombs, "Lord Sekhet", 6, keywords=["NECRONS", "CHARACTER"])["id"]
+    brood = unit(client, swarm, "Termagants", keywords=["TYRANIDS", "INFANTRY"])["id"]
+
+    def fight(dice: list[int]) -> int:
+        battle = _battle(client, cid, (tombs, [lord]), (swarm, [brood]))
+        lost = {"card_id": lord, "destroyed": True}
+        _result(
+            client,
+            battle,
+            {"force_id": tombs, "victory_points": 10, "units": [lost], "dice": dice},
+            {"force_id": swarm, "victory_points": 30, "units": [{"card_id": brood}]},
+        )
+        return battle
+
+    for _ in range(3):  # destroyed three times, each Out of Action test passed (6)
+        fight([6])
+    assert _card(client, lord)["counters"] == {"engram_decay": 3}
+    assert _card(client, lord)["xp"] == 3
+    # The swarm: 1 Biomass a battle (Feeding) and 2 for the enemy CHARACTER it destroyed
+    # (Apex Prey), its own pack's only; the dynasty 1 Awakening a battle, its own.
+    swarm_counters = client.get(f"/api/v1/forces/{swarm}").json()["counters"]
+    assert swarm_counters == {"biomass": 9, "invasion": 1}
+    assert client.get(f"/api/v1/forces/{tombs}").json()["counters"] == {"awakening": 3}
+
+    last = fight([6, 3])  # the fourth: Engram Collapse; the table's D6 shows 3
+    card = _card(client, lord)
+    assert card["counters"] == {"engram_decay": 4}
+    assert card["xp"] == 3 + 1 - 3
+    assert [(s["id"], s["dice"]) for s in card["scars"]] == [("fractured_memory", [[6, 3]])]
+    # 12 Biomass deepens the invasion (stage 2, Biomass from 0) and owes the swarm its
+    # free Feeding Frenzy; the dynasty owes nothing of the swarm's.
+    swarm_counters = client.get(f"/api/v1/forces/{swarm}").json()["counters"]
+    assert swarm_counters == {"biomass": 0, "invasion": 2}
+    owed = client.get(f"/api/v1/forces/{swarm}/decisions").json()["items"]
+    assert [d["payload"]["threshold"]["id"] for d in owed if d["kind"] == "victor_bonus"] == [
+        "next_stage"
+    ]
+    theirs = client.get(f"/api/v1/forces/{tombs}/decisions").json()["items"]
+    assert all(d["kind"] != "victor_bonus" for d in theirs)
+
+    reverted = client.post(f"/api/v1/battles/{last}/revert")
+    assert reverted.status_code == 200, reverted.text
+    card = _card(client, lord)
+    assert (card["counters"], card["xp"], card["scars"]) == ({"engram_decay": 3}, 3, [])
+    swarm_counters = client.get(f"/api/v1/forces/{swarm}").json()["counters"]
+    assert swarm_counters == {"biomass": 9, "invasion": 1}
