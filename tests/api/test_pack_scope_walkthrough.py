@@ -91,9 +91,12 @@ def test_six_factions_each_see_and_move_only_their_own_pack(
     v1 = unit(client, holds, "Hearthkyn", keywords=["LEAGUES OF VOTANN", "INFANTRY"])["id"]
 
     # Each force holds its own pack's force counters from the start, and none of the others'.
-    assert _counters(client, sisters) == ({"faith": 0}, 5, 50)
+    # A named choice (the Sacred Rite) shows as 0 until one is kept; the Invasion Stage starts at 1.
+    assert _counters(client, sisters) == ({"faith": 0, "rite": 0}, 5, 50)
     assert _counters(client, wolves) == ({}, 5, 50)  # Renown is each unit's
     assert _counters(client, holds) == ({"grudges": 0}, 5, 50)
+    assert _counters(client, plague) == ({"virulence": 0, "contagion": 0}, 5, 50)
+    assert _counters(client, swarm) == ({"biomass": 0, "invasion": 1}, 5, 50)
 
     # Another faction's Requisition or Agenda is refused, naming the pack; nothing changes.
     before = dump(engine)
@@ -138,20 +141,22 @@ def test_six_factions_each_see_and_move_only_their_own_pack(
     # 4: the tomb world beats the Sisters; then it is reverted and replayed the other way.
     fourth = _battle(client, cid, (sisters, s1, CULL), (tombs, n1, CULL))
     _result(client, fourth, _side(sisters, s1, 10), _side(tombs, n1, 30))
-    assert _counters(client, sisters)[0] == {"faith": 5}  # 4 + 1 battle
+    assert _counters(client, sisters)[0] == {"faith": 5, "rite": 0}  # 4 + 1 battle
     assert _counters(client, tombs)[0] == {"awakening": 2}
     reverted = client.post(f"/api/v1/battles/{fourth}/revert")
     assert reverted.status_code == 200, reverted.text
-    assert _counters(client, sisters) == ({"faith": 4}, 5, 50)  # exactly as after battle 1
+    assert _counters(client, sisters) == ({"faith": 4, "rite": 0}, 5, 50)  # as after battle 1
     assert _counters(client, tombs) == ({"awakening": 1}, 5, 55)
     replay = _battle(client, cid, (sisters, s1, CULL), (tombs, n1, CULL))
     _result(client, replay, _side(sisters, s1, 35), _side(tombs, n1, 15))
 
     # The hand count. Faith: vow 1, battle 1 (+1 battle, +2 win) 4, replay (+1, +2) 7.
     # RP: 5 - 1 (vow) + 1 per battle, never above 5.
-    assert _counters(client, sisters) == ({"faith": 7}, 5, 50)
+    # No heroine fell (Martyrdom) and no Rite was kept.
+    assert _counters(client, sisters) == ({"faith": 7, "rite": 0}, 5, 50)
     # Virulence: 1 felled wolf reaches Bloom (at 1): Supply +3, back to 0.
-    assert _counters(client, plague) == ({"virulence": 0}, 5, 53)
+    # Contagion: the wolves were no CHARACTER, MONSTER or VEHICLE (Great Fall), so 0.
+    assert _counters(client, plague) == ({"virulence": 0, "contagion": 0}, 5, 53)
     # The wolves: the Long Hunt one battle of two; Renown 1 on the Grey Hunters (1 kill).
     wolf = client.get(f"/api/v1/forces/{wolves}").json()
     assert (wolf["counters"], wolf["requisition_points"], wolf["supply_limit"]) == ({}, 5, 50)
@@ -160,7 +165,8 @@ def test_six_factions_each_see_and_move_only_their_own_pack(
     ]
     assert client.get(f"/api/v1/cards/{w1}").json()["counters"] == {"renown": 1}
     # Biomass: 1 battle + 1 brood lost.
-    assert _counters(client, swarm) == ({"biomass": 2}, 5, 50)
+    # 2 is short of the 12 that deepens the invasion: still stage 1.
+    assert _counters(client, swarm) == ({"biomass": 2, "invasion": 1}, 5, 50)
     # Awakening: battles 3 and the replay; the Crownworld won in battle 3: Supply 50 + 5.
     tomb = client.get(f"/api/v1/forces/{tombs}").json()
     assert (tomb["counters"], tomb["supply_limit"]) == ({"awakening": 2}, 55)
@@ -202,7 +208,11 @@ def test_six_factions_each_see_and_move_only_their_own_pack(
         f["id"]: {k for k in f["counters"] if not k.startswith("quest:")}
         for f in exported["forces"]
     }
-    assert held == {f: o for f, o in own.items() if f != wolves} | {wolves: set()}
+    # The export carries every force counter of the force's own pack, moved or not (the Rite,
+    # Contagion and the Invasion Stage never moved here); the wolves' Renown is each unit's.
+    unmoved = {sisters: {"rite"}, plague: {"contagion"}, swarm: {"invasion"}}
+    expected = {f: o | unmoved.get(f, set()) for f, o in own.items() if f != wolves}
+    assert held == expected | {wolves: set()}
 
 
 HUNT = """

@@ -77,7 +77,7 @@ def test_two_taps_attach_an_example(person: Callable[[str], Browser], engine: En
     tap = orga.post(f"{url}/packs", {"action": "preview", "example": "mixed/sagas"})
     assert tap.status_code == 200, tap.text
     preview = tap.text.split('data-testid="pack-preview"')[1].split("</article>")[0]
-    assert "Sagas" in preview and "1 counter (Renown)" in preview
+    assert "Sagas" in preview and "2 counters (Renown, Saga)" in preview
     assert "it reaches no force yet; not Ultramarines 4th, Waaagh! Gorbad" in preview
     assert dump(engine) == before  # the first tap only previews
     carried = preview.split('<textarea name="text" hidden aria-hidden="true">')[1]
@@ -88,7 +88,7 @@ def test_two_taps_attach_an_example(person: Callable[[str], Browser], engine: En
     assert attached.status_code == 303 and attached.headers["location"] == f"{url}?attached=1"
     rules = ruby.api("GET", f"/campaigns/{cid}/rules")
     assert rules["rule_packs"] == {"sagas": "1"}
-    assert [c["name"] for c in rules["counters"]] == ["Renown"]
+    assert [c["name"] for c in rules["counters"]] == ["Renown", "Saga"]
     assert "<strong>Attached</strong>" in article(orga.get(url).text, "mixed/sagas")
 
 
