@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
 from sqlalchemy import Engine, event
@@ -70,6 +70,24 @@ async def get_session(request: Request) -> AsyncIterator[Session]:
 # access check is one statement, which needs no transaction around it, and it ends the read
 # once decided, so a hit costs one statement and no BEGIN or COMMIT (issue 50).
 QUICK_READ = "ends_read_early"
+
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def ends_read_early(endpoint: F) -> F:
+    """Marks a cached read (an API route or a page): its access check ends the read's
+    transaction as soon as it has decided (``end_quick_read``), having read the versions
+    the body is kept by; a hit then needs no more database work, and the request's end no
+    thread hand-off. A miss builds in a transaction again (``snapshot_reads``)."""
+    setattr(endpoint, QUICK_READ, True)
+    return endpoint
+
+
+def end_quick_read(request: Request, session: Session) -> None:
+    """Called by the access checks, in their thread, once they have decided."""
+    if request.method == "GET" and getattr(_endpoint(request), QUICK_READ, False):
+        session.commit()
 
 
 def _endpoint(request: Request) -> object:

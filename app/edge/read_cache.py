@@ -19,6 +19,7 @@ from cachetools import LRUCache
 from fastapi import Request, Response
 from sqlmodel import Session
 
+from app.db.session import snapshot_reads
 from app.edge.compression import COMPRESS_LEVEL, MINIMUM_SIZE
 
 
@@ -71,8 +72,10 @@ class VersionedBodies:
 
 def fresh_build(session: Session) -> None:
     """Before building a body to keep under a version just read: forget the rows the
-    request loaded earlier (its access check's), which may be older than that version."""
+    request loaded earlier (its access check's), which may be older than that version, and
+    read the rest in one transaction (a quick read ended its first one early)."""
     session.expire_all()
+    snapshot_reads(session)
 
 
 def etag_matches(request: Request, etag: str) -> bool:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from app.config import get_settings, secret_key
 from app.db.models import Battle, BattleSide, Campaign
-from app.db.session import SessionDep
+from app.db.session import SessionDep, ends_read_early
 from app.edge.schemas.campaigns import CampaignSettings, InviteCreate, TerritoryIn
 from app.edge.schemas.forces import ForceCreate
 from app.errors import DomainError
@@ -385,6 +385,7 @@ Before = Annotated[int | None, Query(ge=1, lt=2**31)]
 
 
 @router.get("/campaigns/{campaign_id}/battles")
+@ends_read_early
 def battles_page(
     request: Request,
     session: SessionDep,

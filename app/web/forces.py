@@ -11,7 +11,7 @@ from fastapi.responses import Response
 from sqlmodel import Session
 
 from app.db.models import Card, Force
-from app.db.session import SessionDep
+from app.db.session import SessionDep, ends_read_early
 from app.edge import present
 from app.edge.schemas.forces import (
     CardCreate,
@@ -518,6 +518,7 @@ def _card_shown(session: Session, card_id: int, before: int | None) -> dict[str,
 
 
 @router.get("/cards/{card_id}")
+@ends_read_early
 def crusade_card(
     request: Request,
     session: SessionDep,

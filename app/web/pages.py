@@ -19,7 +19,7 @@ from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.config import get_settings, secret_key, site_address
-from app.db.session import SessionDep
+from app.db.session import SessionDep, end_quick_read
 from app.edge.csrf import CSRF_HEADER, SAFE_METHODS, csrf_matches, masked_csrf_token
 from app.edge.read_cache import VersionedBodies, etag_matches, fresh_build, page_etag
 from app.edge.sessions import COOKIE, resolve_principal
@@ -68,6 +68,7 @@ class PageAccess:
         if principal is not None and principal.user.id is not None:  # the header's count
             user_id = principal.user.id
             request.state.waiting_for_you = catchup.waiting_counts(session, user_id=user_id)
+        end_quick_read(request, session)
         return principal
 
 

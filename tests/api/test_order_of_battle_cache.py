@@ -82,4 +82,6 @@ def test_a_cached_order_of_battle_costs_the_access_check_alone(
         assert client.get(f"/api/v1/forces/{force_id}").status_code == 200
     finally:
         event.remove(engine, "before_cursor_execute", count)
-    assert [s for s in seen if s != "BEGIN"] == ["SELECT"] * 2
+    # and nothing around them: no BEGIN (SQLite's would show here), the read ends with the
+    # access check, so the hit is answered on the event loop
+    assert seen == ["SELECT"] * 2

@@ -9,13 +9,12 @@ says and never reaches a caller the rule refuses. app/edge/read_cache.py holds t
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import TypeVar
 
 from fastapi import Request, Response
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
-from app.db.session import QUICK_READ, snapshot_reads
+from app.db.session import ends_read_early, snapshot_reads
 from app.edge.read_cache import (
     VersionedBodies,
     accepts_gzip,
@@ -32,18 +31,6 @@ JSON = "application/json"
 def read_cache(request: Request) -> VersionedBodies:
     cache: VersionedBodies = request.app.state.read_cache
     return cache
-
-
-F = TypeVar("F", bound=Callable[..., object])
-
-
-def ends_read_early(endpoint: F) -> F:
-    """Marks a cached read: its access check ends the read's transaction as soon as it has
-    decided (app/api/plumbing/route_access.py), having read the versions the body is kept
-    by; a hit then answers on the event loop with no thread hand-off and no database work
-    left to end (issue 50). A miss begins a new transaction, in a thread, to build."""
-    setattr(endpoint, QUICK_READ, True)
-    return endpoint
 
 
 async def kept_or_built(

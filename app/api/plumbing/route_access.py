@@ -9,7 +9,7 @@ from fastapi import BackgroundTasks, FastAPI, Request
 from sqlmodel import Session
 
 from app.config import get_settings, secret_key
-from app.db.session import SessionDep
+from app.db.session import SessionDep, end_quick_read
 from app.edge.csrf import check_csrf
 from app.edge.sessions import COOKIE, caller, resolve_principal
 from app.services.accounts.access import Access, authorize
@@ -124,9 +124,7 @@ def enforce(request: Request, session: SessionDep, background: BackgroundTasks) 
     if access != Access.PUBLIC:
         check_csrf(request, request.cookies.get(COOKIE), secret_key(get_settings()))
     session.info["actor_id"] = principal.user.id if principal else None
-    endpoint = request.scope["route"].endpoint
-    if request.method == "GET" and getattr(endpoint, "ends_read_early", False):
-        session.commit()  # a cached read: all it needs from the database is decided (cache.py)
+    end_quick_read(request, session)
 
 
 def recheck(request: Request, session: Session) -> Principal | None:
