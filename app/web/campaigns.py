@@ -297,7 +297,6 @@ def _dashboard(
     organizer = _is_organizer(principal, role)
     can_play = role is not None or organizer
     metric = chart if chart in CHART_METRICS else "crusade_points"
-    book = rulebooks.campaign_book(session, campaign_id)  # the new-force form's factions
     board = fragments(
         request,
         session,
@@ -335,8 +334,6 @@ def _dashboard(
         can_play=can_play,
         can_join=principal is not None and role is None and campaign.join_policy == "open",
         inbox=waiting,
-        factions=book.numbers.crusade_factions,
-        pack_factions=packs.factions_named(book),
         mission_name=mission_name,
         **board,
         **context,
@@ -374,7 +371,10 @@ def _dashboard_board(
         "size_name": size_name,
         "requisition_name": requisition_name,
     }
+    book = rulebooks.campaign_book(session, campaign_id)  # the new-force form's factions
     return {
+        "factions": list(book.numbers.crusade_factions),
+        "pack_factions": list(packs.factions_named(book)),
         "has_forces": bool(table),
         "standings_html": fragment("partials/_dashboard_standings.html", **shown),
         "board_html": fragment("partials/_dashboard_board.html", **shown),

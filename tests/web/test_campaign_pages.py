@@ -274,6 +274,9 @@ class TestDashboardQueries:
             return len(seen)
 
         pages = (url, f"{url}/battles", f"{url}/history")
+        # Kai has been here before: both rounds below then show news since the last visit
+        # (a first visit, like a reload with nothing new, reads no news at all)
+        assert world["kai"].get(url).status_code == 200
         for _ in range(8):  # more history than the page shows, so it reads the last page
             world["orga"].api("POST", f"{url}/invites", json={"role": "player"})
         battle = muster(world, world["orga"])
@@ -284,6 +287,32 @@ class TestDashboardQueries:
         enter_result(other, battle["id"], world["orga"], kai_captain_falls=True)
         assert len(world["kai"].api("GET", f"{url}/battles")["items"]) == 2
         assert [statements_for(path) for path in pages] == one
+
+    def test_a_reload_with_nothing_new_reads_no_news(self, person: Person, engine: Engine) -> None:
+        world = campaign_with_two_players(person)
+        url = f"/campaigns/{world['campaign_id']}"
+        assert world["kai"].get(url).status_code == 200
+        battle = muster(world, world["orga"])
+        enter_result(world, battle["id"], world["orga"], kai_captain_falls=True)
+        assert world["ruby"].get(url).status_code == 200  # the board, built for players
+        seen: list[str] = []
+
+        def count(*args: Any) -> None:
+            if not str(args[2]).startswith("BEGIN"):  # SQLite's; PostgreSQL's is not seen
+                seen.append(str(args[2]))
+
+        event.listen(engine, "before_cursor_execute", count)
+        try:
+            news = world["kai"].get(url)
+            with_news, seen[:] = len(seen), []
+            reload = world["kai"].get(url)
+        finally:
+            event.remove(engine, "before_cursor_execute", count)
+        assert "nothing new since you last looked" not in news.text.lower()
+        assert "nothing new since you last looked" in reload.text.lower()
+        # Kai's news visit read the feed since the visit (5 statements) and remembered it
+        # after the page (2); the reload does neither
+        assert len(seen) == with_news - 7
 
 
 class TestWaitingForYou:

@@ -96,8 +96,9 @@ def since_last_visit(session: Session, *, user_id: int, campaign_id: int) -> Sin
     ).first()
     newest = session.exec(select(func.max(Event.id)).where(Event.campaign_id == campaign_id)).one()
     newest = int(newest or 0)
-    # The same statements on every visit, first or not, so a page's cost is fixed.
     start = newest if seen is None else seen
+    if start >= newest:  # a first visit, or nothing new since the last: a reload's case
+        return SinceLastVisit([], False, newest, seen is None)
     first = session.exec(
         select(Event.id)
         .where(Event.campaign_id == campaign_id, col(Event.id) > start)

@@ -18,10 +18,20 @@ ROLES = ("organizer", "player")
 
 
 def role_of(session: Session, *, campaign_id: int, user_id: int) -> str | None:
+    # A read asks this up to three times (its access check, the page, its "since your last
+    # visit"): kept for the read's own session, which changes nothing (issue 50).
+    kept: dict[tuple[int, int], str | None] | None = (
+        session.info.setdefault("roles", {}) if session.info.get("writes") is False else None
+    )
+    if kept is not None and (campaign_id, user_id) in kept:
+        return kept[campaign_id, user_id]
     query = select(CampaignMember.role).where(
         CampaignMember.campaign_id == campaign_id, CampaignMember.user_id == user_id
     )
-    return session.exec(query).first()
+    role = session.exec(query).first()
+    if kept is not None:
+        kept[campaign_id, user_id] = role
+    return role
 
 
 def add_member(session: Session, *, campaign_id: int, user: User, role: str) -> CampaignMember:
