@@ -26,6 +26,7 @@ SIDE_WORDS: dict[str, str] = {
     "ranged_kill": "enemy unit destroyed by a ranged attack",
     "melee_kill": "enemy unit destroyed in melee",
     "psychic_kill": "enemy unit destroyed by a psychic power",
+    "agenda_completed": "unit that completes an Agenda",
 }
 UNIT_WORDS: dict[str, str] = {
     "battle_played": "battle it fights",
@@ -38,6 +39,7 @@ UNIT_WORDS: dict[str, str] = {
     "ranged_kill": "enemy unit it destroys with a ranged attack",
     "melee_kill": "enemy unit it destroys in melee",
     "psychic_kill": "enemy unit it destroys with a psychic power",
+    "agenda_completed": "battle it completes an Agenda",
 }
 
 # When a quest fails (``fails_when``), for the force and for one unit.
@@ -52,6 +54,7 @@ SIDE_FAILS: dict[str, str] = {
     "ranged_kill": "it destroys an enemy unit with a ranged attack",
     "melee_kill": "it destroys an enemy unit in melee",
     "psychic_kill": "it destroys an enemy unit with a psychic power",
+    "agenda_completed": "one of its units completes an Agenda",
 }
 UNIT_FAILS: dict[str, str] = {
     "battle_played": "it fights a battle",
@@ -64,6 +67,7 @@ UNIT_FAILS: dict[str, str] = {
     "ranged_kill": "it destroys an enemy unit with a ranged attack",
     "melee_kill": "it destroys an enemy unit in melee",
     "psychic_kill": "it destroys an enemy unit with a psychic power",
+    "agenda_completed": "it completes an Agenda",
 }
 
 
