@@ -202,9 +202,11 @@ def resolve_side(force: OrderOfBattle, report: SideReport, book: Rulebook, dice:
         result = result.merge(step)
     result = result.merge(_close_battle(result.force, report, book))
     completed = {c for c, per in scored.xp.items() if any(v > 0 for v in per.values())}
-    failed = Aftermath(force=failed_agendas(result.force, agendas, scored, report, book))
-    result = result.merge(failed)
-    return result.merge(_pack_triggers(force, result, report, book, dice, completed))
+    result = result.merge(_pack_triggers(force, result, report, book, dice, completed))
+    # last (ruling 85): a failed Agenda takes from what the battle gave, never below 0
+    return result.merge(
+        Aftermath(force=failed_agendas(result.force, agendas, scored, report, book))
+    )
 
 
 def failed_agendas(
