@@ -91,6 +91,20 @@ def reads(book: Rulebook, when: TriggerWhen) -> bool:
     )
 
 
+def reads_named_kills(book: Rulebook) -> bool:
+    """Whether a unit's counter trigger or a unit's quest step counts its kills by the
+    enemy's keyword (issue 47, ruling 86): then the wizard asks which enemy units each unit
+    destroyed."""
+    return any(
+        t.scope == "card" and t.when == "enemy_unit_destroyed" and t.keywords_any
+        for t in book.triggers
+    ) or any(
+        q.scope == "card" and s.when == "enemy_unit_destroyed" and s.keywords_any
+        for q in book.quests
+        for s in q.steps
+    )
+
+
 def army(book: Rulebook, value: OrderOfBattle, roster: Sequence[int]) -> Watch:
     """The lines for one army of a battle: ``value`` is its force, ``roster`` its units."""
     if not (book.triggers or book.quests):
