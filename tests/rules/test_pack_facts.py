@@ -319,3 +319,14 @@ class TestNamedKills:
         assert twice.card("a").counters["quest:slayer"] == 2  # done: its one step passed
         plain = fought(once, played(), UnitReport("a", destroyed_melee=2))
         assert twice.card("a").xp == plain.card("a").xp + 5
+
+
+def test_the_schema_has_trigger_effects_on_fail_and_agenda_completed() -> None:
+    schema = packs.schema()["$defs"]
+    trigger = schema["PackTrigger"]
+    assert {"effects", "scope", "counter", "amount"} <= set(trigger["properties"])
+    assert set(trigger["required"]) == {"id", "name", "when", "summary"}
+    assert trigger["properties"]["effects"]["maxItems"] == 5
+    assert schema["PackAgenda"]["properties"]["on_fail"]["maxItems"] == 5
+    assert "agenda_completed" in trigger["properties"]["when"]["enum"]
+    assert "agenda_completed" in schema["PackQuestStep"]["properties"]["when"]["enum"]
