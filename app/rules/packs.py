@@ -850,7 +850,7 @@ def _scoped_entries(pack: RulePack) -> list[tuple[str, Any, list[tuple[str, str]
         for n, m in enumerate(pack.missions)
     ]
     out += [
-        (f"triggers[{n}]", t, [("counter", t.counter)] * bool(t.counter) + effects(t.effects))
+        (f"triggers[{n}]", t, [("counter", c) for c in (t.counter,) if c] + effects(t.effects))
         for n, t in enumerate(pack.triggers)
     ]
     out += [

@@ -559,7 +559,9 @@ def _after_context(
         view = load_force(session, side.force_id)
         own = rulebooks.book_of(session, view.force)
         # a pack of this army counts kills by the enemy's keyword: ask which (issue 47)
-        enemies = _enemy_units(session, sides[1 - index]) if pack_watch.reads_named_kills(own) else []
+        enemies = (
+            _enemy_units(session, sides[1 - index]) if pack_watch.reads_named_kills(own) else []
+        )
         cards = {c.id: c for c in view.cards}
         agendas = [book.agenda(a) for a in side.agendas]
         armies.append(
@@ -630,8 +632,8 @@ def _read_after(session: Session, draft: BattleDraft, form: FormData, d: dict[st
             state["exfiltrated"] = bool(field_text(form, f"exfiltrated_{card_id}"))
             state["destroyed_enemies"] = [
                 int(v)
-                for v in dict.fromkeys(form.getlist(f"killed_{card_id}")[:99])
-                if str(v).isdigit() and int(v) in enemy_roster
+                for v in dict.fromkeys(str(v) for v in form.getlist(f"killed_{card_id}")[:99])
+                if v.isdigit() and int(v) in enemy_roster
             ]
             d["units"][str(card_id)] = state
     _read_table_dice(session, draft, form, d)

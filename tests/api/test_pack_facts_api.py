@@ -54,7 +54,9 @@ triggers:
 """
 
 
-def _mustered(client: TestClient, cid: int, blue: int, mine: list[int], red: int, foe: list[int]) -> int:
+def _mustered(
+    client: TestClient, cid: int, blue: int, mine: list[int], red: int, foe: list[int]
+) -> int:
     sides = [
         {"force_id": blue, "role": "attacker", "roster": mine, "agendas": ["hold"]},
         {"force_id": red, "role": "defender", "roster": foe, "agendas": ["hold"]},
@@ -112,7 +114,9 @@ def test_trigger_effects_a_failed_agenda_and_agenda_completed_and_their_revert(
     battle = _mustered(client, cid, blue, mine, red, foe)
     units = [{"card_id": a, "destroyed_melee": 2}, {"card_id": b}]
     foe_units = [{"card_id": foe[0], "destroyed": True}, {"card_id": foe[1], "destroyed": True}]
-    done = client.post(f"/api/v1/battles/{battle}/result", json=_result(blue, units, red, foe_units))
+    done = client.post(
+        f"/api/v1/battles/{battle}/result", json=_result(blue, units, red, foe_units)
+    )
     assert done.status_code == 200, done.text
     # RP: 5 + 1 (battle) capped at 5, + 2 (Tithe) capped at 5, - 1 (failed) = 4
     # a: 0 + 1 (battle) + 4 (Blooded) - 2 = 3; b: 0 + 1 - 2, never below 0
@@ -144,7 +148,9 @@ def test_named_kills_feed_a_keyword_filtered_unit_counter(
         {"card_id": b, "destroyed_ranged": 1},
     ]
     foe_units = [{"card_id": i, "destroyed": True} for i in foe]
-    done = client.post(f"/api/v1/battles/{battle}/result", json=_result(blue, units, red, foe_units))
+    done = client.post(
+        f"/api/v1/battles/{battle}/result", json=_result(blue, units, red, foe_units)
+    )
     assert done.status_code == 200, done.text
     # the Carnifex alone is a trophy; Hold Fast was failed (-2 XP each, never below 0)
     assert _state(client, blue, mine)[2:] == ((1 + 2 - 2, 1), (0, 0))
@@ -176,7 +182,9 @@ def test_a_bad_list_of_destroyed_enemies_is_refused_naming_the_field(
     }
     untouched = dump(engine)
     for code, units in bad.items():
-        refused = client.post(f"/api/v1/battles/{battle}/result", json=_result(blue, units, red, []))
+        refused = client.post(
+            f"/api/v1/battles/{battle}/result", json=_result(blue, units, red, [])
+        )
         problem = assert_problem(refused, 422, code)
         assert problem["field"] == f"sides[0].units[{len(units) - 1}].destroyed_enemies", problem
         assert dump(engine) == untouched

@@ -166,9 +166,7 @@ class TestTriggerEffects:
         assert [getattr(d, "reason", None) for d in result.pending] == ["rank:blooded"]
 
     def test_a_trigger_with_a_counter_and_effects_does_both(self) -> None:
-        both = TITHE.replace(
-            "    effects:", "    counter: glory\n    amount: 2\n    effects:", 1
-        )
+        both = TITHE.replace("    effects:", "    counter: glory\n    amount: 2\n    effects:", 1)
         after = fought(force(card(id="a")), played(both), losses=2)
         assert after.counters["glory"] == 4
 
@@ -195,7 +193,10 @@ class TestTriggerEffects:
                 "triggers[0].effects[0]",
             ),
             (
-                ("    effects:", "    counter: glory\n    amount: 1\n    scope: card\n    effects:"),
+                (
+                    "    effects:",
+                    "    counter: glory\n    amount: 1\n    scope: card\n    effects:",
+                ),
                 "triggers[0].scope",
             ),
         ],
@@ -206,7 +207,9 @@ class TestTriggerEffects:
         assert words in refused(TITHE.replace(*change))
 
     def test_a_side_trigger_gives_no_unit_xp(self) -> None:
-        text = refused(TITHE.replace("kind: change_requisition_points, amount: 1", "kind: add_xp, amount: 1"))
+        text = refused(
+            TITHE.replace("kind: change_requisition_points, amount: 1", "kind: add_xp, amount: 1")
+        )
         assert "add_xp needs a unit" in text
 
 
@@ -309,7 +312,9 @@ class TestNamedKills:
 
     def test_a_units_quest_step_counts_the_named_monsters(self) -> None:
         army = force(card(id="a", xp=0))
-        once = fought(army, played(MONSTERS), UnitReport("a", destroyed_melee=1, destroyed_enemies=(MONSTER,)))
+        once = fought(
+            army, played(MONSTERS), UnitReport("a", destroyed_melee=1, destroyed_enemies=(MONSTER,))
+        )
         assert once.card("a").counters["quest:slayer:tally"] == 1
         twice = fought(
             once,

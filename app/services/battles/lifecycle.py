@@ -451,7 +451,10 @@ def _check_named_kills(
         if listed is None:
             continue
         card_id = str(unit["card_id"])
-        kills = sum(int(unit.get(k, 0)) for k in ("destroyed_psychic", "destroyed_ranged", "destroyed_melee"))
+        kills = sum(
+            int(unit.get(k, 0))
+            for k in ("destroyed_psychic", "destroyed_ranged", "destroyed_melee")
+        )
         if len(listed) > kills:
             raise RuleError(
                 "destroyed_enemies_over_kills",
