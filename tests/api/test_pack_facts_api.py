@@ -10,6 +10,9 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
+from sqlmodel import Session
+
+from app.services.campaigns import transfer
 
 from tests.api.helpers import assert_problem, campaign, dump, force, unit
 from tests.api.test_rule_packs import attached
@@ -157,8 +160,33 @@ def test_named_kills_feed_a_keyword_filtered_unit_counter(
     report = client.get(f"/api/v1/battles/{battle}").json()
     reported = [u for s in report["sides"] for u in (s.get("report") or {}).get("units", [])]
     assert any(u.get("destroyed_enemies") == foe[:2] for u in reported), report
-    assert client.post(f"/api/v1/battles/{battle}/revert").status_code == 200
+    reverted = client.post(f"/api/v1/battles/{battle}/revert")
+    assert reverted.status_code == 200, reverted.text
     assert _state(client, blue, mine)[2:] == ((0, 0), (0, 0))
+    # played again and exported: the imported copy names the copy's enemy units
+    battle = _mustered(client, cid, blue, mine, red, foe)
+    done = client.post(
+        f"/api/v1/battles/{battle}/result", json=_result(blue, units, red, foe_units)
+    )
+    assert done.status_code == 200, done.text
+    with Session(engine) as session:
+        document = transfer.export_campaign(session, campaign_id=cid)
+        copy = transfer.import_campaign(session, document)
+        session.commit()
+        copy_id = copy.id
+    listed = client.get(f"/api/v1/campaigns/{copy_id}/battles").json()
+    copied = client.get(f"/api/v1/battles/{_resolved_id(listed)}").json()
+    attacker, defender = copied["sides"]
+    named = [u["destroyed_enemies"] for u in attacker["report"]["units"] if u["destroyed_enemies"]]
+    assert len(named) == 1 and len(named[0]) == 2, copied
+    copied_red = client.get(f"/api/v1/forces/{defender['force_id']}").json()
+    assert set(named[0]) <= {c["id"] for c in copied_red["cards"]}
+    assert set(named[0]).isdisjoint(foe)
+
+
+def _resolved_id(listed: Any) -> int:
+    items = listed["items"] if isinstance(listed, dict) else listed
+    return next(int(b["id"]) for b in items if b["status"] == "resolved")
 
 
 def test_a_bad_list_of_destroyed_enemies_is_refused_naming_the_field(

@@ -79,6 +79,7 @@ JSON_FIELDS = {
 }
 ID_KEYS = {
     "card_id": "cards",
+    "destroyed_enemies": "cards",  # a unit's result names the enemy units it destroyed
     "eligible": "cards",
     "roster": "cards",
     "forces": "forces",
