@@ -220,3 +220,19 @@ def test_a_bad_list_of_destroyed_enemies_is_refused_naming_the_field(
     refused = client.post(f"/api/v1/battles/{battle}/result", json=_result(blue, mine_own, red, []))
     assert_problem(refused, 422, "destroyed_enemy_not_in_battle")
     assert dump(engine) == untouched
+
+
+def test_the_rules_list_a_triggers_effects_and_an_agendas_on_fail(client: TestClient) -> None:
+    cid = campaign(client)
+    attached(client, cid, PACK)
+    rules = client.get(f"/api/v1/campaigns/{cid}/rules").json()
+    by_id = {t["id"]: t for t in rules["triggers"]}
+    assert by_id["tithe"]["counter"] is None and by_id["tithe"]["scope"] == "force"
+    assert by_id["tithe"]["effects"] == [{"kind": "change_requisition_points", "amount": 1}]
+    assert by_id["blooded"]["scope"] == "card"
+    assert by_id["monster_trophies"]["scope"] == "card"  # its counter's
+    hold = next(a for a in rules["agendas"] if a["id"] == "hold")
+    assert hold["on_fail"] == [
+        {"kind": "remove_xp", "amount": 2},
+        {"kind": "change_requisition_points", "amount": -1},
+    ]
