@@ -13,7 +13,6 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from app.services.campaigns import transfer
-
 from tests.api.helpers import assert_problem, campaign, dump, force, unit
 from tests.api.test_rule_packs import attached
 
