@@ -69,6 +69,9 @@ class UnitReport:
     # issue 47: the keywords of each enemy unit the report names as destroyed by this unit
     # (None: not named; a pack's keyword-filtered kills then read the unit's own keywords)
     destroyed_enemies: tuple[frozenset[str], ...] | None = None
+    # the same units by card id, and the enemy unit it named as its quarry for the battle
+    destroyed_enemy_ids: tuple[str, ...] = ()
+    quarry: str | None = None
 
     @property
     def units_destroyed(self) -> int:
@@ -270,6 +273,11 @@ def _pack_triggers(
             for u in report.units
             if u.destroyed_enemies is not None and u.card_id in roster
         },
+        quarry_slain=[
+            u.card_id
+            for u in report.units
+            if u.quarry is not None and u.quarry in u.destroyed_enemy_ids and u.card_id in roster
+        ],
     )
     moved, trigger_promotions = triggers.fire_triggers(
         result.force, book, roster=roster, facts=facts, dice=dice

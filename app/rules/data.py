@@ -905,6 +905,8 @@ TriggerWhen = Literal[
     "psychic_kill",
     # issue 47: the unit gained XP from one of its army's chosen Agendas in the battle
     "agenda_completed",
+    # issue 47: the unit destroyed the enemy unit it named as its quarry for the battle
+    "quarry_destroyed",
 ]
 
 

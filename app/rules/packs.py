@@ -406,7 +406,7 @@ class PackMission(PackModel):
 WHEN_WORDS = (
     "battle_played, victory, enemy_unit_destroyed, own_unit_destroyed, out_of_action_failed; "
     "per unit: marked_for_greatness, below_half_strength, ranged_kill, melee_kill, "
-    "psychic_kill, agenda_completed"
+    "psychic_kill, agenda_completed, quarry_destroyed"
 )
 
 

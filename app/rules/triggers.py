@@ -96,6 +96,7 @@ def battle_facts(
     kinds: dict[str, dict[str, int]] | None = None,
     completed: Iterable[str] = (),
     named_kills: dict[str, tuple[frozenset[str], ...]] | None = None,
+    quarry_slain: Iterable[str] = (),
 ) -> Facts:
     return Facts(
         won,
@@ -108,6 +109,7 @@ def battle_facts(
         kinds or {},
         set(completed),
         named_kills or {},
+        set(quarry_slain),
     )
 
 
@@ -145,6 +147,8 @@ class Facts:
     # issue 47: the keywords of each enemy unit a unit's report names as destroyed by it
     # (a unit whose report names none is not here)
     named_kills: dict[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
+    # issue 47: units that destroyed the enemy unit they named as their quarry
+    quarry_slain: set[str] = field(default_factory=set)
 
 
 def _side(
@@ -174,6 +178,8 @@ def _side(
             return sum(1 for u in mine if u in facts.worn)
         case "agenda_completed":
             return sum(1 for u in mine if u in facts.completed)
+        case "quarry_destroyed":
+            return sum(1 for u in mine if u in facts.quarry_slain)
         case "ranged_kill" | "melee_kill" | "psychic_kill":
             kind = when.removesuffix("_kill")
             return sum(facts.kinds.get(u, {}).get(kind, 0) for u in mine)
@@ -207,6 +213,8 @@ def _unit(when: TriggerWhen, keywords_any: Sequence[str], card: CrusadeCard, fac
             return int(card.id in facts.worn)
         case "agenda_completed":
             return int(card.id in facts.completed)
+        case "quarry_destroyed":
+            return int(card.id in facts.quarry_slain)
         case "ranged_kill" | "melee_kill" | "psychic_kill":
             return facts.kinds.get(card.id, {}).get(when.removesuffix("_kill"), 0)
     raise AssertionError(when)

@@ -592,6 +592,8 @@ def _after_context(
                 # a pack reads whether a unit ended below Half-strength: ask it (issue 47)
                 "asks_half": pack_watch.reads(own, "below_half_strength"),
                 "enemies": enemies,
+                # a pack counts a unit's named quarry destroyed: ask it (issue 47)
+                "asks_quarry": bool(enemies) and pack_watch.reads(own, "quarry_destroyed"),
             }
         )
     mission = book.mission(str(d["setup"]["mission"]))
@@ -635,6 +637,8 @@ def _read_after(session: Session, draft: BattleDraft, form: FormData, d: dict[st
                 for v in dict.fromkeys(str(v) for v in form.getlist(f"killed_{card_id}")[:99])
                 if v.isdigit() and int(v) in enemy_roster
             ]
+            quarry = field_int(form, f"quarry_{card_id}")
+            state["quarry"] = quarry if quarry in enemy_roster else None
             d["units"][str(card_id)] = state
     _read_table_dice(session, draft, form, d)
 

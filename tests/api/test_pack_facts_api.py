@@ -235,3 +235,57 @@ def test_the_rules_list_a_triggers_effects_and_an_agendas_on_fail(client: TestCl
         {"kind": "remove_xp", "amount": 2},
         {"kind": "change_requisition_points", "amount": -1},
     ]
+
+
+QUARRY = (
+    PACK
+    + """
+quests:
+  - id: the_hunt
+    name: The Hunt
+    automatic: true
+    summary: Name a quarry and slay it.
+    steps: [{name: Slay the quarry, when: quarry_destroyed, count: 1}]
+    reward: [{kind: change_counter, counter: trophies, amount: 5}]
+"""
+)
+
+
+def test_a_named_quarry_destroyed_ends_a_units_quest_and_bad_quarries_are_refused(
+    client: TestClient, engine: Engine
+) -> None:
+    cid = campaign(client)
+    attached(client, cid, QUARRY)
+    blue, red = force(client, cid), force(client, cid, "Hive Fleet", "TYRANIDS")
+    a, b = unit(client, blue)["id"], unit(client, blue, "Tactical Squad")["id"]
+    foe = [
+        unit(client, red, "Carnifex", keywords=["TYRANIDS", "MONSTER"])["id"],
+        unit(client, red, "Termagants", keywords=["TYRANIDS", "INFANTRY"])["id"],
+    ]
+    battle = _mustered(client, cid, blue, [a, b], red, foe)
+    before = client.get(f"/api/v1/cards/{a}").json()
+    untouched = dump(engine)
+    for units in (
+        [{"card_id": a, "quarry": b}],  # its own side's unit
+        [{"card_id": b}, {"card_id": a, "quarry": 999_999}],
+    ):
+        refused = client.post(
+            f"/api/v1/battles/{battle}/result", json=_result(blue, units, red, [])
+        )
+        problem = assert_problem(refused, 422, "quarry_not_in_battle")
+        assert problem["field"] == f"sides[0].units[{len(units) - 1}].quarry"
+        assert dump(engine) == untouched
+
+    units = [
+        {"card_id": a, "destroyed_melee": 1, "destroyed_enemies": [foe[0]], "quarry": foe[0]},
+        {"card_id": b, "destroyed_melee": 1, "destroyed_enemies": [foe[1]], "quarry": foe[0]},
+    ]
+    done = client.post(f"/api/v1/battles/{battle}/result", json=_result(blue, units, red, []))
+    assert done.status_code == 200, done.text
+    cards = {i: client.get(f"/api/v1/cards/{i}").json() for i in (a, b)}
+    assert cards[a]["counters"]["trophies"] == 5 + 1  # the reward, and a MONSTER trophy
+    assert [q["state"] for q in cards[a]["quests"]] == ["completed"]
+    assert [q["state"] for q in cards[b]["quests"]] == ["under_way"]  # not its quarry
+    assert client.post(f"/api/v1/battles/{battle}/revert").status_code == 200
+    again = client.get(f"/api/v1/cards/{a}").json()
+    assert (again["quests"], again["counters"]) == (before["quests"], before["counters"])

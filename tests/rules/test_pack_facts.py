@@ -335,3 +335,45 @@ def test_the_schema_has_trigger_effects_on_fail_and_agenda_completed() -> None:
     assert schema["PackAgenda"]["properties"]["on_fail"]["maxItems"] == 5
     assert "agenda_completed" in trigger["properties"]["when"]["enum"]
     assert "agenda_completed" in schema["PackQuestStep"]["properties"]["when"]["enum"]
+
+
+QUARRY = """
+quests:
+  - id: the_hunt
+    name: The Hunt
+    automatic: true
+    summary: Name a quarry and slay it.
+    steps: [{name: Slay the quarry, when: quarry_destroyed, count: 1}]
+    reward: [{kind: add_xp, amount: 4}]
+triggers:
+  - {id: hunted, name: Hunted, when: quarry_destroyed, counter: glory, amount: 3, summary: s}
+"""
+
+
+class TestQuarry:
+    def test_a_unit_that_destroys_its_named_quarry_counts(self) -> None:
+        army = force(card(id="a"), card(id="b"), card(id="c"))
+        after = fought(
+            army,
+            played(QUARRY),
+            UnitReport(
+                "a",
+                destroyed_melee=1,
+                destroyed_enemies=(MONSTER,),
+                destroyed_enemy_ids=("e1",),
+                quarry="e1",
+            ),
+            # b destroyed something, but not its quarry; c named one and destroyed none
+            UnitReport(
+                "b",
+                destroyed_melee=1,
+                destroyed_enemies=(GRUNT,),
+                destroyed_enemy_ids=("e2",),
+                quarry="e3",
+            ),
+            UnitReport("c", quarry="e3"),
+        )
+        assert after.counters["glory"] == 3  # one unit slew its quarry
+        assert after.card("a").counters["quest:the_hunt"] == 2  # done
+        assert after.card("b").counters["quest:the_hunt"] == 1
+        assert after.card("c").counters["quest:the_hunt"] == 1

@@ -51,6 +51,7 @@ def test_without_such_a_pack_the_wizard_does_not_ask(person: Callable[[str], Bro
     base, mine, _beast = _mustered(world)
     page = world["ruby"].get(f"{base}/after").text
     assert "Enemy units it destroyed" not in page
+    assert 'data-testid="quarry-' not in page
     assert f'name="killed_{mine["Captain"]}"' not in page
 
 
@@ -67,6 +68,7 @@ def test_the_wizard_asks_for_named_kills_when_a_pack_reads_them(
     assert f'data-testid="destroyed-enemies-{captain}"' in page
     assert f'name="killed_{captain}" value="{beast}"' in page
     assert f'name="killed_{captain}" value="{mine["Hellblasters"]}"' not in page  # own unit
+    assert 'data-testid="quarry-' not in page  # the pack names no quarry
 
     script_post(ruby, f"{base}/after/bump", {"bump": f"{captain}:destroyed_melee:+1"})
     form = {
@@ -88,3 +90,43 @@ def test_the_wizard_asks_for_named_kills_when_a_pack_reads_them(
     assert card["counters"]["trophies"] == 1
     other = ruby.api("GET", f"/cards/{mine['Intercessor Squad']}")
     assert other["counters"].get("trophies", 0) == 0
+
+
+QUARRY = b"""
+format: crusade-rule-pack/1
+id: the_hunt
+name: The Hunt
+version: "1"
+counters:
+  - {id: glory, name: Glory, scope: force, start: 0, min: 0, max: 20}
+triggers:
+  - {id: hunted, name: Hunted, when: quarry_destroyed, counter: glory, amount: 3, summary: s}
+"""
+
+
+def test_the_wizard_asks_a_quarry_when_a_pack_reads_it(person: Callable[[str], Browser]) -> None:
+    world = campaign_with_two_players(person)
+    orga, ruby = world["orga"], world["ruby"]
+    cid = world["campaign_id"]
+    orga.api("POST", f"/campaigns/{cid}/rule-packs", files={"file": ("p.yaml", QUARRY)})
+    base, mine, beast = _mustered(world)
+    captain = mine["Captain"]
+    page = ruby.get(f"{base}/after").text
+    assert f'data-testid="quarry-{captain}"' in page
+    assert f'name="killed_{captain}" value="{beast}"' in page  # the kills that tell it
+    script_post(ruby, f"{base}/after/bump", {"bump": f"{captain}:destroyed_melee:+1"})
+    form = {
+        "form": "after",
+        "vp_0": "30",
+        "vp_1": "20",
+        "action": "review",
+        f"killed_{captain}": str(beast),
+        f"quarry_{captain}": str(beast),
+    }
+    assert ruby.post(f"{base}/after", form).status_code == 303
+    assert f'<option value="{beast}" selected>' in ruby.get(f"{base}/after").text
+    submitted = ruby.post(f"{base}/review", {"action": "submit"})
+    assert submitted.status_code == 303, submitted.text
+    battle_id = int(submitted.headers["location"].rsplit("/", 1)[1])
+    assert world["kai"].post(f"/battles/{battle_id}/confirm").status_code == 303
+    assert ruby.api("GET", f"/forces/{world['ruby_force']}")["counters"]["glory"] == 3

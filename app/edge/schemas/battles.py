@@ -59,6 +59,12 @@ class UnitReportIn(Input):
         "more than the unit's kills. A rule pack's keyword-filtered unit counters and unit "
         "quests then count only the named units with the keyword.",
     )
+    quarry: Id | None = Field(
+        default=None,
+        description="The enemy unit (card id, on the enemy's roster in this battle) this unit "
+        "named as its quarry (issue 47): a rule pack's quarry_destroyed counts when "
+        "destroyed_enemies names it.",
+    )
 
 
 class NamedDie(Input):
@@ -122,6 +128,7 @@ class UnitReportPublic(BaseModel):
     destroyed_enemies: list[int] | None = Field(
         default=None, description="The enemy units it destroyed, by card id, where named"
     )
+    quarry: int | None = Field(default=None, description="The enemy unit it named its quarry")
 
 
 class OutOfActionTestPublic(BaseModel):

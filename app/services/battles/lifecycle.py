@@ -444,9 +444,18 @@ def _check_named_kills(
     result: SideResult, enemies: set[int], cards: dict[int | None, Card]
 ) -> None:
     """Each unit's ``destroyed_enemies`` (issue 47): units of the enemy's roster in this
-    battle, none named twice across the side, no more than the unit's own kills."""
+    battle, none named twice across the side, no more than the unit's own kills; its
+    ``quarry`` a unit of the enemy's roster."""
     named: dict[int, str] = {}
     for unit in result.units:
+        quarry = unit.get("quarry")
+        if quarry is not None and (int(quarry) not in enemies or int(quarry) not in cards):
+            raise RuleError(
+                "quarry_not_in_battle",
+                f"quarry: unit {quarry} was not on the enemy's roster in this battle.",
+                field="quarry",
+                unit=str(unit["card_id"]),
+            )
         listed = unit.get("destroyed_enemies")
         if listed is None:
             continue
@@ -694,6 +703,8 @@ def _unit_report(data: dict[str, Any], cards: dict[int | None, Card]) -> UnitRep
         destroyed_enemies=None
         if named is None
         else tuple(normalise_keywords(cards[int(i)].keywords) for i in named),
+        destroyed_enemy_ids=tuple(str(i) for i in named or ()),
+        quarry=None if data.get("quarry") is None else str(data["quarry"]),
         card_id=str(data["card_id"]),
         destroyed=bool(data.get("destroyed", False)),
         destroyed_psychic=int(data.get("destroyed_psychic", 0)),

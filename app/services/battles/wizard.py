@@ -565,6 +565,7 @@ def unit_state(draft_data: dict[str, Any], card_id: int) -> dict[str, Any]:
         "exfiltrated": bool(stored.get("exfiltrated", False)),
         # issue 47: the enemy units it destroyed, where a pack of its army reads them
         "destroyed_enemies": [int(i) for i in stored.get("destroyed_enemies") or []],
+        "quarry": int(stored["quarry"]) if stored.get("quarry") else None,
         **{k: int(stored.get(k, 0)) for k in KILLS},
         "agenda_tallies": dict(stored.get("agenda_tallies") or {}),
     }
@@ -867,6 +868,7 @@ def results(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) ->
                         if state["destroyed_enemies"]
                         else {}
                     ),
+                    **({"quarry": state["quarry"]} if state["quarry"] else {}),
                 }
             )
         dice: list[int] | None = None

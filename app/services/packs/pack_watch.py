@@ -27,6 +27,7 @@ SIDE_WORDS: dict[str, str] = {
     "melee_kill": "enemy unit destroyed in melee",
     "psychic_kill": "enemy unit destroyed by a psychic power",
     "agenda_completed": "unit that completes an Agenda",
+    "quarry_destroyed": "unit that destroys its named quarry",
 }
 UNIT_WORDS: dict[str, str] = {
     "battle_played": "battle it fights",
@@ -40,6 +41,7 @@ UNIT_WORDS: dict[str, str] = {
     "melee_kill": "enemy unit it destroys in melee",
     "psychic_kill": "enemy unit it destroys with a psychic power",
     "agenda_completed": "battle it completes an Agenda",
+    "quarry_destroyed": "battle it destroys its named quarry",
 }
 
 # When a quest fails (``fails_when``), for the force and for one unit.
@@ -55,6 +57,7 @@ SIDE_FAILS: dict[str, str] = {
     "melee_kill": "it destroys an enemy unit in melee",
     "psychic_kill": "it destroys an enemy unit with a psychic power",
     "agenda_completed": "one of its units completes an Agenda",
+    "quarry_destroyed": "one of its units destroys its named quarry",
 }
 UNIT_FAILS: dict[str, str] = {
     "battle_played": "it fights a battle",
@@ -68,6 +71,7 @@ UNIT_FAILS: dict[str, str] = {
     "melee_kill": "it destroys an enemy unit in melee",
     "psychic_kill": "it destroys an enemy unit with a psychic power",
     "agenda_completed": "it completes an Agenda",
+    "quarry_destroyed": "it destroys its named quarry",
 }
 
 
@@ -94,7 +98,9 @@ def reads(book: Rulebook, when: TriggerWhen) -> bool:
 def reads_named_kills(book: Rulebook) -> bool:
     """Whether a unit's counter trigger or a unit's quest step counts its kills by the
     enemy's keyword (issue 47, ruling 86): then the wizard asks which enemy units each unit
-    destroyed."""
+    destroyed. A quarry (``quarry_destroyed``) is read from them too."""
+    if reads(book, "quarry_destroyed"):
+        return True
     return any(
         t.scope == "card" and t.when == "enemy_unit_destroyed" and t.keywords_any
         for t in book.triggers
