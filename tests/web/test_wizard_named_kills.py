@@ -4,9 +4,14 @@ sent as the unit's ``destroyed_enemies`` and moves the pack's counter for that u
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from typing import Any
 
+from fastapi.testclient import TestClient
+
+from tests.api.helpers import campaign, force, unit
+from tests.api.test_rule_packs import attached
 from tests.web.conftest import Browser, campaign_with_two_players
 from tests.web.test_wizard_pages import script_post, setup_form, start, units
 
@@ -130,3 +135,13 @@ def test_the_wizard_asks_a_quarry_when_a_pack_reads_it(person: Callable[[str], B
     battle_id = int(submitted.headers["location"].rsplit("/", 1)[1])
     assert world["kai"].post(f"/battles/{battle_id}/confirm").status_code == 303
     assert ruby.api("GET", f"/forces/{world['ruby_force']}")["counters"]["glory"] == 3
+
+
+def test_a_units_card_says_its_counter_counts_named_kills_by_keyword(client: TestClient) -> None:
+    cid = campaign(client)
+    attached(client, cid, TROPHIES.decode())
+    squad = unit(client, force(client, cid))["id"]  # no MONSTER itself
+    card = html.unescape(client.get(f"/cards/{squad}").text)
+    counters = card.split('data-testid="card-counters"')[1].split("</ul>")[0]
+    said = "Trophies 0 (0 to 20): +1 per enemy unit it destroys (MONSTER, when its kills are named)"
+    assert said in counters

@@ -141,7 +141,7 @@ def _counter_lines(
         moves = [
             f"{t.amount:+d} per {_what(t.when, t.keywords_any, card)} ({t.name})"
             for t in book.triggers
-            if t.counter == counter.id and (card is None or _fits(t.keywords_any, card))
+            if t.counter == counter.id and (card is None or _fits(t.keywords_any, card, t.when))
         ]
         if not moves:
             continue
@@ -166,7 +166,7 @@ def card_counters(book: Rulebook, card: CrusadeCard) -> list[str]:
         moves = [
             f"{t.amount:+d} per {_what(t.when, t.keywords_any, card)} ({t.name})"
             for t in book.triggers
-            if t.counter == counter.id and _fits(t.keywords_any, card)
+            if t.counter == counter.id and _fits(t.keywords_any, card, t.when)
         ]
         moves += [
             f"{amount:+d} per mark of {a.name}"
@@ -222,7 +222,7 @@ def _quest_lines(
             f"{len(quest.steps)} ({step.name}): {tally} of {step.count}, per "
             f"{_what(step.when, step.keywords_any, card)}"
         )
-        if card is not None and not _fits(step.keywords_any, card):
+        if card is not None and not _fits(step.keywords_any, card, step.when):
             line += f" (only a {' or '.join(step.keywords_any)} unit counts it)"
         if quest.fails_when:
             line += (
@@ -251,10 +251,19 @@ def _begins(
 
 def _what(when: TriggerWhen, keywords_any: Sequence[str], card: CrusadeCard | None) -> str:
     words = (SIDE_WORDS if card is None else UNIT_WORDS)[when]
-    if keywords_any and card is None:  # a unit's own keywords pick the unit: said by _fits
-        words += f" ({' or '.join(keywords_any)})"
+    if keywords_any and (card is None or when == "enemy_unit_destroyed"):
+        # a unit's own keywords pick the unit (said by _fits); but a unit's kills may be
+        # named, and then the enemy's keywords count (issue 47, ruling 86)
+        named = ", when its kills are named" if card is not None else ""
+        words += f" ({' or '.join(keywords_any)}{named})"
     return words
 
 
-def _fits(keywords_any: Sequence[str], card: CrusadeCard) -> bool:
-    return not keywords_any or any(card.has(k) for k in keywords_any)
+def _fits(keywords_any: Sequence[str], card: CrusadeCard, when: str = "") -> bool:
+    """Whether a trigger or step with ``keywords_any`` may count for the unit: it has one
+    of them, or its kills are counted by the enemy's keywords when named (ruling 86)."""
+    return (
+        not keywords_any
+        or when == "enemy_unit_destroyed"
+        or any(card.has(k) for k in keywords_any)
+    )
