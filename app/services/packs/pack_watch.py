@@ -263,7 +263,5 @@ def _fits(keywords_any: Sequence[str], card: CrusadeCard, when: str = "") -> boo
     """Whether a trigger or step with ``keywords_any`` may count for the unit: it has one
     of them, or its kills are counted by the enemy's keywords when named (ruling 86)."""
     return (
-        not keywords_any
-        or when == "enemy_unit_destroyed"
-        or any(card.has(k) for k in keywords_any)
+        not keywords_any or when == "enemy_unit_destroyed" or any(card.has(k) for k in keywords_any)
     )
