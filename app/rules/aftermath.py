@@ -11,13 +11,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.rules import quests, triggers
-from app.rules.agendas import AgendaResult, ScoringUnit, agenda_experience, check_scoring
+from app.rules.agendas import (
+    AgendaResult,
+    ScoringUnit,
+    agenda_experience,
+    cannot_score,
+    check_scoring,
+)
 from app.rules.cards import CombatTallies, CrusadeCard
 from app.rules.data import (
     Agenda,
     BonusBattleHonour,
     BonusCounter,
     BonusTarget,
+    ChangeRequisitionPoints,
     Counter,
     CounterThreshold,
     ExtraMarkedForGreatness,
@@ -59,6 +66,12 @@ class UnitReport:
     # Survivor's second mark: None when not told (the tally entered stands as counted).
     below_half_strength: bool | None = None
     exfiltrated: bool = False  # left by the enemy's edge (Behind Enemy Lines)
+    # issue 47: the keywords of each enemy unit the report names as destroyed by this unit
+    # (None: not named; a pack's keyword-filtered kills then read the unit's own keywords)
+    destroyed_enemies: tuple[frozenset[str], ...] | None = None
+    # the same units by card id, and the enemy unit it named as its quarry for the battle
+    destroyed_enemy_ids: tuple[str, ...] = ()
+    quarry: str | None = None
 
     @property
     def units_destroyed(self) -> int:
@@ -191,11 +204,47 @@ def resolve_side(force: OrderOfBattle, report: SideReport, book: Rulebook, dice:
         step = _resolve_unit(result.force, report.report_for(card_id), scored, report, book, dice)
         result = result.merge(step)
     result = result.merge(_close_battle(result.force, report, book))
-    return result.merge(_pack_triggers(force, result, report, book, dice))
+    completed = {c for c, per in scored.xp.items() if any(v > 0 for v in per.values())}
+    result = result.merge(_pack_triggers(force, result, report, book, dice, completed))
+    # last (ruling 85): a failed Agenda takes from what the battle gave, never below 0
+    return result.merge(
+        Aftermath(force=failed_agendas(result.force, agendas, scored, report, book))
+    )
+
+
+def failed_agendas(
+    force: OrderOfBattle,
+    agendas: Sequence[Agenda],
+    scored: AgendaResult,
+    report: SideReport,
+    book: Rulebook,
+) -> OrderOfBattle:
+    """A pack's Agenda the army chose and failed (ruling 85: no unit of its roster gained
+    XP from it) takes away what its ``on_fail`` says: XP from each roster unit that could
+    have scored it (never below 0, the rank kept), RP from the force (never below 0)."""
+    for agenda in agendas:
+        if not agenda.on_fail or any(per.get(agenda.id, 0) > 0 for per in scored.xp.values()):
+            continue
+        for effect in agenda.on_fail:
+            if isinstance(effect, ChangeRequisitionPoints):
+                points = max(0, force.requisition_points + effect.amount)
+                force = replace(force, requisition_points=points)
+                continue
+            for card_id in report.roster:
+                card = force.card(card_id)
+                if cannot_score(agenda, card, book) is None:
+                    card, _none = change_xp(card, -effect.amount, book)
+                    force = force.with_card(card)
+    return force
 
 
 def _pack_triggers(
-    before: OrderOfBattle, result: Aftermath, report: SideReport, book: Rulebook, dice: Dice
+    before: OrderOfBattle,
+    result: Aftermath,
+    report: SideReport,
+    book: Rulebook,
+    dice: Dice,
+    completed: set[str] | None = None,
 ) -> Aftermath:
     """A rule pack's triggers move their counters by what the battle did; then each
     threshold a counter rose to applies its effects (issue 38)."""
@@ -218,13 +267,26 @@ def _pack_triggers(
             }
             for c in roster
         },
+        completed=completed or (),
+        named_kills={
+            u.card_id: u.destroyed_enemies
+            for u in report.units
+            if u.destroyed_enemies is not None and u.card_id in roster
+        },
+        quarry_slain=[
+            u.card_id
+            for u in report.units
+            if u.quarry is not None and u.quarry in u.destroyed_enemy_ids and u.card_id in roster
+        ],
     )
-    moved = triggers.moved_by_triggers(result.force, book, roster=roster, facts=facts)
+    moved, trigger_promotions = triggers.fire_triggers(
+        result.force, book, roster=roster, facts=facts, dice=dice
+    )
     # quests tally the same battle; their rewards may take a counter to a threshold
     moved, quest_promotions, quest_owed = quests.advance(moved, book, roster, facts, dice)
     reached = triggers.reached_thresholds(before, moved, book, report.roster, dice)
     force, promotions, fired, owed = reached
-    promotions = quest_promotions + promotions
+    promotions = trigger_promotions + quest_promotions + promotions
     owed = quest_owed + owed
     return Aftermath(
         force=force,

@@ -772,6 +772,9 @@ class TallyBound(StrEnum):
     BATTLE_ROUNDS_LESS_ONE = "battle_rounds_less_one"
 
 
+AgendaPenalty = Annotated[RemoveXp | ChangeRequisitionPoints, Field(discriminator="kind")]
+
+
 class Agenda(Frozen):
     id: str
     name: str
@@ -802,6 +805,13 @@ class Agenda(Frozen):
         default=(),
         description="Faction scope (issue 47): the army keywords a force needs to see it; "
         "empty: every force",
+    )
+    on_fail: tuple[AgendaPenalty, ...] = Field(
+        default=(),
+        max_length=5,
+        description="A rule pack's Agenda (issue 47, ruling 85): what the army loses when it "
+        "chose the Agenda and no unit gained XP from it: remove_xp (each roster unit that "
+        "could score it) or change_requisition_points below 0 (the force), never below 0",
     )
 
 
@@ -893,6 +903,24 @@ TriggerWhen = Literal[
     "ranged_kill",
     "melee_kill",
     "psychic_kill",
+    # issue 47: the unit gained XP from one of its army's chosen Agendas in the battle
+    "agenda_completed",
+    # issue 47: the unit destroyed the enemy unit it named as its quarry for the battle
+    "quarry_destroyed",
+]
+
+
+# A trigger's own effects (issue 47): a threshold's, but free requisitions (a decision) come
+# only from a threshold or a quest.
+TriggerEffect = Annotated[
+    ChangeCounter
+    | ChangeRequisitionPoints
+    | ChangeSupplyLimit
+    | AddXp
+    | RemoveXp
+    | GrantHonour
+    | RollTable,
+    Field(discriminator="kind"),
 ]
 
 
@@ -900,13 +928,25 @@ class Trigger(Frozen):
     """A counter moved by what happens in every battle, without an Agenda: per battle played,
     per victory, per enemy unit destroyed, per own unit destroyed, per Out of Action test
     failed. A force counter counts the whole side; a card counter each unit on the roster
-    (its own kills, its own loss, its own test)."""
+    (its own kills, its own loss, its own test). Its ``effects`` (issue 47) apply each time
+    it counts, for the side or (``scope: card``) the unit."""
 
     id: str
     name: str
     when: TriggerWhen
-    counter: CounterId
-    amount: int = Field(ge=-100, le=100)
+    counter: CounterId | None = None
+    amount: int = Field(default=0, ge=-100, le=100)
+    scope: Literal["force", "card"] = Field(
+        default="force",
+        description="Whom it counts for: the side (force) or each unit of the roster (card); "
+        "the counter's own scope when it moves one",
+    )
+    effects: tuple[TriggerEffect, ...] = Field(
+        default=(),
+        max_length=5,
+        description="Applied each time the trigger counts (issue 47), at most "
+        "MAX_FIRES times per holder and battle",
+    )
     keywords_any: tuple[str, ...] = Field(
         default=(), description="Only units with one of these keywords count (empty: any)"
     )

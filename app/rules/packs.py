@@ -34,9 +34,11 @@ from app.rules.data import (
     AddUnit,
     Agenda,
     AgendaEligibility,
+    AgendaPenalty,
     AgendaXp,
     BonusCounter,
     ChangeCounter,
+    ChangeRequisitionPoints,
     CharacterStratagem,
     CostPerPower,
     Counter,
@@ -68,6 +70,7 @@ from app.rules.data import (
     ThresholdEffect,
     Transform,
     Trigger,
+    TriggerEffect,
     TriggerWhen,
     VictorBonus,
     table_rolls,
@@ -249,8 +252,22 @@ class PackAgenda(PackModel):
         description="Counters of this pack each tally mark changes (id: amount); a force "
         "counter by all the army's marks, a card counter by the unit's own",
     )
+    on_fail: list[AgendaPenalty] = Field(
+        default_factory=list,
+        max_length=5,
+        description="When the army chose it and no unit gained XP from it (ruling 85): "
+        "remove_xp (each roster unit that could score it) or change_requisition_points "
+        "below 0 (the force); never below 0, a revert gives it back",
+    )
 
     _eligible = field_validator("eligible")(_expression)
+
+    @model_validator(mode="after")
+    def _a_failure_takes_away(self) -> PackAgenda:
+        for effect in self.on_fail:
+            if isinstance(effect, ChangeRequisitionPoints) and effect.amount >= 0:
+                raise ValueError("on_fail takes RP away: change_requisition_points below 0")
+        return self
 
     @model_validator(mode="after")
     def _one_way_to_gain_xp(self) -> PackAgenda:
@@ -386,19 +403,37 @@ class PackMission(PackModel):
         return self
 
 
+WHEN_WORDS = (
+    "battle_played, victory, enemy_unit_destroyed, own_unit_destroyed, out_of_action_failed; "
+    "per unit: marked_for_greatness, below_half_strength, ranged_kill, melee_kill, "
+    "psychic_kill, agenda_completed, quarry_destroyed"
+)
+
+
 class PackTrigger(PackModel):
     """A counter of the pack moved by what happens in every battle, outside the Agenda limit
     (issue 38)."""
 
     id: Id
     name: Name
-    when: TriggerWhen = Field(
-        description="battle_played, victory, enemy_unit_destroyed, own_unit_destroyed, "
-        "out_of_action_failed; per unit: marked_for_greatness, below_half_strength, "
-        "ranged_kill, melee_kill, psychic_kill"
+    when: TriggerWhen = Field(description=WHEN_WORDS)
+    counter: Id | None = Field(
+        default=None, description="The pack's counter it moves (or give effects, or both)"
     )
-    counter: Id
-    amount: int = Field(ge=-100, le=100, description="Per time it happens")
+    amount: int | None = Field(
+        default=None, ge=-100, le=100, description="Per time it happens (with counter)"
+    )
+    scope: Literal["force", "card"] | None = Field(
+        default=None,
+        description="Without a counter: force (the side, default) or card (each unit of the "
+        "roster: its unit effects go to that unit); with one, the counter's scope",
+    )
+    effects: list[TriggerEffect] = Field(
+        default_factory=list,
+        max_length=5,
+        description="Applied each time it happens (issue 47): a threshold's effects but "
+        "free_requisitions, at most 20 times per holder and battle",
+    )
     keywords_any: list[Annotated[str, Field(min_length=1, max_length=60)]] = Field(
         default_factory=list,
         max_length=20,
@@ -407,6 +442,14 @@ class PackTrigger(PackModel):
     )
     summary: Summary
     factions: Factions = _factions()
+
+    @model_validator(mode="after")
+    def _counter_or_effects(self) -> PackTrigger:
+        if self.counter is None and not self.effects:
+            raise ValueError("give a counter (with its amount) or effects, or both")
+        if (self.counter is None) != (self.amount is None):
+            raise ValueError("a counter and its amount go together")
+        return self
 
 
 class PackCounterThreshold(PackModel):
@@ -462,11 +505,7 @@ class PackTableIn(PackModel):
 
 class PackQuestStep(PackModel):
     name: Name
-    when: TriggerWhen = Field(
-        description="battle_played, victory, enemy_unit_destroyed, own_unit_destroyed, "
-        "out_of_action_failed; per unit: marked_for_greatness, below_half_strength, "
-        "ranged_kill, melee_kill, psychic_kill"
-    )
+    when: TriggerWhen = Field(description=WHEN_WORDS)
     count: int = Field(default=1, ge=1, le=50, description="How many times, over any battles")
     keywords_any: list[Annotated[str, Field(min_length=1, max_length=60)]] = Field(
         default_factory=list, max_length=20
@@ -810,7 +849,10 @@ def _scoped_entries(pack: RulePack) -> list[tuple[str, Any, list[tuple[str, str]
         (f"missions[{n}]", m, effects([b.effect for b in m.victor_bonus]))
         for n, m in enumerate(pack.missions)
     ]
-    out += [(f"triggers[{n}]", t, [("counter", t.counter)]) for n, t in enumerate(pack.triggers)]
+    out += [
+        (f"triggers[{n}]", t, [("counter", c) for c in (t.counter,) if c] + effects(t.effects))
+        for n, t in enumerate(pack.triggers)
+    ]
     out += [
         (f"thresholds[{n}]", t, [("counter", t.counter), *effects(t.effects)])
         for n, t in enumerate(pack.thresholds)
@@ -843,6 +885,7 @@ def _grant_problems(pack: RulePack) -> list[Problem]:
         (f"requisitions[{n}].effects", r.effects) for n, r in enumerate(pack.requisitions)
     ]
     places += [(f"thresholds[{n}].effects", t.effects) for n, t in enumerate(pack.thresholds)]
+    places += [(f"triggers[{n}].effects", t.effects) for n, t in enumerate(pack.triggers)]
     for n, q in enumerate(pack.quests):
         places += [(f"quests[{n}].reward", q.reward), (f"quests[{n}].penalty", q.penalty)]
     problems = []
@@ -1106,8 +1149,34 @@ def _trigger_problems(pack: RulePack, book: Rulebook) -> list[Problem]:
     problems = [
         Problem(f"triggers[{n}].counter", None, f"no counter '{t.counter}' in this pack")
         for n, t in enumerate(pack.triggers)
-        if t.counter not in counters
+        if t.counter is not None and t.counter not in counters
     ]
+    for n, trigger in enumerate(pack.triggers):
+        rule = counters.get(trigger.counter or "")
+        if rule is not None and trigger.scope is not None and trigger.scope != rule.scope:
+            problems.append(
+                Problem(
+                    f"triggers[{n}].scope",
+                    None,
+                    f"{rule.name} is a {rule.scope} counter: the trigger counts for the "
+                    f"{'side' if rule.scope == 'force' else 'unit'} (leave out scope)",
+                )
+            )
+        if rule is None and trigger.counter is not None:
+            continue
+        scope = rule.scope if rule is not None else trigger.scope or "force"
+        problems += _reward_problems(
+            f"triggers[{n}].effects",
+            trigger.effects,
+            scope,
+            counters,
+            requisitions,
+            force_words=(
+                "a trigger of the side (scope: force) moves no unit's counter",
+                "add_xp needs a unit: a trigger with scope: card (or a card counter)",
+            ),
+            choices_moved=False,
+        )
     for n, threshold in enumerate(pack.thresholds):
         where = f"thresholds[{n}]"
         rule = counters.get(threshold.counter)
@@ -1517,12 +1586,7 @@ def apply(book: Rulebook, packs: Sequence[RulePack]) -> Rulebook:
             c.model_copy(update={"factions": scope_of(c.factions, pack)}) for c in pack.counters
         ]
         missions += [_mission(m, pack) for m in pack.missions]
-        triggers += [
-            Trigger.model_validate(
-                {**t.model_dump(), "pack": pack.id, "factions": scope_of(t.factions, pack)}
-            )
-            for t in pack.triggers
-        ]
+        triggers += [_trigger(t, pack) for t in pack.triggers]
         thresholds += [
             CounterThreshold.model_validate(
                 {**t.model_dump(), "pack": pack.id, "factions": scope_of(t.factions, pack)}
@@ -1728,6 +1792,21 @@ def agendas_for(settings: Settings, size_id: str) -> int | None:
     return wanted.get(size_id) if isinstance(wanted, dict) else wanted
 
 
+def _trigger(trigger: PackTrigger, pack: RulePack) -> Trigger:
+    """A pack's trigger as the rules run it: its scope the counter's (checked on loading to
+    agree with a ``scope`` given), else ``scope`` (force when left out)."""
+    counter = next((c for c in pack.counters if c.id == trigger.counter), None)
+    scope = counter.scope if counter is not None else trigger.scope or "force"
+    return Trigger.model_validate(
+        {
+            **trigger.model_dump(exclude_none=True),
+            "scope": scope,
+            "pack": pack.id,
+            "factions": scope_of(trigger.factions, pack),
+        }
+    )
+
+
 def _agenda(agenda: PackAgenda, pack: RulePack) -> Agenda:
     kills = agenda.bounded_by_kills_of
     return Agenda(
@@ -1749,6 +1828,7 @@ def _agenda(agenda: PackAgenda, pack: RulePack) -> Agenda:
         summary=agenda.summary,
         pack=pack.id,
         counters_per_mark=dict(agenda.counters),
+        on_fail=tuple(agenda.on_fail),
         factions=scope_of(agenda.factions, pack),
     )
 

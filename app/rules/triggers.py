@@ -28,6 +28,8 @@ from app.rules.data import (
     RollTable,
     Rulebook,
     ThresholdEffect,
+    Trigger,
+    TriggerEffect,
     TriggerWhen,
     VictorBonus,
 )
@@ -43,20 +45,43 @@ Holder = str | None  # a card's id, or None for the force
 Fired = tuple[Holder, CounterThreshold]
 
 
+MAX_FIRES = 20  # a trigger's effects apply at most this many times per holder and battle
+
+
 def moved_by_triggers(
     force: OrderOfBattle, book: Rulebook, *, roster: Sequence[str], facts: Facts
 ) -> OrderOfBattle:
     """Each trigger's counter moved by what the battle's report says (``facts``)."""
+    return fire_triggers(force, book, roster=roster, facts=facts)[0]
+
+
+def fire_triggers(
+    force: OrderOfBattle,
+    book: Rulebook,
+    *,
+    roster: Sequence[str],
+    facts: Facts,
+    dice: Dice | None = None,
+) -> tuple[OrderOfBattle, list[Promotion]]:
+    """Each trigger counts what the battle's report says (``facts``) for the side or for
+    each unit of the roster: its counter moves by ``amount`` per time, and its ``effects``
+    (issue 47) apply once per time, up to ``MAX_FIRES``, for that holder (a unit's XP,
+    honour or roll goes to the unit). Returns the force and the promotions XP gave."""
+    promotions: list[Promotion] = []
     if not book.triggers:
-        return force
+        return force, promotions
     counters = {c.id: c for c in book.counters}
     for trigger in book.triggers:
-        rule = counters[trigger.counter]
-        holders: list[Holder] = [None] if rule.scope == "force" else list(roster)
+        holders: list[Holder] = [None] if trigger.scope == "force" else list(roster)
         for holder in holders:
             count = happened(trigger.when, trigger.keywords_any, holder, force, roster, facts)
-            force = _add(force, holder, rule, trigger.amount * count)
-    return force
+            if trigger.counter is not None:
+                force = _add(force, holder, counters[trigger.counter], trigger.amount * count)
+            for _ in range(min(count, MAX_FIRES) if trigger.effects else 0):
+                force = apply_effects(
+                    force, holder, trigger.effects, trigger, counters, book, promotions, [], dice
+                )
+    return force, promotions
 
 
 def battle_facts(
@@ -69,6 +94,9 @@ def battle_facts(
     marked: Iterable[str] = (),
     worn: Iterable[str] = (),
     kinds: dict[str, dict[str, int]] | None = None,
+    completed: Iterable[str] = (),
+    named_kills: dict[str, tuple[frozenset[str], ...]] | None = None,
+    quarry_slain: Iterable[str] = (),
 ) -> Facts:
     return Facts(
         won,
@@ -79,6 +107,9 @@ def battle_facts(
         set(marked),
         set(worn),
         kinds or {},
+        set(completed),
+        named_kills or {},
+        set(quarry_slain),
     )
 
 
@@ -111,6 +142,13 @@ class Facts:
     marked: set[str] = field(default_factory=set)  # Marked for Greatness
     worn: set[str] = field(default_factory=set)  # ended destroyed or below Half-strength
     kinds: dict[str, dict[str, int]] = field(default_factory=dict)  # kills: ranged, melee...
+    # issue 47: units that gained XP from one of the army's chosen Agendas
+    completed: set[str] = field(default_factory=set)
+    # issue 47: the keywords of each enemy unit a unit's report names as destroyed by it
+    # (a unit whose report names none is not here)
+    named_kills: dict[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
+    # issue 47: units that destroyed the enemy unit they named as their quarry
+    quarry_slain: set[str] = field(default_factory=set)
 
 
 def _side(
@@ -138,6 +176,10 @@ def _side(
             return sum(1 for u in mine if u in facts.marked)
         case "below_half_strength":
             return sum(1 for u in mine if u in facts.worn)
+        case "agenda_completed":
+            return sum(1 for u in mine if u in facts.completed)
+        case "quarry_destroyed":
+            return sum(1 for u in mine if u in facts.quarry_slain)
         case "ranged_kill" | "melee_kill" | "psychic_kill":
             kind = when.removesuffix("_kill")
             return sum(facts.kinds.get(u, {}).get(kind, 0) for u in mine)
@@ -146,7 +188,12 @@ def _side(
 
 def _unit(when: TriggerWhen, keywords_any: Sequence[str], card: CrusadeCard, facts: Facts) -> int:
     """How many times it happened to one unit of the roster (a card counter): only units
-    with one of ``keywords_any`` count; its kills are its own enemy units destroyed."""
+    with one of ``keywords_any`` count; its kills are its own enemy units destroyed. A
+    unit whose report names the enemy units it destroyed (issue 47, ruling 86) counts, for
+    ``enemy_unit_destroyed`` with ``keywords_any``, the named enemy units with one of them."""
+    named = facts.named_kills.get(card.id)
+    if when == "enemy_unit_destroyed" and keywords_any and named is not None:
+        return sum(1 for loss in named if _fits(keywords_any, loss))
     if not _fits(keywords_any, card.keywords):
         return 0
     match when:
@@ -164,6 +211,10 @@ def _unit(when: TriggerWhen, keywords_any: Sequence[str], card: CrusadeCard, fac
             return int(card.id in facts.marked)
         case "below_half_strength":
             return int(card.id in facts.worn)
+        case "agenda_completed":
+            return int(card.id in facts.completed)
+        case "quarry_destroyed":
+            return int(card.id in facts.quarry_slain)
         case "ranged_kill" | "melee_kill" | "psychic_kill":
             return facts.kinds.get(card.id, {}).get(when.removesuffix("_kill"), 0)
     raise AssertionError(when)
@@ -259,8 +310,8 @@ def changed_holders(before: OrderOfBattle, after: OrderOfBattle) -> list[str]:
 def apply_effects(
     force: OrderOfBattle,
     holder: Holder,
-    effects: Sequence[ThresholdEffect],
-    source: CounterThreshold | Quest,
+    effects: Sequence[ThresholdEffect | TriggerEffect],
+    source: CounterThreshold | Quest | Trigger,
     counters: dict[str, Counter],
     book: Rulebook,
     promotions: list[Promotion],
@@ -300,6 +351,7 @@ def apply_effects(
                 )
                 force = force.with_card(card)
             case FreeRequisitions():
+                assert not isinstance(source, Trigger)  # checked on loading: never a trigger's
                 owed.append((source, VictorBonus(effect=effect, summary=source.summary), holder))
     return force
 

@@ -554,9 +554,14 @@ def _after_context(
 ) -> dict[str, Any]:
     book = rulebooks.campaign_book(session, draft.campaign_id)
     armies = []
-    for index, side in enumerate(wizard.battle_sides(session, draft)):
+    sides = wizard.battle_sides(session, draft)
+    for index, side in enumerate(sides):
         view = load_force(session, side.force_id)
         own = rulebooks.book_of(session, view.force)
+        # a pack of this army counts kills by the enemy's keyword: ask which (issue 47)
+        enemies = (
+            _enemy_units(session, sides[1 - index]) if pack_watch.reads_named_kills(own) else []
+        )
         cards = {c.id: c for c in view.cards}
         agendas = [book.agenda(a) for a in side.agendas]
         armies.append(
@@ -586,6 +591,9 @@ def _after_context(
                 "watch": pack_watch.army(own, view.value, side.roster),
                 # a pack reads whether a unit ended below Half-strength: ask it (issue 47)
                 "asks_half": pack_watch.reads(own, "below_half_strength"),
+                "enemies": enemies,
+                # a pack counts a unit's named quarry destroyed: ask it (issue 47)
+                "asks_quarry": bool(enemies) and pack_watch.reads(own, "quarry_destroyed"),
             }
         )
     mission = book.mission(str(d["setup"]["mission"]))
@@ -598,9 +606,17 @@ def _after_context(
     }
 
 
+def _enemy_units(session: Session, enemy: Any) -> list[dict[str, Any]]:
+    """The enemy's rostered units a unit may name as destroyed by it: id and name."""
+    cards = {c.id: c for c in load_force(session, enemy.force_id).cards}
+    return [{"id": i, "name": cards[i].name} for i in enemy.roster if i in cards]
+
+
 def _read_after(session: Session, draft: BattleDraft, form: FormData, d: dict[str, Any]) -> None:
     """The after-game form's fields (counters are not fields: each tap is saved)."""
-    for index, side in enumerate(wizard.battle_sides(session, draft)):
+    sides = wizard.battle_sides(session, draft)
+    for index, side in enumerate(sides):
+        enemy_roster = set(sides[1 - index].roster)
         entered = d["sides"][index]
         entered["vp"] = wizard.victory_points(field_text(form, f"vp_{index}", 40), index)
         entered["painted"] = bool(field_text(form, f"painted_{index}"))
@@ -616,6 +632,13 @@ def _read_after(session: Session, draft: BattleDraft, form: FormData, d: dict[st
             state["destroyed"] = bool(field_text(form, f"destroyed_{card_id}"))
             state["below_half"] = bool(field_text(form, f"below_half_{card_id}"))
             state["exfiltrated"] = bool(field_text(form, f"exfiltrated_{card_id}"))
+            state["destroyed_enemies"] = [
+                int(v)
+                for v in dict.fromkeys(str(v) for v in form.getlist(f"killed_{card_id}")[:99])
+                if v.isdigit() and int(v) in enemy_roster
+            ]
+            quarry = field_int(form, f"quarry_{card_id}")
+            state["quarry"] = quarry if quarry in enemy_roster else None
             d["units"][str(card_id)] = state
     _read_table_dice(session, draft, form, d)
 

@@ -95,3 +95,21 @@ def test_the_rules_page_says_a_granted_honour_and_a_table_roll(client: TestClien
     assert "Does: the unit gains the Battle Trait Sanctified." in page
     assert "the unit rolls on Gifts of Decay and gains the result" in page
     assert "Does: the unit rolls on Side Effects and gains the result." in page
+
+
+def test_the_rules_page_says_a_triggers_effects_and_a_failed_agendas_cost(
+    client: TestClient,
+) -> None:
+    from tests.api.test_pack_facts_api import PACK  # issue 47, items 3-4
+
+    cid = campaign(client)
+    attached(client, cid, PACK)
+    page = html.unescape(client.get(f"/campaigns/{cid}/rules").text)
+    tithe = page.split('data-testid="trigger-effects-tithe"')[1].split("</span>")[0]
+    assert "each enemy unit destroyed: +1 RP (up to the cap)" in tithe
+    blooded = page.split('data-testid="trigger-effects-blooded"')[1].split("</span>")[0]
+    assert "each melee kill, for the unit: the unit gains 2 XP" in blooded
+    failed = page.split('data-testid="agenda-on-fail-hold"')[1].split("</span>")[0]
+    assert "failed (no unit gains XP from it; XP from each unit it was for):" in failed
+    assert "the unit loses 2 XP (never below 0)" in failed
+    assert "-1 RP (never below 0)" in failed

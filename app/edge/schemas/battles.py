@@ -51,6 +51,20 @@ class UnitReportIn(Input):
         description="Behind Enemy Lines: the unit was exfiltrated (only such a unit can take "
         "the victor bonus).",
     )
+    destroyed_enemies: list[Id] | None = Field(
+        default=None,
+        max_length=99,
+        description="Which enemy units this unit destroyed, by card id (issue 47; optional): "
+        "each on the enemy's roster in this battle, none named twice across the side, no "
+        "more than the unit's kills. A rule pack's keyword-filtered unit counters and unit "
+        "quests then count only the named units with the keyword.",
+    )
+    quarry: Id | None = Field(
+        default=None,
+        description="The enemy unit (card id, on the enemy's roster in this battle) this unit "
+        "named as its quarry (issue 47): a rule pack's quarry_destroyed counts when "
+        "destroyed_enemies names it.",
+    )
 
 
 class NamedDie(Input):
@@ -111,6 +125,10 @@ class UnitReportPublic(BaseModel):
     destroyed_melee: int = 0
     agenda_tallies: dict[str, int] = Field(default_factory=dict, description="Tally by Agenda id")
     marked_for_greatness: bool = False
+    destroyed_enemies: list[int] | None = Field(
+        default=None, description="The enemy units it destroyed, by card id, where named"
+    )
+    quarry: int | None = Field(default=None, description="The enemy unit it named its quarry")
 
 
 class OutOfActionTestPublic(BaseModel):

@@ -435,8 +435,61 @@ def _check_kill_marks(
         }
         with request_fields(_SIDE_FIELDS, f"sides[{results.index(result)}].", _unit_ids(result)):
             check_kill_bounds([book.agenda(a) for a in side.agendas], tallies, losses)
+            _check_named_kills(result, set(enemy.roster), cards)
         found[side.force_id] = losses
     return found
+
+
+def _check_named_kills(
+    result: SideResult, enemies: set[int], cards: dict[int | None, Card]
+) -> None:
+    """Each unit's ``destroyed_enemies`` (issue 47): units of the enemy's roster in this
+    battle, none named twice across the side, no more than the unit's own kills; its
+    ``quarry`` a unit of the enemy's roster."""
+    named: dict[int, str] = {}
+    for unit in result.units:
+        quarry = unit.get("quarry")
+        if quarry is not None and (int(quarry) not in enemies or int(quarry) not in cards):
+            raise RuleError(
+                "quarry_not_in_battle",
+                f"quarry: unit {quarry} was not on the enemy's roster in this battle.",
+                field="quarry",
+                unit=str(unit["card_id"]),
+            )
+        listed = unit.get("destroyed_enemies")
+        if listed is None:
+            continue
+        card_id = str(unit["card_id"])
+        kills = sum(
+            int(unit.get(k, 0))
+            for k in ("destroyed_psychic", "destroyed_ranged", "destroyed_melee")
+        )
+        if len(listed) > kills:
+            raise RuleError(
+                "destroyed_enemies_over_kills",
+                f"destroyed_enemies names {len(listed)} enemy units, but the unit destroyed "
+                f"{kills}.",
+                field="destroyed_enemies",
+                unit=card_id,
+            )
+        for enemy_id in listed:
+            if int(enemy_id) not in enemies or int(enemy_id) not in cards:
+                raise RuleError(
+                    "destroyed_enemy_not_in_battle",
+                    f"destroyed_enemies: unit {enemy_id} was not on the enemy's roster in "
+                    "this battle.",
+                    field="destroyed_enemies",
+                    unit=card_id,
+                )
+            if int(enemy_id) in named:
+                raise RuleError(
+                    "destroyed_enemy_named_twice",
+                    f"destroyed_enemies: {cards[int(enemy_id)].name} ({enemy_id}) is named "
+                    f"twice (also by unit {named[int(enemy_id)]}); a unit is destroyed once.",
+                    field="destroyed_enemies",
+                    unit=card_id,
+                )
+            named[int(enemy_id)] = card_id
 
 
 def _unit_ids(result: SideResult) -> list[object]:
@@ -486,7 +539,7 @@ def _resolve(
     report = SideReport(
         roster=tuple(str(i) for i in side.roster),
         agendas=tuple(side.agendas),
-        units=tuple(_unit_report(u) for u in result.units),
+        units=tuple(_unit_report(u, read.cards) for u in result.units),
         won=won,
         # a pack's mission scoped to factions rewards only a victor of them (issue 47)
         victor_bonuses=battle_rules.victor_bonuses(mission, won=won, role=VictorRole(side.role))
@@ -644,8 +697,14 @@ def check_dice_used(dice: Dice) -> None:
         )
 
 
-def _unit_report(data: dict[str, Any]) -> UnitReport:
+def _unit_report(data: dict[str, Any], cards: dict[int | None, Card]) -> UnitReport:
+    named = data.get("destroyed_enemies")
     return UnitReport(
+        destroyed_enemies=None
+        if named is None
+        else tuple(normalise_keywords(cards[int(i)].keywords) for i in named),
+        destroyed_enemy_ids=tuple(str(i) for i in named or ()),
+        quarry=None if data.get("quarry") is None else str(data["quarry"]),
         card_id=str(data["card_id"]),
         destroyed=bool(data.get("destroyed", False)),
         destroyed_psychic=int(data.get("destroyed_psychic", 0)),

@@ -563,6 +563,9 @@ def unit_state(draft_data: dict[str, Any], card_id: int) -> dict[str, Any]:
         # Survivor's second mark needs the unit at Half-strength or better (ruling 24).
         "below_half": bool(stored.get("below_half", False)),
         "exfiltrated": bool(stored.get("exfiltrated", False)),
+        # issue 47: the enemy units it destroyed, where a pack of its army reads them
+        "destroyed_enemies": [int(i) for i in stored.get("destroyed_enemies") or []],
+        "quarry": int(stored["quarry"]) if stored.get("quarry") else None,
         **{k: int(stored.get(k, 0)) for k in KILLS},
         "agenda_tallies": dict(stored.get("agenda_tallies") or {}),
     }
@@ -860,6 +863,12 @@ def results(session: Session, draft: BattleDraft, draft_data: dict[str, Any]) ->
                     "marked_for_greatness": entered.get("marked") == card_id,
                     **({"below_half_strength": True} if state["below_half"] else {}),
                     **({"exfiltrated": True} if state["exfiltrated"] else {}),
+                    **(
+                        {"destroyed_enemies": state["destroyed_enemies"]}
+                        if state["destroyed_enemies"]
+                        else {}
+                    ),
+                    **({"quarry": state["quarry"]} if state["quarry"] else {}),
                 }
             )
         dice: list[int] | None = None

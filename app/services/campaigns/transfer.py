@@ -79,6 +79,8 @@ JSON_FIELDS = {
 }
 ID_KEYS = {
     "card_id": "cards",
+    "destroyed_enemies": "cards",  # a unit's result names the enemy units it destroyed
+    "quarry": "cards",  # and the enemy unit it named its quarry
     "eligible": "cards",
     "roster": "cards",
     "forces": "forces",

@@ -26,6 +26,8 @@ SIDE_WORDS: dict[str, str] = {
     "ranged_kill": "enemy unit destroyed by a ranged attack",
     "melee_kill": "enemy unit destroyed in melee",
     "psychic_kill": "enemy unit destroyed by a psychic power",
+    "agenda_completed": "unit that completes an Agenda",
+    "quarry_destroyed": "unit that destroys its named quarry",
 }
 UNIT_WORDS: dict[str, str] = {
     "battle_played": "battle it fights",
@@ -38,6 +40,8 @@ UNIT_WORDS: dict[str, str] = {
     "ranged_kill": "enemy unit it destroys with a ranged attack",
     "melee_kill": "enemy unit it destroys in melee",
     "psychic_kill": "enemy unit it destroys with a psychic power",
+    "agenda_completed": "battle it completes an Agenda",
+    "quarry_destroyed": "battle it destroys its named quarry",
 }
 
 # When a quest fails (``fails_when``), for the force and for one unit.
@@ -52,6 +56,8 @@ SIDE_FAILS: dict[str, str] = {
     "ranged_kill": "it destroys an enemy unit with a ranged attack",
     "melee_kill": "it destroys an enemy unit in melee",
     "psychic_kill": "it destroys an enemy unit with a psychic power",
+    "agenda_completed": "one of its units completes an Agenda",
+    "quarry_destroyed": "one of its units destroys its named quarry",
 }
 UNIT_FAILS: dict[str, str] = {
     "battle_played": "it fights a battle",
@@ -64,6 +70,8 @@ UNIT_FAILS: dict[str, str] = {
     "ranged_kill": "it destroys an enemy unit with a ranged attack",
     "melee_kill": "it destroys an enemy unit in melee",
     "psychic_kill": "it destroys an enemy unit with a psychic power",
+    "agenda_completed": "it completes an Agenda",
+    "quarry_destroyed": "it destroys its named quarry",
 }
 
 
@@ -84,6 +92,22 @@ def reads(book: Rulebook, when: TriggerWhen) -> bool:
     for a fact only a pack reads, such as a unit ending below Half-strength, only then)."""
     return any(t.when == when for t in book.triggers) or any(
         q.fails_when == when or any(s.when == when for s in q.steps) for q in book.quests
+    )
+
+
+def reads_named_kills(book: Rulebook) -> bool:
+    """Whether a unit's counter trigger or a unit's quest step counts its kills by the
+    enemy's keyword (issue 47, ruling 86): then the wizard asks which enemy units each unit
+    destroyed. A quarry (``quarry_destroyed``) is read from them too."""
+    if reads(book, "quarry_destroyed"):
+        return True
+    return any(
+        t.scope == "card" and t.when == "enemy_unit_destroyed" and t.keywords_any
+        for t in book.triggers
+    ) or any(
+        q.scope == "card" and s.when == "enemy_unit_destroyed" and s.keywords_any
+        for q in book.quests
+        for s in q.steps
     )
 
 
@@ -117,7 +141,7 @@ def _counter_lines(
         moves = [
             f"{t.amount:+d} per {_what(t.when, t.keywords_any, card)} ({t.name})"
             for t in book.triggers
-            if t.counter == counter.id and (card is None or _fits(t.keywords_any, card))
+            if t.counter == counter.id and (card is None or _fits(t.keywords_any, card, t.when))
         ]
         if not moves:
             continue
@@ -142,7 +166,7 @@ def card_counters(book: Rulebook, card: CrusadeCard) -> list[str]:
         moves = [
             f"{t.amount:+d} per {_what(t.when, t.keywords_any, card)} ({t.name})"
             for t in book.triggers
-            if t.counter == counter.id and _fits(t.keywords_any, card)
+            if t.counter == counter.id and _fits(t.keywords_any, card, t.when)
         ]
         moves += [
             f"{amount:+d} per mark of {a.name}"
@@ -198,7 +222,7 @@ def _quest_lines(
             f"{len(quest.steps)} ({step.name}): {tally} of {step.count}, per "
             f"{_what(step.when, step.keywords_any, card)}"
         )
-        if card is not None and not _fits(step.keywords_any, card):
+        if card is not None and not _fits(step.keywords_any, card, step.when):
             line += f" (only a {' or '.join(step.keywords_any)} unit counts it)"
         if quest.fails_when:
             line += (
@@ -227,10 +251,17 @@ def _begins(
 
 def _what(when: TriggerWhen, keywords_any: Sequence[str], card: CrusadeCard | None) -> str:
     words = (SIDE_WORDS if card is None else UNIT_WORDS)[when]
-    if keywords_any and card is None:  # a unit's own keywords pick the unit: said by _fits
-        words += f" ({' or '.join(keywords_any)})"
+    if keywords_any and (card is None or when == "enemy_unit_destroyed"):
+        # a unit's own keywords pick the unit (said by _fits); but a unit's kills may be
+        # named, and then the enemy's keywords count (issue 47, ruling 86)
+        named = ", when its kills are named" if card is not None else ""
+        words += f" ({' or '.join(keywords_any)}{named})"
     return words
 
 
-def _fits(keywords_any: Sequence[str], card: CrusadeCard) -> bool:
-    return not keywords_any or any(card.has(k) for k in keywords_any)
+def _fits(keywords_any: Sequence[str], card: CrusadeCard, when: str = "") -> bool:
+    """Whether a trigger or step with ``keywords_any`` may count for the unit: it has one
+    of them, or its kills are counted by the enemy's keywords when named (ruling 86)."""
+    return (
+        not keywords_any or when == "enemy_unit_destroyed" or any(card.has(k) for k in keywords_any)
+    )
