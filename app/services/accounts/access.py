@@ -165,6 +165,23 @@ def _campaign(session: Session, campaign_id: int) -> Campaign:
 def _force_target(session: Session, force_id: int, named: tuple[str, int] | None = None) -> Target:
     # One query for the force's owner, its version and its campaign: every force, card and
     # decision request passes here (a cached Order of Battle costs little more than this).
+    # A read asks again for the page's own checks (may this viewer change it?): kept for
+    # the read's own session, which changes nothing.
+    kept: dict[int, Target] | None = (
+        session.info.setdefault("force_targets", {})
+        if session.info.get("writes") is False
+        else None
+    )
+    if kept is not None and force_id in kept:
+        found = kept[force_id]
+        return Target(found.campaign, found.owners, named=named, force_version=found.force_version)
+    target = _force_target_read(session, force_id, named)
+    if kept is not None:
+        kept[force_id] = target
+    return target
+
+
+def _force_target_read(session: Session, force_id: int, named: tuple[str, int] | None) -> Target:
     row = session.exec(
         select(Campaign, Force.owner_id, Force.version)
         .join(Force, col(Force.campaign_id) == col(Campaign.id))
