@@ -66,17 +66,20 @@ def test_keywords_set_later_bring_the_pack_and_a_change_keeps_what_is_held(
     assert client.get(f"/api/v1/forces/{blue}").json()["counters"] == {}
 
     shown = _keywords(client, blue, ["adepta sororitas"])
-    assert (shown["army_keywords"], shown["counters"]) == (["ADEPTA SORORITAS"], {"faith": 0})
+    # Faith, and the Sacred Rite (a named choice: 0 until one is kept), from their start.
+    faith = {"faith": 0, "rite": 0}
+    assert (shown["army_keywords"], shown["counters"]) == (["ADEPTA SORORITAS"], faith)
     _won(client, _fight(client, cid, blue, mine, red, foe), blue, mine, red, foe)
-    assert client.get(f"/api/v1/forces/{blue}").json()["counters"] == {"faith": 3}
+    assert client.get(f"/api/v1/forces/{blue}").json()["counters"] == {"faith": 3, "rite": 0}
 
     # It leaves the faction: Faith is kept as it was and no longer moves; back, it moves on.
+    # (the Rite, never kept, is not held: it shows only while the pack reaches the force)
     assert _keywords(client, blue, [])["counters"] == {"faith": 3}
     _won(client, _fight(client, cid, blue, mine, red, foe), blue, mine, red, foe)
     assert client.get(f"/api/v1/forces/{blue}").json()["counters"] == {"faith": 3}
     _keywords(client, blue, ["ADEPTA SORORITAS"])
     _won(client, _fight(client, cid, blue, mine, red, foe), blue, mine, red, foe)
-    assert client.get(f"/api/v1/forces/{blue}").json()["counters"] == {"faith": 6}
+    assert client.get(f"/api/v1/forces/{blue}").json()["counters"] == {"faith": 6, "rite": 0}
     assert client.get(f"/api/v1/forces/{red}").json()["counters"] == {}
 
     feed = client.get(f"/api/v1/campaigns/{cid}/events?limit=200").json()["items"]

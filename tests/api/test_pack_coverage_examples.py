@@ -198,3 +198,282 @@ def test_a_nobles_engram_collapse_in_a_mixed_campaign(client: TestClient, engine
     assert (card["counters"], card["xp"], card["scars"]) == ({"engram_decay": 3}, 3, [])
     swarm_counters = client.get(f"/api/v1/forces/{swarm}").json()["counters"]
     assert swarm_counters == {"biomass": 9, "invasion": 1}
+
+
+def _fight(
+    client: TestClient, cid: int, a: dict[str, Any], b: dict[str, Any], vp: tuple[int, int]
+) -> int:
+    """One battle: each side a dict with ``force``, ``roster``, ``agenda`` and ``units`` (the
+    units' result lines); the first side wins by ``vp``. A side's destroyed units pass
+    their Out of Action tests (6s)."""
+    sides = [
+        {"force_id": s["force"], "role": r, "roster": s["roster"], "agendas": [s["agenda"]]}
+        for s, r in ((a, "attacker"), (b, "defender"))
+    ]
+    body = {"battle_size": "combat_patrol", "mission": "sweep_and_clear", "sides": sides}
+    mustered = client.post(f"/api/v1/campaigns/{cid}/battles", json=body)
+    assert mustered.status_code == 201, mustered.text
+    battle = int(mustered.json()["id"])
+    results = []
+    for side, points in zip((a, b), vp, strict=True):
+        lost = sum(1 for u in side["units"] if u.get("destroyed"))
+        line = {"force_id": side["force"], "victory_points": points, "units": side["units"]}
+        results.append({**line, "dice": [6] * lost} if lost else line)
+    _result(client, battle, *results)
+    return battle
+
+
+def _figures(client: TestClient, force: int, card: int) -> tuple[int, int, dict[str, int]]:
+    """A force's RP, one unit's XP, and the force's own counters."""
+    shown = client.get(f"/api/v1/forces/{force}").json()
+    return shown["requisition_points"], _card(client, card)["xp"], shown["counters"]
+
+
+def test_each_factions_failed_agenda_costs_what_its_pack_says(
+    client: TestClient, engine: Engine
+) -> None:
+    """Every example Agenda has an ``on_fail`` (ruling 85): a battle in which the army
+    chose it and a unit scored it takes nothing; the next, in which none did, takes the
+    XP or RP the pack names, from that faction's force only; a revert gives it back. A
+    core force beside them (no army keyword: no pack reaches it) is their opponent."""
+    cid = campaign(client, "The Sundered Reach")
+    for path in sorted(MIXED.glob("*.yaml")):
+        attached(client, cid, path.read_text())
+    rivals = _force(client, cid, "Ultramarines 4th", "IMPERIUM", [])
+    foe = unit(client, rivals, "Intercessor Squad")["id"]
+    foe_line = {"force": rivals, "roster": [foe], "agenda": CULL}
+    # faction, army keywords, its unit's keywords, the Agenda, a scoring line for battle 1,
+    # and the hand counts (RP, the unit's XP, the force counters) after each battle.
+    Case = tuple[str, str, list[str], list[str], str, dict[str, Any], tuple[Any, ...]]
+    cases: list[Case] = [
+        # Hymn of War, 2 XP a mark; failed: each unit loses 1 XP (1 + 2, then 3 + 1 - 1).
+        (
+            "Order of the Ember",
+            "IMPERIUM",
+            ["ADEPTA SORORITAS"],
+            ["IMPERIUM", "INFANTRY"],
+            "hymn_of_war",
+            {"agenda_tallies": {"hymn_of_war": 1}},
+            ((5, 3, {"faith": 3, "rite": 0}), (5, 3, {"faith": 6, "rite": 0})),
+        ),
+        # Tyrant's Tithe, 2 XP a mark and 1 Dread; failed: the household loses 1 RP after
+        # the battle's own (5, capped, - 1).
+        (
+            "House Vargh",
+            "CHAOS",
+            ["CHAOS KNIGHTS"],
+            ["CHAOS", "TITANIC", "VEHICLE"],
+            "tyrants_tithe",
+            {"agenda_tallies": {"tyrants_tithe": 1}},
+            ((5, 3, {"dread": 1}), (4, 4, {"dread": 1})),
+        ),
+        # Seed the Ground, 1 XP a mark and 1 Contagion; failed: 1 XP (2, then 2 + 1 - 1).
+        (
+            "The Rotting Host",
+            "CHAOS",
+            ["DEATH GUARD"],
+            ["CHAOS", "INFANTRY"],
+            "seed_the_ground",
+            {"agenda_tallies": {"seed_the_ground": 1}},
+            ((5, 2, {"virulence": 0, "contagion": 1}), (5, 2, {"virulence": 0, "contagion": 1})),
+        ),
+        # Trophy of the Hunt, 3 XP to the highest tally (a kill: the Intercessors fall, and
+        # Renown is the unit's own); failed: the company loses 1 RP.
+        (
+            "Frostfang Pack",
+            "IMPERIUM",
+            ["SPACE WOLVES"],
+            ["IMPERIUM", "INFANTRY"],
+            "trophy_of_the_hunt",
+            {"agenda_tallies": {"trophy_of_the_hunt": 1}, "destroyed_melee": 1},
+            ((5, 4, {}), (4, 5, {})),
+        ),
+        # Reclaim the Tombs, 2 XP to each unit that achieved it and 1 Awakening (with 1 a
+        # battle from Stirring); failed: the dynasty loses 1 RP.
+        (
+            "Dynasty of Ash",
+            "NECRONS",
+            [],
+            ["NECRONS", "INFANTRY"],
+            "reclaim_the_tombs",
+            {"agenda_tallies": {"reclaim_the_tombs": 1}},
+            ((5, 3, {"awakening": 2}), (4, 4, {"awakening": 3})),
+        ),
+    ]
+    for name, faction, army, keywords, agenda, scored, (first, second) in cases:
+        force = _force(client, cid, name, faction, army)
+        card = unit(client, force, f"{name} line", keywords=keywords)["id"]
+        mine = {"force": force, "roster": [card], "agenda": agenda}
+        won = {**mine, "units": [{"card_id": card, **scored}]}
+        lost_line = [{"card_id": foe, "destroyed": True}] if "destroyed_melee" in scored else []
+        _fight(client, cid, won, {**foe_line, "units": lost_line}, (30, 10))
+        assert _figures(client, force, card) == first, name
+        failed = _fight(client, cid, {**mine, "units": []}, {**foe_line, "units": []}, (30, 10))
+        assert _figures(client, force, card) == second, name
+        assert client.post(f"/api/v1/battles/{failed}/revert").status_code == 200
+        assert _figures(client, force, card) == first, name
+    # The core force lost no XP and no RP to any of the packs' failures: 1 XP a battle.
+    assert _figures(client, rivals, foe)[:2] == (5, 10 - 5)
+
+    # Devour the Prey is for a swarm past its first stage: at stage 1 no brood could
+    # score it, so failing it takes nothing (the brood keeps its battle's 1 XP).
+    swarm = _force(client, cid, "Hive Fleet Vora", "TYRANIDS", [])
+    brood = unit(client, swarm, "Termagants", keywords=["TYRANIDS", "INFANTRY"])["id"]
+    mine = {"force": swarm, "roster": [brood], "agenda": "devour_the_prey", "units": []}
+    _fight(client, cid, mine, {**foe_line, "units": []}, (30, 10))
+    assert _figures(client, swarm, brood) == (5, 1, {"biomass": 1, "invasion": 1})
+
+
+def _quests(client: TestClient, card: int) -> list[tuple[str, str, int, int]]:
+    return [(q["quest"], q["state"], q["step"], q["tally"]) for q in _card(client, card)["quests"]]
+
+
+def test_a_heroines_sanctity_and_trial_of_the_sword_read_her_named_kills(
+    client: TestClient, engine: Engine
+) -> None:
+    """Sanctity grows with a heroine's own kills, however the units name theirs (ruling
+    86: on ``melee_kill``, ``keywords_any`` picks the unit that killed); the Trial of the
+    Sword's first step counts only an enemy CHARACTER she names, its second an Agenda she
+    completes (``agenda_completed``); a battle moves the trial by one step at most."""
+    cid = campaign(client, "The Sundered Reach")
+    for path in sorted(MIXED.glob("*.yaml")):
+        attached(client, cid, path.read_text())
+    sisters = _force(client, cid, "Order of the Ember", "IMPERIUM", ["ADEPTA SORORITAS"])
+    plague = _force(client, cid, "The Rotting Host", "CHAOS", ["DEATH GUARD"])
+    canoness = unit(client, sisters, "Canoness Ysolde", 3, keywords=["IMPERIUM", "CHARACTER"])
+    heroine = canoness["id"]
+    squad = unit(client, sisters, "Battle Sisters")["id"]
+    marines = unit(client, plague, "Plague Marines", keywords=["CHAOS", "INFANTRY"])["id"]
+    lord = unit(client, plague, "Lord of Contagion", 6, keywords=["CHAOS", "CHARACTER"])["id"]
+    vow = {"requisition": "take_up_the_sword", "card_id": heroine}
+    taken = client.post(f"/api/v1/forces/{sisters}/requisitions", json=vow)
+    assert taken.status_code in (200, 201), taken.text
+    assert _card(client, heroine)["choices"]["trial"] == "trial_of_the_sword"
+    assert _quests(client, heroine) == [("trial_of_the_sword", "under_way", 1, 0)]
+
+    def battle(agenda: str, canoness_line: dict[str, Any], squad_line: dict[str, Any]) -> int:
+        ours = {
+            "force": sisters,
+            "roster": [heroine, squad],
+            "agenda": agenda,
+            "units": [{"card_id": heroine, **canoness_line}, {"card_id": squad, **squad_line}],
+        }
+        lost = [{"card_id": marines, "destroyed": True}, {"card_id": lord, "destroyed": True}]
+        theirs = {"force": plague, "roster": [marines, lord], "agenda": CULL, "units": lost}
+        return _fight(client, cid, ours, theirs, (30, 10))
+
+    # 1: she cuts down the Plague Marines, the squad shoots the Lord: her Sanctity 1 (her
+    # kill), the squad's none (no heroine, whatever it slew); the trial's first step wants
+    # a CHARACTER of hers: tally 0.
+    melee = {"destroyed_melee": 1, "destroyed_enemies": [marines]}
+    battle(CULL, melee, {"destroyed_ranged": 1, "destroyed_enemies": [lord]})
+    assert (_card(client, heroine)["counters"], _card(client, squad)["counters"]) == (
+        {"sanctity": 1, "trial": 2},  # the trial she is on: the second choice
+        {},
+    )
+    assert _quests(client, heroine) == [("trial_of_the_sword", "under_way", 1, 0)]
+
+    # 2: she slays the Lord (step 1 done) and sings the Hymn (completed; the step it would
+    # count for starts with the next battle): Sanctity 2, XP 1 + 1 + 2.
+    sung = {"destroyed_melee": 1, "destroyed_enemies": [lord], "agenda_tallies": {"hymn_of_war": 1}}
+    battle("hymn_of_war", sung, {"destroyed_ranged": 1, "destroyed_enemies": [marines]})
+    assert _card(client, heroine)["counters"] == {"sanctity": 2, "trial": 2}
+    assert _card(client, heroine)["xp"] == 4
+    assert _quests(client, heroine) == [("trial_of_the_sword", "under_way", 2, 0)]
+
+    # 3: the Hymn again: the trial is done: Sanctity 2 + 2, XP 4 + 1 + 2 + 3 (Blooded at 6).
+    last = battle("hymn_of_war", {"agenda_tallies": {"hymn_of_war": 1}}, {})
+    card = _card(client, heroine)
+    assert (card["counters"], card["xp"]) == ({"sanctity": 4, "trial": 2}, 10)
+    # done: past its last step (3 of 2), nothing more to tally
+    assert _quests(client, heroine) == [("trial_of_the_sword", "completed", 3, 0)]
+    # The squad: 1 XP a battle, never a Sanctity; the plague host holds none of it.
+    assert (_card(client, squad)["xp"], _card(client, squad)["counters"]) == (3, {})
+    assert all(_card(client, c)["counters"] == {} for c in (marines, lord))
+
+    reverted = client.post(f"/api/v1/battles/{last}/revert")
+    assert reverted.status_code == 200, reverted.text
+    card = _card(client, heroine)
+    assert (card["counters"], card["xp"]) == ({"sanctity": 2, "trial": 2}, 4)
+    assert _quests(client, heroine) == [("trial_of_the_sword", "under_way", 2, 0)]
+
+
+def test_a_huntsmans_quarry_and_a_beastslayers_monsters(client: TestClient, engine: Engine) -> None:
+    """The Space Wolves' sagas read what each hero names: the Huntsman's saga ends when his
+    own kills name the quarry he named for that battle (``quarry_destroyed``); the
+    Beastslayer's first deed counts only the MONSTERs (or VEHICLEs) he names. The swarm
+    they hunt gathers only its own Biomass."""
+    cid = campaign(client, "The Sundered Reach")
+    for path in sorted(MIXED.glob("*.yaml")):
+        attached(client, cid, path.read_text())
+    wolves = _force(client, cid, "Frostfang Pack", "IMPERIUM", ["SPACE WOLVES"])
+    swarm = _force(client, cid, "Hive Fleet Vora", "TYRANIDS", [])
+    wolf_lord = unit(client, wolves, "Wolf Lord Hrothgar", 6, keywords=["IMPERIUM", "CHARACTER"])
+    leader = unit(client, wolves, "Battle Leader Skar", 4, keywords=["IMPERIUM", "CHARACTER"])
+    lord, skar = wolf_lord["id"], leader["id"]
+    beasts = ["TYRANIDS", "MONSTER"]
+    carnifex = unit(client, swarm, "Carnifex", 6, keywords=beasts)["id"]
+    tyrannofex = unit(client, swarm, "Tyrannofex", 8, keywords=beasts)["id"]
+    termagants = unit(client, swarm, "Termagants", 3, keywords=["TYRANIDS", "INFANTRY"])["id"]
+    hormagaunts = unit(client, swarm, "Hormagaunts", 3, keywords=["TYRANIDS", "INFANTRY"])["id"]
+    for requisition, hero in (("swear_the_huntsman", lord), ("swear_the_beastslayer", skar)):
+        sworn = client.post(
+            f"/api/v1/forces/{wolves}/requisitions",
+            json={"requisition": requisition, "card_id": hero},
+        )
+        assert sworn.status_code in (200, 201), sworn.text
+
+    def battle(lord_line: dict[str, Any], skar_line: dict[str, Any], fallen: list[int]) -> int:
+        ours = {
+            "force": wolves,
+            "roster": [lord, skar],
+            "agenda": CULL,
+            "units": [{"card_id": lord, **lord_line}, {"card_id": skar, **skar_line}],
+        }
+        brood = [carnifex, tyrannofex, termagants, hormagaunts]
+        lost = [{"card_id": c, "destroyed": True} for c in fallen]
+        return _fight(
+            client,
+            cid,
+            ours,
+            {"force": swarm, "roster": brood, "agenda": CULL, "units": lost},
+            (30, 10),
+        )
+
+    # 1: the Wolf Lord hunts the Carnifex but slays the Termagants; Skar slays the
+    # Hormagaunts and the Tyrannofex: one MONSTER of his two deeds.
+    battle(
+        {"quarry": carnifex, "destroyed_melee": 1, "destroyed_enemies": [termagants]},
+        {"destroyed_melee": 2, "destroyed_enemies": [hormagaunts, tyrannofex]},
+        [termagants, hormagaunts, tyrannofex],
+    )
+    assert _quests(client, lord) == [("saga_of_the_huntsman", "under_way", 1, 0)]
+    assert _quests(client, skar) == [("saga_of_the_beastslayer", "under_way", 1, 1)]
+    # Biomass: 1 a battle (Feeding), 1 per brood lost (Reclaim); it destroyed nothing.
+    assert client.get(f"/api/v1/forces/{swarm}").json()["counters"]["biomass"] == 1 + 3
+
+    # 2: he names the Carnifex again and slays it: the saga is done (3 XP, Hailed
+    # Huntsman); Skar's kill is no beast: still one of two.
+    last = battle(
+        {"quarry": carnifex, "destroyed_melee": 1, "destroyed_enemies": [carnifex]},
+        {"destroyed_ranged": 1, "destroyed_enemies": [termagants]},
+        [carnifex, termagants],
+    )
+    hero = _card(client, lord)
+    assert _quests(client, lord) == [("saga_of_the_huntsman", "completed", 2, 0)]
+    assert hero["xp"] == 1 + 1 + 3
+    assert [[e["id"] for e in h["entries"]] for h in hero["honours"]] == [["hailed_huntsman"]]
+    assert _quests(client, skar) == [("saga_of_the_beastslayer", "under_way", 1, 1)]
+    # Renown: each hero's own kills (Deeds).
+    assert (
+        _card(client, lord)["counters"]["renown"],
+        _card(client, skar)["counters"]["renown"],
+    ) == (2, 3)
+    assert client.get(f"/api/v1/forces/{swarm}").json()["counters"]["biomass"] == 4 + 1 + 2
+
+    reverted = client.post(f"/api/v1/battles/{last}/revert")
+    assert reverted.status_code == 200, reverted.text
+    hero = _card(client, lord)
+    assert (hero["xp"], hero["honours"], hero["counters"]["renown"]) == (1, [], 1)
+    assert _quests(client, lord) == [("saga_of_the_huntsman", "under_way", 1, 0)]
+    assert client.get(f"/api/v1/forces/{swarm}").json()["counters"]["biomass"] == 4
