@@ -12,7 +12,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
 
 from app.config import get_settings, secret_key
-from app.db.models import Battle, BattleSide, Campaign
+from app.db.models import Battle, BattleSide, Campaign, User
 from app.db.session import SessionDep, ends_read_early
 from app.edge.schemas.campaigns import CampaignSettings, InviteCreate, TerritoryIn
 from app.edge.schemas.forces import ForceCreate
@@ -180,6 +180,10 @@ def _is_organizer(principal: Principal | None, role: str | None) -> bool:
     return role == "organizer" or bool(principal and principal.user.is_admin)
 
 
+def _is_organizer_role(user: User, role: str | None) -> bool:
+    return role == "organizer" or user.is_admin
+
+
 def _name(lookup: Callable[[str], Any], item_id: str) -> str:
     """A rulebook item's name; an id the tables no longer know is shown in words."""
     try:
@@ -304,9 +308,7 @@ def _dashboard(
         lambda: _dashboard_board(session, campaign_id, metric=metric, can_play=can_play),
     )
     waiting = (
-        inbox.waiting_for(
-            session, campaign_id=campaign_id, user_id=principal.user.id, organizer=organizer
-        )
+        _waiting_here(request, session, principal.user, campaign_id, role)
         if principal is not None and principal.user.id is not None
         else None
     )
@@ -338,6 +340,22 @@ def _dashboard(
         **board,
         **context,
     )
+
+
+def _waiting_here(
+    request: Request, session: SessionDep, user: User, campaign_id: int, role: str | None
+) -> inbox.Inbox:
+    """What waits for the viewer in this campaign. The header's count (every page's, read
+    by the access check) counts the same things in one statement: where it says nothing
+    waits here, nothing is read again. An administrator who does not organize the campaign
+    is shown its disputes, which that count leaves out."""
+    organizer = _is_organizer_role(user, role)
+    counted = getattr(request.state, "waiting_for_you", None)
+    counts_all = role == "organizer" or not organizer
+    if counted is not None and counts_all and not counted.by_campaign.get(campaign_id):
+        return inbox.Inbox()
+    assert user.id is not None
+    return inbox.waiting_for(session, campaign_id=campaign_id, user_id=user.id, organizer=organizer)
 
 
 def _dashboard_board(

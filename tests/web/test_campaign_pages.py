@@ -366,6 +366,29 @@ class TestWaitingForYou:
         ruby = section(world["ruby"].get(url).text, "waiting-h")
         assert "/decisions/" not in ruby
 
+    def test_the_inbox_is_read_only_where_the_header_counts_something(
+        self, person: Person, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        world = campaign_with_two_players(person)
+        url = f"/campaigns/{world['campaign_id']}"
+        read_for: list[int] = []
+        real = inbox.waiting_for
+
+        def waiting_for(*args: Any, **kwargs: Any) -> inbox.Inbox:
+            read_for.append(kwargs["user_id"])
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(inbox, "waiting_for", waiting_for)
+        assert "Nothing waits for you" in section(world["kai"].get(url).text, "waiting-h")
+        assert read_for == []  # the header's count said nothing waits here
+        battle = muster(world, world["ruby"])
+        enter_result(world, battle["id"], world["ruby"])
+        kai = section(world["kai"].get(url).text, "waiting-h")
+        assert "Confirm this result" in kai and len(read_for) == 1
+        # the organizer is shown a dispute, which the header counts for organizers too
+        world["kai"].api("POST", f"/battles/{battle['id']}/dispute")
+        assert "Settle the dispute" in section(world["orga"].get(url).text, "waiting-h")
+
     def test_the_inbox_takes_a_fixed_number_of_statements(
         self, person: Person, engine: Engine
     ) -> None:
