@@ -49,9 +49,11 @@ async def get_session(request: Request) -> AsyncIterator[Session]:
     bind = engine
     if writes:
         bind = bind.execution_options(sqlite_begin="IMMEDIATE")
-    elif request.method == "GET" and getattr(_endpoint(request), QUICK_READ, False):
+    quick = request.method == "GET" and getattr(_endpoint(request), QUICK_READ, False)
+    if quick:
         bind = _statement_by_statement(bind)
-    session = Session(bind, expire_on_commit=False, info={"writes": writes, "engine": engine})
+    info = {"writes": writes, "engine": engine, QUICK_READ: quick}
+    session = Session(bind, expire_on_commit=False, info=info)
     try:
         yield session
     except BaseException:

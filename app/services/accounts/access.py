@@ -11,9 +11,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from sqlalchemy import bindparam
+from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from app.db.models import Battle, BattleSide, Campaign, Card, Decision, Force
+from app.db.session import QUICK_READ
 from app.errors import DomainError, NotFound
 from app.services.accounts.accounts import Principal
 from app.services.campaigns.membership import role_of
@@ -31,8 +34,18 @@ class Access(StrEnum):
 
 
 @dataclass(frozen=True)
+class CampaignFacts:
+    """What the access check and a cached read need of a campaign, read without the ORM
+    (a quick read's check: app/db/session.py ``ends_read_early``)."""
+
+    id: int
+    public: bool
+    version: int
+
+
+@dataclass(frozen=True)
 class Target:
-    campaign: Campaign
+    campaign: Campaign | CampaignFacts
     owners: frozenset[int] = field(default_factory=frozenset)
     # What the path named ("force", 7), and that force's version: a cached read keys its
     # body by versions the check has just read, so it need not ask again (issue 50).
@@ -131,6 +144,10 @@ def _id(params: Mapping[str, Any], name: str) -> int:
 
 def _target(session: Session, params: Mapping[str, Any]) -> Target | None:
     """The campaign (and force owners) a request is about, from its path parameters."""
+    if session.info.get(QUICK_READ):
+        quick = _quick_target(session, params)
+        if quick is not None:
+            return quick
     if "force_id" in params:
         force_id = _id(params, "force_id")
         return _force_target(session, force_id, named=("force", force_id))
@@ -153,6 +170,63 @@ def _target(session: Session, params: Mapping[str, Any]) -> Target | None:
         campaign_id = _id(params, "campaign_id")
         return Target(_campaign(session, campaign_id), named=("campaign", campaign_id))
     return None
+
+
+# A cached read's hit is its access check and nothing more: its one statement is made in
+# SQL alone, without the ORM (whose entity loading cost several times the query itself).
+# The campaign's row is then not in the session; a miss, which builds, reads it again.
+_CT, _FT, _KT = Campaign.__table__, Force.__table__, Card.__table__  # type: ignore[attr-defined]
+_C, _F, _K = _CT.c, _FT.c, _KT.c
+_FACTS = (_C.id, _C.public, _C.version)
+_BY_FORCE = (
+    sa_select(*_FACTS, _F.owner_id, _F.version)
+    .select_from(_FT.join(_CT, _C.id == _F.campaign_id))
+    .where(_F.id == bindparam("force_id"))
+)
+_BY_CARD = (
+    sa_select(*_FACTS, _F.owner_id, _F.version, _F.id)
+    .select_from(_KT.join(_FT, _F.id == _K.force_id).join(_CT, _C.id == _F.campaign_id))
+    .where(_K.id == bindparam("card_id"))
+)
+_BY_CAMPAIGN = sa_select(*_FACTS).where(_C.id == bindparam("campaign_id"))
+
+
+def _quick_target(session: Session, params: Mapping[str, Any]) -> Target | None:
+    """A quick read's target, when its path names a force, a card or a campaign."""
+    run = session.connection().execute
+    if "force_id" in params:
+        force_id = _id(params, "force_id")
+        row = run(_BY_FORCE, {"force_id": force_id}).first()
+        if row is None:
+            raise NotFound("force_not_found", f"There is no Crusade force {force_id}.")
+        return _kept_force(session, row, force_id, ("force", force_id))
+    if "card_id" in params:
+        card_id = _id(params, "card_id")
+        card = run(_BY_CARD, {"card_id": card_id}).first()
+        if card is None:
+            raise NotFound("card_not_found", f"There is no Crusade card {params['card_id']}.")
+        return _kept_force(session, card, int(card[5]), ("card", card_id))
+    if "campaign_id" in params:
+        campaign_id = _id(params, "campaign_id")
+        campaign = run(_BY_CAMPAIGN, {"campaign_id": campaign_id}).first()
+        if campaign is None:
+            raise NotFound("campaign_not_found", f"There is no campaign {campaign_id}.")
+        return Target(_facts(campaign), named=("campaign", campaign_id))
+    return None
+
+
+def _facts(row: Any) -> CampaignFacts:
+    return CampaignFacts(int(row[0]), bool(row[1]), int(row[2]))
+
+
+def _kept_force(session: Session, row: Any, force_id: int, named: tuple[str, int]) -> Target:
+    owner = row[3]
+    target = Target(
+        _facts(row), frozenset({owner} if owner else set()), named=named, force_version=row[4]
+    )
+    if session.info.get("writes") is False:  # as _force_target keeps it for the read
+        session.info.setdefault("force_targets", {})[force_id] = target
+    return target
 
 
 def _campaign(session: Session, campaign_id: int) -> Campaign:
