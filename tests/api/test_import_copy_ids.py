@@ -36,6 +36,20 @@ from tests.api.helpers import account, campaign, force, unit
 from tests.api.test_pack_triggers_api import CULL, RUSTWAKE
 from tests.api.test_rule_packs import attached
 
+# A requisition that promotes the unit it is bought for (its purchase names it).
+BLESSINGS = """
+format: crusade-rule-pack/1
+id: blessings
+name: Blessings
+version: "1"
+requisitions:
+  - id: saints_blessing
+    name: Saint's Blessing
+    cost_rp: 1
+    target: unit
+    summary: The unit gains 6 XP.
+    effects: [{kind: add_xp, amount: 6}]
+"""
 STEP = 100_000
 RANGES: dict[int, type[SQLModel]] = {1: Card, 2: Force, 3: Battle, 4: Decision}
 
@@ -83,13 +97,16 @@ def test_an_imported_copy_holds_only_its_own_ids_and_both_revert(
 def _play_original(client: TestClient, engine: Engine) -> dict[str, Any]:
     """The Rustwake Reclaimers' walkthrough: named kills and a quarry, a failed Out of
     Action test answered with a scar, a requisition for a unit, a threshold's decision
-    that brings a new unit; and a player's result waiting for confirmation."""
+    that brings a new unit; a player's result waiting for confirmation; a unit promoted by
+    a requisition."""
     cid = campaign(client)
     attached(client, cid, RUSTWAKE)
+    attached(client, cid, BLESSINGS)
     blue, red = force(client, cid), force(client, cid, "Black Legion", "CHAOS")
     crew = unit(client, blue, "Scrap Crew")["id"]
     foes = [unit(client, red, f"Cultists {n}", 1, keywords=["CHAOS"])["id"] for n in range(4)]
     _proposal(client, engine, cid)
+    _promotion(client, cid)
 
     def battle(dice: list[int]) -> int:
         body = {
@@ -176,6 +193,19 @@ def _proposal(client: TestClient, engine: Engine, cid: int) -> None:
         battle = confirmation.submit(session, battle_id=mustered.json()["id"], results=results)
         assert battle.status == "proposed"
         session.commit()
+
+
+def _promotion(client: TestClient, cid: int) -> None:
+    """A unit promoted by a requisition, and the Battle Honour it was owed taken."""
+    templars = force(client, cid, "Black Templars")
+    squad = unit(client, templars, "Crusader Squad")["id"]
+    bought = client.post(
+        f"/api/v1/forces/{templars}/requisitions",
+        json={"requisition": "saints_blessing", "card_id": squad},
+    )
+    assert bought.status_code == 201, bought.text
+    assert bought.json()["details"]["promoted"] == [squad]
+    _answer(client, templars, {"category": "battle_trait", "entries": ["fleet_of_foot"]})
 
 
 def _answer(client: TestClient, force_id: int, answer: dict[str, Any]) -> dict[str, Any]:
