@@ -423,10 +423,13 @@ def _import_rows(
             later[data["id"]] = list(fields.pop("neighbours", None) or [])
         for field, target in refs.items():
             if fields.get(field) is not None:
-                fields[field] = maps[target][fields[field]]
+                fields[field] = _local(maps, target, fields[field], name, data, field)
         for field in JSON_FIELDS.get(name, ()):
             if field in fields:
-                fields[field] = _map_json(fields[field], maps, field)
+                try:
+                    fields[field] = _map_json(fields[field], maps, field)
+                except (KeyError, ValueError):
+                    raise _unknown_reference(name, data, field) from None
         row = model(**_typed(model, fields))
         session.add(row)
         session.flush()
@@ -442,6 +445,26 @@ def _import_rows(
         session.add(territory)
         session.flush()
         session.expunge(territory)
+
+
+def _local(maps: IdMaps, target: str, value: Any, name: str, data: Any, field: str) -> Any:
+    try:
+        return maps[target][value]
+    except (KeyError, TypeError):
+        raise _unknown_reference(name, data, field) from None
+
+
+def _unknown_reference(name: str, data: Any, field: str) -> DomainError:
+    """An id the document does not hold: a hand-edited file, or one exported before every
+    id inside the JSON columns was written local to the document (a side's roster, say)."""
+    return DomainError(
+        "import_reference_unknown",
+        f"The document's {name} row {data.get('id')} names, in {field}, a row the document "
+        "does not hold (a document exported by an older version may hold its database's own "
+        "ids there: export the campaign again).",
+        status=422,
+        field=f"{name}.{field}",
+    )
 
 
 def read_members(source: IO[str]) -> Iterator[tuple[str, Any]]:

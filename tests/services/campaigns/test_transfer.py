@@ -119,6 +119,23 @@ def test_a_document_with_sorted_keys_imports_too(session: Session) -> None:
     assert transfer.export_campaign(session, campaign_id=copy.id or 0) == document
 
 
+def test_a_reference_the_document_does_not_hold_is_refused_in_words(session: Session) -> None:
+    """A document of an older version wrote a side's roster with its database's ids: one
+    past the document's cards is refused by name, not a KeyError."""
+    original = demo.load_demo(session)
+    session.flush()
+    document = transfer.export_campaign(session, campaign_id=original.id or 0)
+    side = document["battle_sides"][0]
+    side["roster"] = [*side["roster"], len(document["cards"]) + 1]
+    with pytest.raises(DomainError) as refused:
+        transfer.import_campaign(session, document)
+    assert (refused.value.code, refused.value.field) == (
+        "import_reference_unknown",
+        "battle_sides.roster",
+    )
+    assert f"battle_sides row {side['id']}" in refused.value.message
+
+
 def test_a_broken_file_is_refused_in_words(session: Session) -> None:
     with pytest.raises(DomainError) as refused:
         transfer.import_file(session, io.StringIO('{"format": "crusade-campaign/1", "campa'))
