@@ -93,6 +93,21 @@ def test_cli_export_import_export(fresh_install: Path) -> None:
     assert runner.invoke(cli.app, ["demo"]).exit_code == 1  # never over existing data
 
 
+def test_cli_refuses_a_document_naming_a_row_it_does_not_hold(fresh_install: Path) -> None:
+    runner = CliRunner()
+    assert runner.invoke(cli.app, ["demo"]).exit_code == 0
+    document = json.loads(runner.invoke(cli.app, ["export", "1"]).output)
+    document["battle_sides"][0]["roster"].append(len(document["cards"]) + 1)
+    broken = fresh_install / "broken.json"
+    broken.write_text(json.dumps(document), encoding="utf-8")
+    refused = runner.invoke(cli.app, ["import", str(broken)])
+    assert refused.exit_code == 1
+    assert "not imported (import_reference_unknown)" in refused.output
+    assert "in roster" in refused.output
+    second = runner.invoke(cli.app, ["export", "2"])
+    assert second.exit_code != 0  # no campaign 2: the refused import left nothing
+
+
 def test_a_streamed_export_imports_as_it_is_read(session: Session) -> None:
     original = demo.load_demo(session)
     session.flush()
