@@ -18,6 +18,7 @@ from sqlmodel import Session
 from app.config import get_settings, secret_key
 from app.db import migrate
 from app.db.session import get_engine, session_scope
+from app.errors import DomainError
 from app.main import create_app
 from app.services.accounts import accounts
 from app.services.campaigns import demo as demo_service
@@ -225,13 +226,17 @@ def _archive(session: Session, campaign_id: int, out: BinaryIO) -> None:
 def import_command(source: Path) -> None:
     """Create a campaign from a JSON document or a ZIP archive written by `crusade export`."""
     migrate.upgrade(get_settings().effective_database_url)
-    with session_scope() as session:
-        if zipfile.is_zipfile(source):
-            with source.open("rb") as archive:
-                store = photo_service.configured_store()
-                campaign = transfer.import_archive(session, archive, store=store)
-        else:
-            with source.open(encoding="utf-8") as stream:
-                campaign = transfer.import_file(session, stream)  # read as it is parsed
-        session.flush()
-        typer.echo(f"imported campaign {campaign.name} as id {campaign.id}")
+    try:
+        with session_scope() as session:
+            if zipfile.is_zipfile(source):
+                with source.open("rb") as archive:
+                    store = photo_service.configured_store()
+                    campaign = transfer.import_archive(session, archive, store=store)
+            else:
+                with source.open(encoding="utf-8") as stream:
+                    campaign = transfer.import_file(session, stream)  # read as it is parsed
+            session.flush()
+            typer.echo(f"imported campaign {campaign.name} as id {campaign.id}")
+    except DomainError as refused:  # rolled back: nothing was imported
+        typer.echo(f"not imported ({refused.code}): {refused.message}", err=True)
+        raise typer.Exit(1) from None

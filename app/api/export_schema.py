@@ -150,6 +150,10 @@ class StoredAnswer(BaseModel):
     weapon: WeaponPublic | None = None
     card_id: int | None = None
     requisitions: list[StoredOrder] = Field(default_factory=list)
+    gained: list[str] = Field(
+        default_factory=list, description="What the answer added, as `card:kind:entry`"
+    )
+    joined: list[int] = Field(default_factory=list, description="The units the answer brought")
 
 
 class StoredEventPayload(BaseModel):

@@ -428,15 +428,18 @@ def moves_campaign_version(model: type) -> bool:
     return model is Campaign or kind in (*_BY_CAMPAIGN, *_BY_FORCE, *_BY_BATTLE)
 
 
-def campaign_of(session: Session, row: object) -> int | None:
-    """The campaign a row belongs to, for the rows whose change moves its version."""
+def campaign_of(
+    session: Session, row: object, forces: dict[int, Force | None] | None = None
+) -> int | None:
+    """The campaign a row belongs to, for the rows whose change moves its version.
+    ``forces``: the forces read so far (by id), read once each and held there."""
     kind = type(row).__name__
     if isinstance(row, Campaign):
         return row.id
     if kind in _BY_CAMPAIGN:
         return int(row.campaign_id)  # type: ignore[attr-defined]
     if kind in _BY_FORCE:
-        force = session.get(Force, row.force_id)  # type: ignore[attr-defined]
+        force = _force(session, row.force_id, forces)  # type: ignore[attr-defined]
         return force.campaign_id if force is not None else None
     if kind in _BY_BATTLE:
         battle = session.get(Battle, row.battle_id)  # type: ignore[attr-defined]
@@ -444,9 +447,21 @@ def campaign_of(session: Session, row: object) -> int | None:
     return None
 
 
-def _campaign_ids_touched(session: Session) -> set[int]:
+def _force(session: Session, force_id: int, forces: dict[int, Force | None] | None) -> Force | None:
+    """The force, from ``forces`` if read already. Held there, not only in the session (whose
+    map lets go of a clean row nobody holds): a flush of a force's N changed cards whose
+    force nobody held read it N times (a revert's statements grew with its units)."""
+    if forces is None:
+        return session.get(Force, force_id)
+    if force_id not in forces:
+        forces[force_id] = session.get(Force, force_id)
+    return forces[force_id]
+
+
+def _campaign_ids_touched(session: Session, forces: dict[int, Force | None]) -> set[int]:
     touched = {
-        campaign_of(session, row) for row in (*session.new, *session.dirty, *session.deleted)
+        campaign_of(session, row, forces)
+        for row in (*session.new, *session.dirty, *session.deleted)
     }
     return {campaign_id for campaign_id in touched if campaign_id is not None}
 
@@ -512,9 +527,10 @@ def _bump_force_versions(session: Session, _context: Any, _instances: Any) -> No
     force's version, so anything cached for an older version is never served again; and
     every flush that changes what a campaign shows raises the campaign's version, first (its
     row is the first lock a writer takes in a campaign: see app.db.locks)."""
-    raise_campaign_versions(session, _campaign_ids_touched(session))
+    forces: dict[int, Force | None] = {}  # each force read once per flush
+    raise_campaign_versions(session, _campaign_ids_touched(session, forces))
     for force_id in _force_ids_touched(session):
-        force = session.get(Force, force_id)
+        force = _force(session, force_id, forces)
         if force is not None:
             force.version += 1
 

@@ -38,3 +38,49 @@ def test_reads_are_constant_in_units(client: TestClient, engine: Engine) -> None
             unit(client, force_id, f"Squad {n}", 1)
     large = [statements(engine, lambda url=url: client.get(url)) for url in urls]
     assert small == large
+
+
+def test_a_revert_is_constant_in_units(client: TestClient, engine: Engine) -> None:
+    """A revert puts back every unit of both rosters; its statements do not grow with
+    them (each changed unit read its force again: 64 statements at 10 units a side, 84 at
+    20, 244 at 100)."""
+    assert _revert_statements(client, engine, 5) == _revert_statements(client, engine, 20)
+
+
+def _revert_statements(client: TestClient, engine: Engine, units: int) -> int:
+    campaign_id = campaign(client, f"Revert {units}")
+    sides = []
+    for role, name, faction in (("attacker", "Blue", "IMPERIUM"), ("defender", "Red", "CHAOS")):
+        force_id = force(client, campaign_id, name, faction)
+        keywords = [faction, "INFANTRY"]
+        roster = [
+            unit(client, force_id, f"{name} {n}", 1, keywords=keywords)["id"] for n in range(units)
+        ]
+        agendas = ["cull_the_hordes"]
+        sides.append({"force_id": force_id, "role": role, "roster": roster, "agendas": agendas})
+    body = {"battle_size": "combat_patrol", "mission": "sweep_and_clear", "sides": sides}
+    mustered = client.post(f"/api/v1/campaigns/{campaign_id}/battles", json=body)
+    assert mustered.status_code == 201, mustered.text
+    battle = mustered.json()["id"]
+    result = {
+        "sides": [
+            {
+                "force_id": side["force_id"],
+                "victory_points": 30 - 20 * index,
+                "units": [{"card_id": c, "destroyed_ranged": 1} for c in side["roster"]],
+            }
+            for index, side in enumerate(sides)
+        ]
+    }
+    recorded = client.post(f"/api/v1/battles/{battle}/result", json=result)
+    assert recorded.status_code == 200, recorded.text
+    played = [client.get(f"/api/v1/forces/{s['force_id']}").json() for s in sides]
+    assert all(c["xp"] > 0 for f in played for c in f["cards"])  # every unit changed
+    reverted: list[object] = []
+    count = statements(
+        engine, lambda: reverted.append(client.post(f"/api/v1/battles/{battle}/revert"))
+    )
+    assert getattr(reverted[0], "status_code", None) == 200, getattr(reverted[0], "text", "")
+    forces = [client.get(f"/api/v1/forces/{s['force_id']}").json() for s in sides]
+    assert [c["xp"] for f in forces for c in f["cards"]] == [0] * (2 * units)  # all put back
+    return count

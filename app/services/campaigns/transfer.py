@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from datetime import date, datetime
@@ -71,7 +72,9 @@ TABLES: dict[str, tuple[type[SQLModel], dict[str, str]]] = {
 # JSON columns that carry ids: keys whose values are ids (or lists of ids), and keys whose
 # value is a dict keyed by ids.
 JSON_FIELDS = {
-    "battle_sides": ("report", "snapshot"),
+    "battles": ("proposal",),  # a result waiting for confirmation: forces, units
+    "battle_sides": ("roster", "report", "snapshot"),
+    "requisitions": ("details",),  # the unit bought for, the units promoted
     "decisions": ("payload", "answer"),
     "events": ("payload",),
     "battle_reports": ("unit_notes",),
@@ -79,10 +82,13 @@ JSON_FIELDS = {
 }
 ID_KEYS = {
     "card_id": "cards",
+    "force_id": "forces",  # a side of a proposal, of a battle_recorded event
     "destroyed_enemies": "cards",  # a unit's result names the enemy units it destroyed
     "quarry": "cards",  # and the enemy unit it named its quarry
     "eligible": "cards",
     "roster": "cards",
+    "joined": "cards",  # the units an answer brought in (a revert removes them)
+    "promoted": "cards",  # the units a requisition promoted
     "forces": "forces",
     "decision_id": "decisions",
     "neighbours": "territories",
@@ -97,6 +103,15 @@ ID_KEYED_DICTS = {
     "victory_points": "forces",
     "unit_notes": "cards",
 }
+# Dicts whose values (not keys) are ids, as a key of ID_KEYS holds: a proposal's agenda
+# choices, {agenda: card id}.
+ID_VALUED_DICTS = {"agenda_choices": "card_id"}
+# Text that names a card id: a proposal's named dice are keyed "out_of_action:<card id>"
+# (an agenda's, "agenda:<agenda>", names none), and an answer's "gained" lists
+# "<card id>:<kind>:<entry>".
+NAMED_DICE = "named_dice"
+DIE_KEY = re.compile(r"^(out_of_action|devastating_blow):(\d+)$")
+GAINED = re.compile(r"^(\d+)(:.+)$")
 IdMaps = dict[str, dict[int, int]]
 
 
@@ -297,9 +312,15 @@ def _map_json(value: Any, maps: IdMaps, key: str = "") -> Any:
         if key in ID_KEYED_DICTS:
             table = maps[ID_KEYED_DICTS[key]]
             return {str(table[int(k)]): _map_json(v, maps) for k, v in value.items()}
+        if key in ID_VALUED_DICTS:
+            return {k: _map_json(v, maps, ID_VALUED_DICTS[key]) for k, v in value.items()}
+        if key == NAMED_DICE:
+            return {_die_key(k, maps): v for k, v in value.items()}
         return {k: _map_json(v, maps, k) for k, v in value.items()}
     if isinstance(value, list):
         return [_map_json(v, maps, key) for v in value]
+    if key == "gained" and isinstance(value, str):
+        return _gained(value, maps)
     if key == "photo_id" and value is not None:  # photos may be left out (see TABLES)
         return maps[PHOTOS].get(int(value))
     if key in ID_KEYS and isinstance(value, int) and not isinstance(value, bool):
@@ -307,6 +328,16 @@ def _map_json(value: Any, maps: IdMaps, key: str = "") -> Any:
     if key in ID_KEYS and isinstance(value, str) and value.isdigit():
         return str(maps[ID_KEYS[key]][int(value)])
     return value
+
+
+def _die_key(text: str, maps: IdMaps) -> str:
+    found = DIE_KEY.match(text)
+    return f"{found[1]}:{maps['cards'][int(found[2])]}" if found else text
+
+
+def _gained(text: str, maps: IdMaps) -> str:
+    found = GAINED.match(text)
+    return f"{maps['cards'][int(found[1])]}{found[2]}" if found else text
 
 
 def import_campaign(session: Session, document: dict[str, Any]) -> Campaign:
@@ -392,10 +423,13 @@ def _import_rows(
             later[data["id"]] = list(fields.pop("neighbours", None) or [])
         for field, target in refs.items():
             if fields.get(field) is not None:
-                fields[field] = maps[target][fields[field]]
+                fields[field] = _local(maps, target, fields[field], name, data, field)
         for field in JSON_FIELDS.get(name, ()):
             if field in fields:
-                fields[field] = _map_json(fields[field], maps, field)
+                try:
+                    fields[field] = _map_json(fields[field], maps, field)
+                except (KeyError, ValueError):
+                    raise _unknown_reference(name, data, field) from None
         row = model(**_typed(model, fields))
         session.add(row)
         session.flush()
@@ -411,6 +445,26 @@ def _import_rows(
         session.add(territory)
         session.flush()
         session.expunge(territory)
+
+
+def _local(maps: IdMaps, target: str, value: Any, name: str, data: Any, field: str) -> Any:
+    try:
+        return maps[target][value]
+    except (KeyError, TypeError):
+        raise _unknown_reference(name, data, field) from None
+
+
+def _unknown_reference(name: str, data: Any, field: str) -> DomainError:
+    """An id the document does not hold: a hand-edited file, or one exported before every
+    id inside the JSON columns was written local to the document (a side's roster, say)."""
+    return DomainError(
+        "import_reference_unknown",
+        f"The document's {name} row {data.get('id')} names, in {field}, a row the document "
+        "does not hold (a document exported by an older version may hold its database's own "
+        "ids there: export the campaign again).",
+        status=422,
+        field=f"{name}.{field}",
+    )
 
 
 def read_members(source: IO[str]) -> Iterator[tuple[str, Any]]:

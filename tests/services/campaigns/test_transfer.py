@@ -93,6 +93,21 @@ def test_cli_export_import_export(fresh_install: Path) -> None:
     assert runner.invoke(cli.app, ["demo"]).exit_code == 1  # never over existing data
 
 
+def test_cli_refuses_a_document_naming_a_row_it_does_not_hold(fresh_install: Path) -> None:
+    runner = CliRunner()
+    assert runner.invoke(cli.app, ["demo"]).exit_code == 0
+    document = json.loads(runner.invoke(cli.app, ["export", "1"]).output)
+    document["battle_sides"][0]["roster"].append(len(document["cards"]) + 1)
+    broken = fresh_install / "broken.json"
+    broken.write_text(json.dumps(document), encoding="utf-8")
+    refused = runner.invoke(cli.app, ["import", str(broken)])
+    assert refused.exit_code == 1
+    assert "not imported (import_reference_unknown)" in refused.output
+    assert "in roster" in refused.output
+    second = runner.invoke(cli.app, ["export", "2"])
+    assert second.exit_code != 0  # no campaign 2: the refused import left nothing
+
+
 def test_a_streamed_export_imports_as_it_is_read(session: Session) -> None:
     original = demo.load_demo(session)
     session.flush()
@@ -117,6 +132,23 @@ def test_a_document_with_sorted_keys_imports_too(session: Session) -> None:
     text = json.dumps(document, indent=2, sort_keys=True)
     copy = transfer.import_file(session, io.StringIO(text))
     assert transfer.export_campaign(session, campaign_id=copy.id or 0) == document
+
+
+def test_a_reference_the_document_does_not_hold_is_refused_in_words(session: Session) -> None:
+    """A document of an older version wrote a side's roster with its database's ids: one
+    past the document's cards is refused by name, not a KeyError."""
+    original = demo.load_demo(session)
+    session.flush()
+    document = transfer.export_campaign(session, campaign_id=original.id or 0)
+    side = document["battle_sides"][0]
+    side["roster"] = [*side["roster"], len(document["cards"]) + 1]
+    with pytest.raises(DomainError) as refused:
+        transfer.import_campaign(session, document)
+    assert (refused.value.code, refused.value.field) == (
+        "import_reference_unknown",
+        "battle_sides.roster",
+    )
+    assert f"battle_sides row {side['id']}" in refused.value.message
 
 
 def test_a_broken_file_is_refused_in_words(session: Session) -> None:
