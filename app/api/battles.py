@@ -11,7 +11,7 @@ from pydantic import TypeAdapter
 from sqlmodel import Session
 
 from app.api import reports
-from app.api.plumbing.cache import cached_json, ends_read_early, kept_or_built, read_cache
+from app.api.plumbing.cache import Built, cached_read, ends_read_early
 from app.api.plumbing.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
 from app.api.plumbing.responses import located
 from app.api.plumbing.route_access import API
@@ -173,25 +173,8 @@ async def list_battles(
 ) -> Response:
     """Each page is cached per version of the campaign (the next page's address is part
     of it: the key holds the query as sent)."""
-    held = versions.held_campaign_version(session, campaign_id)
-    found = _battles_key(request, campaign_id, held) if held is not None else None
-    return await kept_or_built(
-        request, session, found, lambda: _battles_read(request, session, campaign_id, cursor, limit)
-    )
 
-
-def _battles_key(request: Request, campaign_id: int, version: int) -> tuple[Hashable, str]:
-    query = request.url.query
-    digest = f"{version}-{hashlib.sha256(query.encode()).hexdigest()[:12]}" if query else version
-    return ("battles", campaign_id, version, query), f'"battles-{campaign_id}-v{digest}"'
-
-
-def _battles_read(
-    request: Request, session: Session, campaign_id: int, cursor: int | None, limit: int
-) -> Response:
-    key, etag = _battles_key(request, campaign_id, versions.campaign_version(session, campaign_id))
-
-    def build() -> tuple[bytes, dict[str, str]]:
+    def build() -> Built:
         rows, following = lifecycle.list_battles(
             session, campaign_id=campaign_id, limit=limit, before=cursor
         )
@@ -207,8 +190,21 @@ def _battles_read(
         link = headers.headers.get("link")
         return BATTLES_PAGE.dump_json(page), {"Link": link} if link else {}
 
-    cache = read_cache(request)
-    return cached_json(request, session, cache=cache, key=key, etag=etag, build=build)
+    def key(version: int) -> tuple[Hashable, str]:
+        query = request.url.query
+        digest = (
+            f"{version}-{hashlib.sha256(query.encode()).hexdigest()[:12]}" if query else version
+        )
+        return ("battles", campaign_id, version, query), f'"battles-{campaign_id}-v{digest}"'
+
+    return await cached_read(
+        request,
+        session,
+        held=versions.held_campaign_version(session, campaign_id),
+        version=lambda: versions.campaign_version(session, campaign_id),
+        key=key,
+        build=build,
+    )
 
 
 @router.get("/battles/{battle_id}", summary="One battle with both sides, and its report")

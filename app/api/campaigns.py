@@ -13,11 +13,10 @@ from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
 from pydantic import TypeAdapter
 from sqlalchemy import Engine
-from sqlmodel import Session
 
 from app.api import reports
 from app.api.export_schema import ExportDocument
-from app.api.plumbing.cache import cached_json, ends_read_early, kept_or_built, read_cache
+from app.api.plumbing.cache import Built, cached_read, ends_read_early
 from app.api.plumbing.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
 from app.api.plumbing.responses import located
 from app.db.models import Card
@@ -134,28 +133,24 @@ async def get_order_of_battle(force_id: int, request: Request, session: SessionD
     """Served from a cache keyed by the force's version and its campaign's (a rule pack
     renames what it shows); the ETag lets clients skip even that (If-None-Match answers 304
     while nothing has changed)."""
-    held = versions.held_force_versions(session, force_id)
-    found = _force_key(force_id, *held) if held else None
-    return await kept_or_built(
-        request, session, found, lambda: _order_of_battle(force_id, request, session)
-    )
 
-
-def _force_key(force_id: int, version: int, campaign_version: int) -> tuple[Hashable, str]:
-    tag = f"{version}.{campaign_version}"
-    return ("force", force_id, tag), f'"force-{force_id}-v{tag}"'
-
-
-def _order_of_battle(force_id: int, request: Request, session: Session) -> Response:
-    key, etag = _force_key(force_id, *versions.force_versions(session, force_id))
-
-    def build() -> tuple[bytes, dict[str, str]]:
+    def build() -> Built:
         view = forces.load_force(session, force_id)
         book = rulebooks.book_of(session, view.force)
         return present.order_of_battle(view, book).model_dump_json().encode(), {}
 
-    cache = read_cache(request)
-    return cached_json(request, session, cache=cache, key=key, etag=etag, build=build)
+    def key(versions_now: tuple[int, int]) -> tuple[Hashable, str]:
+        tag = "{}.{}".format(*versions_now)
+        return ("force", force_id, tag), f'"force-{force_id}-v{tag}"'
+
+    return await cached_read(
+        request,
+        session,
+        held=versions.held_force_versions(session, force_id),
+        version=lambda: versions.force_versions(session, force_id),
+        key=key,
+        build=build,
+    )
 
 
 @router.patch("/forces/{force_id}", summary="Rename a force or edit its notes")
@@ -215,26 +210,18 @@ def add_cards(force_id: int, body: CardsCreate, session: SessionDep) -> CardsPub
 @ends_read_early
 async def get_card(card_id: int, request: Request, session: SessionDep) -> Response:
     """Cached per version of the card's campaign (its rule packs name its relics)."""
-    held = versions.held_card_version(session, card_id)
-    found = _card_key(card_id, held) if held is not None else None
-    return await kept_or_built(
-        request, session, found, lambda: _card_read(card_id, request, session)
+
+    def build() -> Built:
+        return _card(session, forces.get_card(session, card_id)).model_dump_json().encode(), {}
+
+    return await cached_read(
+        request,
+        session,
+        held=versions.held_card_version(session, card_id),
+        version=lambda: versions.card_version(session, card_id),
+        key=lambda v: (("card", card_id, v), f'"card-{card_id}-v{v}"'),
+        build=build,
     )
-
-
-def _card_key(card_id: int, version: int) -> tuple[Hashable, str]:
-    return ("card", card_id, version), f'"card-{card_id}-v{version}"'
-
-
-def _card_read(card_id: int, request: Request, session: Session) -> Response:
-    key, etag = _card_key(card_id, versions.card_version(session, card_id))
-
-    def build() -> tuple[bytes, dict[str, str]]:
-        card = _card(session, forces.get_card(session, card_id))
-        return card.model_dump_json().encode(), {}
-
-    cache = read_cache(request)
-    return cached_json(request, session, cache=cache, key=key, etag=etag, build=build)
 
 
 def _card(session: SessionDep, row: Card) -> CardPublic:
@@ -369,22 +356,15 @@ STANDINGS = TypeAdapter(list[standings.Standing])
 @ends_read_early
 async def get_standings(campaign_id: int, request: Request, session: SessionDep) -> Response:
     """Cached per version of the campaign."""
-    held = versions.held_campaign_version(session, campaign_id)
-    found = _standings_key(campaign_id, held) if held is not None else None
-    return await kept_or_built(
-        request, session, found, lambda: _standings_read(campaign_id, request, session)
-    )
 
-
-def _standings_key(campaign_id: int, version: int) -> tuple[Hashable, str]:
-    return ("standings", campaign_id, version), f'"standings-{campaign_id}-v{version}"'
-
-
-def _standings_read(campaign_id: int, request: Request, session: Session) -> Response:
-    key, etag = _standings_key(campaign_id, versions.campaign_version(session, campaign_id))
-
-    def build() -> tuple[bytes, dict[str, str]]:
+    def build() -> Built:
         return STANDINGS.dump_json(standings.standings(session, campaign_id=campaign_id)), {}
 
-    cache = read_cache(request)
-    return cached_json(request, session, cache=cache, key=key, etag=etag, build=build)
+    return await cached_read(
+        request,
+        session,
+        held=versions.held_campaign_version(session, campaign_id),
+        version=lambda: versions.campaign_version(session, campaign_id),
+        key=lambda v: (("standings", campaign_id, v), f'"standings-{campaign_id}-v{v}"'),
+        build=build,
+    )

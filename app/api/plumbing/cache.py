@@ -9,6 +9,7 @@ says and never reaches a caller the rule refuses. app/edge/read_cache.py holds t
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from typing import TypeVar
 
 from fastapi import Request, Response
 from sqlmodel import Session
@@ -23,7 +24,10 @@ from app.edge.read_cache import (
     not_modified,
 )
 
-__all__ = ["VersionedBodies", "cached_json", "ends_read_early", "kept_or_built", "read_cache"]
+__all__ = ["VersionedBodies", "cached_json", "cached_read", "ends_read_early", "read_cache"]
+
+V = TypeVar("V")
+Built = tuple[bytes, dict[str, str]]
 
 JSON = "application/json"
 
@@ -33,7 +37,30 @@ def read_cache(request: Request) -> VersionedBodies:
     return cache
 
 
-async def kept_or_built(
+async def cached_read(
+    request: Request,
+    session: Session,
+    *,
+    held: V | None,
+    version: Callable[[], V],
+    key: Callable[[V], tuple[Hashable, str]],
+    build: Callable[[], Built],
+) -> Response:
+    """A cached JSON read (a route marked ``ends_read_early``): a hit is answered on the
+    event loop from ``held``, the versions its access check read (``key`` makes the kept
+    body's key and ETag of them); otherwise, in the thread pool, the versions are read
+    (``version``) and the body kept under them is sent, or built (``build``) and kept."""
+    found = key(held) if held is not None else None
+
+    def read() -> Response:
+        kept_key, etag = key(version())
+        cache = read_cache(request)
+        return cached_json(request, session, cache=cache, key=kept_key, etag=etag, build=build)
+
+    return await _kept_or_built(request, session, found, read)
+
+
+async def _kept_or_built(
     request: Request,
     session: Session,
     found: tuple[Hashable, str] | None,
@@ -56,7 +83,7 @@ def cached_json(
     cache: VersionedBodies,
     key: Hashable,
     etag: str,
-    build: Callable[[], tuple[bytes, dict[str, str]]],
+    build: Callable[[], Built],
 ) -> Response:
     """The read's answer: 304 if If-None-Match names ``etag``, else the body kept under
     ``key`` (built by ``build``, which gives the JSON and any headers, on a miss)."""
