@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.orm import defer
@@ -32,6 +32,7 @@ from app.rules.cards import normalise_keywords
 from app.rules.data import Rulebook, VictorRole
 from app.rules.dice import Dice, EnteredDice, KeyedDice, SeededDice
 from app.rules.errors import RuleError
+from app.rules.experience import ExperienceGain
 from app.rules.out_of_action import Consequence
 from app.services.battles import battle_news, decisions, gains
 from app.services.campaigns import kept_totals, territories
@@ -599,11 +600,22 @@ def _resolve(
             for b in after.blows
         ],
         "experience": {k: v for k, v in after.experience.items()},
-        "gains": {k: asdict(v) for k, v in after.gains.items()},
+        "gains": {k: _gain_json(v) for k, v in after.gains.items()},
         "promotions": [{"card_id": int(p.card_id), "rank": p.rank} for p in after.promotions],
         "dice": [[d.sides, d.value] for d in after.dice],
     }
     return before
+
+
+def _gain_json(gain: ExperienceGain) -> dict[str, Any]:
+    # dataclasses.asdict's deep copy, by hand: one per unit of every resolution
+    return {
+        "battle_experience": gain.battle_experience,
+        "marked_for_greatness": gain.marked_for_greatness,
+        "dealers_of_death": gain.dealers_of_death,
+        "agendas": dict(gain.agendas),
+        "cap": gain.cap,
+    }
 
 
 def _split_unit_partners(session: Session, force_id: int, cards: list[Card]) -> list[Card]:

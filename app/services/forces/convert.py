@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.orm.attributes import flag_modified
+from sqlalchemy.orm.attributes import flag_modified, set_attribute
 
 from app.db.models import Card, Force
 from app.rules.cards import BattleHonour, BattleScar, CombatTallies, CrusadeCard, Upgrade
@@ -122,7 +122,9 @@ def write_card(row: Card, card: CrusadeCard) -> None:
     if all(getattr(row, name) == value for name, value in values.items()):
         return
     for name, value in values.items():
-        setattr(row, name, value)
+        # SQLAlchemy's own setter: the model's __setattr__ would set each value twice (the
+        # ORM's, then pydantic's copy of the same dict), a third of a resolution's writing
+        set_attribute(row, name, value)
         flag_modified(row, name)
 
 
