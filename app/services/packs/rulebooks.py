@@ -4,7 +4,6 @@ instead of reading the core rulebook."""
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -20,8 +19,8 @@ from app.rules.errors import RuleError
 
 # Rulebooks built from the same pack versions are the same: keep a few (they are frozen).
 # The lock: requests run on several threads, and the cache is not thread-safe.
-# Keyed by the documents themselves: an id may come back (another database, a test's).
-_BOOKS: LRUCache[tuple[str, ...], Rulebook] = LRUCache(maxsize=64)
+# Keyed by the database and the rows in play (``_built``): a row is never rewritten.
+_BOOKS: LRUCache[tuple[object, ...], Rulebook] = LRUCache(maxsize=64)
 _LOCK = threading.Lock()
 
 
@@ -125,15 +124,26 @@ def forget(session: Session) -> None:
 
 
 def _built(session: Session, campaign_id: int) -> Rulebook:
-    rows = active_packs(session, campaign_id)
-    session.info.setdefault(VERSIONS, {})[campaign_id] = _versions(rows)
+    # The packs in play by what names each row once and for all (a row is never rewritten:
+    # a new version is a new row), without their documents: most requests find the book
+    # kept, and the documents (tens of KB for a mixed campaign's six packs) would be read,
+    # decoded and written out again for the key alone.
+    rows = session.exec(
+        select(RulePack.id, RulePack.pack_id, RulePack.pack_version, RulePack.attached_at)
+        .where(RulePack.campaign_id == campaign_id, RulePack.active == True)  # noqa: E712
+        .order_by(col(RulePack.position), col(RulePack.id))
+    ).all()
+    session.info.setdefault(VERSIONS, {})[campaign_id] = {r[1]: r[2] for r in rows}
     if not rows:
         return rulebook()
-    key = tuple(json.dumps(r.document, sort_keys=True) for r in rows)
+    # the database's address too: another database (a test's) may hold the same ids
+    where = session.get_bind().engine.url.render_as_string(hide_password=True)
+    key = (where, *((r[0], r[1], r[2], r[3].isoformat()) for r in rows))
     with _LOCK:
         book = _BOOKS.get(key)
     if book is None:
-        book = packs.apply(rulebook(), [packs.RulePack.model_validate(r.document) for r in rows])
+        documents = [r.document for r in active_packs(session, campaign_id)]
+        book = packs.apply(rulebook(), [packs.RulePack.model_validate(d) for d in documents])
         with _LOCK:
             _BOOKS[key] = book
     return book
