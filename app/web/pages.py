@@ -3,7 +3,6 @@ posts, rendering a template, and keeping a refused form's changes out of the dat
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,6 +32,10 @@ from app.web.display import formatting
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = Path(__file__).resolve().parent / "static"
 templates = Jinja2Templates(directory=ROOT / "templates")
+# Compiled once per process: checking every template file (and those it extends or
+# includes) on disk for changes cost a page a stat call each, on every render (issue 50).
+# A changed template takes a restart, as a changed Python file does.
+templates.env.auto_reload = False
 formatting.install(templates.env)
 CSRF_FIELD = "csrf_token"
 
@@ -141,25 +144,13 @@ def fragments(
     page's shell shows), kept under ``key``: what, id, the version read from the database
     this request, and the reader's kind where it matters. Built at most once per key."""
     cache: VersionedBodies = request.app.state.read_cache
-    found = cache.get(key)
-    if found is not None:
-        kept = json.loads(found)
-        return {
-            k: Markup(v[1]) if isinstance(v, list) and v[:1] == [_HTML] else v
-            for k, v in kept.items()
-        }
+    kept = cache.kept(key)
+    if kept is not None:
+        return dict(kept)  # the parts are shared: strings, and values nobody changes
     fresh_build(session)
     built = build()
-    cache.put(
-        key,
-        json.dumps(
-            {k: [_HTML, str(v)] if isinstance(v, Markup) else v for k, v in built.items()}
-        ).encode(),
-    )
+    cache.keep(key, dict(built))
     return built
-
-
-_HTML = "__html__"
 
 
 def fragment(template: str, **context: Any) -> Markup:
