@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, event, make_url
+from sqlalchemy.pool import StaticPool
 from sqlmodel import create_engine
 
 # Each app process admits at most MAX_REQUESTS_AT_WORK (8 by default) requests at a time
@@ -40,6 +41,32 @@ def make_engine(url: str, **options: Any) -> Engine:
     event.listen(engine, "connect", _sqlite_pragmas)
     event.listen(engine, "begin", _sqlite_begin)
     return engine
+
+
+# A quick read's access check may run on the event loop itself (app/db/session.py) on
+# SQLite, through a connection of the loop's own: one, used by one thread, never waited for
+# in a pool; a read in WAL mode waits for no writer, and where the file is busy anyway
+# (its recovery), it gives up at once and the check goes to the thread pool instead.
+LOOP_BUSY_TIMEOUT = 0.05  # seconds
+
+
+def make_loop_engine(engine: Engine) -> Engine | None:
+    """The event loop's own connection to ``engine``'s SQLite file (None for PostgreSQL,
+    whose every statement is a network round trip, and for an in-memory database)."""
+    url = engine.url
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    loop = create_engine(
+        url,
+        connect_args={"check_same_thread": False, "timeout": LOOP_BUSY_TIMEOUT},
+        poolclass=StaticPool,
+    )
+    event.listen(loop, "connect", _sqlite_pragmas)
+    event.listen(loop, "begin", _sqlite_begin)
+    # closed with the engine's own connections (a file replaced or restored behind them is
+    # then opened afresh by both, not read through an old handle by the loop's alone)
+    event.listen(engine, "engine_disposed", lambda _engine: loop.dispose())
+    return loop
 
 
 NO_TRANSACTION = "NONE"

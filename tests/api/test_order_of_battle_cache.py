@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, event
 
+from app.db.session import _loop_engine
 from tests.api.helpers import campaign, force, unit
 from tests.api.test_battle_flow import muster, setup_two_forces
 
@@ -69,19 +72,26 @@ def test_a_cached_order_of_battle_costs_the_access_check_alone(
 ) -> None:
     """A cache hit reads the login and the force with its version and its campaign (one
     joined query: the access check's, whose versions key the body): nothing that grows with
-    the force, and no second look at the versions."""
+    the force, and no second look at the versions. On SQLite the check runs on the event
+    loop itself (its own connection: no thread hand-off); on PostgreSQL, whose statements
+    are network round trips, in the thread pool."""
     force_id = force(client, campaign(client))
     client.get(f"/api/v1/forces/{force_id}")  # fills the cache
-    seen: list[str] = []
+    seen: list[tuple[str, str]] = []
 
     def count(*args: object) -> None:
-        seen.append(str(args[2]).split()[0])
+        seen.append((str(args[2]).split()[0], threading.current_thread().name))
 
-    event.listen(engine, "before_cursor_execute", count)
+    engines = [e for e in (engine, _loop_engine(engine)) if e is not None]
+    for watched in engines:
+        event.listen(watched, "before_cursor_execute", count)
     try:
         assert client.get(f"/api/v1/forces/{force_id}").status_code == 200
     finally:
-        event.remove(engine, "before_cursor_execute", count)
+        for watched in engines:
+            event.remove(watched, "before_cursor_execute", count)
     # and nothing around them: no BEGIN (SQLite's would show here), the read ends with the
     # access check, so the hit is answered on the event loop
-    assert seen == ["SELECT"] * 2
+    assert [kind for kind, _thread in seen] == ["SELECT"] * 2
+    in_pool = {thread.startswith("AnyIO worker") for _kind, thread in seen}
+    assert in_pool == {engine.dialect.name == "postgresql"}

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from fastapi import BackgroundTasks, FastAPI, Request
 from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
 
 from app.config import get_settings, secret_key
-from app.db.session import SessionDep, end_quick_read
+from app.db.session import SessionDep, decided_on_loop, end_quick_read
 from app.edge.csrf import check_csrf
 from app.edge.sessions import COOKIE, caller, resolve_principal
 from app.services.accounts.access import Access, authorize
@@ -107,9 +108,15 @@ def policy_for(method: str, path: str) -> Access:
     return POLICIES[(method, path)]
 
 
-def enforce(request: Request, session: SessionDep, background: BackgroundTasks) -> None:
+async def enforce(request: Request, session: SessionDep, background: BackgroundTasks) -> None:
     """Router-wide dependency: decide the request, and remember who acts (for history).
-    Finds the caller too, in the same thread hand-off (issue 41)."""
+    Finds the caller too, in the same thread hand-off (issue 41); a cached read on SQLite
+    is decided on the event loop, with no hand-off at all (app/db/session.py)."""
+    if not decided_on_loop(session, lambda: _decide(request, session, background)):
+        await run_in_threadpool(_decide, request, session, background)
+
+
+def _decide(request: Request, session: Session, background: BackgroundTasks) -> None:
     principal = resolve_principal(request, session, background)
     # The scope holds the route as declared in its sub-router (without the /api/v1 prefix).
     path: str = request.scope["route"].path
