@@ -27,11 +27,9 @@ from typing import Any, cast
 
 from sqlalchemy import (
     Connection,
-    Integer,
     Select,
     Table,
     bindparam,
-    column,
     delete,
     event,
     insert,
@@ -39,7 +37,6 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy import values as sa_values
 from sqlalchemy.orm import Session
 from sqlmodel import col
 
@@ -296,27 +293,13 @@ def lines(session: Session, battle: Battle, sides: Iterable[BattleSide]) -> None
         for side in sides
         for card_id in side.roster
     ]
-    if not values:
-        return
-    if session.get_bind().dialect.name == "postgresql":
-        # One statement with every line in it: the driver's executemany sends a prepared
-        # statement per row, whose own cost was a few per cent of a resolution (issue 47's
-        # 50 ms). SQLite takes the executemany (its rows cost no round trip).
-        rows = sa_values(
-            column("b", Integer), column("c", Integer), column("l", table.c.line.type), name="v"
-        ).data([(v["b"], v["c"], v["l"]) for v in values])
+    if values:
         session.execute(
             update(table)
-            .where(table.c.battle_id == rows.c.b, table.c.card_id == rows.c.c)
-            .values(line=rows.c.l)
+            .where(table.c.battle_id == bindparam("b"), table.c.card_id == bindparam("c"))
+            .values(line=bindparam("l", type_=table.c.line.type)),
+            values,
         )
-        return
-    session.execute(
-        update(table)
-        .where(table.c.battle_id == bindparam("b"), table.c.card_id == bindparam("c"))
-        .values(line=bindparam("l", type_=table.c.line.type)),
-        values,
-    )
 
 
 def unrecord(session: Session, battle: Battle, sides: Iterable[BattleSide]) -> None:
