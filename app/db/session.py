@@ -93,10 +93,21 @@ def ends_read_early(endpoint: F) -> F:
     return endpoint
 
 
-def end_quick_read(request: Request, session: Session) -> None:
-    """Called by the access checks, in their thread, once they have decided."""
-    if request.method == "GET" and getattr(_endpoint(request), QUICK_READ, False):
+def end_quick_read(session: Session) -> None:
+    """Called by the access checks once they have decided (``get_session`` marked the
+    quick read's session)."""
+    if session.info.get(QUICK_READ):
         session.commit()
+
+
+def kept_for_read(session: Session, name: str) -> dict[Any, Any] | None:
+    """A memo named ``name`` kept in a read's own session: a read changes nothing, so what
+    it asked once stays true for it (a member's role, a force's access target). None for a
+    session that writes, which must ask again."""
+    if session.info.get("writes") is not False:
+        return None
+    kept: dict[Any, Any] = session.info.setdefault(name, {})
+    return kept
 
 
 # A quick read's access check on SQLite runs on the event loop, through the loop's own

@@ -71,7 +71,7 @@ class PageAccess:
         if principal is not None and principal.user.id is not None:  # the header's count
             user_id = principal.user.id
             request.state.waiting_for_you = catchup.waiting_counts(session, user_id=user_id)
-        end_quick_read(request, session)
+        end_quick_read(session)
         return principal
 
 

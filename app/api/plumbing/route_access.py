@@ -131,7 +131,7 @@ def _decide(request: Request, session: Session, background: BackgroundTasks) -> 
     if access != Access.PUBLIC:
         check_csrf(request, request.cookies.get(COOKIE), secret_key(get_settings()))
     session.info["actor_id"] = principal.user.id if principal else None
-    end_quick_read(request, session)
+    end_quick_read(session)
 
 
 def recheck(request: Request, session: Session) -> Principal | None:

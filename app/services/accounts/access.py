@@ -16,7 +16,7 @@ from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from app.db.models import Battle, BattleSide, Campaign, Card, Decision, Force
-from app.db.session import QUICK_READ
+from app.db.session import QUICK_READ, kept_for_read
 from app.errors import DomainError, NotFound
 from app.services.accounts.accounts import Principal
 from app.services.campaigns.membership import role_of
@@ -224,9 +224,13 @@ def _kept_force(session: Session, row: Any, force_id: int, named: tuple[str, int
     target = Target(
         _facts(row), frozenset({owner} if owner else set()), named=named, force_version=row[4]
     )
-    if session.info.get("writes") is False:  # as _force_target keeps it for the read
-        session.info.setdefault("force_targets", {})[force_id] = target
+    kept = kept_for_read(session, FORCE_TARGETS)  # as _force_target keeps it
+    if kept is not None:
+        kept[force_id] = target
     return target
+
+
+FORCE_TARGETS = "access.force_targets"
 
 
 def _campaign(session: Session, campaign_id: int) -> Campaign:
@@ -241,11 +245,7 @@ def _force_target(session: Session, force_id: int, named: tuple[str, int] | None
     # decision request passes here (a cached Order of Battle costs little more than this).
     # A read asks again for the page's own checks (may this viewer change it?): kept for
     # the read's own session, which changes nothing.
-    kept: dict[int, Target] | None = (
-        session.info.setdefault("force_targets", {})
-        if session.info.get("writes") is False
-        else None
-    )
+    kept = kept_for_read(session, FORCE_TARGETS)
     if kept is not None and force_id in kept:
         found = kept[force_id]
         return Target(found.campaign, found.owners, named=named, force_version=found.force_version)

@@ -9,6 +9,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select, update
 
 from app.db.models import Campaign, CampaignMember, Invite, User, as_utc, utcnow
+from app.db.session import kept_for_read
 from app.errors import DomainError, NotFound
 from app.services.accounts import accounts
 from app.services.feed import history
@@ -20,9 +21,7 @@ ROLES = ("organizer", "player")
 def role_of(session: Session, *, campaign_id: int, user_id: int) -> str | None:
     # A read asks this up to three times (its access check, the page, its "since your last
     # visit"): kept for the read's own session, which changes nothing (issue 50).
-    kept: dict[tuple[int, int], str | None] | None = (
-        session.info.setdefault("roles", {}) if session.info.get("writes") is False else None
-    )
+    kept: dict[tuple[int, int], str | None] | None = kept_for_read(session, "roles")
     if kept is not None and (campaign_id, user_id) in kept:
         return kept[campaign_id, user_id]
     query = select(CampaignMember.role).where(
