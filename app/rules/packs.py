@@ -1164,6 +1164,15 @@ def _trigger_problems(pack: RulePack, book: Rulebook) -> list[Problem]:
             )
         if rule is None and trigger.counter is not None:
             continue
+        if rule is not None and rule.choices:  # a count would walk through the choices
+            problems.append(
+                Problem(
+                    f"triggers[{n}].counter",
+                    None,
+                    f"{rule.name} is a named choice: a trigger only counts; set it with a "
+                    "set_choice effect (a threshold's, a requisition's or a quest's)",
+                )
+            )
         scope = rule.scope if rule is not None else trigger.scope or "force"
         problems += _reward_problems(
             f"triggers[{n}].effects",

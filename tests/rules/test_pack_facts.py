@@ -212,6 +212,16 @@ class TestTriggerEffects:
         )
         assert "add_xp needs a unit" in text
 
+    def test_a_trigger_never_counts_on_a_named_choice(self) -> None:
+        patron = "  - {id: patron, name: Patron, scope: force, choices: [khorne, nurgle]}\n"
+        head = HEAD.replace("counters:\n", "counters:\n" + patron)
+        counting = TITHE.replace("    effects:", "    counter: patron\n    amount: 1\n    effects:")
+        with pytest.raises(packs.PackError) as error:
+            pack, root = packs.read(head + counting)
+            packs.check_against(pack, book(), [], root)
+        assert "triggers[0].counter" in str(error.value)
+        assert "Patron is a named choice" in str(error.value)
+
 
 class TestFailedAgendas:
     def test_no_mark_takes_xp_from_each_unit_that_could_score_it_and_rp(self) -> None:

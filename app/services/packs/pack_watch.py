@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 
 from app.rules import eligibility, quests
 from app.rules.cards import CrusadeCard
-from app.rules.data import Quest, Rulebook, TriggerWhen
+from app.rules.data import Quest, Rulebook, Trigger, TriggerWhen
 from app.rules.order_of_battle import OrderOfBattle
+from app.rules.triggers import MAX_FIRES
+from app.services.packs import pack_words
 
 # What a trigger or a quest's step counts, for the side (a force's) and for one unit.
 SIDE_WORDS: dict[str, str] = {
@@ -117,7 +119,8 @@ def army(book: Rulebook, value: OrderOfBattle, roster: Sequence[int]) -> Watch:
         return Watch()
     found = _counter_lines(book, value.counters, None)
     found += _quest_lines(book, value.counters, "force", None, value)
-    watch = Watch(force=[line for _short, line in found], headline=[s for s, _ in found])
+    found += _reward_lines(book, None)
+    watch = Watch(force=[line for _short, line in found], headline=[s for s, _ in found if s])
     held = {c.id: c for c in value.cards}
     for card_id in roster:
         card = held.get(str(card_id))
@@ -125,6 +128,7 @@ def army(book: Rulebook, value: OrderOfBattle, roster: Sequence[int]) -> Watch:
             continue
         lines = _counter_lines(book, card.counters, card)
         lines += _quest_lines(book, card.counters, "card", card, value)
+        lines += _reward_lines(book, card)
         if lines:
             watch.units[int(card_id)] = [line for _short, line in lines]
     return watch
@@ -139,7 +143,7 @@ def _counter_lines(
     lines = []
     for counter in (c for c in book.counters if c.scope == scope):
         moves = [
-            f"{t.amount:+d} per {_what(t.when, t.keywords_any, card)} ({t.name})"
+            _move(t, card, book)
             for t in book.triggers
             if t.counter == counter.id and (card is None or _fits(t.keywords_any, card, t.when))
         ]
@@ -164,7 +168,7 @@ def card_counters(book: Rulebook, card: CrusadeCard) -> list[str]:
     lines = []
     for counter in (c for c in book.counters if c.scope == "card"):
         moves = [
-            f"{t.amount:+d} per {_what(t.when, t.keywords_any, card)} ({t.name})"
+            _move(t, card, book)
             for t in book.triggers
             if t.counter == counter.id and _fits(t.keywords_any, card, t.when)
         ]
@@ -192,6 +196,34 @@ def card_counters(book: Rulebook, card: CrusadeCard) -> list[str]:
             line += f"; next: {ahead[0].name} at {ahead[0].at}, {ahead[0].at - now} to go"
         lines.append(line)
     return lines
+
+
+def _move(trigger: Trigger, card: CrusadeCard | None, book: Rulebook) -> str:
+    """A counter's move in words ("+1 per enemy unit it destroys (Deeds)"), with what the
+    trigger also does each time it counts (its ``effects``, issue 47)."""
+    also = (
+        f"; each time: {pack_words.effects_words(trigger.effects, book)}" if trigger.effects else ""
+    )
+    what = _what(trigger.when, trigger.keywords_any, card)
+    return f"{trigger.amount:+d} per {what} ({trigger.name}{also})"
+
+
+def _reward_lines(book: Rulebook, card: CrusadeCard | None) -> list[tuple[str, str]]:
+    """The triggers that move no counter, only apply their effects (issue 47), for the
+    force or for one unit: ("", "Tithe: per enemy unit destroyed, +1 RP (up to the cap)")."""
+    scope = "force" if card is None else "card"
+    return [
+        (
+            "",
+            f"{t.name}: per {_what(t.when, t.keywords_any, card)}, "
+            f"{pack_words.effects_words(t.effects, book)} (at most {MAX_FIRES} times a battle)",
+        )
+        for t in book.triggers
+        if t.counter is None
+        and t.effects
+        and t.scope == scope
+        and (card is None or _fits(t.keywords_any, card, t.when))
+    ]
 
 
 def _choice_words(choice: str) -> str:
