@@ -17,8 +17,7 @@ from app.services.accounts.access import Access
 from app.services.accounts.accounts import Principal
 from app.services.campaigns import membership
 from app.services.forces import forces
-from app.services.packs import campaign_packs, examples, rulebooks
-from app.services.packs import pack_words
+from app.services.packs import campaign_packs, examples, pack_words, rulebooks
 from app.web.pages import attempt, page, redirect, render
 from app.web.reference import agenda_xp, requisition_terms
 

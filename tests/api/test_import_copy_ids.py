@@ -8,6 +8,7 @@ found anywhere in the copy's JSON must be one of the copy's own rows, whatever i
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -350,3 +351,39 @@ def _without_ids(value: Any) -> Any:
     if isinstance(value, list):
         return [_without_ids(v) for v in value]
     return value
+
+
+def test_a_document_names_no_account_so_it_imports_where_they_do_not_exist(
+    client: TestClient, engine: Engine
+) -> None:
+    """Accounts belong to an install: a battle waiting for confirmation names who entered
+    it, a member's removal whom; a document named them by the install's account ids, which
+    in another install are someone else or no one (a foreign key refused the import)."""
+    cid = campaign(client)
+    attached(client, cid, RUSTWAKE)
+    _proposal(client, engine, cid)
+    ruby = account(client.app, "ruby")
+    code = client.post(f"/api/v1/campaigns/{cid}/invites", json={}).json()["code"]
+    assert ruby.post(f"/api/v1/invites/{code}/accept").status_code == 201
+    ruby_id = ruby.get("/api/v1/auth/me").json()["id"]
+    removed = client.delete(f"/api/v1/campaigns/{cid}/members/{ruby_id}")
+    assert removed.status_code in (200, 204), removed.text
+
+    document = client.get(f"/api/v1/campaigns/{cid}/export").json()
+    assert [b["status"] for b in document["battles"]] == ["proposed"]
+    assert all("proposed_by" not in b for b in document["battles"])
+    assert all("user_id" not in e["payload"] for e in document["events"])
+
+    # a document written before they were left out, naming accounts this install lacks
+    older = json.loads(json.dumps(document))
+    older["battles"][0]["proposed_by"] = 987_654
+    [gone] = [e for e in older["events"] if e["kind"] == "member_removed"]
+    gone["payload"]["user_id"] = 987_654
+    with Session(engine) as session:
+        copy_id = int(transfer.import_campaign(session, older).id or 0)
+        session.commit()
+    with Session(engine) as session:
+        copied = session.exec(select(Battle).where(Battle.campaign_id == copy_id)).all()
+        assert [(b.status, b.proposed_by) for b in copied] == [("proposed", None)]
+    feed = client.get(f"/api/v1/campaigns/{copy_id}/events", params={"limit": 200}).json()
+    assert "ruby left the campaign." in [e["summary"] for e in feed["items"]]

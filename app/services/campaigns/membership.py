@@ -146,7 +146,15 @@ def remove_member(session: Session, *, campaign_id: int, user_id: int) -> None:
     if member is None:
         raise NotFound("member_not_found", f"User {user_id} is not a member of this campaign.")
     session.delete(member)
-    history.record(session, campaign_id=campaign_id, kind="member_removed", user_id=user_id)
+    # the name too: a copy of the campaign in another install names no account (transfer)
+    gone = session.get(User, user_id)
+    history.record(
+        session,
+        campaign_id=campaign_id,
+        kind="member_removed",
+        user_id=user_id,
+        user=gone.username if gone else None,
+    )
 
 
 def update_settings(

@@ -158,7 +158,7 @@ def _export_pieces(
         yield b',"' + name.encode() + b'":['
         rows = connection.execute(query.execution_options(yield_per=EXPORT_BATCH))
         for number, row in enumerate(rows):
-            data = _plain_row(row._mapping)
+            data = _without_accounts(name, _plain_row(row._mapping))
             local = _translate(name, data, maps) | {"id": maps[name][row.id]}
             yield (b"," if number else b"") + _dumps(local)
         yield b"]"
@@ -287,8 +287,21 @@ def export_filename(session: Session, *, campaign_id: int) -> str:
     return f"{slug or 'campaign'}-{utcnow():%Y-%m-%d}.json"
 
 
-# version only keys caches; accounts (owners, actors) belong to an install, not a campaign
-EXCLUDED = frozenset({"id", "version", "owner_id", "actor_id"})
+# version only keys caches; accounts (owners, actors, who proposed a result) belong to an
+# install, not a campaign: a copy in another install would name someone else, or no one
+# (a foreign key refused), so a document names none
+EXCLUDED = frozenset({"id", "version", "owner_id", "actor_id", "proposed_by"})
+ACCOUNT_KEYS = frozenset({"user_id"})  # in an event's payload (a member's): the name stays
+
+
+def _without_accounts(name: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A row without the install's account ids: on export, and on import for a document
+    written before they were left out."""
+    data = {k: v for k, v in data.items() if k not in EXCLUDED - {"id"}}
+    payload = data.get("payload")
+    if name == "events" and isinstance(payload, dict) and ACCOUNT_KEYS & payload.keys():
+        data["payload"] = {k: v for k, v in payload.items() if k not in ACCOUNT_KEYS}
+    return data
 
 
 def _plain(row: SQLModel) -> dict[str, Any]:
@@ -418,7 +431,7 @@ def _import_rows(
     maps[name] = {}
     later: dict[int, list[int]] = {}  # territories: neighbours named before they exist
     for data in rows:
-        fields = _without_id(data)
+        fields = _without_accounts(name, _without_id(data))
         if name == "territories":
             later[data["id"]] = list(fields.pop("neighbours", None) or [])
         for field, target in refs.items():

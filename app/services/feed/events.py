@@ -428,7 +428,8 @@ def summary(row: Event, names: _Names, book: Rulebook) -> str:
         case "member_joined":
             return f"{p.get('user', 'Someone')} joined the campaign as {p.get('role', 'player')}."
         case "member_removed":
-            return f"{names.users.get(int(p.get('user_id') or 0), 'A member')} left the campaign."
+            who = p.get("user") or names.users.get(int(p.get("user_id") or 0), "A member")
+            return f"{who} left the campaign."
         case _:
             return row.kind.replace("_", " ").capitalize() + "."
 
