@@ -29,7 +29,7 @@ def get_engine() -> Engine:
 def session_scope(engine: Engine | None = None, *, writes: bool = True) -> Iterator[Session]:
     bind = engine or get_engine()
     if writes:
-        bind = bind.execution_options(sqlite_begin="IMMEDIATE")
+        bind = _writing(bind)
     with Session(bind, expire_on_commit=False, info={"writes": writes}) as session:
         try:
             yield session
@@ -49,9 +49,7 @@ async def get_session(request: Request) -> AsyncIterator[Session]:
     hand-off, since it talks to the database (issue 41)."""
     writes = request.method not in ("GET", "HEAD", "OPTIONS")
     engine: Engine = request.app.state.engine
-    bind = engine
-    if writes:
-        bind = bind.execution_options(sqlite_begin="IMMEDIATE")
+    bind = _writing(engine) if writes else engine
     quick = request.method == "GET" and getattr(_endpoint(request), QUICK_READ, False)
     info: dict[str, Any] = {"writes": writes, "engine": engine, QUICK_READ: quick}
     if quick:
@@ -153,10 +151,31 @@ def _endpoint(request: Request) -> object:
     return getattr(route, "endpoint", None)
 
 
+def _writing(engine: Engine) -> Engine:
+    """``engine`` for a command that writes: on SQLite it takes the write lock up front."""
+    return _with_options(engine, "writing", sqlite_begin="IMMEDIATE")
+
+
 def _statement_by_statement(engine: Engine) -> Engine:
     if engine.dialect.name == "sqlite":
-        return engine.execution_options(sqlite_begin=NO_TRANSACTION)
-    return engine.execution_options(isolation_level="AUTOCOMMIT")
+        return _with_options(engine, "quick", sqlite_begin=NO_TRANSACTION)
+    return _with_options(engine, "quick", isolation_level="AUTOCOMMIT")
+
+
+# An engine with options is a new object each time it is asked for (a tenth of a cached
+# read's own work, issue 50): made once per engine and kind, kept on the engine itself (a
+# cache beside it would keep every engine a test made alive: each refers to its engine).
+OPTIONED = "_crusade_optioned"
+
+
+def _with_options(engine: Engine, kind: str, **options: Any) -> Engine:
+    kept: dict[str, Engine] | None = engine.__dict__.get(OPTIONED)
+    if kept is None:
+        kept = engine.__dict__.setdefault(OPTIONED, {})
+    found = kept.get(kind)
+    if found is None:
+        found = kept[kind] = engine.execution_options(**options)
+    return found
 
 
 def snapshot_reads(session: Session) -> None:
