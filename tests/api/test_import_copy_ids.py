@@ -371,7 +371,7 @@ def test_a_document_names_no_account_so_it_imports_where_they_do_not_exist(
 
     document = client.get(f"/api/v1/campaigns/{cid}/export").json()
     assert [b["status"] for b in document["battles"]] == ["proposed"]
-    assert all("proposed_by" not in b for b in document["battles"])
+    assert [b["proposed_by"] for b in document["battles"]] == [None]
     assert all("user_id" not in e["payload"] for e in document["events"])
 
     # a document written before they were left out, naming accounts this install lacks

@@ -290,14 +290,15 @@ def export_filename(session: Session, *, campaign_id: int) -> str:
 # version only keys caches; accounts (owners, actors, who proposed a result) belong to an
 # install, not a campaign: a copy in another install would name someone else, or no one
 # (a foreign key refused), so a document names none
-EXCLUDED = frozenset({"id", "version", "owner_id", "actor_id", "proposed_by"})
+EXCLUDED = frozenset({"id", "version", "owner_id", "actor_id"})
+NULLED = frozenset({"proposed_by"})  # kept in the document's shape (the API's contract)
 ACCOUNT_KEYS = frozenset({"user_id"})  # in an event's payload (a member's): the name stays
 
 
 def _without_accounts(name: str, data: dict[str, Any]) -> dict[str, Any]:
     """A row without the install's account ids: on export, and on import for a document
     written before they were left out."""
-    data = {k: v for k, v in data.items() if k not in EXCLUDED - {"id"}}
+    data = {k: (None if k in NULLED else v) for k, v in data.items() if k not in EXCLUDED - {"id"}}
     payload = data.get("payload")
     if name == "events" and isinstance(payload, dict) and ACCOUNT_KEYS & payload.keys():
         data["payload"] = {k: v for k, v in payload.items() if k not in ACCOUNT_KEYS}
