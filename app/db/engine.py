@@ -51,9 +51,13 @@ LOOP_BUSY_TIMEOUT = 0.05  # seconds
 
 
 def make_loop_engine(engine: Engine) -> Engine | None:
-    """The event loop's own connection to ``engine``'s SQLite file (None for PostgreSQL,
-    whose every statement is a network round trip, and for an in-memory database)."""
+    """The event loop's own connection to ``engine``'s SQLite file, or on PostgreSQL an
+    engine of the driver's asyncio flavour, used from the loop through SQLAlchemy's greenlet
+    bridge (``is_async``): a statement's round trip waits without holding the loop. None
+    for an in-memory database."""
     url = engine.url
+    if url.get_backend_name() == "postgresql":
+        return _async_twin(engine)
     if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
         return None
     loop = create_engine(
@@ -67,6 +71,32 @@ def make_loop_engine(engine: Engine) -> Engine | None:
     # then opened afresh by both, not read through an old handle by the loop's alone)
     event.listen(engine, "engine_disposed", lambda _engine: loop.dispose())
     return loop
+
+
+# The quick reads' access checks (one statement or two each, at most MAX_REQUESTS_AT_WORK
+# at a time): a pool of their own beside POOL, so a process needs 32 connections at most.
+LOOP_POOL = {"pool_size": 4, "max_overflow": 8, "pool_timeout": 10}
+
+
+def _async_twin(engine: Engine) -> Engine:
+    """``engine``'s database through psycopg's asyncio flavour, for the event loop: its
+    statements are awaited in a greenlet (sqlalchemy.util.greenlet_spawn). Disposed with
+    ``engine``: its connections are let go (they belong to the loop that made them, which
+    may be gone; the server drops them when the sockets close)."""
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    twin = create_async_engine(
+        engine.url.set(drivername="postgresql+psycopg_async"),
+        pool_pre_ping=True,
+        connect_args=PG_CONNECT,
+        **LOOP_POOL,
+    )
+    event.listen(engine, "engine_disposed", lambda _engine: twin.sync_engine.dispose(close=False))
+    return twin.sync_engine
+
+
+def is_async(engine: Engine) -> bool:
+    return bool(engine.dialect.is_async)
 
 
 NO_TRANSACTION = "NONE"

@@ -13,11 +13,12 @@ from weakref import WeakKeyDictionary
 from fastapi import Depends, Request
 from sqlalchemy import Engine, event
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.util import greenlet_spawn
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.config import get_settings
-from app.db.engine import NO_TRANSACTION, make_engine, make_loop_engine
+from app.db.engine import NO_TRANSACTION, is_async, make_engine, make_loop_engine
 
 
 @cache
@@ -56,7 +57,7 @@ async def get_session(request: Request) -> AsyncIterator[Session]:
         bind = _statement_by_statement(engine)
         loop = _loop_engine(engine)
         if loop is not None:
-            info[FALLBACK], info[ON_LOOP] = bind, True
+            info[FALLBACK], info[ON_LOOP], info[ASYNC] = bind, True, is_async(loop)
             bind = _statement_by_statement(loop)
     session = Session(bind, expire_on_commit=False, info=info)
     try:
@@ -114,6 +115,7 @@ def kept_for_read(session: Session, name: str) -> dict[Any, Any] | None:
 # it returns to the loop: it ends the read (``end_quick_read``) or rolls it back.
 ON_LOOP = "access_on_loop"
 FALLBACK = "access_fallback"
+ASYNC = "access_async"
 _LOOP_ENGINES: WeakKeyDictionary[Engine, Engine | None] = WeakKeyDictionary()
 _LOOP_LOCK = threading.Lock()
 
@@ -125,25 +127,45 @@ def _loop_engine(engine: Engine) -> Engine | None:
         return _LOOP_ENGINES[engine]
 
 
-def decided_on_loop(session: Session, decide: Callable[[], None]) -> bool:
+async def decided_on_loop(
+    session: Session, decide: Callable[[], None], *, sqlite: bool = True
+) -> bool:
     """Run the access check ``decide`` here, on the event loop, when this read may (True
-    once decided; a refusal is raised). False when it may not, or when the file was busy
-    (its WAL being recovered, say): the session is then back on the thread pool's engine,
-    for the caller to decide there."""
+    once decided; a refusal is raised). False when it may not (``sqlite`` False: not on
+    SQLite's loop connection), or when the file was busy (its WAL being recovered, say):
+    the session is then back on the thread pool's engine, for the caller to decide there.
+
+    On PostgreSQL the check runs in a greenlet whose statements await the driver's asyncio
+    flavour (SQLAlchemy's bridge, as its AsyncSession does): the round trip holds neither
+    the loop nor a thread. The session goes back to the thread pool's engine after it, for
+    whatever the read does next in a thread."""
     if not session.info.get(ON_LOOP):
         return False
-    try:
-        decide()
-    except OperationalError:
-        session.rollback()
+    if session.info.get(ASYNC):
+        try:
+            await greenlet_spawn(_decide_here, session, decide)
+        finally:
+            session.bind, session.info[ON_LOOP] = session.info[FALLBACK], False
+        return True
+    if not sqlite:
         session.bind, session.info[ON_LOOP] = session.info[FALLBACK], False
         return False
+    try:
+        _decide_here(session, decide)
+    except OperationalError:  # the file busy: in the thread pool, which may wait for it
+        session.bind, session.info[ON_LOOP] = session.info[FALLBACK], False
+        return False
+    return True
+
+
+def _decide_here(session: Session, decide: Callable[[], None]) -> None:
+    try:
+        decide()
     except BaseException:
         session.rollback()
         raise
     if session.in_transaction():  # not a quick read after all: nothing stays on the loop's
         session.commit()
-    return True
 
 
 def _endpoint(request: Request) -> object:

@@ -18,7 +18,7 @@ from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.config import get_settings, secret_key, site_address
-from app.db.session import SessionDep, end_quick_read
+from app.db.session import SessionDep, decided_on_loop, end_quick_read
 from app.edge.csrf import CSRF_HEADER, SAFE_METHODS, csrf_matches, masked_csrf_token
 from app.edge.read_cache import VersionedBodies, etag_matches, fresh_build, page_etag
 from app.edge.sessions import COOKIE, resolve_principal
@@ -50,8 +50,15 @@ class PageAccess:
     async def __call__(
         self, request: Request, session: SessionDep, background: BackgroundTasks
     ) -> Principal | None:
-        # The database work in one thread hand-off, never on the event loop (issue 41).
-        principal = await run_in_threadpool(self._decide, request, session, background)
+        # The database work in one thread hand-off, never on the event loop (issue 41); a
+        # quick read's on PostgreSQL awaits its statements on the loop instead (issue 50).
+        found: list[Principal | None] = []
+        if await decided_on_loop(
+            session, lambda: found.append(self._decide(request, session, background)), sqlite=False
+        ):
+            principal = found[0]
+        else:
+            principal = await run_in_threadpool(self._decide, request, session, background)
         if request.method not in SAFE_METHODS and principal is not None:
             await _check_form_csrf(request)
         return principal

@@ -112,7 +112,7 @@ async def enforce(request: Request, session: SessionDep, background: BackgroundT
     """Router-wide dependency: decide the request, and remember who acts (for history).
     Finds the caller too, in the same thread hand-off (issue 41); a cached read on SQLite
     is decided on the event loop, with no hand-off at all (app/db/session.py)."""
-    if not decided_on_loop(session, lambda: _decide(request, session, background)):
+    if not await decided_on_loop(session, lambda: _decide(request, session, background)):
         await run_in_threadpool(_decide, request, session, background)
 
 
