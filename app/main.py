@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from fastapi import APIRouter, Depends, FastAPI
+from fastapi import Depends, FastAPI
 from sqlalchemy import Engine
 from starlette.routing import BaseRoute
 
@@ -36,6 +36,7 @@ from app.edge.conflicts import install_conflict_handlers
 from app.edge.hardening import HardeningMiddleware, check_path_ids
 from app.edge.limits import RateLimits
 from app.errors import install_error_handlers
+from app.routing import PrefixRouter
 from app.rules.data import rulebook
 from app.services.campaigns.kept_totals import install_kept_totals
 from app.services.campaigns.photos import configured_store
@@ -64,7 +65,7 @@ def _shared_routes() -> tuple[BaseRoute, ...]:
     ``request.app.state``), so every app can share them. The access checks run here, once:
     the routes are fixed when the modules are imported."""
     scratch = _new_app()
-    api = APIRouter(prefix="/api/v1", dependencies=[Depends(enforce)])
+    api = PrefixRouter(prefix="/api/v1", dependencies=[Depends(enforce)])
     # The modules of the cached reads first: a path is matched against every route of the
     # routers before its own, more than once (FastAPI's included routers), and no two
     # modules' paths overlap (tests/api/test_route_order.py), so the order changes nothing else.

@@ -10,8 +10,11 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from fastapi.routing import APIRoute
+from fastapi.routing import APIRoute, APIRouter
+from starlette._utils import get_route_path
 from starlette.concurrency import run_in_threadpool
+from starlette.routing import Match
+from starlette.types import Scope
 
 
 class OneHopRoute(APIRoute):
@@ -30,3 +33,15 @@ def _in_thread_pool(endpoint: Callable[..., Any]) -> Callable[..., Any]:
         return await run_in_threadpool(endpoint, *args, **kwargs)
 
     return run
+
+
+class PrefixRouter(APIRouter):
+    """An APIRouter that finds at once that a path outside its prefix is none of its own
+    routes. FastAPI (0.165) matches a request against every route of every router included
+    before the one it belongs to, more than once; for the JSON API's 86 routes that was a
+    hundred microseconds of every page and of /health (issue 50)."""
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if self.prefix and not get_route_path(scope).startswith(self.prefix + "/"):
+            return Match.NONE, {}
+        return super().matches(scope)
