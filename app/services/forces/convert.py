@@ -92,29 +92,11 @@ def card_value(row: Card) -> CrusadeCard:
     )
 
 
-# What a battle changes on nearly every unit it touches: a changed card always writes all
-# of these, so the cards of one command share one set of columns, and the ORM sends them as
-# one executemany UPDATE however varied their changes (it groups rows by the columns they
-# change, one statement per group).
-ALWAYS_WRITTEN = frozenset(
-    {
-        "xp",
-        "rank",
-        "battles_played",
-        "battles_survived",
-        "destroyed_psychic",
-        "destroyed_ranged",
-        "destroyed_melee",
-        "marked_for_greatness",
-    }
-)
-
-
 def write_card(row: Card, card: CrusadeCard) -> None:
-    """Copy every field a rule may change back onto the row: the ``ALWAYS_WRITTEN`` ones
-    if anything changed, the others (names, keywords, honours, scars, counters: JSON for
-    the most part, a third of a resolution's writing when each was sent for every unit) only
-    where they changed, which splits the UPDATE into one more group per such set at most."""
+    """Copy every field a rule may change back onto the row. A card that changed at all is
+    written whole: every changed card of a command then has the same set of columns, so the
+    ORM sends them as one executemany UPDATE, however varied the changes (it groups rows by
+    the columns they change, one statement per group)."""
     values = {
         "name": card.name,
         "power_rating": card.power_rating,
@@ -140,8 +122,6 @@ def write_card(row: Card, card: CrusadeCard) -> None:
     if all(getattr(row, name) == value for name, value in values.items()):
         return
     for name, value in values.items():
-        if name not in ALWAYS_WRITTEN and getattr(row, name) == value:
-            continue
         # SQLAlchemy's own setter: the model's __setattr__ would set each value twice (the
         # ORM's, then pydantic's copy of the same dict), a third of a resolution's writing
         set_attribute(row, name, value)
