@@ -80,14 +80,17 @@ LOOP_POOL = {"pool_size": 4, "max_overflow": 8, "pool_timeout": 10}
 
 def _async_twin(engine: Engine) -> Engine:
     """``engine``'s database through psycopg's asyncio flavour, for the event loop: its
-    statements are awaited in a greenlet (sqlalchemy.util.greenlet_spawn). Disposed with
+    statements are awaited in a greenlet (sqlalchemy.util.greenlet_spawn). No ping before
+    each use (a round trip, a tenth of a cached read's check): a connection the server
+    closed meanwhile fails its statement, which invalidates the pool, and the check is
+    made again in the thread pool (app/db/session.py decided_on_loop). Disposed with
     ``engine``: its connections are let go (they belong to the loop that made them, which
     may be gone; the server drops them when the sockets close)."""
     from sqlalchemy.ext.asyncio import create_async_engine
 
     twin = create_async_engine(
         engine.url.set(drivername="postgresql+psycopg_async"),
-        pool_pre_ping=True,
+        pool_pre_ping=False,
         connect_args=PG_CONNECT,
         **LOOP_POOL,
     )

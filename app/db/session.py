@@ -12,7 +12,7 @@ from weakref import WeakKeyDictionary
 
 from fastapi import Depends, Request
 from sqlalchemy import Engine, event
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.util import greenlet_spawn
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
@@ -144,6 +144,10 @@ async def decided_on_loop(
     if session.info.get(ASYNC):
         try:
             await greenlet_spawn(_decide_here, session, decide)
+        except DBAPIError as error:
+            if not error.connection_invalidated:
+                raise
+            return False  # a pooled connection the server had closed (it restarted, say)
         finally:
             session.bind, session.info[ON_LOOP] = session.info[FALLBACK], False
         return True

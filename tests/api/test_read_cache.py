@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from PIL import Image
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from app.api.plumbing.cache import VersionedBodies
 from app.api.plumbing.route_access import POLICIES
@@ -172,6 +172,30 @@ class TestNeverOlderThanTheDatabase:
         finally:
             database.close()
             OUTAGES.clear()
+
+    def test_connections_the_server_dropped_are_opened_again_without_a_refusal(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        """The event loop's pool on PostgreSQL pings no connection before use (a round
+        trip per read): when the server has dropped them (a restart; here terminated by
+        hand), the check fails once, the pool is renewed and the check is made in the
+        thread pool, so no reader sees a refusal. On SQLite there is no server to drop
+        them: the same reads answer as they did."""
+        campaign = client.post("/api/v1/campaigns", json={"name": "Vigilus"}).json()["id"]
+        path = f"/api/v1/campaigns/{campaign}/standings"
+        for _ in range(3):  # the loop's pool holds connections now (on PostgreSQL)
+            assert client.get(path).status_code == 200
+        if engine.dialect.name == "postgresql":
+            with engine.connect() as admin:
+                dropped = admin.execute(
+                    text(
+                        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    )
+                ).scalar_one()
+            assert dropped >= 1
+        for _ in range(3):
+            assert client.get(path).status_code == 200
 
 
 # --- every write moves the versions the cached reads are keyed by ------------------------
