@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, event
@@ -50,19 +51,7 @@ def test_a_revert_is_constant_in_units(client: TestClient, engine: Engine) -> No
 
 def _revert_statements(client: TestClient, engine: Engine, units: int) -> int:
     campaign_id = campaign(client, f"Revert {units}")
-    sides = []
-    for role, name, faction in (("attacker", "Blue", "IMPERIUM"), ("defender", "Red", "CHAOS")):
-        force_id = force(client, campaign_id, name, faction)
-        keywords = [faction, "INFANTRY"]
-        roster = [
-            unit(client, force_id, f"{name} {n}", 1, keywords=keywords)["id"] for n in range(units)
-        ]
-        agendas = ["cull_the_hordes"]
-        sides.append({"force_id": force_id, "role": role, "roster": roster, "agendas": agendas})
-    body = {"battle_size": "combat_patrol", "mission": "sweep_and_clear", "sides": sides}
-    mustered = client.post(f"/api/v1/campaigns/{campaign_id}/battles", json=body)
-    assert mustered.status_code == 201, mustered.text
-    battle = mustered.json()["id"]
+    sides, battle = _mustered(client, campaign_id, units)
     result = {
         "sides": [
             {
@@ -113,18 +102,7 @@ def test_a_resolution_is_constant_in_units_however_varied_their_changes(
 def _resolve_statements(client: TestClient, engine: Engine, units: int) -> int:
     campaign_id = campaign(client, f"Resolve {units}")
     attached(client, campaign_id, TROPHIES)
-    sides = []
-    for role, name, faction in (("attacker", "Blue", "IMPERIUM"), ("defender", "Red", "CHAOS")):
-        force_id = force(client, campaign_id, name, faction)
-        keywords = [faction, "INFANTRY"]
-        roster = [
-            unit(client, force_id, f"{name} {n}", 1, keywords=keywords)["id"] for n in range(units)
-        ]
-        agendas = ["cull_the_hordes"]
-        sides.append({"force_id": force_id, "role": role, "roster": roster, "agendas": agendas})
-    body = {"battle_size": "combat_patrol", "mission": "sweep_and_clear", "sides": sides}
-    mustered = client.post(f"/api/v1/campaigns/{campaign_id}/battles", json=body)
-    assert mustered.status_code == 201, mustered.text
+    sides, battle = _mustered(client, campaign_id, units)
     result = {
         "sides": [
             {
@@ -140,7 +118,6 @@ def _resolve_statements(client: TestClient, engine: Engine, units: int) -> int:
         ]
     }
     answers: list[object] = []
-    battle = mustered.json()["id"]
     count = statements(
         engine, lambda: answers.append(client.post(f"/api/v1/battles/{battle}/result", json=result))
     )
@@ -150,3 +127,21 @@ def _resolve_statements(client: TestClient, engine: Engine, units: int) -> int:
         n % 2 for n in range(units)
     )
     return count
+
+
+def _mustered(client: TestClient, campaign_id: int, units: int) -> tuple[list[dict[str, Any]], int]:
+    """Two forces of ``units`` units each, mustered against each other: the sides, the
+    battle's id."""
+    sides = []
+    for role, name, faction in (("attacker", "Blue", "IMPERIUM"), ("defender", "Red", "CHAOS")):
+        force_id = force(client, campaign_id, name, faction)
+        keywords = [faction, "INFANTRY"]
+        roster = [
+            unit(client, force_id, f"{name} {n}", 1, keywords=keywords)["id"] for n in range(units)
+        ]
+        agendas = ["cull_the_hordes"]
+        sides.append({"force_id": force_id, "role": role, "roster": roster, "agendas": agendas})
+    body = {"battle_size": "combat_patrol", "mission": "sweep_and_clear", "sides": sides}
+    mustered = client.post(f"/api/v1/campaigns/{campaign_id}/battles", json=body)
+    assert mustered.status_code == 201, mustered.text
+    return sides, int(mustered.json()["id"])
