@@ -70,6 +70,14 @@ class HardeningMiddleware:
             scope = {**scope, "method": "GET"}
             send = _without_body(send)
         limits, budget = self._bodies(scope)
+        if _declares_no_body(scope):  # nothing to read, limit or pace (a GET, mostly)
+            try:
+                _check_text(scope, b"", limits)  # its path and query
+            except DomainError as refused:
+                await _refuse(scope, receive, send, refused)
+                return
+            await _run(self.app, scope, receive, send)
+            return
         reservation = Reservation(budget, limits)
         try:
             try:
@@ -99,6 +107,15 @@ class HardeningMiddleware:
         if limits is None or budget is None:
             return self.fallback
         return limits, budget
+
+
+def _declares_no_body(scope: Scope) -> bool:
+    """A request with neither Content-Length nor Transfer-Encoding has an empty body (HTTP/1.1,
+    RFC 9112 section 6.3; bytes after its headers are the next request): reading it costs a
+    cancel scope and a turn of the loop for nothing, a tenth of a cached read (issue 50)."""
+    return not any(
+        name in (b"content-length", b"transfer-encoding") for name, _value in scope["headers"]
+    )
 
 
 async def _refuse(scope: Scope, receive: Receive, send: Send, refused: DomainError) -> None:
