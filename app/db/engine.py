@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, event, make_url
+from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import StaticPool
 from sqlmodel import create_engine
 
@@ -86,8 +87,6 @@ def _async_twin(engine: Engine) -> Engine:
     made again in the thread pool (app/db/session.py decided_on_loop). Disposed with
     ``engine``: its connections are let go (they belong to the loop that made them, which
     may be gone; the server drops them when the sockets close)."""
-    from sqlalchemy.ext.asyncio import create_async_engine
-
     twin = create_async_engine(
         engine.url.set(drivername="postgresql+psycopg_async"),
         pool_pre_ping=False,

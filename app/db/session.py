@@ -109,10 +109,11 @@ def kept_for_read(session: Session, name: str) -> dict[Any, Any] | None:
     return kept
 
 
-# A quick read's access check on SQLite runs on the event loop, through the loop's own
-# connection (app/db/engine.py make_loop_engine): no thread hand-off, which cost a cached
-# read a third of its time (issue 50). It must leave nothing open on that connection when
-# it returns to the loop: it ends the read (``end_quick_read``) or rolls it back.
+# A quick read's access check runs on the event loop: on SQLite through the loop's own
+# connection, on PostgreSQL awaiting its asyncio twin (app/db/engine.py make_loop_engine):
+# no thread hand-off, which cost a cached read a third of its time (issue 50). It must
+# leave nothing open on that connection when it returns to the loop: it ends the read
+# (``end_quick_read``) or rolls it back.
 ON_LOOP = "access_on_loop"
 FALLBACK = "access_fallback"
 ASYNC = "access_async"
