@@ -110,8 +110,8 @@ def policy_for(method: str, path: str) -> Access:
 
 async def enforce(request: Request, session: SessionDep, background: BackgroundTasks) -> None:
     """Router-wide dependency: decide the request, and remember who acts (for history).
-    Finds the caller too, in the same thread hand-off (issue 41); a cached read on SQLite
-    is decided on the event loop, with no hand-off at all (app/db/session.py)."""
+    Finds the caller too, in the same thread hand-off (issue 41); a cached read is decided
+    on the event loop, with no hand-off at all, on either engine (app/db/session.py)."""
     if not await decided_on_loop(session, lambda: _decide(request, session, background)):
         await run_in_threadpool(_decide, request, session, background)
 

@@ -293,12 +293,13 @@ def export_filename(session: Session, *, campaign_id: int) -> str:
 EXCLUDED = frozenset({"id", "version", "owner_id", "actor_id"})
 NULLED = frozenset({"proposed_by"})  # kept in the document's shape (the API's contract)
 ACCOUNT_KEYS = frozenset({"user_id"})  # in an event's payload (a member's): the name stays
+DROPPED = EXCLUDED - {"id"}  # the id is the document's own, mapped on import
 
 
 def _without_accounts(name: str, data: dict[str, Any]) -> dict[str, Any]:
     """A row without the install's account ids: on export, and on import for a document
     written before they were left out."""
-    data = {k: (None if k in NULLED else v) for k, v in data.items() if k not in EXCLUDED - {"id"}}
+    data = {k: (None if k in NULLED else v) for k, v in data.items() if k not in DROPPED}
     payload = data.get("payload")
     if name == "events" and isinstance(payload, dict) and ACCOUNT_KEYS & payload.keys():
         data["payload"] = {k: v for k, v in payload.items() if k not in ACCOUNT_KEYS}

@@ -210,7 +210,8 @@ def _move(trigger: Trigger, card: CrusadeCard | None, book: Rulebook) -> str:
 
 def _reward_lines(book: Rulebook, card: CrusadeCard | None) -> list[tuple[str, str]]:
     """The triggers that move no counter, only apply their effects (issue 47), for the
-    force or for one unit: ("", "Tithe: per enemy unit destroyed, +1 RP (up to the cap)")."""
+    force or for one unit: ("", "Tithe: per enemy unit destroyed, +1 RP (up to the cap) (at
+    most 20 times a battle)"); no headline, since they hold no value."""
     scope = "force" if card is None else "card"
     return [
         (
