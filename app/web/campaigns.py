@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from app.config import get_settings, secret_key
 from app.db.models import Battle, BattleSide, Campaign, User
-from app.db.session import SessionDep, ends_read_early
+from app.db.session import SessionDep, ends_read_early, snapshot_reads
 from app.edge.schemas.campaigns import CampaignSettings, InviteCreate, TerritoryIn
 from app.edge.schemas.forces import ForceCreate
 from app.errors import DomainError
@@ -45,6 +45,7 @@ from app.web.pages import (
     attempt,
     fragment,
     fragments,
+    kept_page,
     page,
     redirect,
     render,
@@ -268,7 +269,8 @@ def _chart(session: SessionDep, campaign_id: int, metric: str) -> Any:
 
 
 @router.get("/campaigns/{campaign_id}")
-def dashboard(
+@ends_read_early
+async def dashboard(
     request: Request,
     session: SessionDep,
     principal: Reader,
@@ -276,14 +278,22 @@ def dashboard(
     chart: str = "crusade_points",
     joined: str = "",
 ) -> Response:
-    notice = "Welcome to the campaign!" if joined else None
-    since = catchup.since_last_visit(session, principal, campaign_id)
-    answer = _dashboard(
-        request, session, principal, campaign_id, chart=chart, notice=notice, since=since
-    )
-    return revalidated(
-        request, catchup.remember_visit(answer, request, principal, campaign_id, since)
-    )
+    def build() -> Response:
+        snapshot_reads(session)  # a member's page reads several things: from one state
+        # held while the page is built: the feed and the page ask for it, and the session
+        # keeps a row only while something refers to it (the quick check read no row)
+        _campaign = forces.get_campaign(session, campaign_id)
+        notice = "Welcome to the campaign!" if joined else None
+        since = catchup.since_last_visit(session, principal, campaign_id)
+        answer = _dashboard(
+            request, session, principal, campaign_id, chart=chart, notice=notice, since=since
+        )
+        return revalidated(
+            request, catchup.remember_visit(answer, request, principal, campaign_id, since)
+        )
+
+    version = versions.held_campaign_version(session, campaign_id)
+    return await kept_page(request, principal, ("dashboard", campaign_id), version, build)
 
 
 def _dashboard(
@@ -404,22 +414,26 @@ Before = Annotated[int | None, Query(ge=1, lt=2**31)]
 
 @router.get("/campaigns/{campaign_id}/battles")
 @ends_read_early
-def battles_page(
+async def battles_page(
     request: Request,
     session: SessionDep,
     principal: Reader,
     campaign_id: int,
     before: Before = None,
 ) -> Response:
-    version = versions.campaign_version(session, campaign_id)
-    shown = fragments(
-        request,
-        session,
-        ("battles_page", campaign_id, version, before),
-        lambda: _battles_list(session, campaign_id, before),
-    )
-    answer = render(request, "pages/campaign_battles.html", principal, **shown)
-    return revalidated(request, answer)
+    def build() -> Response:
+        version = versions.campaign_version(session, campaign_id)
+        shown = fragments(
+            request,
+            session,
+            ("battles_page", campaign_id, version, before),
+            lambda: _battles_list(session, campaign_id, before),
+        )
+        answer = render(request, "pages/campaign_battles.html", principal, **shown)
+        return revalidated(request, answer)
+
+    version = versions.held_campaign_version(session, campaign_id)
+    return await kept_page(request, principal, ("battles_page", campaign_id), version, build)
 
 
 def _battles_list(session: SessionDep, campaign_id: int, before: int | None) -> dict[str, Any]:

@@ -50,7 +50,16 @@ from app.web.form_models import (
     unit_of,
 )
 from app.web.forms import Form as PostedForm
-from app.web.pages import attempt, fragment, fragments, page, redirect, render, revalidated
+from app.web.pages import (
+    attempt,
+    fragment,
+    fragments,
+    kept_page,
+    page,
+    redirect,
+    render,
+    revalidated,
+)
 from app.web.reference import requisition_terms
 
 router = APIRouter(route_class=OneHopRoute)
@@ -519,12 +528,29 @@ def _card_shown(session: Session, card_id: int, before: int | None) -> dict[str,
 
 @router.get("/cards/{card_id}")
 @ends_read_early
-def crusade_card(
+async def crusade_card(
     request: Request,
     session: SessionDep,
     principal: Reader,
     card_id: int,
     before: Annotated[int | None, Query(ge=1, lt=2**31)] = None,
+) -> Response:
+    version = versions.held_card_version(session, card_id)
+    return await kept_page(
+        request,
+        principal,
+        ("card_page", card_id),
+        version,
+        lambda: _crusade_card(request, session, principal, card_id, before),
+    )
+
+
+def _crusade_card(
+    request: Request,
+    session: Session,
+    principal: Principal | None,
+    card_id: int,
+    before: int | None,
 ) -> Response:
     version = versions.card_version(session, card_id)
     shown = fragments(

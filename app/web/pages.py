@@ -3,7 +3,7 @@ posts, rendering a template, and keeping a refused form's changes out of the dat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +20,13 @@ from starlette.concurrency import run_in_threadpool
 from app.config import get_settings, secret_key, site_address
 from app.db.session import SessionDep, decided_on_loop, end_quick_read
 from app.edge.csrf import CSRF_HEADER, SAFE_METHODS, csrf_matches, masked_csrf_token
-from app.edge.read_cache import VersionedBodies, etag_matches, fresh_build, page_etag
+from app.edge.read_cache import (
+    VersionedBodies,
+    accepts_gzip,
+    etag_matches,
+    fresh_build,
+    page_etag,
+)
 from app.edge.sessions import COOKIE, resolve_principal
 from app.errors import DomainError
 from app.rules.errors import RuleError
@@ -53,8 +59,13 @@ class PageAccess:
         # The database work in one thread hand-off, never on the event loop (issue 41); a
         # quick read's on PostgreSQL awaits its statements on the loop instead (issue 50).
         found: list[Principal | None] = []
+        # On SQLite a member's page is decided in the thread its body is built in; a reader
+        # with no session may be answered from a kept page without one (``kept_page``).
+        on_loop = COOKIE not in request.cookies
         if await decided_on_loop(
-            session, lambda: found.append(self._decide(request, session, background)), sqlite=False
+            session,
+            lambda: found.append(self._decide(request, session, background)),
+            sqlite=on_loop,
         ):
             principal = found[0]
         else:
@@ -184,6 +195,65 @@ def revalidated(request: Request, response: Response) -> Response:
 
 
 KEPT_ON_304 = {"cache-control", "set-cookie", "vary"}
+
+
+async def kept_page(
+    request: Request,
+    principal: Principal | None,
+    what: tuple[Hashable, ...],
+    version: int | None,
+    build: Callable[[], Response],
+) -> Response:
+    """A page for a reader without a session (a visitor, a bot): one version of it is the
+    same bytes for every such reader (no CSRF token, no "waiting for you", no news since a
+    visit), so it is kept whole, with its ETag and compressed once, and sent from the event
+    loop with no thread hand-off (issue 50). ``version`` is the one this request's access
+    check read (None: not known, build); ``build`` makes the page in the thread pool, as a
+    member's page always is. ``what`` names the page and its ids; the query is added."""
+    key = _visitor_key(request, principal, what, version)
+    cache: VersionedBodies = request.app.state.read_cache
+    if key is not None:
+        found = cache.get_with_headers(key)
+        if found is not None:
+            return _kept_answer(request, cache, key, *found)
+    response = await run_in_threadpool(build)
+    if key is not None and _keepable(response):
+        kept = {name: response.headers[name] for name in ("content-type", "etag")}
+        cache.put(key, bytes(response.body), kept)
+    return response
+
+
+def _visitor_key(
+    request: Request, principal: Principal | None, what: tuple[Hashable, ...], version: int | None
+) -> tuple[Hashable, ...] | None:
+    """The kept page's key, for a reader with no session cookie at all (an expired one still
+    names its own page's ETag: ``revalidated``); None for anyone else."""
+    if principal is not None or version is None or COOKIE in request.cookies:
+        return None
+    return ("visitor_page", *what, version, request.url.query)
+
+
+def _keepable(response: Response) -> bool:
+    return (
+        response.status_code == 200
+        and response.background is None
+        and isinstance(response.body, bytes)
+        and "etag" in response.headers
+        and "set-cookie" not in response.headers
+    )
+
+
+def _kept_answer(
+    request: Request, cache: VersionedBodies, key: Hashable, body: bytes, headers: dict[str, str]
+) -> Response:
+    etag = headers["etag"]
+    if etag_matches(request, etag):
+        return Response(status_code=304, headers={"ETag": etag})
+    packed = cache.gzipped(key, body) if accepts_gzip(request) else None
+    if packed is not None:  # the compression middleware lets an encoded body pass as it is
+        encoded = {"Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+        return Response(packed, headers={**headers, **encoded})
+    return Response(body, headers=headers)
 
 
 def redirect(url: str) -> RedirectResponse:

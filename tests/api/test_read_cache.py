@@ -413,13 +413,19 @@ def test_after_every_write_each_cached_read_equals_one_built_afresh(
     people: People, engine: Engine
 ) -> None:
     organizer = people["organizer"]
+    public = organizer.patch(f"/api/v1/campaigns/{people['campaign']}", json={"public": True})
+    assert public.status_code == 200, public.text
+    visitor = TestClient(organizer.app)  # no session: the pages it is sent are kept whole
     state: dict[str, Any] = {}
     with TestClient(create_app(engine)) as fresh:  # the uncached builds: a cache emptied
         fresh.cookies.update(organizer.cookies)
+        fresh_visitor = TestClient(fresh.app)
         for route, step in _steps().items():
-            reads = cached_reads(people)
+            reads, pages = cached_reads(people), visitor_pages(people)
             for path in reads:  # every cached read held by the organizer's process
                 assert organizer.get(path).status_code == 200, path
+            for path in pages:
+                assert visitor.get(path).status_code == 200, path
             answer = step(people, state)
             if answer is not None:
                 assert answer.status_code < 300, (route, answer.text)
@@ -428,6 +434,22 @@ def test_after_every_write_each_cached_read_equals_one_built_afresh(
                 cached, built = organizer.get(path), fresh.get(path)
                 assert cached.status_code == built.status_code, (route, path)
                 assert cached.json() == built.json(), (route, path)
+            for path in pages + visitor_pages(people):
+                cached, built = visitor.get(path), fresh_visitor.get(path)
+                assert cached.status_code == built.status_code, (route, path)
+                assert cached.text == built.text, (route, path)
+
+
+def visitor_pages(people: People) -> list[str]:
+    """The pages a visitor is sent whole from the kept copy: the campaign's dashboard, its
+    battles list and the pages of the two players' cards (those the steps change)."""
+    campaign, organizer = people["campaign"], people["organizer"]
+    cards = [
+        f"/cards/{card['id']}"
+        for who in ("ruby", "joel")
+        for card in organizer.get(f"/api/v1/forces/{people[who]['force']}").json()["cards"]
+    ]
+    return [f"/campaigns/{campaign}", f"/campaigns/{campaign}/battles", *cards]
 
 
 @pytest.mark.parametrize("size", [1, 2])

@@ -88,6 +88,30 @@ def test_a_private_campaigns_pages_are_refused_to_outsiders_and_removed_members(
             assert "Waaagh! Gorbad" not in refused.text and "ETag" not in refused.headers
 
 
+def test_a_visitors_kept_pages_are_refused_once_the_campaign_is_private(
+    person: Callable[[str], Browser], site: TestClient
+) -> None:
+    """A page kept whole for readers without a session is sent only after the access check
+    of the request itself: made private, the campaign's kept pages reach no visitor, with or
+    without the ETag they were sent with."""
+    world = campaign_with_two_players(person)
+    campaign = f"/campaigns/{world['campaign_id']}"
+    world["orga"].api("PATCH", campaign, json={"public": True})
+    card = first_card(world, "kai_force")
+    etags = {}
+    for path in pages(world, card):
+        site.get(path)
+        kept = site.get(path)  # sent from the kept copy
+        assert kept.status_code == 200 and "Log in" in kept.text, path
+        etags[path] = kept.headers["ETag"]
+    world["orga"].api("PATCH", campaign, json={"public": False})
+    for path in pages(world, card):
+        for headers in ({}, {"If-None-Match": etags[path]}):
+            refused = site.get(path, headers=headers, follow_redirects=False)
+            assert refused.status_code in (303, 401, 403, 404), (path, refused.status_code)
+            assert "ETag" not in refused.headers and "Waaagh" not in refused.text, path
+
+
 def test_after_a_write_through_another_process_every_page_equals_one_built_afresh(
     person: Callable[[str], Browser], site: TestClient, engine: Engine
 ) -> None:
