@@ -4,7 +4,7 @@ on any error, so a refused command leaves the database exactly as it was."""
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from contextlib import contextmanager
 from functools import cache
 from typing import Annotated, Any, TypeVar
@@ -14,11 +14,13 @@ from fastapi import Depends, Request
 from sqlalchemy import Engine, event
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.util import greenlet_spawn
+from sqlalchemy.util.concurrency import in_greenlet
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.config import get_settings
 from app.db.engine import NO_TRANSACTION, is_async, make_engine, make_loop_engine
+from app.db.flights import flights
 
 
 @cache
@@ -81,6 +83,7 @@ QUICK_READ = "ends_read_early"
 
 
 F = TypeVar("F", bound=Callable[..., object])
+R = TypeVar("R")
 
 
 def ends_read_early(endpoint: F) -> F:
@@ -119,6 +122,12 @@ FALLBACK = "access_fallback"
 ASYNC = "access_async"
 _LOOP_ENGINES: WeakKeyDictionary[Engine, Engine | None] = WeakKeyDictionary()
 _LOOP_LOCK = threading.Lock()
+
+
+def loop_engine_of(engine: Engine) -> Engine | None:
+    """The engine the quick reads' checks use on the event loop, for ``engine``'s database
+    (None: an in-memory SQLite database has none)."""
+    return _loop_engine(engine)
 
 
 def _loop_engine(engine: Engine) -> Engine | None:
@@ -161,6 +170,16 @@ async def decided_on_loop(
         session.bind, session.info[ON_LOOP] = session.info[FALLBACK], False
         return False
     return True
+
+
+def shared_read(session: Session, key: Hashable, fetch: Callable[[], R]) -> R:
+    """``fetch()``, one statement of a quick read's access check. Awaited on the loop on
+    PostgreSQL, it is shared with the other requests asking the same (``key``) at the same
+    moment, each taking only an answer read after it asked (app/db/flights.py)."""
+    if session.info.get(ASYNC) and session.info.get(ON_LOOP) and in_greenlet():
+        answer: R = flights().ask(key, fetch)
+        return answer
+    return fetch()
 
 
 def _decide_here(session: Session, decide: Callable[[], None]) -> None:

@@ -6,20 +6,23 @@ versions they are keyed by (a cached read equals one built afresh after each wri
 
 from __future__ import annotations
 
+import asyncio
 import io
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 from PIL import Image
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, event, text
 
 from app.api.plumbing.cache import VersionedBodies
 from app.api.plumbing.route_access import POLICIES
+from app.db.session import loop_engine_of
 from app.faults import OUTAGES
 from app.main import create_app
-from tests.api.helpers import account, assert_problem
+from tests.api.helpers import account, assert_problem, campaign, force, unit
 from tests.api.test_authorization import _table, battle_between
 from tests.api.test_roster_api import NECRONS
 from tests.api.test_rule_packs import HOUSE
@@ -196,6 +199,47 @@ class TestNeverOlderThanTheDatabase:
             assert dropped >= 1
         for _ in range(3):
             assert client.get(path).status_code == 200
+
+
+class TestSharedRoundTrips:
+    def test_readers_of_one_force_at_one_moment_share_the_check_and_see_each_write(
+        self, client: TestClient, engine: Engine
+    ) -> None:
+        """On PostgreSQL the cached reads' access statement, awaited on the event loop, is
+        shared by the readers asking the same at the same moment (app/db/flights.py): fewer
+        statements than readers, and a write acknowledged before a round of readers is
+        read by each of them. On SQLite the check holds the loop for its one statement:
+        each reader asks alone."""
+        campaign_id = campaign(client)
+        client.patch(f"/api/v1/campaigns/{campaign_id}", json={"public": True})
+        force_id = force(client, campaign_id)
+        path = f"/api/v1/forces/{force_id}"
+        asked: list[str] = []
+
+        def count(*args: Any) -> None:
+            if "JOIN campaign" in str(args[2]) and "force.id =" in str(args[2]):
+                asked.append(str(args[2]))
+
+        async def readers(n: int) -> list[httpx.Response]:
+            transport = httpx.ASGITransport(app=client.app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as reader:
+                return list(await asyncio.gather(*(reader.get(path) for _ in range(n))))
+
+        loop_engine = loop_engine_of(engine)
+        assert loop_engine is not None
+        event.listen(loop_engine, "before_cursor_execute", count)
+        try:
+            for units, name in enumerate(("Squad Vorn", "Squad Aquila", "Squad Thane"), 1):
+                unit(client, force_id, name)  # acknowledged before the round begins
+                answers = asyncio.run(readers(12))
+                assert [a.status_code for a in answers] == [200] * 12
+                assert [len(a.json()["cards"]) for a in answers] == [units] * 12, name
+        finally:
+            event.remove(loop_engine, "before_cursor_execute", count)
+        if engine.dialect.name == "postgresql":
+            assert len(asked) < 3 * 12
+        else:
+            assert len(asked) == 3 * 12
 
 
 # --- every write moves the versions the cached reads are keyed by ------------------------

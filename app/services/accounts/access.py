@@ -16,7 +16,7 @@ from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from app.db.models import Battle, BattleSide, Campaign, Card, Decision, Force
-from app.db.session import QUICK_READ, kept_for_read
+from app.db.session import QUICK_READ, kept_for_read, shared_read
 from app.errors import DomainError, NotFound
 from app.services.accounts.accounts import Principal
 from app.services.campaigns.membership import role_of
@@ -193,26 +193,35 @@ _BY_CAMPAIGN = sa_select(*_FACTS).where(_C.id == bindparam("campaign_id"))
 
 def _quick_target(session: Session, params: Mapping[str, Any]) -> Target | None:
     """A quick read's target, when its path names a force, a card or a campaign."""
-    run = session.connection().execute
     if "force_id" in params:
         force_id = _id(params, "force_id")
-        row = run(_BY_FORCE, {"force_id": force_id}).first()
+        row = _facts_row(session, _BY_FORCE, "force_id", force_id)
         if row is None:
             raise NotFound("force_not_found", f"There is no Crusade force {force_id}.")
         return _kept_force(session, row, force_id, ("force", force_id))
     if "card_id" in params:
         card_id = _id(params, "card_id")
-        card = run(_BY_CARD, {"card_id": card_id}).first()
+        card = _facts_row(session, _BY_CARD, "card_id", card_id)
         if card is None:
             raise NotFound("card_not_found", f"There is no Crusade card {params['card_id']}.")
         return _kept_force(session, card, int(card[5]), ("card", card_id))
     if "campaign_id" in params:
         campaign_id = _id(params, "campaign_id")
-        campaign = run(_BY_CAMPAIGN, {"campaign_id": campaign_id}).first()
+        campaign = _facts_row(session, _BY_CAMPAIGN, "campaign_id", campaign_id)
         if campaign is None:
             raise NotFound("campaign_not_found", f"There is no campaign {campaign_id}.")
         return Target(_facts(campaign), named=("campaign", campaign_id))
     return None
+
+
+def _facts_row(session: Session, statement: Any, name: str, value: int) -> Any:
+    """The facts of one force, card or campaign: the same for whoever asks (who they are is
+    decided from them afterwards), so one round trip may answer several readers."""
+    return shared_read(
+        session,
+        (name, value),
+        lambda: session.connection().execute(statement, {name: value}).first(),
+    )
 
 
 def _facts(row: Any) -> CampaignFacts:
