@@ -34,6 +34,11 @@ class VersionedBodies:
         self._parts: LRUCache[Hashable, dict[str, Any]] = LRUCache(maxsize=size)
         self._lock = threading.Lock()
 
+    def __len__(self) -> int:
+        """How many bodies are kept (a gzipped copy counts as one)."""
+        with self._lock:
+            return len(self._bodies)
+
     def get(self, key: Hashable) -> bytes | None:
         found = self.get_with_headers(key)
         return found[0] if found is not None else None

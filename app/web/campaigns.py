@@ -293,7 +293,8 @@ async def dashboard(
         )
 
     version = versions.held_campaign_version(session, campaign_id)
-    return await kept_page(request, principal, ("dashboard", campaign_id), version, build)
+    shown = ("dashboard", campaign_id, _metric(chart), bool(joined))
+    return await kept_page(request, principal, shown, version, build)
 
 
 def _dashboard(
@@ -310,7 +311,7 @@ def _dashboard(
     role = _role(session, campaign_id, principal)
     organizer = _is_organizer(principal, role)
     can_play = role is not None or organizer
-    metric = chart if chart in CHART_METRICS else "crusade_points"
+    metric = _metric(chart)
     board = fragments(
         request,
         session,
@@ -350,6 +351,10 @@ def _dashboard(
         **board,
         **context,
     )
+
+
+def _metric(chart: str) -> str:
+    return chart if chart in CHART_METRICS else "crusade_points"
 
 
 def _waiting_here(
@@ -433,7 +438,9 @@ async def battles_page(
         return revalidated(request, answer)
 
     version = versions.held_campaign_version(session, campaign_id)
-    return await kept_page(request, principal, ("battles_page", campaign_id), version, build)
+    return await kept_page(
+        request, principal, ("battles_page", campaign_id, before), version, build
+    )
 
 
 def _battles_list(session: SessionDep, campaign_id: int, before: int | None) -> dict[str, Any]:

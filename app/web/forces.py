@@ -539,7 +539,7 @@ async def crusade_card(
     return await kept_page(
         request,
         principal,
-        ("card_page", card_id),
+        ("card_page", card_id, before),
         version,
         lambda: _crusade_card(request, session, principal, card_id, before),
     )

@@ -209,7 +209,9 @@ async def kept_page(
     visit), so it is kept whole, with its ETag and compressed once, and sent from the event
     loop with no thread hand-off (issue 50). ``version`` is the one this request's access
     check read (None: not known, build); ``build`` makes the page in the thread pool, as a
-    member's page always is. ``what`` names the page and its ids; the query is added."""
+    member's page always is. ``what`` names the page and what it shows: its ids and its
+    query's parameters as the route read them (not the raw query, whose every spelling
+    would be another copy kept)."""
     key = _visitor_key(request, principal, what, version)
     cache: VersionedBodies = request.app.state.read_cache
     if key is not None:
@@ -230,7 +232,7 @@ def _visitor_key(
     names its own page's ETag: ``revalidated``); None for anyone else."""
     if principal is not None or version is None or COOKIE in request.cookies:
         return None
-    return ("visitor_page", *what, version, request.url.query)
+    return ("visitor_page", *what, version)
 
 
 def _keepable(response: Response) -> bool:

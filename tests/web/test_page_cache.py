@@ -112,6 +112,26 @@ def test_a_visitors_kept_pages_are_refused_once_the_campaign_is_private(
             assert "ETag" not in refused.headers and "Waaagh" not in refused.text, path
 
 
+def test_a_visitors_page_is_kept_once_however_its_query_is_spelled(
+    person: Callable[[str], Browser], site: TestClient
+) -> None:
+    """A visitor's kept page is keyed by what the page shows (the chart, the page of
+    battles), not by the raw query: a flood of made-up parameters keeps no more copies."""
+    world = campaign_with_two_players(person)
+    dashboard = f"/campaigns/{world['campaign_id']}"
+    world["orga"].api("PATCH", dashboard, json={"public": True})
+    site.get(dashboard)  # built and kept
+    first = site.get(dashboard)  # sent from the copy (and its compressed one made)
+    kept = len(site.app.state.read_cache)
+    for n in range(20):
+        again = site.get(f"{dashboard}?utm_source={n}&chart=nonsense{n}")
+        assert again.status_code == 200 and again.text == first.text
+    assert len(site.app.state.read_cache) == kept
+    xp = site.get(f"{dashboard}?chart=xp")
+    assert xp.status_code == 200 and xp.text != first.text
+    assert len(site.app.state.read_cache) == kept + 1
+
+
 def test_after_a_write_through_another_process_every_page_equals_one_built_afresh(
     person: Callable[[str], Browser], site: TestClient, engine: Engine
 ) -> None:
