@@ -7,6 +7,7 @@ and then restored from a snapshot of the database: see `prepared`."""
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import gc
 import itertools
@@ -17,7 +18,8 @@ import sqlite3
 import tempfile
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -34,6 +36,15 @@ from app.db.models import metadata
 from app.db.session import session_scope
 from app.main import _shared_routes, create_app
 from app.services.campaigns.kept_totals import install_kept_totals
+
+
+def in_own_loop(work: Coroutine[Any, Any, Any]) -> Any:
+    """Run ``work`` on an event loop in a thread of its own: an xdist worker that ran the
+    browser tests holds Playwright's loop in its main thread, where asyncio.run() is
+    refused."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, work).result()
+
 
 # Sessions are signed with this key in tests, so no secret file is written anywhere.
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key")

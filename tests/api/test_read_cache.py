@@ -26,7 +26,7 @@ from tests.api.helpers import account, assert_problem, campaign, force, unit
 from tests.api.test_authorization import _table, battle_between
 from tests.api.test_roster_api import NECRONS
 from tests.api.test_rule_packs import HOUSE
-from tests.conftest import ORGANIZER, Snapshots, with_csrf
+from tests.conftest import ORGANIZER, Snapshots, in_own_loop, with_csrf
 from tests.faults.outages import Database
 
 People = dict[str, Any]
@@ -231,7 +231,7 @@ class TestSharedRoundTrips:
         try:
             for units, name in enumerate(("Squad Vorn", "Squad Aquila", "Squad Thane"), 1):
                 unit(client, force_id, name)  # acknowledged before the round begins
-                answers = asyncio.run(readers(12))
+                answers = in_own_loop(readers(12))
                 assert [a.status_code for a in answers] == [200] * 12
                 assert [len(a.json()["cards"]) for a in answers] == [units] * 12, name
         finally:

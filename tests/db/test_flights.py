@@ -11,6 +11,7 @@ from sqlalchemy.util import greenlet_spawn
 from sqlalchemy.util.concurrency import await_
 
 from app.db.flights import Flights
+from tests.conftest import in_own_loop
 
 
 class Database:
@@ -37,7 +38,7 @@ def asked(flights: Flights, db: Database, key: str = "force 1") -> Any:
 
 
 def run(main: Callable[[], Any]) -> Any:
-    return asyncio.run(main())
+    return in_own_loop(main())
 
 
 def test_those_who_ask_while_it_is_on_its_way_share_the_next_round_trip() -> None:
