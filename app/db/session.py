@@ -57,7 +57,7 @@ async def get_session(request: Request) -> AsyncIterator[Session]:
     info: dict[str, Any] = {"writes": writes, "engine": engine, QUICK_READ: quick}
     if quick:
         bind = _statement_by_statement(engine)
-        loop = _loop_engine(engine)
+        loop = loop_engine_of(engine)
         if loop is not None:
             info[FALLBACK], info[ON_LOOP], info[ASYNC] = bind, True, is_async(loop)
             bind = _statement_by_statement(loop)
@@ -126,11 +126,7 @@ _LOOP_LOCK = threading.Lock()
 
 def loop_engine_of(engine: Engine) -> Engine | None:
     """The engine the quick reads' checks use on the event loop, for ``engine``'s database
-    (None: an in-memory SQLite database has none)."""
-    return _loop_engine(engine)
-
-
-def _loop_engine(engine: Engine) -> Engine | None:
+    (None: an in-memory SQLite database has none); made once per engine."""
     with _LOOP_LOCK:
         if engine not in _LOOP_ENGINES:
             _LOOP_ENGINES[engine] = make_loop_engine(engine)

@@ -7,7 +7,7 @@ import threading
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, event
 
-from app.db.session import _loop_engine
+from app.db.session import loop_engine_of
 from tests.api.helpers import campaign, force, unit
 from tests.api.test_battle_flow import muster, setup_two_forces
 
@@ -82,7 +82,7 @@ def test_a_cached_order_of_battle_costs_the_access_check_alone(
     def count(*args: object) -> None:
         seen.append((str(args[2]).split()[0], threading.current_thread().name))
 
-    engines = [e for e in (engine, _loop_engine(engine)) if e is not None]
+    engines = [e for e in (engine, loop_engine_of(engine)) if e is not None]
     for watched in engines:
         event.listen(watched, "before_cursor_execute", count)
     try:
