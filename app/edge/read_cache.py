@@ -100,6 +100,25 @@ def accepts_gzip(request: Request) -> bool:
     return "gzip" in request.headers.get("accept-encoding", "")
 
 
+def kept_body(
+    request: Request,
+    cache: VersionedBodies,
+    key: Hashable,
+    etag: str,
+    body: bytes,
+    headers: dict[str, str],
+    *,
+    media_type: str,
+) -> Response:
+    """A kept body as sent (a JSON read's, a visitor's page): its gzipped copy, made once
+    per key, to a client that accepts it, else the body itself; with its ETag."""
+    packed = cache.gzipped(key, body) if accepts_gzip(request) else None
+    if packed is not None:  # the compression middleware lets an encoded body pass as it is
+        encoded = {"Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+        return Response(packed, media_type=media_type, headers={**headers, **encoded, "ETag": etag})
+    return Response(body, media_type=media_type, headers={**headers, "ETag": etag})
+
+
 def not_modified(etag: str, headers: dict[str, str] | None = None) -> Response:
     return Response(status_code=304, headers={"ETag": etag, **(headers or {})})
 

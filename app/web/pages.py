@@ -22,9 +22,10 @@ from app.db.session import SessionDep, decided_on_loop, end_quick_read
 from app.edge.csrf import CSRF_HEADER, SAFE_METHODS, csrf_matches, masked_csrf_token
 from app.edge.read_cache import (
     VersionedBodies,
-    accepts_gzip,
     etag_matches,
     fresh_build,
+    kept_body,
+    not_modified,
     page_etag,
 )
 from app.edge.sessions import COOKIE, resolve_principal
@@ -220,8 +221,7 @@ async def kept_page(
             return _kept_answer(request, cache, key, *found)
     response = await run_in_threadpool(build)
     if key is not None and _keepable(response):
-        kept = {name: response.headers[name] for name in ("content-type", "etag")}
-        cache.put(key, bytes(response.body), kept)
+        cache.put(key, bytes(response.body), {"ETag": response.headers["etag"]})
     return response
 
 
@@ -248,14 +248,10 @@ def _keepable(response: Response) -> bool:
 def _kept_answer(
     request: Request, cache: VersionedBodies, key: Hashable, body: bytes, headers: dict[str, str]
 ) -> Response:
-    etag = headers["etag"]
+    etag = headers["ETag"]
     if etag_matches(request, etag):
-        return Response(status_code=304, headers={"ETag": etag})
-    packed = cache.gzipped(key, body) if accepts_gzip(request) else None
-    if packed is not None:  # the compression middleware lets an encoded body pass as it is
-        encoded = {"Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
-        return Response(packed, headers={**headers, **encoded})
-    return Response(body, headers=headers)
+        return not_modified(etag)
+    return kept_body(request, cache, key, etag, body, headers, media_type="text/html")
 
 
 def redirect(url: str) -> RedirectResponse:

@@ -18,9 +18,9 @@ from starlette.concurrency import run_in_threadpool
 from app.db.session import ends_read_early, snapshot_reads
 from app.edge.read_cache import (
     VersionedBodies,
-    accepts_gzip,
     etag_matches,
     fresh_build,
+    kept_body,
     not_modified,
 )
 
@@ -93,7 +93,7 @@ def cached_json(
     fresh_build(session)
     body, headers = build()
     cache.put(key, body, headers)
-    return _sent(request, cache, key, etag, body, headers)
+    return kept_body(request, cache, key, etag, body, headers, media_type=JSON)
 
 
 def _kept(request: Request, cache: VersionedBodies, key: Hashable, etag: str) -> Response | None:
@@ -104,19 +104,4 @@ def _kept(request: Request, cache: VersionedBodies, key: Hashable, etag: str) ->
         return not_modified(etag, found[1] if found else None)
     if found is None:
         return None
-    return _sent(request, cache, key, etag, *found)
-
-
-def _sent(
-    request: Request,
-    cache: VersionedBodies,
-    key: Hashable,
-    etag: str,
-    body: bytes,
-    headers: dict[str, str],
-) -> Response:
-    packed = cache.gzipped(key, body) if accepts_gzip(request) else None
-    if packed is not None:  # the compression middleware lets an encoded body pass as it is
-        encoded = {"Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
-        return Response(packed, media_type=JSON, headers={**headers, **encoded, "ETag": etag})
-    return Response(body, media_type=JSON, headers={**headers, "ETag": etag})
+    return kept_body(request, cache, key, etag, *found, media_type=JSON)
