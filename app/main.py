@@ -23,6 +23,7 @@ from app.api import (
 from app.api.health import install_health
 from app.api.plumbing.cache import VersionedBodies
 from app.api.plumbing.idempotency import IdempotencyMiddleware
+from app.api.plumbing.kept_lane import KeptReadLane, Lane, lanes
 from app.api.plumbing.operations import name_operations
 from app.api.plumbing.responses import document_responses
 from app.api.plumbing.route_access import check_every_route_has_a_rule, enforce
@@ -56,6 +57,24 @@ def _new_app() -> FastAPI:
     )
 
 
+# The modules of the cached reads first: a path is matched against every route of the
+# routers before its own, more than once (FastAPI's included routers), and no two modules'
+# paths overlap (tests/api/test_route_order.py), so the order changes nothing else.
+API_MODULES = (
+    campaigns,
+    battles,
+    auth,
+    rules,
+    membership,
+    rosters,
+    events,
+    webhooks,
+    territories,
+    rule_packs,
+)
+API_PREFIX = "/api/v1"
+
+
 @cache
 def _shared_routes() -> tuple[BaseRoute, ...]:
     """The API's and the site's routes, built once per process. Building them (FastAPI
@@ -65,29 +84,19 @@ def _shared_routes() -> tuple[BaseRoute, ...]:
     ``request.app.state``), so every app can share them. The access checks run here, once:
     the routes are fixed when the modules are imported."""
     scratch = _new_app()
-    api = PrefixRouter(prefix="/api/v1", dependencies=[Depends(enforce)])
-    # The modules of the cached reads first: a path is matched against every route of the
-    # routers before its own, more than once (FastAPI's included routers), and no two
-    # modules' paths overlap (tests/api/test_route_order.py), so the order changes nothing else.
-    modules = (
-        campaigns,
-        battles,
-        auth,
-        rules,
-        membership,
-        rosters,
-        events,
-        webhooks,
-        territories,
-        rule_packs,
-    )
-    for module in modules:
+    api = PrefixRouter(prefix=API_PREFIX, dependencies=[Depends(enforce)])
+    for module in API_MODULES:
         name_operations(module.router.routes, prefix=api.prefix)
         api.include_router(module.router)
     scratch.include_router(api)
     check_every_route_has_a_rule(scratch)  # builds the OpenAPI schema (~2.5 s): once
     install_site(scratch)
     return tuple(scratch.router.routes)
+
+
+@cache
+def _lanes() -> tuple[Lane, ...]:
+    return lanes((r for m in API_MODULES for r in m.router.routes), prefix=API_PREFIX)
 
 
 # Bodies of the cached reads (issue 50): a few per campaign, force and card in use, each
@@ -121,6 +130,9 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     app.state.body_budget = BodyBudget()  # one per app, so one per process
     install_error_handlers(app)
     install_conflict_handlers(app)
+    # innermost: a kept read answered early has passed every other middleware
+    _shared_routes()  # the API's routes are checked before a lane is made of them
+    app.add_middleware(KeptReadLane, lanes=_lanes())
     app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(AdmissionMiddleware)  # before any database work
     app.add_middleware(TokenLimitMiddleware)  # a token past its limit never queues

@@ -11,7 +11,7 @@ from pydantic import TypeAdapter
 from sqlmodel import Session
 
 from app.api import reports
-from app.api.plumbing.cache import Built, cached_read, ends_read_early
+from app.api.plumbing.cache import Built, KeptRead, cached_read, kept_read
 from app.api.plumbing.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
 from app.api.plumbing.responses import located
 from app.api.plumbing.route_access import API
@@ -157,13 +157,24 @@ def muster(
 BATTLES_PAGE = TypeAdapter(KeysetPage[BattlePublic])
 
 
+def _battles_key(campaign_id: int, query: str, version: int) -> tuple[Hashable, str]:
+    """A page of the list per version and query as sent (its cursor and limit)."""
+    digest = f"{version}-{hashlib.sha256(query.encode()).hexdigest()[:12]}" if query else version
+    return ("battles", campaign_id, version, query), f'"battles-{campaign_id}-v{digest}"'
+
+
+BATTLES_LIST = KeptRead(
+    "campaign_id", versions.held_campaign_version, versions.campaign_version, _battles_key
+)
+
+
 @router.get(
     "/campaigns/{campaign_id}/battles",
     summary="The campaign's battles, newest first (a page by key: limit, cursor)",
     response_model=KeysetPage[BattlePublic],
     responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
 )
-@ends_read_early
+@kept_read(BATTLES_LIST)
 async def list_battles(
     campaign_id: int,
     request: Request,
@@ -190,21 +201,7 @@ async def list_battles(
         link = headers.headers.get("link")
         return BATTLES_PAGE.dump_json(page), {"Link": link} if link else {}
 
-    def key(version: int) -> tuple[Hashable, str]:
-        query = request.url.query
-        digest = (
-            f"{version}-{hashlib.sha256(query.encode()).hexdigest()[:12]}" if query else version
-        )
-        return ("battles", campaign_id, version, query), f'"battles-{campaign_id}-v{digest}"'
-
-    return await cached_read(
-        request,
-        session,
-        held=versions.held_campaign_version(session, campaign_id),
-        version=lambda: versions.campaign_version(session, campaign_id),
-        key=key,
-        build=build,
-    )
+    return await cached_read(request, session, BATTLES_LIST, campaign_id, build)
 
 
 @router.get("/battles/{battle_id}", summary="One battle with both sides, and its report")

@@ -16,7 +16,7 @@ from sqlalchemy import Engine
 
 from app.api import reports
 from app.api.export_schema import ExportDocument
-from app.api.plumbing.cache import Built, cached_read, ends_read_early
+from app.api.plumbing.cache import Built, KeptRead, cached_read, kept_read
 from app.api.plumbing.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
 from app.api.plumbing.responses import located
 from app.db.models import Card
@@ -46,6 +46,32 @@ from app.services.forces import forces, requisitions, unit_entry
 from app.services.packs import rulebooks
 
 router = APIRouter(tags=["campaigns"], route_class=OneHopRoute)
+
+
+def _force_key(force_id: int, _query: str, versions_now: tuple[int, int]) -> tuple[Hashable, str]:
+    tag = "{}.{}".format(*versions_now)
+    return ("force", force_id, tag), f'"force-{force_id}-v{tag}"'
+
+
+# What the cached reads keep their bodies by (app/api/plumbing/cache.py KeptRead).
+ORDER_OF_BATTLE = KeptRead(
+    "force_id", versions.held_force_versions, versions.force_versions, _force_key
+)
+CARD = KeptRead(
+    "card_id",
+    versions.held_card_version,
+    versions.card_version,
+    lambda card_id, _query, v: (("card", card_id, v), f'"card-{card_id}-v{v}"'),
+)
+STANDINGS_READ = KeptRead(
+    "campaign_id",
+    versions.held_campaign_version,
+    versions.campaign_version,
+    lambda campaign_id, _query, v: (
+        ("standings", campaign_id, v),
+        f'"standings-{campaign_id}-v{v}"',
+    ),
+)
 
 
 @router.post("/campaigns", status_code=status.HTTP_201_CREATED, summary="Start a campaign")
@@ -128,7 +154,7 @@ def list_forces(
     response_model=OrderOfBattlePublic,
     responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
 )
-@ends_read_early
+@kept_read(ORDER_OF_BATTLE)
 async def get_order_of_battle(force_id: int, request: Request, session: SessionDep) -> Response:
     """Served from a cache keyed by the force's version and its campaign's (a rule pack
     renames what it shows); the ETag lets clients skip even that (If-None-Match answers 304
@@ -139,18 +165,7 @@ async def get_order_of_battle(force_id: int, request: Request, session: SessionD
         book = rulebooks.book_of(session, view.force)
         return present.order_of_battle(view, book).model_dump_json().encode(), {}
 
-    def key(versions_now: tuple[int, int]) -> tuple[Hashable, str]:
-        tag = "{}.{}".format(*versions_now)
-        return ("force", force_id, tag), f'"force-{force_id}-v{tag}"'
-
-    return await cached_read(
-        request,
-        session,
-        held=versions.held_force_versions(session, force_id),
-        version=lambda: versions.force_versions(session, force_id),
-        key=key,
-        build=build,
-    )
+    return await cached_read(request, session, ORDER_OF_BATTLE, force_id, build)
 
 
 @router.patch("/forces/{force_id}", summary="Rename a force or edit its notes")
@@ -207,21 +222,14 @@ def add_cards(force_id: int, body: CardsCreate, session: SessionDep) -> CardsPub
     response_model=CardPublic,
     responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
 )
-@ends_read_early
+@kept_read(CARD)
 async def get_card(card_id: int, request: Request, session: SessionDep) -> Response:
     """Cached per version of the card's campaign (its rule packs name its relics)."""
 
     def build() -> Built:
         return _card(session, forces.get_card(session, card_id)).model_dump_json().encode(), {}
 
-    return await cached_read(
-        request,
-        session,
-        held=versions.held_card_version(session, card_id),
-        version=lambda: versions.card_version(session, card_id),
-        key=lambda v: (("card", card_id, v), f'"card-{card_id}-v{v}"'),
-        build=build,
-    )
+    return await cached_read(request, session, CARD, card_id, build)
 
 
 def _card(session: SessionDep, row: Card) -> CardPublic:
@@ -353,18 +361,11 @@ STANDINGS = TypeAdapter(list[standings.Standing])
     response_model=list[standings.Standing],
     responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
 )
-@ends_read_early
+@kept_read(STANDINGS_READ)
 async def get_standings(campaign_id: int, request: Request, session: SessionDep) -> Response:
     """Cached per version of the campaign."""
 
     def build() -> Built:
         return STANDINGS.dump_json(standings.standings(session, campaign_id=campaign_id)), {}
 
-    return await cached_read(
-        request,
-        session,
-        held=versions.held_campaign_version(session, campaign_id),
-        version=lambda: versions.campaign_version(session, campaign_id),
-        key=lambda v: (("standings", campaign_id, v), f'"standings-{campaign_id}-v{v}"'),
-        build=build,
-    )
+    return await cached_read(request, session, STANDINGS_READ, campaign_id, build)

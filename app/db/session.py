@@ -52,16 +52,14 @@ async def get_session(request: Request) -> AsyncIterator[Session]:
     hand-off, since it talks to the database (issue 41)."""
     writes = request.method not in ("GET", "HEAD", "OPTIONS")
     engine: Engine = request.app.state.engine
-    bind = _writing(engine) if writes else engine
-    quick = request.method == "GET" and getattr(_endpoint(request), QUICK_READ, False)
-    info: dict[str, Any] = {"writes": writes, "engine": engine, QUICK_READ: quick}
-    if quick:
-        bind = _statement_by_statement(engine)
-        loop = loop_engine_of(engine)
-        if loop is not None:
-            info[FALLBACK], info[ON_LOOP], info[ASYNC] = bind, True, is_async(loop)
-            bind = _statement_by_statement(loop)
-    session = Session(bind, expire_on_commit=False, info=info)
+    handed = taken_over(request)
+    if handed is not None:
+        session = handed
+    elif request.method == "GET" and getattr(_endpoint(request), QUICK_READ, False):
+        session = quick_read_session(engine)
+    else:
+        bind = _writing(engine) if writes else engine
+        session = Session(bind, expire_on_commit=False, info={"writes": writes, "engine": engine})
     try:
         yield session
     except BaseException:
@@ -93,6 +91,44 @@ def ends_read_early(endpoint: F) -> F:
     thread hand-off. A miss builds in a transaction again (``snapshot_reads``)."""
     setattr(endpoint, QUICK_READ, True)
     return endpoint
+
+
+def quick_read_session(engine: Engine) -> Session:
+    """A cached read's session: statement by statement (no BEGIN) until the read asks for
+    one transaction again (``snapshot_reads``), its access check on the event loop where
+    ``engine``'s database allows (below)."""
+    bind = _statement_by_statement(engine)
+    info: dict[str, Any] = {"writes": False, "engine": engine, QUICK_READ: True}
+    loop = loop_engine_of(engine)
+    if loop is not None:
+        info[FALLBACK], info[ON_LOOP], info[ASYNC] = bind, True, is_async(loop)
+        bind = _statement_by_statement(loop)
+    return Session(bind, expire_on_commit=False, info=info)
+
+
+# A quick read decided before routing (app/api/plumbing/kept_lane.py) that found nothing
+# kept hands its session on to the route: the route goes on from that decision (its
+# target, the versions it read) instead of asking the same statement again.
+HANDED = "crusade.decided_read"
+DECIDED_FOR = "decided_for"
+
+
+def hand_over(request: Request, session: Session, decided_for: Hashable) -> None:
+    """Leave ``session``, whose access check has decided the request ``decided_for`` (the
+    route and its parameters), for the route's own dependency to take (``taken_over``)."""
+    session.info[DECIDED_FOR] = decided_for
+    request.scope["state"][HANDED] = session
+
+
+def taken_over(request: Request) -> Session | None:
+    found: Session | None = request.scope.get("state", {}).pop(HANDED, None)
+    return found
+
+
+def decided_for(session: Session) -> Hashable | None:
+    """What a handed-over session's access check decided (None: nothing yet)."""
+    decided: Hashable | None = session.info.get(DECIDED_FOR)
+    return decided
 
 
 def end_quick_read(session: Session) -> None:

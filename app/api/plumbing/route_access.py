@@ -5,12 +5,15 @@ cannot slip in unprotected (tests/api/test_authorization.py walks them all)."""
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
+from typing import Any
+
 from fastapi import BackgroundTasks, FastAPI, Request
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.config import get_settings, secret_key
-from app.db.session import SessionDep, decided_on_loop, end_quick_read
+from app.db.session import SessionDep, decided_for, decided_on_loop, end_quick_read
 from app.edge.csrf import check_csrf
 from app.edge.sessions import COOKIE, caller, resolve_principal
 from app.services.accounts.access import Access, authorize
@@ -112,14 +115,32 @@ async def enforce(request: Request, session: SessionDep, background: BackgroundT
     """Router-wide dependency: decide the request, and remember who acts (for history).
     Finds the caller too, in the same thread hand-off (issue 41); a cached read is decided
     on the event loop, with no hand-off at all, on either engine (app/db/session.py)."""
+    if decided_for(session) == decision(request.scope["route"].path, request.path_params):
+        # decided before routing (a kept read's early lane, which found no kept body)
+        background.tasks.extend(session.info.pop(LEFT_TO_RUN, ()))
+        return
     if not await decided_on_loop(session, lambda: _decide(request, session, background)):
         await run_in_threadpool(_decide, request, session, background)
 
 
+# What an early decision leaves for after the answer (recording a token's use).
+LEFT_TO_RUN = "left_to_run"
+
+
+def decision(path: str, params: Mapping[str, Any]) -> Hashable:
+    """What an access check decides: the route as declared and the request's path values."""
+    return path, tuple(sorted((name, str(value)) for name, value in params.items()))
+
+
 def _decide(request: Request, session: Session, background: BackgroundTasks) -> None:
-    principal = resolve_principal(request, session, background)
     # The scope holds the route as declared in its sub-router (without the /api/v1 prefix).
-    path: str = request.scope["route"].path
+    decide(request, session, background, request.scope["route"].path)
+
+
+def decide(request: Request, session: Session, background: BackgroundTasks, path: str) -> None:
+    """The access check of a request to the route declared as ``path``: who calls, and
+    whether its rule lets them (a typed error if not)."""
+    principal = resolve_principal(request, session, background)
     access = policy_for(request.method, path if path.startswith(API) else API + path)
     authorize(
         session,
