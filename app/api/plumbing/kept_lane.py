@@ -8,11 +8,12 @@ finds the body by the route's own KeptRead (the versions that check read, the sa
 It answers only from a body the route itself built and kept under that key, or 304 for
 it; with nothing kept (a first read of a version, a query never answered), or when the
 check could not run on the loop (SQLite's file busy, a connection the server dropped), the
-request goes on to the route, which answers as it always has. A refusal or an outage is
-answered here with the typed error the route's handler gives (app/errors.py refusal)."""
+request goes on to the route. A refusal, an outage or a pool with no room is answered here
+by the app's own handler for it, as it would be had the route raised it."""
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,16 +21,12 @@ from typing import Any
 
 from fastapi import BackgroundTasks, Request, Response
 from fastapi.routing import APIRoute
-from sqlalchemy.exc import DBAPIError
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api.plumbing.cache import KEPT_READ, KeptRead, kept_answer
 from app.api.plumbing.route_access import LEFT_TO_RUN, decide, decision
 from app.db.session import decided_on_loop, hand_over, quick_read_session
-from app.errors import refusal
-from app.faults import database_fault
-from app.rules.errors import RuleError
 
 PREFIX = "/api/v1/"
 # An id as the route takes it without a word: 1 to 999,999,999 written without leading
@@ -108,11 +105,25 @@ async def _answer(request: Request, lane: Lane, ident: int) -> Response | None:
             return None
         answer.background = background
         return answer
-    except RuleError as refused:
-        return refusal(request, refused)
-    except DBAPIError as error:
-        fault = database_fault(error)
-        return refusal(request, fault) if fault is not None else None
+    except Exception as error:
+        return await _handled(request, error)
     finally:
         if not handed:
             session.close()  # nothing is open: the check ended its read, or rolled it back
+
+
+async def _handled(request: Request, error: Exception) -> Response:
+    """The answer the app's own handler for ``error`` gives (a refusal, an outage, a pool
+    with no room), as if the route had raised it; re-raised when only the last-resort
+    handler (a bug's 500) would take it, which answers it outside this lane as it would the
+    route's."""
+    handlers = request.app.exception_handlers
+    for kind in type(error).__mro__:
+        if kind is Exception:
+            break
+        handler = handlers.get(kind)
+        if handler is not None:
+            answer = handler(request, error)
+            response: Response = await answer if inspect.isawaitable(answer) else answer
+            return response
+    raise error
