@@ -214,6 +214,18 @@ def shared_read(session: Session, key: Hashable, fetch: Callable[[], R]) -> R:
     return fetch()
 
 
+def quick_statement(session: Session, statement: Any, params: dict[str, Any]) -> Any:
+    """The first row of ``statement``. A quick read outside any transaction asks on a
+    connection of its own for the moment (one statement needs no transaction, and the
+    session's would cost a cached read's check a tenth of its time); otherwise in the
+    session's transaction."""
+    bind = session.get_bind()
+    if session.info.get(QUICK_READ) and not session.in_transaction() and isinstance(bind, Engine):
+        with bind.connect() as connection:
+            return connection.execute(statement, params).first()
+    return session.connection().execute(statement, params).first()
+
+
 def _decide_here(session: Session, decide: Callable[[], None]) -> None:
     try:
         decide()

@@ -16,7 +16,7 @@ from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from app.db.models import Battle, BattleSide, Campaign, Card, Decision, Force
-from app.db.session import QUICK_READ, kept_for_read, shared_read
+from app.db.session import QUICK_READ, kept_for_read, quick_statement, shared_read
 from app.errors import DomainError, NotFound
 from app.services.accounts.accounts import Principal
 from app.services.campaigns.membership import role_of
@@ -218,9 +218,7 @@ def _facts_row(session: Session, statement: Any, name: str, value: int) -> Any:
     """The facts of one force, card or campaign: the same for whoever asks (who they are is
     decided from them afterwards), so one round trip may answer several readers."""
     return shared_read(
-        session,
-        (name, value),
-        lambda: session.connection().execute(statement, {name: value}).first(),
+        session, (name, value), lambda: quick_statement(session, statement, {name: value})
     )
 
 
