@@ -96,8 +96,7 @@ async def cached_read(
 
     def built() -> Response:
         kept_key, etag = read.key(ident, query, read.fresh(session, ident))
-        cache = read_cache(request)
-        return cached_json(request, session, cache=cache, key=kept_key, etag=etag, build=build)
+        return cached_json(request, session, key=kept_key, etag=etag, build=build)
 
     return await _kept_or_built(request, session, found, built)
 
@@ -122,7 +121,6 @@ def cached_json(
     request: Request,
     session: Session,
     *,
-    cache: VersionedBodies,
     key: Hashable,
     etag: str,
     build: Callable[[], Built],
@@ -134,6 +132,7 @@ def cached_json(
         return kept
     fresh_build(session)
     body, headers = build()
+    cache = read_cache(request)
     cache.put(key, body, headers)
     return kept_body(request, cache, key, etag, body, headers, media_type=JSON)
 
