@@ -110,13 +110,14 @@ def quick_read_session(engine: Engine) -> Session:
 # kept hands its session on to the route: the route goes on from that decision (its
 # target, the versions it read) instead of asking the same statement again.
 HANDED = "crusade.decided_read"
-DECIDED_FOR = "decided_for"
+DECIDED = "decided_early"
 
 
-def hand_over(request: Request, session: Session, decided_for: Hashable) -> None:
-    """Leave ``session``, whose access check has decided the request ``decided_for`` (the
-    route and its parameters), for the route's own dependency to take (``taken_over``)."""
-    session.info[DECIDED_FOR] = decided_for
+def hand_over(request: Request, session: Session, decided: Hashable, left: list[Any]) -> None:
+    """Leave ``session``, whose access check has decided the request ``decided`` (the route
+    and its parameters), for the route's own dependency to take (``taken_over``), with what
+    the check left to run after the answer (``left``: recording a token's use)."""
+    session.info[DECIDED] = (decided, left)
     request.scope["state"][HANDED] = session
 
 
@@ -125,10 +126,11 @@ def taken_over(request: Request) -> Session | None:
     return found
 
 
-def decided_for(session: Session) -> Hashable | None:
-    """What a handed-over session's access check decided (None: nothing yet)."""
-    decided: Hashable | None = session.info.get(DECIDED_FOR)
-    return decided
+def decided_early(session: Session) -> tuple[Hashable, list[Any]] | None:
+    """What a handed-over session's access check decided, and what it left to run (None:
+    nothing decided yet)."""
+    early: tuple[Hashable, list[Any]] | None = session.info.get(DECIDED)
+    return early
 
 
 def end_quick_read(session: Session) -> None:

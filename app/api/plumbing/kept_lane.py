@@ -25,7 +25,7 @@ from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api.plumbing.cache import KEPT_READ, KeptRead, kept_answer
-from app.api.plumbing.route_access import LEFT_TO_RUN, decide, decision
+from app.api.plumbing.route_access import decide, decision
 from app.db.session import decided_on_loop, hand_over, quick_read_session
 
 PREFIX = "/api/v1/"
@@ -99,8 +99,8 @@ async def _answer(request: Request, lane: Lane, ident: int) -> Response | None:
         found = lane.read.held_key(session, ident, request.url.query)
         answer = kept_answer(request, *found) if found is not None else None
         if answer is None:
-            session.info[LEFT_TO_RUN] = background.tasks
-            hand_over(request, session, decision(lane.path, request.path_params))
+            decided = decision(lane.path, request.path_params)
+            hand_over(request, session, decided, background.tasks)
             handed = True
             return None
         answer.background = background

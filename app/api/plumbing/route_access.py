@@ -13,7 +13,7 @@ from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.config import get_settings, secret_key
-from app.db.session import SessionDep, decided_for, decided_on_loop, end_quick_read
+from app.db.session import SessionDep, decided_early, decided_on_loop, end_quick_read
 from app.edge.csrf import check_csrf
 from app.edge.sessions import COOKIE, caller, resolve_principal
 from app.services.accounts.access import Access, authorize
@@ -115,16 +115,12 @@ async def enforce(request: Request, session: SessionDep, background: BackgroundT
     """Router-wide dependency: decide the request, and remember who acts (for history).
     Finds the caller too, in the same thread hand-off (issue 41); a cached read is decided
     on the event loop, with no hand-off at all, on either engine (app/db/session.py)."""
-    if decided_for(session) == decision(request.scope["route"].path, request.path_params):
-        # decided before routing (a kept read's early lane, which found no kept body)
-        background.tasks.extend(session.info.pop(LEFT_TO_RUN, ()))
+    early = decided_early(session)  # before routing, by a kept read's early lane
+    if early is not None and early[0] == decision(request.scope["route"].path, request.path_params):
+        background.tasks.extend(early[1])
         return
     if not await decided_on_loop(session, lambda: _decide(request, session, background)):
         await run_in_threadpool(_decide, request, session, background)
-
-
-# What an early decision leaves for after the answer (recording a token's use).
-LEFT_TO_RUN = "left_to_run"
 
 
 def decision(path: str, params: Mapping[str, Any]) -> Hashable:
