@@ -7,11 +7,12 @@ checks at 320 and 360 px and in dark mode; a Battle Honour's choices show their 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
 import httpx
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.browser.checks import assert_page_ok
 from tests.browser.conftest import log_in, unique_name
@@ -226,3 +227,48 @@ def test_the_opponent_confirms_at_the_table_or_from_their_own_phone(
     expect(phone.get_by_test_id("battle-status")).to_have_text("Resolved")
     for who in (ruby, kai):
         who["client"].close()
+
+
+def test_a_page_being_left_is_not_reloaded_under_its_reader(
+    new_page: Callable[..., Page], live_server: str
+) -> None:
+    """The recorder taps away from the battle page just as its watcher's look comes back
+    with the confirmation: the page goes where it was sent, not back to the battle (CI of
+    2026-11-29: the reload cancelled the player's next page)."""
+    world = _world(live_server)
+    ruby, kai = world["ruby"], world["kai"]
+    battle = _proposed(world, honour=False)
+    phone = new_page("phone")
+    phone.clock.install()
+    log_in(phone, ruby["name"], next=f"/battles/{battle}")
+    expect(phone.locator("[data-watch-battle]")).to_have_count(1)
+
+    # The watcher's next look is held back until the player has tapped away.
+    looks: list[Route] = []
+
+    def hold(route: Route) -> None:
+        looks.append(route)
+
+    phone.route(f"**/api/v1/battles/{battle}", hold)
+    phone.clock.run_for(5_000)
+    for _ in range(200):
+        if looks:
+            break
+        phone.wait_for_timeout(25)
+    assert len(looks) == 1, "the watcher never looked"
+    confirmed = kai["client"].post(
+        f"/api/v1/battles/{battle}/confirm", headers=_headers(kai["client"])
+    )
+    assert confirmed.status_code == 200, confirmed.text
+
+    def leave(route: Route) -> None:
+        # The player's next page is on its way: now the look comes back, status changed.
+        looks[0].continue_()
+        time.sleep(1.0)  # the browser runs on: a reload now would cancel this navigation
+        route.continue_()
+
+    target = f"/forces/{ruby['force']}"
+    phone.route(f"**{target}", leave)
+    phone.goto(target)
+    assert phone.url.endswith(target), phone.url
+    expect(phone.get_by_role("heading", level=1)).to_have_text("ruby's force")

@@ -24,17 +24,20 @@
 
 // The recorder's phone, showing the QR code for the opponent's own phone: check the battle
 // every few seconds and reload once its status changes (confirmed, disputed), so the
-// recorder sees the confirmation arrive without touching anything.
+// recorder sees the confirmation arrive without touching anything. Once the player has
+// tapped away the watcher stands down: a reload then would cancel the page they asked for.
 (function () {
   var el = document.querySelector("[data-watch-battle]");
   if (!el || !window.fetch) return;
   var url = "/api/v1/battles/" + el.getAttribute("data-watch-battle");
   var was = el.getAttribute("data-watch-status");
+  var leaving = false;
   var timer = setInterval(function () {
-    if (document.hidden) return;
+    if (document.hidden || leaving) return;
     fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (r) { return r.ok ? r.json() : null; })
       .then(function (battle) {
+        if (leaving) return;
         if (battle && battle.status && battle.status !== was) {
           clearInterval(timer);
           window.location.reload();
@@ -42,6 +45,14 @@
       })
       .catch(function () {});
   }, 5000);
+  // beforeunload comes as a navigation starts (a link, a form, an address typed). A page
+  // still here 10 s later was not left after all (a download, a refused form): watch again,
+  // as on a page back from the back/forward cache.
+  window.addEventListener("beforeunload", function () {
+    leaving = true;
+    setTimeout(function () { leaving = false; }, 10000);
+  });
+  window.addEventListener("pageshow", function (event) { if (event.persisted) leaving = false; });
 })();
 
 // The battle page's photo form: send the photos with a progress bar (a phone's photos are
