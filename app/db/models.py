@@ -175,6 +175,11 @@ class RulePack(SQLModel, table=True):
 
 
 class Battle(SQLModel, table=True):
+    # Every page's "waiting for you" count and a force's battles under way look for the few
+    # battles still open (proposed, disputed, mustered) among a campaign's thousands
+    # (issue 50: without it they read every battle the campaign has played).
+    __table_args__ = (Index("ix_battle_status_campaign", "status", "campaign_id"),)
+
     id: int | None = Field(default=None, primary_key=True)
     campaign_id: int = Field(foreign_key="campaign.id", index=True)
     battle_size: str = Field(max_length=40)
@@ -235,11 +240,17 @@ class BattleSide(SQLModel, table=True):
     the state of its force before the battle, kept so the battle can be reverted."""
 
     __tablename__ = "battle_side"
-    __table_args__ = (UniqueConstraint("battle_id", "force_id"),)
+    # A force's battles newest first (its last battle: the rematch, "same as last time", the
+    # purchase window) are read from this index and stop at the first, however many the
+    # force has fought (issue 50); it serves the lookups by force alone too.
+    __table_args__ = (
+        UniqueConstraint("battle_id", "force_id"),
+        Index("ix_battle_side_force_battle", "force_id", "battle_id"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     battle_id: int = Field(foreign_key="battle.id", index=True)
-    force_id: int = Field(foreign_key="force.id", index=True)
+    force_id: int = Field(foreign_key="force.id")
     role: str = Field(max_length=20)  # attacker | defender
     roster: list[int] = _json([])
     agendas: list[str] = _json([])

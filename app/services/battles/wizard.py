@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.orm import aliased
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from app.db.locks import for_change
 from app.db.models import Battle, BattleDraft, BattleSide, Card, Force, User, utcnow
@@ -141,19 +141,36 @@ class Rematch:
 
 def rematch_of(session: Session, *, campaign_id: int, user_id: int) -> Rematch | None:
     """The player's latest battle in the campaign (not reverted), as the two forces that met:
-    one statement, whatever the number of forces or battles."""
+    one statement, whatever the number of forces or battles. Each of the player's own forces
+    finds its newest battle by walking its sides newest first (ix_battle_side_force_battle)
+    and stopping at the first not reverted; the newest of those is the battle. Read from the
+    campaign's battles, an organizer who plays none read every one on each visit."""
+    own = select(Force.id).where(Force.owner_id == user_id, Force.campaign_id == campaign_id)
+    newest_of_force = (
+        select(BattleSide.battle_id)
+        .join(Battle, col(Battle.id) == col(BattleSide.battle_id))
+        .where(col(BattleSide.force_id) == col(Force.id), Battle.status != "reverted")
+        .order_by(col(BattleSide.battle_id).desc())
+        .limit(1)
+        .correlate(Force)
+        .scalar_subquery()
+    )
+    newest = (
+        select(func.max(newest_of_force))
+        .where(Force.owner_id == user_id, Force.campaign_id == campaign_id)
+        .scalar_subquery()
+    )
     mine, theirs = aliased(BattleSide), aliased(BattleSide)
     my_force, their_force = aliased(Force), aliased(Force)
     row = session.exec(
         select(my_force.id, my_force.name, their_force.id, their_force.name)
-        .select_from(Battle)
-        .join(mine, col(mine.battle_id) == col(Battle.id))
-        .join(theirs, col(theirs.battle_id) == col(Battle.id))
+        .select_from(mine)
+        .join(theirs, col(theirs.battle_id) == col(mine.battle_id))
         .join(my_force, col(my_force.id) == col(mine.force_id))
         .join(their_force, col(their_force.id) == col(theirs.force_id))
-        .where(Battle.campaign_id == campaign_id, Battle.status != "reverted")
-        .where(my_force.owner_id == user_id, col(theirs.force_id) != col(mine.force_id))
-        .order_by(col(Battle.id).desc())
+        .where(col(mine.battle_id) == newest, col(mine.force_id).in_(own))
+        .where(col(theirs.force_id) != col(mine.force_id))
+        .order_by(col(mine.id))  # a battle of two of the player's forces: its first side
         .limit(1)
     ).first()
     return Rematch(*row) if row is not None else None
@@ -194,7 +211,7 @@ def last_battle(
         .join(theirs, col(theirs.battle_id) == col(Battle.id))
         .where(mine.force_id == force_id, theirs.force_id != force_id)
         .where(Battle.status != "reverted")
-        .order_by(col(Battle.id).desc())
+        .order_by(col(mine.battle_id).desc())  # the force's sides newest first, by index
         .limit(1)
     )
     if opponent_id is not None:

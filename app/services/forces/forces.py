@@ -397,13 +397,15 @@ def split_unit_partners(session: Session, row: Card) -> list[Card]:
 
 
 def mustered_cards(session: Session, force_id: int) -> frozenset[str]:
-    """The force's cards on the roster of a battle under way (mustered, not yet resolved)."""
+    """The force's cards on the roster of a battle under way (mustered, not yet resolved).
+    Read from the few battles under way (ix_battle_status_campaign), not from every battle
+    the force has fought."""
+    under_way = select(Battle.id).where(
+        col(Battle.status).in_(("mustered", "proposed", "disputed"))
+    )
     rosters = session.exec(
-        select(BattleSide.roster)
-        .join(Battle, col(Battle.id) == col(BattleSide.battle_id))
-        .where(
-            BattleSide.force_id == force_id,
-            col(Battle.status).in_(("mustered", "proposed", "disputed")),
+        select(BattleSide.roster).where(
+            col(BattleSide.battle_id).in_(under_way), BattleSide.force_id == force_id
         )
     )
     return frozenset(str(card_id) for roster in rosters for card_id in roster)

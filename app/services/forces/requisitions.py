@@ -34,7 +34,7 @@ def purchase_window(
         select(BattleSide, Battle)
         .join(Battle, col(Battle.id) == col(BattleSide.battle_id))
         .where(BattleSide.force_id == force_id, Battle.status != "reverted")
-        .order_by(col(Battle.id).desc())
+        .order_by(col(BattleSide.battle_id).desc())  # the force's sides newest first, by index
         .limit(1)
     ).all()
     added = str(card_added) if card_added else None
