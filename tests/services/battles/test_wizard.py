@@ -280,3 +280,92 @@ def test_same_as_last_battle_finds_a_rematch_behind_many_other_battles(engine: E
         assert sent == 1
         latest = wizard.last_battle(session, w["mine"].id)
         assert latest is not None and latest.opponent_id == third.id
+
+
+def test_the_rematch_is_the_players_newest_battle_not_reverted(engine: Engine) -> None:
+    """The campaign page's rematch: the newest battle of any of the player's forces in this
+    campaign, a reverted one passed over, in one statement; nobody else's battles, and
+    nothing for an organizer who plays no force."""
+    with session_scope(engine) as session:
+        w = world(session)
+        ruby: User = w["ruby"]
+        kai: User = w["kai"]
+        orga: User = w["orga"]
+        second = forces.create_force(
+            session,
+            campaign_id=w["campaign"],
+            name="Raven Guard",
+            crusade_faction="IMPERIUM",
+            owner_id=ruby.id,
+        )
+        elsewhere = forces.create_force(
+            session,
+            campaign_id=w["other"],
+            name="Salamanders",
+            crusade_faction="IMPERIUM",
+            owner_id=ruby.id,
+        )
+        scout = forces.add_card(
+            session, force_id=second.id or 0, name="Scouts", power_rating=5, keywords=["IMPERIUM"]
+        )
+        captain, _squad, boyz = w["cards"]
+
+        def play(
+            campaign: int, first: tuple[int, int], other: tuple[int, int], status: str
+        ) -> None:
+            sides = [
+                SideSetup(first[0], VictorRole.ATTACKER, [first[1]], ["assassins"]),
+                SideSetup(other[0], VictorRole.DEFENDER, [other[1]], ["reaper"]),
+            ]
+            battle, _ = lifecycle.muster(
+                session, campaign_id=campaign, battle_size="combat_patrol", sides=sides
+            )
+            battle.status = status
+            session.flush()
+
+        def rematch(user: User) -> wizard.Rematch | None:
+            found: list[wizard.Rematch | None] = []
+            sent = statements(
+                engine,
+                lambda: found.append(
+                    wizard.rematch_of(session, campaign_id=w["campaign"], user_id=user.id or 0)
+                ),
+            )
+            assert sent == 1
+            return found[0]
+
+        mine, theirs = (w["mine"].id, captain), (w["theirs"].id, boyz)
+        assert rematch(ruby) is None  # no battle yet
+        play(w["campaign"], mine, theirs, "resolved")
+        assert rematch(ruby) == wizard.Rematch(w["mine"].id, "Ultramarines", w["theirs"].id, "Orks")
+        # Kai sees the same battle from his side
+        assert rematch(kai) == wizard.Rematch(w["theirs"].id, "Orks", w["mine"].id, "Ultramarines")
+        # Ruby's other force plays later: that is her newest battle
+        play(w["campaign"], theirs, (second.id or 0, scout.id or 0), "resolved")
+        assert rematch(ruby) == wizard.Rematch(second.id, "Raven Guard", w["theirs"].id, "Orks")
+        # a newer battle, reverted, is passed over
+        play(w["campaign"], mine, theirs, "reverted")
+        assert rematch(ruby) == wizard.Rematch(second.id, "Raven Guard", w["theirs"].id, "Orks")
+        # a battle under way counts (the rematch of the battle being played)
+        play(w["campaign"], mine, theirs, "mustered")
+        assert rematch(ruby) == wizard.Rematch(w["mine"].id, "Ultramarines", w["theirs"].id, "Orks")
+        # a force of hers in another campaign plays: not this campaign's rematch
+        rival = forces.create_force(
+            session,
+            campaign_id=w["other"],
+            name="Orks too",
+            crusade_faction="ORKS",
+            owner_id=kai.id,
+        )
+        units = [
+            forces.add_card(session, force_id=f.id or 0, name="Unit", power_rating=5, keywords=[k])
+            for f, k in ((elsewhere, "IMPERIUM"), (rival, "ORKS"))
+        ]
+        play(
+            w["other"],
+            (elsewhere.id or 0, units[0].id or 0),
+            (rival.id or 0, units[1].id or 0),
+            "resolved",
+        )
+        assert rematch(ruby) == wizard.Rematch(w["mine"].id, "Ultramarines", w["theirs"].id, "Orks")
+        assert rematch(orga) is None  # the organizer plays no force here
