@@ -145,7 +145,8 @@ def rematch_of(session: Session, *, campaign_id: int, user_id: int) -> Rematch |
     finds its newest battle by walking its sides newest first (ix_battle_side_force_battle)
     and stopping at the first not reverted; the newest of those is the battle. Read from the
     campaign's battles, an organizer who plays none read every one on each visit."""
-    own = select(Force.id).where(Force.owner_id == user_id, Force.campaign_id == campaign_id)
+    the_players_here = (Force.owner_id == user_id, Force.campaign_id == campaign_id)
+    own = select(Force.id).where(*the_players_here)
     newest_of_force = (
         select(BattleSide.battle_id)
         .join(Battle, col(Battle.id) == col(BattleSide.battle_id))
@@ -155,11 +156,7 @@ def rematch_of(session: Session, *, campaign_id: int, user_id: int) -> Rematch |
         .correlate(Force)
         .scalar_subquery()
     )
-    newest = (
-        select(func.max(newest_of_force))
-        .where(Force.owner_id == user_id, Force.campaign_id == campaign_id)
-        .scalar_subquery()
-    )
+    newest = select(func.max(newest_of_force)).where(*the_players_here).scalar_subquery()
     mine, theirs = aliased(BattleSide), aliased(BattleSide)
     my_force, their_force = aliased(Force), aliased(Force)
     row = session.exec(

@@ -237,22 +237,25 @@ def test_results_are_built_as_the_api_builds_them(session: Session) -> None:
     assert too_many.value.field == "vp_0"
 
 
+def force_with_a_unit(
+    session: Session, campaign_id: int, name: str, faction: str, owner: User
+) -> tuple[int, int]:
+    """A force of ``owner``'s with one unit of its faction: the force's id and the unit's."""
+    force = forces.create_force(
+        session, campaign_id=campaign_id, name=name, crusade_faction=faction, owner_id=owner.id
+    )
+    unit = forces.add_card(
+        session, force_id=force.id or 0, name=f"{name} unit", power_rating=5, keywords=[faction]
+    )
+    return force.id or 0, unit.id or 0
+
+
 def test_same_as_last_battle_finds_a_rematch_behind_many_other_battles(engine: Engine) -> None:
     """ "Same as last battle" looks for the latest battle against *that* opponent, however many
     battles against others came since, in one query that does not read the force snapshots."""
     with session_scope(engine) as session:
         w = world(session)
-        kai: User = w["kai"]
-        third = forces.create_force(
-            session,
-            campaign_id=w["campaign"],
-            name="Necrons",
-            crusade_faction="NECRONS",
-            owner_id=kai.id,
-        )
-        warrior = forces.add_card(
-            session, force_id=third.id or 0, name="Warriors", power_rating=5, keywords=["NECRONS"]
-        )
+        third, warrior = force_with_a_unit(session, w["campaign"], "Necrons", "NECRONS", w["kai"])
         captain, squad, boyz = w["cards"]
 
         def play(opponent: int, roster: list[int], agenda: str) -> None:
@@ -268,7 +271,7 @@ def test_same_as_last_battle_finds_a_rematch_behind_many_other_battles(engine: E
 
         play(w["theirs"].id, [boyz], "reaper")
         for _ in range(21):
-            play(third.id or 0, [warrior.id or 0], "survivor")
+            play(third, [warrior], "survivor")
         session.flush()
         found: list[wizard.LastBattle | None] = []
         sent = statements(
@@ -279,7 +282,7 @@ def test_same_as_last_battle_finds_a_rematch_behind_many_other_battles(engine: E
         assert last.agendas == (["assassins"], ["reaper"]) and last.rosters[1] == [boyz]
         assert sent == 1
         latest = wizard.last_battle(session, w["mine"].id)
-        assert latest is not None and latest.opponent_id == third.id
+        assert latest is not None and latest.opponent_id == third
 
 
 def test_the_rematch_is_the_players_newest_battle_not_reverted(engine: Engine) -> None:
@@ -291,23 +294,7 @@ def test_the_rematch_is_the_players_newest_battle_not_reverted(engine: Engine) -
         ruby: User = w["ruby"]
         kai: User = w["kai"]
         orga: User = w["orga"]
-        second = forces.create_force(
-            session,
-            campaign_id=w["campaign"],
-            name="Raven Guard",
-            crusade_faction="IMPERIUM",
-            owner_id=ruby.id,
-        )
-        elsewhere = forces.create_force(
-            session,
-            campaign_id=w["other"],
-            name="Salamanders",
-            crusade_faction="IMPERIUM",
-            owner_id=ruby.id,
-        )
-        scout = forces.add_card(
-            session, force_id=second.id or 0, name="Scouts", power_rating=5, keywords=["IMPERIUM"]
-        )
+        second = force_with_a_unit(session, w["campaign"], "Raven Guard", "IMPERIUM", ruby)
         captain, _squad, boyz = w["cards"]
 
         def play(
@@ -341,31 +328,17 @@ def test_the_rematch_is_the_players_newest_battle_not_reverted(engine: Engine) -
         # Kai sees the same battle from his side
         assert rematch(kai) == wizard.Rematch(w["theirs"].id, "Orks", w["mine"].id, "Ultramarines")
         # Ruby's other force plays later: that is her newest battle
-        play(w["campaign"], theirs, (second.id or 0, scout.id or 0), "resolved")
-        assert rematch(ruby) == wizard.Rematch(second.id, "Raven Guard", w["theirs"].id, "Orks")
+        play(w["campaign"], theirs, second, "resolved")
+        assert rematch(ruby) == wizard.Rematch(second[0], "Raven Guard", w["theirs"].id, "Orks")
         # a newer battle, reverted, is passed over
         play(w["campaign"], mine, theirs, "reverted")
-        assert rematch(ruby) == wizard.Rematch(second.id, "Raven Guard", w["theirs"].id, "Orks")
+        assert rematch(ruby) == wizard.Rematch(second[0], "Raven Guard", w["theirs"].id, "Orks")
         # a battle under way counts (the rematch of the battle being played)
         play(w["campaign"], mine, theirs, "mustered")
         assert rematch(ruby) == wizard.Rematch(w["mine"].id, "Ultramarines", w["theirs"].id, "Orks")
         # a force of hers in another campaign plays: not this campaign's rematch
-        rival = forces.create_force(
-            session,
-            campaign_id=w["other"],
-            name="Orks too",
-            crusade_faction="ORKS",
-            owner_id=kai.id,
-        )
-        units = [
-            forces.add_card(session, force_id=f.id or 0, name="Unit", power_rating=5, keywords=[k])
-            for f, k in ((elsewhere, "IMPERIUM"), (rival, "ORKS"))
-        ]
-        play(
-            w["other"],
-            (elsewhere.id or 0, units[0].id or 0),
-            (rival.id or 0, units[1].id or 0),
-            "resolved",
-        )
+        elsewhere = force_with_a_unit(session, w["other"], "Salamanders", "IMPERIUM", ruby)
+        rival = force_with_a_unit(session, w["other"], "Orks too", "ORKS", kai)
+        play(w["other"], elsewhere, rival, "resolved")
         assert rematch(ruby) == wizard.Rematch(w["mine"].id, "Ultramarines", w["theirs"].id, "Orks")
         assert rematch(orga) is None  # the organizer plays no force here
