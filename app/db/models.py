@@ -11,8 +11,11 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Any
 
+from pydantic import TypeAdapter
 from sqlalchemy import JSON, Column, Index, UniqueConstraint, event, select
+from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import flag_modified
 from sqlmodel import Field, SQLModel
 
 metadata = SQLModel.metadata
@@ -20,6 +23,34 @@ metadata = SQLModel.metadata
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+_PLAIN = TypeAdapter(dict[str, Any])
+
+
+def insert_values(model: type[SQLModel], **values: Any) -> dict[str, Any]:
+    """The values ``model(**values).model_dump(exclude={"id"})`` gives, for a Core INSERT of
+    many rows, without making the mapped object: the ORM's instrumentation costs about 60
+    µs a row, 3 ms of a resolution's 50 events (issue 50). Defaults are the model's own;
+    nested values are copied as model_dump copies them."""
+    fields = model.model_fields
+    unknown = values.keys() - fields.keys()
+    if unknown:
+        raise TypeError(f"{model.__name__} has no field {sorted(unknown)}")
+    row: dict[str, Any] = {}
+    for name, field in fields.items():
+        if name == "id":
+            continue
+        if name in values:
+            row[name] = values[name]
+        elif field.is_required():
+            raise TypeError(f"{model.__name__}.{name} is required")
+        elif field.default_factory is not None:
+            row[name] = field.default_factory()  # type: ignore[call-arg]
+        else:
+            row[name] = field.default
+    copied: dict[str, Any] = _PLAIN.dump_python(row)
+    return copied
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -129,6 +160,58 @@ class Card(SQLModel, table=True):
     removed: bool = False
     created_at: datetime = Field(default_factory=utcnow)
     counters: dict[str, int] = _json_added({})  # a rule pack's card counters (issue 22)
+
+
+# A card's columns as a command writes them (app.services.forces.convert.write_card): its
+# numbers, which a battle moves on most of its units, and the rest, which it rarely does.
+CARD_NUMBERS = (
+    "power_rating",
+    "points",
+    "xp",
+    "rank",
+    "battles_played",
+    "battles_survived",
+    "destroyed_psychic",
+    "destroyed_ranged",
+    "destroyed_melee",
+    "marked_for_greatness",
+)
+CARD_REST = (
+    "name",
+    "keywords",
+    "datasheet",
+    "wargear",
+    "psychic_powers",
+    "narrative",
+    "honours",
+    "scars",
+    "upgrades",
+    "counters",
+)
+
+
+@event.listens_for(Session, "before_flush")
+def _cards_in_one_update(session: Session, _context: Any, _instances: Any) -> None:
+    """The ORM sends one executemany UPDATE per run of rows (in id order) that change the
+    same columns. A changed card writes its numbers, or its numbers and the rest: once one
+    card of the flush writes the rest, every card writing its numbers writes the rest too
+    (unchanged values), so a battle's units stay one UPDATE however their ids interleave."""
+    numbers_only: list[Card] = []
+    whole = False
+    for row in session.dirty:
+        if not isinstance(row, Card):
+            continue
+        written = sa_inspect(row).committed_state.keys()
+        if written.isdisjoint(CARD_NUMBERS):
+            continue  # not written by write_card (a removal, a split unit's label)
+        if written.isdisjoint(CARD_REST):
+            numbers_only.append(row)
+        else:
+            whole = True
+    if whole:
+        for row in numbers_only:
+            for name in CARD_REST:
+                flag_modified(row, name)
 
 
 class RequisitionPurchase(SQLModel, table=True):

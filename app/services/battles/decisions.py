@@ -11,7 +11,7 @@ from sqlalchemy import insert
 from sqlmodel import Session, col, select
 
 from app.db.locks import for_change
-from app.db.models import Battle, Card, Decision, Force, utcnow
+from app.db.models import Battle, Card, Decision, Force, insert_values, utcnow
 from app.errors import DomainError, NotFound
 from app.rules import aftermath as after_rules
 from app.rules import eligibility
@@ -54,7 +54,7 @@ def store(
     decisions as pending)."""
     if not pending:
         return
-    rows = [_row(force_id, battle_id, d).model_dump(exclude={"id"}) for d in pending]
+    rows = [_row(force_id, battle_id, d) for d in pending]
     stored = session.execute(
         # render_nulls: a victor bonus (no card) goes in the same INSERT as the units' rows
         insert(Decision)
@@ -93,7 +93,7 @@ def _source_names(payload: Any) -> dict[str, str]:
     }
 
 
-def _row(force_id: int, battle_id: int | None, decision: Any) -> Decision:
+def _row(force_id: int, battle_id: int | None, decision: Any) -> dict[str, Any]:
     card: str | None
     if isinstance(decision, OutOfActionDecision):
         payload: dict[str, Any] = {
@@ -119,7 +119,8 @@ def _row(force_id: int, battle_id: int | None, decision: Any) -> Decision:
             payload[source] = {"id": t.id, "name": t.name, "pack": t.pack}
             payload["eligible"] = [int(i) for i in decision.eligible]  # issue 47
         kind, card = "victor_bonus", decision.card_id
-    return Decision(
+    return insert_values(
+        Decision,
         force_id=force_id,
         battle_id=battle_id,
         card_id=int(card) if card else None,

@@ -10,7 +10,7 @@ from sqlalchemy.orm import SessionTransaction
 from sqlmodel import Session, col, func, select
 
 from app.db.locks import serialize
-from app.db.models import Event
+from app.db.models import Event, insert_values
 from app.services.feed import webhooks
 
 
@@ -26,7 +26,8 @@ def record(
     """Append an event to the command's transaction. Events are written together just before
     the commit (`_write_recorded`), so a command costs the same statements however many
     units gained ranks or scars."""
-    event = Event(
+    row = insert_values(
+        Event,
         campaign_id=campaign_id,
         force_id=force_id,
         battle_id=battle_id,
@@ -37,7 +38,7 @@ def record(
     # Kept with the (sub)transaction it belongs to: a savepoint rolled back (a trial run of a
     # result, a refused form) takes its events with it.
     within = session.get_nested_transaction() or session.get_transaction()
-    session.info.setdefault(_RECORDED, []).append((within, event.model_dump(exclude={"id"})))
+    session.info.setdefault(_RECORDED, []).append((within, row))
 
 
 _RECORDED = "history.recorded"

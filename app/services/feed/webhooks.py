@@ -21,7 +21,7 @@ from sqlmodel import Session, col, delete, select
 
 from app.config import get_settings
 from app.db import locks
-from app.db.models import Campaign, CampaignMember, User, Webhook, WebhookDelivery
+from app.db.models import Campaign, CampaignMember, User, Webhook, WebhookDelivery, insert_values
 from app.errors import DomainError, NotFound
 
 MAX_PER_CAMPAIGN = 10
@@ -184,7 +184,7 @@ def enqueue(session: Session, events: list[tuple[int, int, str]]) -> None:
         select(Webhook).where(col(Webhook.campaign_id).in_(campaigns), _owner_may_organize())
     ).all()
     rows = [
-        WebhookDelivery(webhook_id=int(hook.id or 0), event_id=event_id).model_dump(exclude={"id"})
+        insert_values(WebhookDelivery, webhook_id=int(hook.id or 0), event_id=event_id)
         for hook in hooks
         for event_id, campaign_id, kind in events
         if hook.campaign_id == campaign_id and (not hook.events or kind in hook.events)

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy.orm.attributes import flag_modified, set_attribute
 
-from app.db.models import Card, Force
+from app.db.models import CARD_NUMBERS, CARD_REST, Card, Force
 from app.rules.cards import BattleHonour, BattleScar, CombatTallies, CrusadeCard, Upgrade
 from app.rules.data import HonourCategory
 from app.rules.dice import DieRoll
@@ -93,39 +93,46 @@ def card_value(row: Card) -> CrusadeCard:
 
 
 def write_card(row: Card, card: CrusadeCard) -> None:
-    """Copy every field a rule may change back onto the row. A card that changed at all is
-    written whole: every changed card of a command then has the same set of columns, so the
-    ORM sends them as one executemany UPDATE, however varied the changes (it groups rows by
-    the columns they change, one statement per group)."""
+    """Copy every field a rule may change back onto the row. A changed card writes its
+    numbers, or its numbers and everything else (app.db.models.CARD_NUMBERS, CARD_REST):
+    a battle moves the numbers of most units (XP, rank, tallies) and the rest of few, so
+    most rows skip the five JSON columns (two hundred JSON values a resolution, issue 50).
+    The ORM sends one UPDATE per set of columns; the flush gives a command's cards one set
+    (app.db.models._cards_in_one_update)."""
     values = {
-        "name": card.name,
         "power_rating": card.power_rating,
         "points": card.points,
-        "keywords": sorted(card.keywords),
-        "datasheet": card.datasheet,
-        "wargear": card.wargear,
-        "psychic_powers": card.psychic_powers,
-        "narrative": card.narrative,
         "xp": card.xp,
         "rank": card.rank,
-        "honours": [honour_json(h) for h in card.honours],
-        "scars": [scar_json(s) for s in card.scars],
-        "upgrades": [upgrade_json(u) for u in card.upgrades],
         "battles_played": card.tallies.battles_played,
         "battles_survived": card.tallies.battles_survived,
         "destroyed_psychic": card.tallies.destroyed_psychic,
         "destroyed_ranged": card.tallies.destroyed_ranged,
         "destroyed_melee": card.tallies.destroyed_melee,
         "marked_for_greatness": card.marked_for_greatness,
+        "name": card.name,
+        "keywords": sorted(card.keywords),
+        "datasheet": card.datasheet,
+        "wargear": card.wargear,
+        "psychic_powers": card.psychic_powers,
+        "narrative": card.narrative,
+        "honours": [honour_json(h) for h in card.honours],
+        "scars": [scar_json(s) for s in card.scars],
+        "upgrades": [upgrade_json(u) for u in card.upgrades],
         "counters": dict(card.counters),
     }
-    if all(getattr(row, name) == value for name, value in values.items()):
+    rest_changed = not _same(row, values, CARD_REST)
+    if not rest_changed and _same(row, values, CARD_NUMBERS):
         return
-    for name, value in values.items():
+    for name in CARD_NUMBERS + CARD_REST if rest_changed else CARD_NUMBERS:
         # SQLAlchemy's own setter: the model's __setattr__ would set each value twice (the
         # ORM's, then pydantic's copy of the same dict), a third of a resolution's writing
-        set_attribute(row, name, value)
+        set_attribute(row, name, values[name])
         flag_modified(row, name)
+
+
+def _same(row: Card, values: dict[str, Any], names: tuple[str, ...]) -> bool:
+    return all(getattr(row, name) == values[name] for name in names)
 
 
 def force_value(force: Force, cards: list[Card]) -> OrderOfBattle:

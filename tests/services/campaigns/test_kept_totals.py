@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +18,14 @@ from app.db import migrate
 from app.db.engine import make_engine
 from app.db.models import Battle, BattleSide, Card, CardBattle, Force, ForceStanding
 from app.db.session import session_scope
+from app.rules.cards import BattleScar
 from app.rules.data import VictorRole
 from app.services.battles import lifecycle
 from app.services.campaigns import kept_totals, standings, transfer
 from app.services.campaigns.demo import load_demo
 from app.services.forces import forces
 from app.services.forces.card_battles import card_battles, card_line
-from app.services.forces.convert import card_value
+from app.services.forces.convert import card_value, write_card
 
 
 def demo(engine: Engine) -> int:
@@ -95,6 +97,36 @@ class TestKeptTotals:
         assert any("missing" in line for line in found)
         with engine.begin() as connection:
             kept_totals.rebuild(connection)
+        assert differences(engine) == []
+
+    def test_a_cards_points_move_only_with_what_they_come_from(self, engine: Engine) -> None:
+        """A card's XP and Power Rating move its force's line as they are; its Crusade
+        points are worked out again only when its honours, upgrades or scars changed."""
+        demo(engine)
+
+        def line_and_card() -> tuple[tuple[int, int, int], Card]:
+            with session_scope(engine, writes=False) as session:
+                card = session.exec(
+                    select(Card).where(col(Card.removed).is_(False)).order_by(col(Card.id))
+                ).first()
+                assert card is not None
+                line = kept_totals.standing_of(session, card.force_id)
+                return (line.crusade_points, line.supply_used, line.xp), card
+
+        (points, supply, xp), card = line_and_card()
+        with session_scope(engine) as session:
+            row = session.get(Card, card.id)
+            assert row is not None
+            value = card_value(row)
+            write_card(row, replace(value, xp=value.xp + 3, power_rating=value.power_rating + 1))
+        assert line_and_card()[0] == (points, supply + 1, xp + 3)
+        with session_scope(engine) as session:
+            row = session.get(Card, card.id)
+            assert row is not None
+            value = card_value(row)
+            scarred = replace(value, scars=(*value.scars, BattleScar("lost_leg")))
+            write_card(row, scarred)
+        assert line_and_card()[0] == (points - 1, supply + 1, xp + 3)  # a scar costs 1
         assert differences(engine) == []
 
     def test_an_imported_campaign_has_its_totals(self, engine: Engine) -> None:
