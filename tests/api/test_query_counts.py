@@ -13,6 +13,10 @@ from tests.api.test_rule_packs import attached
 
 
 def statements(engine: Engine, call: Callable[[], object]) -> int:
+    return len(statements_made(engine, call))
+
+
+def statements_made(engine: Engine, call: Callable[[], object]) -> list[str]:
     seen: list[str] = []
 
     def count(*args: object) -> None:
@@ -23,7 +27,7 @@ def statements(engine: Engine, call: Callable[[], object]) -> int:
         call()
     finally:
         event.remove(engine, "before_cursor_execute", count)
-    return len(seen)
+    return seen
 
 
 def test_reads_are_constant_in_units(client: TestClient, engine: Engine) -> None:
@@ -97,6 +101,46 @@ def test_a_resolution_is_constant_in_units_however_varied_their_changes(
     changed columns (a card written only where it changed made 50 statements at 10 units a
     side and 194 at 100: one per run of cards with the same columns)."""
     assert _resolve_statements(client, engine, 4) == _resolve_statements(client, engine, 12)
+
+
+def test_a_resolution_updates_each_table_once_for_both_sides(
+    client: TestClient, engine: Engine
+) -> None:
+    """The winner's and the loser's rows change different columns (wins or losses, the
+    victories, a side's won); each writes all of them, so every table the result changes
+    takes one UPDATE for both sides (issue 50: three round trips fewer)."""
+    campaign_id = campaign(client, "One update")
+    sides, battle = _mustered(client, campaign_id, 3)
+    result = {
+        "sides": [
+            {
+                "force_id": side["force_id"],
+                "victory_points": 30 - 30 * index,  # the loser scores nothing: unchanged
+                "painted": index == 0,
+                "units": [{"card_id": c, "destroyed_ranged": index} for c in side["roster"]],
+                "dice": [6] * 3,
+            }
+            for index, side in enumerate(sides)
+        ]
+    }
+    answers: list[Any] = []
+    made = statements_made(
+        engine, lambda: answers.append(client.post(f"/api/v1/battles/{battle}/result", json=result))
+    )
+    assert answers[0].status_code == 200, answers[0].text
+    tables = ("battle_side", "force", "force_standing", "crusade_card")
+    updates = {t: sum(s.startswith(f"UPDATE {t} ") for s in made) for t in tables}
+    assert updates == dict.fromkeys(tables, 1)
+    shown = answers[0].json()["sides"]
+    assert [(s["victory_points"], s["painted"], s["won"]) for s in shown] == [
+        (40, True, True),  # 10 for a painted army
+        (0, False, False),
+    ]
+    lines = client.get(f"/api/v1/campaigns/{campaign_id}/standings").json()
+    assert sorted((line["wins"], line["losses"]) for line in lines) == [
+        (0, 1),
+        (1, 0),
+    ]
 
 
 def _resolve_statements(client: TestClient, engine: Engine, units: int) -> int:

@@ -377,6 +377,8 @@ def record_result(
                 )
             )
         side.victory_points, side.painted, side.won = scores[index].total, result.painted, won
+        for name in _SIDE_WRITES:  # every column on both sides: one executemany UPDATE
+            flag_modified(side, name)
         session.add(side)
     territories.after_result(session, battle, sides)
     battle.status, battle.outcome, battle.resolved_at = "resolved", outcome.value, utcnow()
@@ -396,6 +398,12 @@ def record_result(
         sides=battle_news.what_it_did(session, battle, sides, cards),
     )
     return battle, sides
+
+
+# What recording a result writes on each side. Both sides write all of it, so the flush
+# sends them as one UPDATE (the ORM sends one per set of changed columns, and the winner's
+# ``won`` changes where the loser's may not).
+_SIDE_WRITES = ("victory_points", "painted", "won", "report", "snapshot")
 
 
 def _check_kill_marks(

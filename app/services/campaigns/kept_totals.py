@@ -38,6 +38,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import flag_modified
 from sqlmodel import col
 
 from app.db.models import Battle, BattleSide, Card, CardBattle, ForceStanding, SideTotals
@@ -287,6 +288,10 @@ def record(
         line.draws += 1
     else:
         line.losses += 1
+    # Both sides' lines write every number, so the flush sends them as one executemany
+    # UPDATE (the ORM sends one per set of changed columns: wins on one, losses on the other)
+    for name in STANDING_FIELDS:
+        flag_modified(line, name)
     session.add(
         SideTotals(
             battle_id=battle.id,

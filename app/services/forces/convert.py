@@ -156,10 +156,18 @@ def write_force(
     """Copy the force's numbers and every card still in the Order of Battle back. With
     ``before`` (the value the rules started from), a card the rules handed back untouched
     (the very same object: rule values are immutable) is not compared field by field."""
-    force.requisition_points = value.requisition_points
-    force.supply_limit = value.supply_limit
-    force.battle_tally = value.battle_tally
-    force.victories = value.victories
+    numbers = {
+        "requisition_points": value.requisition_points,
+        "supply_limit": value.supply_limit,
+        "battle_tally": value.battle_tally,
+        "victories": value.victories,
+    }
+    if any(getattr(force, name) != number for name, number in numbers.items()):
+        # All four written, changed or not: a battle's two forces (the winner's victories
+        # move, the loser's do not) then go in one executemany UPDATE, not one each
+        for name, number in numbers.items():
+            set_attribute(force, name, number)
+            flag_modified(force, name)
     if dict(force.counters or {}) != dict(value.counters):
         force.counters = dict(value.counters)
         flag_modified(force, "counters")
