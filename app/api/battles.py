@@ -244,9 +244,15 @@ def record_result(battle_id: int, body: BattleResultIn, session: SessionDep) -> 
         )
         for index, s in enumerate(body.sides)
     ]
-    battle = confirmation.submit(session, battle_id=battle_id, results=results)
+    battle, sides = confirmation.submit(session, battle_id=battle_id, results=results)
     assert battle.id is not None
-    return _one(session, battle.id)
+    return _battle(
+        session,
+        battle,
+        sides,
+        stories.get_report(session, battle.id),
+        photos.photos_of(session, battle.id),
+    )
 
 
 def named_dice(dice: NamedDice, side: int) -> dict[str, int]:

@@ -191,7 +191,9 @@ def _proposal(client: TestClient, engine: Engine, cid: int) -> None:
     with Session(engine) as session:  # a player (not an organizer) enters it
         player = select(User.id).where(User.username == "joel")
         session.info["actor_id"] = session.exec(player).one()
-        battle = confirmation.submit(session, battle_id=mustered.json()["id"], results=results)
+        battle, _sides = confirmation.submit(
+            session, battle_id=mustered.json()["id"], results=results
+        )
         assert battle.status == "proposed"
         session.commit()
 

@@ -26,16 +26,18 @@ from app.services.feed import events, history
 WAITING = ("proposed", "disputed")
 
 
-def submit(session: Session, *, battle_id: int, results: list[SideResult]) -> Battle:
+def submit(
+    session: Session, *, battle_id: int, results: list[SideResult]
+) -> tuple[Battle, list[BattleSide]]:
     """Apply the result (organizer) or store it as a proposal (player), after checking it
     fully: the proposal is resolved inside a savepoint and rolled back, so a result that the
-    rules would refuse is refused now, not at confirmation."""
+    rules would refuse is refused now, not at confirmation. The battle and its sides as
+    they now stand (the answer shows them without reading them again)."""
     battle, sides = lifecycle.get_battle(session, battle_id)
     if _applies_at_once(session, battle, sides):
-        lifecycle.record_result(
+        return lifecycle.record_result(
             session, battle_id=battle_id, results=results, loaded=(battle, sides)
         )
-        return battle
     if battle.status != "mustered":
         raise DomainError(
             "battle_already_recorded",
@@ -46,7 +48,7 @@ def submit(session: Session, *, battle_id: int, results: list[SideResult]) -> Ba
         lifecycle.record_result(session, battle_id=battle_id, results=results)
         trial.rollback()
     session.expire_all()
-    battle, _sides = lifecycle.get_battle(session, battle_id)
+    battle, sides = lifecycle.get_battle(session, battle_id)
     battle.status = "proposed"
     battle.proposal = {"sides": [asdict(r) for r in results]}
     battle.proposed_by = session.info.get("actor_id")
@@ -54,7 +56,7 @@ def submit(session: Session, *, battle_id: int, results: list[SideResult]) -> Ba
     history.record(
         session, campaign_id=battle.campaign_id, battle_id=battle.id, kind="result_proposed"
     )
-    return battle
+    return battle, sides
 
 
 def preview(session: Session, *, battle_id: int, results: list[SideResult]) -> list[dict[str, Any]]:

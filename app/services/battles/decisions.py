@@ -48,38 +48,69 @@ from app.services.packs import pack_reward, rulebooks, thresholds
 def store(
     session: Session, *, force_id: int, battle_id: int | None, pending: tuple[Any, ...]
 ) -> None:
+    """One force's new decisions (a requisition's, a pack's): see ``store_owed``."""
+    _insert(session, battle_id, [(force_id, pending)])
+
+
+@dataclass(frozen=True)
+class Owed:
+    """What one side's post-battle sequence leaves its player: the decisions, and the force
+    as the rules left it (which Battle Honours still have a unit to take them)."""
+
+    force: Force
+    pending: tuple[Any, ...]
+    value: Any
+    book: Rulebook
+
+
+def store_owed(session: Session, *, battle_id: int, owed: list[Owed]) -> None:
+    """Both sides' decisions of a battle in one INSERT, then the Battle Honours no unit can
+    take any more cancelled, read in one query (issue 50: two statements fewer a result)."""
+    _insert(session, battle_id, [(o.force.id or 0, o.pending) for o in owed])
+    _lapse(session, [(o.force, o.value, o.book) for o in owed])
+
+
+def _insert(
+    session: Session, battle_id: int | None, owed: list[tuple[int, tuple[Any, ...]]]
+) -> None:
     """One INSERT however many decisions (RETURNING their ids, which the history needs; the
     ORM would send SQLite one INSERT per row). Rows inserted this way are not seen by the
-    flush hooks, so the force's version is raised here (anything cached for it shows the
+    flush hooks, so each force's version is raised here (anything cached for it shows the
     decisions as pending)."""
-    if not pending:
+    rows = [_row(force_id, battle_id, d) for force_id, pending in owed for d in pending]
+    if not rows:
         return
-    rows = [_row(force_id, battle_id, d) for d in pending]
     stored = session.execute(
         # render_nulls: a victor bonus (no card) goes in the same INSERT as the units' rows
         insert(Decision)
         .returning(
-            col(Decision.id), col(Decision.kind), col(Decision.card_id), col(Decision.payload)
+            col(Decision.id),
+            col(Decision.force_id),
+            col(Decision.kind),
+            col(Decision.card_id),
+            col(Decision.payload),
         )
         .execution_options(render_nulls=True),
         rows,
     ).all()
-    force = session.get(Force, force_id)
-    assert force is not None  # the caller holds the force locked
-    force.version += 1
-    session.add(force)
-    for decision_id, kind, card_id, payload in stored:
-        source = _source_names(payload)
+    forces: dict[int, Force] = {}
+    for force_id, pending in owed:
+        force = session.get(Force, force_id) if pending else None
+        if force is not None:  # the caller holds the force locked
+            force.version += 1
+            session.add(force)
+            forces[force_id] = force
+    for decision_id, force_id, kind, card_id, payload in sorted(stored):
         history.record(
             session,
-            campaign_id=force.campaign_id,
+            campaign_id=forces[force_id].campaign_id,
             force_id=force_id,
             battle_id=battle_id,
             kind="decision_pending",
             decision_id=decision_id,
             decision=kind,
             card_id=card_id,
-            **source,
+            **_source_names(payload),
         )
 
 
@@ -479,14 +510,23 @@ def lapse_unanswerable(session: Session, *, force: Force, value: Any, book: Rule
     """Cancel the force's pending Battle Honours that no unit can take any more (ruling 71):
     the unit filled its six honours since, or every unit a victor bonus allowed did. Left
     pending, such a decision could never be answered and would hold the player's musters."""
+    _lapse(session, [(force, value, book)])
+
+
+def _lapse(session: Session, forces: list[tuple[Force, Any, Rulebook]]) -> None:
+    """``lapse_unanswerable`` for several forces, their decisions read in one query."""
+    by_id = {force.id: (force, value, book) for force, value, book in forces}
     rows = session.exec(
-        select(Decision).where(
-            Decision.force_id == force.id,
+        select(Decision)
+        .where(
+            col(Decision.force_id).in_(list(by_id)),
             Decision.status == "pending",
             Decision.kind == "battle_honour",
         )
+        .order_by(col(Decision.id))
     ).all()
     for row in rows:
+        force, value, book = by_id[row.force_id]
         if after_rules.honour_targets(value, honour_decision(row), book):
             continue
         row.status = "cancelled"

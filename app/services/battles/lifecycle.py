@@ -357,6 +357,7 @@ def record_result(
     befores = [_force_totals(session, s.force_id) for s in sides]
     extra_rp = territories.bonus_rps(session, battle, [s.force_id for s in sides])
     totals_before = []
+    owed: list[decisions.Owed] = []
     for index, side in enumerate(sides):
         result = by_force[side.force_id]
         won = outcome == (
@@ -374,12 +375,18 @@ def record_result(
                     index,
                     losses[side.force_id],
                     _Read(cards, befores[index], extra_rp[side.force_id]),
+                    owed,
                 )
             )
         side.victory_points, side.painted, side.won = scores[index].total, result.painted, won
         for name in _SIDE_WRITES:  # every column on both sides: one executemany UPDATE
             flag_modified(side, name)
         session.add(side)
+    # Nothing flushed during the sides' sequences: both sides' changes go in one flush after
+    # both (issue 41), and their decisions in one INSERT. The decisions name only rows that
+    # exist, and the lapse reads only the two forces' decisions.
+    with session.no_autoflush:
+        decisions.store_owed(session, battle_id=battle.id or 0, owed=owed)
     territories.after_result(session, battle, sides)
     battle.status, battle.outcome, battle.resolved_at = "resolved", outcome.value, utcnow()
     battle.rule_packs = rulebooks.versions_in_play(session, battle.campaign_id)
@@ -539,9 +546,11 @@ def _resolve(
     index: int,
     losses: list[EnemyLoss],
     read: _Read,
+    owed: list[decisions.Owed],
 ) -> tuple[int, int]:
     """Run one side's post-battle sequence; return its force's Crusade points and XP from
-    just before (the progress chart's point)."""
+    just before (the progress chart's point). What it leaves the player to decide goes on
+    ``owed``."""
     view = _roster_force(session, side.force_id, side.roster, waiting=False, loaded=read.cards)
     before = read.before
     side.snapshot = _snapshot(view, before)
@@ -582,16 +591,7 @@ def _resolve(
         book=book,
     )
     gains.record_gains(session, view, after=after.force, battle_id=battle.id)
-    # Nothing flushes here: both sides' changes go in one flush after both (issue 41). The
-    # decisions name only rows that exist, and the lapse reads only this force's decisions.
-    with session.no_autoflush:
-        decisions.store(session, force_id=side.force_id, battle_id=battle.id, pending=after.pending)
-        decisions.lapse_unanswerable(
-            session,
-            force=view.force,
-            value=after.force,
-            book=book,
-        )
+    owed.append(decisions.Owed(view.force, after.pending, after.force, book))
     side.report = {
         "army_keywords": list(rulebooks.army_of(view.force)),  # the scope it played under
         "units": result.units,

@@ -1050,7 +1050,7 @@ def submit(
         raise DomainError(
             "draft_not_mustered", "Muster the battle before entering its result.", status=409
         )
-    battle = confirmation.submit(
+    battle, _sides = confirmation.submit(
         session, battle_id=draft.battle_id, results=results(session, draft, draft_data)
     )
     save(session, draft, draft_data, step=FINISHED)
