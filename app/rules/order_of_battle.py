@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from app.rules.cards import CrusadeCard
 from app.rules.data import HonourCategory, Rulebook
@@ -47,8 +48,10 @@ class OrderOfBattle:
         self.card(card.id)
         return replace(self, cards=tuple(card if c.id == card.id else c for c in self.cards))
 
-    @property
+    @cached_property
     def crusade_relics(self) -> frozenset[str]:
+        # Worked out once per value (it is immutable): whether a Battle Honour can still be
+        # taken asks it for every unit and every decision a battle leaves
         return frozenset(i for c in self.cards for i in c.honour_ids(HonourCategory.CRUSADE_RELIC))
 
 

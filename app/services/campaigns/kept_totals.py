@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -139,7 +140,13 @@ def _before(row: Card) -> Mapping[str, Any]:
 
 def _now(row: Card) -> Mapping[str, Any]:
     values = row.__dict__
-    return {name: values.get(name, CARD_DEFAULTS.get(name)) for name in CARD_COLUMNS}
+    try:  # every column loaded or set: a card read whole (each one a resolution reads)
+        return dict(zip(CARD_COLUMNS, _CARD_VALUES(values), strict=True))
+    except KeyError:  # a column neither loaded nor set: its default
+        return {name: values.get(name, CARD_DEFAULTS.get(name)) for name in CARD_COLUMNS}
+
+
+_CARD_VALUES = itemgetter(*CARD_COLUMNS)
 
 
 def standing_of(session: Session, force_id: int, campaign_id: int | None = None) -> ForceStanding:
