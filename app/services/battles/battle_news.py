@@ -18,20 +18,25 @@ def what_it_did(
     battle: Battle,
     sides: list[BattleSide],
     cards: dict[int | None, Card] | None = None,
+    owed: list[tuple[int, int | None, str]] | None = None,
 ) -> list[dict[str, Any]]:
     """One entry per side, in the battle's order; called once the result is applied (the
     cards, the forces and the pending decisions are as the battle left them). ``cards``:
-    the rostered units, when the caller holds them already."""
+    the rostered units, and ``owed``: the battle's pending decisions (force, card, kind),
+    when the caller holds them already."""
     session.flush()  # the standings lines move at flush: the Crusade points after count all
     roster = [card_id for side in sides for card_id in side.roster]
     if cards is None:
         query = select(Card).where(col(Card.id).in_(roster))
         cards = {c.id: c for c in session.exec(query).all()}
-    owed = session.exec(
-        select(Decision.force_id, Decision.card_id, Decision.kind).where(
-            Decision.battle_id == battle.id, Decision.status == "pending"
+    if owed is None:
+        owed = list(
+            session.exec(
+                select(Decision.force_id, Decision.card_id, Decision.kind).where(
+                    Decision.battle_id == battle.id, Decision.status == "pending"
+                )
+            ).all()
         )
-    ).all()
     return [_side(session, battle, side, cards, owed) for side in sides]
 
 

@@ -52,6 +52,9 @@ def store(
     _insert(session, battle_id, [(force_id, pending)])
 
 
+_Stored = tuple[int, int, str, int | None, Any]  # id, force, kind, card, payload
+
+
 @dataclass(frozen=True)
 class Owed:
     """What one side's post-battle sequence leaves its player: the decisions, and the force
@@ -63,24 +66,31 @@ class Owed:
     book: Rulebook
 
 
-def store_owed(session: Session, *, battle_id: int, owed: list[Owed]) -> None:
+def store_owed(
+    session: Session, *, battle_id: int, owed: list[Owed]
+) -> list[tuple[int, int | None, str]]:
     """Both sides' decisions of a battle in one INSERT, then the Battle Honours no unit can
-    take any more cancelled, read in one query (issue 50: two statements fewer a result)."""
-    _insert(session, battle_id, [(o.force.id or 0, o.pending) for o in owed])
-    _lapse(session, [(o.force, o.value, o.book) for o in owed])
+    take any more cancelled, read in one query (issue 50: two statements fewer a result).
+    The battle's decisions still pending (force, card, kind), in the order they were made:
+    what the feed's news of the battle counts, without reading them back."""
+    stored = _insert(session, battle_id, [(o.force.id or 0, o.pending) for o in owed])
+    cancelled = _lapse(session, [(o.force, o.value, o.book) for o in owed])
+    return [
+        (force_id, card_id, kind) for i, force_id, kind, card_id, _ in stored if i not in cancelled
+    ]
 
 
 def _insert(
     session: Session, battle_id: int | None, owed: list[tuple[int, tuple[Any, ...]]]
-) -> None:
+) -> list[_Stored]:
     """One INSERT however many decisions (RETURNING their ids, which the history needs; the
     ORM would send SQLite one INSERT per row). Rows inserted this way are not seen by the
     flush hooks, so each force's version is raised here (anything cached for it shows the
     decisions as pending)."""
     rows = [_row(force_id, battle_id, d) for force_id, pending in owed for d in pending]
     if not rows:
-        return
-    stored = session.execute(
+        return []
+    made = session.execute(
         # render_nulls: a victor bonus (no card) goes in the same INSERT as the units' rows
         insert(Decision)
         .returning(
@@ -93,6 +103,7 @@ def _insert(
         .execution_options(render_nulls=True),
         rows,
     ).all()
+    stored: list[_Stored] = sorted(tuple(row) for row in made)
     forces: dict[int, Force] = {}
     for force_id, pending in owed:
         force = session.get(Force, force_id) if pending else None
@@ -100,7 +111,7 @@ def _insert(
             force.version += 1
             session.add(force)
             forces[force_id] = force
-    for decision_id, force_id, kind, card_id, payload in sorted(stored):
+    for decision_id, force_id, kind, card_id, payload in stored:
         history.record(
             session,
             campaign_id=forces[force_id].campaign_id,
@@ -112,6 +123,7 @@ def _insert(
             card_id=card_id,
             **_source_names(payload),
         )
+    return stored
 
 
 def _source_names(payload: Any) -> dict[str, str]:
@@ -513,8 +525,9 @@ def lapse_unanswerable(session: Session, *, force: Force, value: Any, book: Rule
     _lapse(session, [(force, value, book)])
 
 
-def _lapse(session: Session, forces: list[tuple[Force, Any, Rulebook]]) -> None:
-    """``lapse_unanswerable`` for several forces, their decisions read in one query."""
+def _lapse(session: Session, forces: list[tuple[Force, Any, Rulebook]]) -> set[int]:
+    """``lapse_unanswerable`` for several forces, their decisions read in one query; the
+    ids of those cancelled."""
     by_id = {force.id: (force, value, book) for force, value, book in forces}
     rows = session.exec(
         select(Decision)
@@ -525,15 +538,18 @@ def _lapse(session: Session, forces: list[tuple[Force, Any, Rulebook]]) -> None:
         )
         .order_by(col(Decision.id))
     ).all()
+    cancelled: set[int] = set()
     for row in rows:
         force, value, book = by_id[row.force_id]
         if after_rules.honour_targets(value, honour_decision(row), book):
             continue
+        cancelled.add(row.id or 0)
         row.status = "cancelled"
         row.payload = {**row.payload, "cancelled_because": "no_unit_can_take_it"}
         row.answered_at = utcnow()
         session.add(row)
         record_cancelled(session, row, campaign_id=force.campaign_id, reason="no_unit_can_take_it")
+    return cancelled
 
 
 def record_cancelled(session: Session, row: Decision, *, campaign_id: int, reason: str) -> None:

@@ -386,7 +386,7 @@ def record_result(
     # both (issue 41), and their decisions in one INSERT. The decisions name only rows that
     # exist, and the lapse reads only the two forces' decisions.
     with session.no_autoflush:
-        decisions.store_owed(session, battle_id=battle.id or 0, owed=owed)
+        pending = decisions.store_owed(session, battle_id=battle.id or 0, owed=owed)
     territories.after_result(session, battle, sides)
     battle.status, battle.outcome, battle.resolved_at = "resolved", outcome.value, utcnow()
     battle.rule_packs = rulebooks.versions_in_play(session, battle.campaign_id)
@@ -402,7 +402,7 @@ def record_result(
         outcome=outcome.value,
         victory_points={str(s.force_id): s.victory_points for s in sides},
         forces=[s.force_id for s in sides],
-        sides=battle_news.what_it_did(session, battle, sides, cards),
+        sides=battle_news.what_it_did(session, battle, sides, cards, pending),
     )
     return battle, sides
 
