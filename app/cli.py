@@ -142,8 +142,8 @@ def served_app() -> FastAPI:
     full collection no longer walks them all in the middle of a request (~100 ms pauses).
     What the first requests add for good (compiled statements, the driver's caches: ~40k
     objects) still made each full collection 11-13 ms, one every ~0.4 s under a stream of
-    battle results: full collections are made ten times rarer (issue 50: p90 and p95 of a
-    resolution 1-3 ms lower in paired runs; garbage in cycles lives a little longer)."""
+    battle results: full collections are made ten times rarer (issue 50: a resolution's p90
+    lower in four paired runs, its p95 in three; garbage in cycles lives a little longer)."""
     application = create_app()
     gc.collect()
     gc.freeze()
