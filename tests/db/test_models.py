@@ -3,10 +3,11 @@ cards."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
 from app.db.models import (
@@ -21,6 +22,7 @@ from app.db.models import (
 from app.db.session import session_scope
 from app.services.campaigns.demo import load_demo
 from app.services.forces.convert import card_value, write_card
+from tests.api.test_query_counts import statements_made
 
 
 class TestInsertValues:
@@ -73,12 +75,6 @@ def test_a_commands_cards_go_in_one_update_however_their_ids_interleave(
             session.add(
                 Card(force_id=(first, second)[n % 2], name=f"Interleaved {n}", power_rating=5)
             )
-    updates: list[str] = []
-
-    def seen(_c: object, _cur: object, statement: str, *_rest: object) -> None:
-        if statement.startswith("UPDATE crusade_card"):
-            updates.append(statement)
-
     with session_scope(engine) as session:
         cards = session.exec(
             select(Card).where(col(Card.name).startswith("Interleaved ")).order_by(col(Card.id))
@@ -88,11 +84,7 @@ def test_a_commands_cards_go_in_one_update_however_their_ids_interleave(
             value = card_value(card)
             told = {"narrative": "Held the line"} if card.force_id == second else {}
             write_card(card, replace(value, xp=value.xp + 1, **told))
-        event.listen(engine, "before_cursor_execute", seen)
-        try:
-            session.flush()
-        finally:
-            event.remove(engine, "before_cursor_execute", seen)
+        updates = card_updates(engine, session.flush)
     assert len(updates) == 1
     assert all(f"{name}=" in updates[0] for name in CARD_REST)
     with Session(engine) as session:
@@ -107,20 +99,15 @@ def test_a_card_whose_numbers_alone_changed_leaves_the_rest_unwritten(engine: En
         campaign_id = load_demo(session).id
         force = session.exec(select(Force.id).where(Force.campaign_id == campaign_id)).first()
         session.add(Card(force_id=force, name="Lone squad", power_rating=5))
-    updates: list[str] = []
-
-    def seen(_c: object, _cur: object, statement: str, *_rest: object) -> None:
-        if statement.startswith("UPDATE crusade_card"):
-            updates.append(statement)
-
     with session_scope(engine) as session:
         card = session.exec(select(Card).where(Card.name == "Lone squad")).one()
-        value = card_value(card)
-        write_card(card, replace(value, xp=4))
-        event.listen(engine, "before_cursor_execute", seen)
-        try:
-            session.flush()
-        finally:
-            event.remove(engine, "before_cursor_execute", seen)
+        write_card(card, replace(card_value(card), xp=4))
+        updates = card_updates(engine, session.flush)
     assert len(updates) == 1
     assert "xp=" in updates[0] and "honours=" not in updates[0] and "name=" not in updates[0]
+
+
+def card_updates(engine: Engine, flush: Callable[[], None]) -> list[str]:
+    """The UPDATEs of crusade_card a flush sends."""
+    made = statements_made(engine, flush)
+    return [s for s in made if s.startswith("UPDATE crusade_card")]

@@ -13,6 +13,8 @@ from sqlmodel import Session, col, func, select
 
 from app.db.locks import for_change
 from app.db.models import (
+    CARD_NUMBERS,
+    CARD_REST,
     Battle,
     BattleSide,
     Card,
@@ -737,29 +739,11 @@ def _unit_report(data: dict[str, Any], cards: dict[int | None, Card]) -> UnitRep
     )
 
 
-_CARD_STATE = (
-    "name",
-    "power_rating",
-    "points",  # a rule pack's transform changes these three (issue 38; older snapshots
-    "keywords",  # lack them: left as they are)
-    "datasheet",
-    "wargear",
-    "psychic_powers",
-    "narrative",
-    "xp",
-    "rank",
-    "honours",
-    "scars",
-    "upgrades",
-    "battles_played",
-    "battles_survived",
-    "destroyed_psychic",
-    "destroyed_ranged",
-    "destroyed_melee",
-    "marked_for_greatness",
-    "removed",
-    "counters",  # a rule pack's Agenda may move them (older snapshots lack it: untouched)
-)
+# A unit's state before the battle, kept on its side for a revert: what write_card writes
+# (a rule pack's transform changes name, Power Rating, points, keywords and datasheet, an
+# Agenda the counters: older snapshots lack some, which a revert leaves as they are), and
+# whether it was removed.
+_CARD_STATE = (*CARD_NUMBERS, *CARD_REST, "removed")
 _FORCE_STATE = ("requisition_points", "supply_limit", "battle_tally", "victories", "counters")
 
 
