@@ -14,10 +14,12 @@ from __future__ import annotations
 import ipaddress
 import secrets
 import socket
+from functools import cache
 from urllib.parse import urlsplit
 
-from sqlalchemy import ColumnElement, and_, exists, insert, or_
+from sqlalchemy import ColumnElement, and_, bindparam, exists, insert, or_
 from sqlmodel import Session, col, delete, select
+from sqlmodel.sql.expression import SelectOfScalar
 
 from app.config import get_settings
 from app.db import locks
@@ -179,10 +181,8 @@ def enqueue(session: Session, events: list[tuple[int, int, str]]) -> None:
     """Outbox rows for the events just recorded (id, campaign, kind), one per webhook that
     wants their kind, in the caller's transaction: one indexed query for the campaigns'
     webhooks, and one INSERT for the deliveries."""
-    campaigns = {campaign_id for _id, campaign_id, _kind in events}
-    hooks = session.exec(
-        select(Webhook).where(col(Webhook.campaign_id).in_(campaigns), _owner_may_organize())
-    ).all()
+    campaigns = sorted({campaign_id for _id, campaign_id, _kind in events})
+    hooks = session.exec(_active_hooks(), params={"campaigns": campaigns}).all()
     rows = [
         insert_values(WebhookDelivery, webhook_id=int(hook.id or 0), event_id=event_id)
         for hook in hooks
@@ -191,6 +191,16 @@ def enqueue(session: Session, events: list[tuple[int, int, str]]) -> None:
     ]
     if rows:
         session.execute(insert(WebhookDelivery), rows)
+
+
+@cache
+def _active_hooks() -> SelectOfScalar[Webhook]:
+    """The active webhooks of the campaigns bound as ``campaigns``: built once, so the
+    statement and its cache key are not made again on every write (0.2 ms each, issue 50)."""
+    return select(Webhook).where(
+        col(Webhook.campaign_id).in_(bindparam("campaigns", expanding=True)),
+        _owner_may_organize(),
+    )
 
 
 def _owner_may_organize() -> ColumnElement[bool]:
