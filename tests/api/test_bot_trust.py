@@ -303,6 +303,42 @@ class TestAFullUnitIsNotOffered:
         )
 
 
+def test_a_victor_bonus_no_unit_can_take_is_not_owed_nor_news(
+    client: TestClient, engine: Engine
+) -> None:
+    """The victor bonus may go only to the squad, which already holds six honours: no
+    decision is made (ruling 71's lapse has nothing to cancel), and the feed's news of the
+    battle, which counts the decisions the result made, owes Blue nothing."""
+    world = setup_two_forces(client)
+    squad = world["blue_units"][1]["id"]
+    fill_honours(engine, squad)
+    sides = battle_body(world)["sides"]
+    sides[0]["agendas"] = ["assassins", "secure_the_area"]
+    sides[1]["agendas"] = ["cull_the_hordes", "secure_the_area"]
+    battle = muster(
+        client, world, battle_size="incursion", mission="behind_enemy_lines", sides=sides
+    )
+    body = {
+        "sides": [
+            {
+                "force_id": world["blue"],
+                "victory_points": 40,
+                "units": [{"card_id": squad, "exfiltrated": True}],
+            },
+            {"force_id": world["red"], "victory_points": 10},
+        ]
+    }
+    response = client.post(f"/api/v1/battles/{battle['id']}/result", json=body)
+    assert response.status_code == 200, response.text
+    assert decisions_of(client, world["blue"]) == []
+    assert decisions_of(client, world["blue"], status="cancelled") == []
+    feed = client.get(f"/api/v1/campaigns/{world['campaign']}/events?limit=200").json()
+    [recorded] = [e for e in feed["items"] if e["kind"] == "battle_recorded"]
+    blue = next(s for s in recorded["details"]["sides"] if s["force_id"] == world["blue"])
+    assert blue["victor_bonuses_owed"] == 0
+    assert all(u["honours_owed"] == 0 for u in blue["units"])
+
+
 def test_a_decision_of_a_reverted_battle_answers_decision_cancelled(client: TestClient) -> None:
     world = setup_two_forces(client)
     battle = muster(client, world)
