@@ -342,3 +342,7 @@ def test_the_rematch_is_the_players_newest_battle_not_reverted(engine: Engine) -
         play(w["other"], elsewhere, rival, "resolved")
         assert rematch(ruby) == wizard.Rematch(w["mine"].id, "Ultramarines", w["theirs"].id, "Orks")
         assert rematch(orga) is None  # the organizer plays no force here
+        # two of her own forces meet: the battle's first side is hers, the other its opponent
+        third = force_with_a_unit(session, w["campaign"], "Blood Angels", "IMPERIUM", ruby)
+        play(w["campaign"], second, third, "resolved")
+        assert rematch(ruby) == wizard.Rematch(second[0], "Raven Guard", third[0], "Blood Angels")
