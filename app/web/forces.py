@@ -560,12 +560,28 @@ def _crusade_card(
         lambda: _card_shown(session, card_id, before),
     )
     owner = principal is not None and not shown["card"]["removed"]
-    if owner and _may_change(session, principal, shown["force"]["id"]):  # the edit form
-        row = forces.get_card(session, card_id)
-        answer = _card_page(request, session, principal, row, "pages/card.html", **shown)
-        return revalidated(request, answer)
+    if owner and _may_change(session, principal, shown["force"]["id"]):
+        edit = fragments(  # the same for everyone who may change the unit: kept alike
+            request,
+            session,
+            ("card_edit", card_id, version),
+            lambda: _edit_form(session, forces.get_card(session, card_id)),
+        )
+        return revalidated(request, render(request, "pages/card.html", principal, **shown, **edit))
     answer = render(request, "pages/card.html", principal, can_change=False, **shown)
     return revalidated(request, answer)
+
+
+def _edit_form(session: Session, row: Card) -> dict[str, Any]:
+    """The card page's edit form, for a viewer who may change the unit: only what the form
+    shows beside the kept sheet (the sheet itself is not built again for it, issue 50)."""
+    faction = forces.get_force(session, row.force_id).crusade_faction
+    return {
+        "can_change": True,
+        "unit": {"name": row.name, "narrative": row.narrative, "split_unit": row.split_unit or ""},
+        "keyword_edit": unit_entry.keyword_edit(session, row, faction),
+        "split_lock": unit_entry.split_unit_lock(session, row),
+    }
 
 
 @router.post("/cards/{card_id}")
@@ -580,15 +596,13 @@ def edit_card(
         body = checked(CardUpdate, form.body())
         unit_entry.edit_card(session, card_id=card_id, **body.model_dump(exclude_unset=True))
     if outcome.refused:
-        row = forces.get_card(session, card_id)
-        return _card_page(
+        return render(
             request,
-            session,
-            principal,
-            row,
             "pages/card.html",
+            principal,
             status=outcome.status,
             **_card_shown(session, card_id, None),
+            **_edit_form(session, forces.get_card(session, card_id)),
             error=outcome.error,
             values=form.model_dump(),
         )

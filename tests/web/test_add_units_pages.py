@@ -356,13 +356,16 @@ class TestCardKeywords:
 
     def test_no_chips_once_the_unit_has_fought(self, person: Callable[[str], Browser]) -> None:
         world = campaign_with_two_players(person)
-        fight_a_battle(world)
         ruby, force = world["ruby"], world["ruby_force"]
         captain = units(ruby, force)["Captain"]
+        # the owner's edit form is kept per version of the campaign: the battle moves it
+        assert 'name="kw"' in ruby.get(f"/cards/{captain['id']}").text
+        fight_a_battle(world)
         page = ruby.get(f"/cards/{captain['id']}").text
         assert "Edit name and narrative" in page and 'name="kw"' not in page
         renamed = ruby.post(f"/cards/{captain['id']}", {"name": "Severus", "narrative": ""})
         assert renamed.status_code == 303
+        assert 'value="Severus"' in ruby.get(f"/cards/{captain['id']}").text
         assert units(ruby, force)["Severus"]["keywords"] == captain["keywords"]
         sneaked = ruby.post(
             f"/cards/{captain['id']}",

@@ -138,7 +138,8 @@ def test_after_a_write_through_another_process_every_page_equals_one_built_afres
     world = campaign_with_two_players(person)
     world["orga"].api("PATCH", f"/campaigns/{world['campaign_id']}", json={"public": True})
     card = first_card(world, "ruby_force")
-    readers = [world["kai"].client, site]  # a player, and anonymous
+    # the owner (whose page has the edit form), another player, and anonymous
+    readers = [world["ruby"].client, world["kai"].client, site]
     for path in pages(world, card):
         for client in readers:
             client.get(path)  # the first app's caches hold every page
