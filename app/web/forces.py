@@ -123,7 +123,8 @@ def _force_page(
 
 
 @router.get("/forces/{force_id}")
-def order_of_battle(
+@ends_read_early
+async def order_of_battle(
     request: Request,
     session: SessionDep,
     principal: Reader,
@@ -133,21 +134,116 @@ def order_of_battle(
     updated: Annotated[int, Query(ge=0, le=1000)] = 0,
     joined: Annotated[int, Query(ge=0, le=1000)] = 0,
 ) -> Response:
-    view = forces.load_force(session, force_id)
-    newcomer = next((c for c in view.cards if str(c.id) == added and not c.removed), None)
-    notice = f"{newcomer.name} joined the Order of Battle." if newcomer else None
-    if imported > 0:
-        units = f"{imported} unit{'s' if imported != 1 else ''}"
-        notice = f"{units} from the roster joined the Order of Battle."
-    if updated > 0:
-        cards = f"{updated} card{'s' if updated != 1 else ''}"
-        notice = f"{notice or ''} {cards} brought up to the roster.".strip()
-    if joined > 0:
-        notice = f"{joined} unit{'s' if joined != 1 else ''} joined the Order of Battle."
-    waiting = decisions.list_decisions(session, force_id=force_id, status="pending")
-    return _force_page(
-        request, session, principal, view, "pages/force.html", notice=notice, waiting=len(waiting)
+    """Kept whole for a visitor, and in parts for everyone else (issue 50): the force's
+    units and numbers are rendered once per version of the force and its campaign, apart
+    for those who may change it (their Duplicate buttons); the notice after an action is
+    the request's own."""
+    notices = _Notices(added, imported, updated, joined)
+    held = versions.held_force_versions(session, force_id)
+    return await kept_page(
+        request,
+        principal,
+        ("force_page", force_id, held[1] if held else None),
+        held[0] if held is not None and not notices.any() else None,
+        lambda: _order_of_battle(request, session, principal, force_id, notices),
     )
+
+
+@dataclass(frozen=True)
+class _Notices:
+    """What the Order of Battle page says after an action sent the player to it."""
+
+    added: str
+    imported: int
+    updated: int
+    joined: int
+
+    def any(self) -> bool:
+        return bool(self.added or self.imported or self.updated or self.joined)
+
+    def text(self, names: dict[str, str]) -> str | None:
+        """``names``: the force's live units' names by id (the unit just added is one)."""
+        notice = f"{names[self.added]} joined the Order of Battle." if self.added in names else None
+        if self.imported > 0:
+            units = f"{self.imported} unit{'s' if self.imported != 1 else ''}"
+            notice = f"{units} from the roster joined the Order of Battle."
+        if self.updated > 0:
+            cards = f"{self.updated} card{'s' if self.updated != 1 else ''}"
+            notice = f"{notice or ''} {cards} brought up to the roster.".strip()
+        if self.joined > 0:
+            units = f"{self.joined} unit{'s' if self.joined != 1 else ''}"
+            notice = f"{units} joined the Order of Battle."
+        return notice
+
+
+def _order_of_battle(
+    request: Request,
+    session: Session,
+    principal: Principal | None,
+    force_id: int,
+    notices: _Notices,
+) -> Response:
+    force_version, campaign_version = versions.force_versions(session, force_id)
+    can_change = _may_change(session, principal, force_id)
+    shown = fragments(
+        request,
+        session,
+        ("force_page", force_id, force_version, campaign_version, can_change),
+        lambda: _force_shown(session, force_id, can_change),
+    )
+    answer = render(
+        request,
+        "pages/force.html",
+        principal,
+        can_change=can_change,
+        notice=notices.text(shown["names"]),
+        **shown,
+    )
+    return revalidated(request, answer)
+
+
+def _force_shown(session: Session, force_id: int, can_change: bool) -> dict[str, Any]:
+    """The Order of Battle page's parts that are the same for everyone who sees it alike
+    (readers, or those who may change the force): its units and numbers, rendered."""
+    view = forces.load_force(session, force_id)
+    force = view.force
+    assert force.id is not None
+    book = rulebooks.book_of(session, force)
+    oob = present.order_of_battle(view, book)
+    counters = {
+        int(c.id): lines
+        for c in view.value.cards
+        if book.counters and (lines := pack_watch.card_counters(book, c))
+    }
+    campaign = forces.get_campaign(session, force.campaign_id)
+    return {
+        "force": {
+            "id": force.id,
+            "name": force.name,
+            "crusade_faction": force.crusade_faction,
+            "army_keywords": list(force.army_keywords or []),
+            "player_name": force.player_name,
+            "notes": force.notes,
+        },
+        "campaign": {"id": campaign.id, "name": campaign.name},
+        "names": {str(c.id): c.name for c in view.cards if not c.removed},
+        "waiting": len(decisions.list_decisions(session, force_id=force_id, status="pending")),
+        "removed": [
+            {"id": c.id, "name": c.name, "power_rating": c.power_rating}
+            for c in view.cards
+            if c.removed
+        ],
+        "summary_html": fragment(
+            "partials/force_summary.html", oob=oob, counter_rules=book.counters
+        ),
+        "units_html": fragment(
+            "partials/force_units.html",
+            oob=oob,
+            force={"id": force.id},
+            card_counters=counters,
+            can_change=can_change,
+        ),
+    }
 
 
 @router.get("/forces/{force_id}/cards/new")

@@ -22,7 +22,12 @@ from tests.web.conftest import Browser, campaign_with_two_players
 
 def pages(world: dict[str, Any], card: int) -> list[str]:
     campaign = world["campaign_id"]
-    return [f"/campaigns/{campaign}", f"/cards/{card}", f"/campaigns/{campaign}/battles"]
+    return [
+        f"/campaigns/{campaign}",
+        f"/cards/{card}",
+        f"/campaigns/{campaign}/battles",
+        f"/forces/{world['ruby_force']}",
+    ]
 
 
 def first_card(world: dict[str, Any], force: str) -> int:
@@ -59,6 +64,12 @@ def test_each_reader_gets_their_own_page_and_a_304_only_for_it(
     form = f'action="/cards/{card}"'
     assert form in world["ruby"].get(f"/cards/{card}").text
     assert form not in world["kai"].get(f"/cards/{card}").text
+    # and the owner's Order of Battle its Add and Duplicate buttons (kept apart from readers')
+    force = f"/forces/{world['ruby_force']}"
+    duplicate = f"/forces/{world['ruby_force']}/cards/new?copy={card}"
+    assert duplicate in world["ruby"].get(force).text
+    assert duplicate not in world["kai"].get(force).text
+    assert duplicate not in site.get(force).text
     # a player may create a force on the dashboard; an anonymous reader may not
     dashboard = f"/campaigns/{world['campaign_id']}"
     assert "Create your force" in world["kai"].get(dashboard).text
