@@ -38,11 +38,11 @@ from typing import Any
 import httpx
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, event, func, text
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from app.db import migrate
 from app.db.engine import make_engine
-from app.db.models import Card
+from app.db.models import Battle, BattleSide, Card
 from app.db.session import session_scope
 from app.main import create_app
 from app.services.accounts import accounts
@@ -68,7 +68,24 @@ def reads(world: dict[str, Any]) -> dict[str, str]:
         "battles list (JSON)": f"/api/v1/campaigns/{campaign}/battles",
         "all battles (page)": f"/campaigns/{campaign}/battles",
         "Order of Battle (JSON)": f"/api/v1/forces/{force}",
+        "Order of Battle (page)": f"/forces/{force}",
+        "a battle (page)": f"/battles/{world['battle']}",
+        "requisitions (page)": f"/forces/{force}/requisitions",
     }
+
+
+def latest_battle(engine: Engine, force_id: int) -> int:
+    """The force's newest resolved battle (its page: both sides' units and what they did)."""
+    with Session(engine) as session:
+        query = (
+            select(BattleSide.battle_id)
+            .join(Battle, col(Battle.id) == col(BattleSide.battle_id))
+            .where(BattleSide.force_id == force_id, Battle.status == "resolved")
+            .order_by(col(BattleSide.battle_id).desc())
+        )
+        found = session.exec(query).first()
+        assert found is not None
+        return found
 
 
 def busiest_card(engine: Engine, force_id: int) -> int:
@@ -318,6 +335,7 @@ def run(url: str, args: argparse.Namespace, sizes: list[int]) -> None:
             campaign=league.campaign_id, force=league.force_ids[0], pair=league.force_ids[-2:]
         )
         world["card"] = busiest_card(engine, league.force_ids[0])
+        world["battle"] = latest_battle(engine, league.force_ids[0])
         counter = StatementCounter(engine)
         with TestClient(create_app(engine)) as client:
             client.post("/api/v1/auth/login", json=USER)

@@ -23,7 +23,7 @@ from app.db.models import Campaign, Force
 from app.main import create_app
 
 sys.path.insert(0, str(Path(__file__).parent))
-from league_bench import USER, busiest_card, reads
+from league_bench import USER, busiest_card, latest_battle, reads
 
 
 def captured(engine: Engine, client: TestClient, path: str) -> list[tuple[str, Any]]:
@@ -68,7 +68,12 @@ def main() -> None:
         force = session.exec(select(Force.id).where(Force.campaign_id == campaign)).first()
         battles = session.execute(text("SELECT count(*) FROM battle")).scalar_one()
     assert campaign is not None and force is not None
-    world = {"campaign": campaign, "force": force, "card": busiest_card(engine, force)}
+    world = {
+        "campaign": campaign,
+        "force": force,
+        "card": busiest_card(engine, force),
+        "battle": latest_battle(engine, force),
+    }
     print(f"{engine.dialect.name}: campaign {campaign}, {battles} battles")
     with TestClient(create_app(engine)) as client:
         client.post("/api/v1/auth/login", json=USER)

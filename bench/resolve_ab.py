@@ -61,7 +61,8 @@ def main() -> None:
         for n in range(2)
     ]
     card = bench.busiest_card(engine, forces[0])
-    warm = bench.reads({**worlds[0], "force": forces[0], "card": card})
+    battle = bench.latest_battle(engine, forces[0])
+    warm = bench.reads({**worlds[0], "force": forces[0], "card": card, "battle": battle})
     times: list[list[float]] = [[], []]
     with contextlib.ExitStack() as stack:
         clients = [stack.enter_context(_started(args.database_url, b, warm)) for b in builds]
