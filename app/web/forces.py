@@ -455,37 +455,75 @@ def _requisitions_page(
     force_id: int,
     *,
     status: int = 200,
+    kept: bool = False,
     **context: Any,
 ) -> Response:
-    view = forces.load_force(session, force_id)
-    book = rulebooks.book_of(session, view.force)
-    oob = present.order_of_battle(view, book)
-    return _force_page(
+    """``kept``: a read, whose rules' answers (every Requisition tried on every unit) are
+    kept per version of the force and its campaign, which everything they depend on moves
+    (the units, the RP, the battles that open and close the purchase window, the rules)."""
+    if kept:
+        force_version, campaign_version = versions.force_versions(session, force_id)
+        shown = fragments(
+            request,
+            session,
+            ("requisitions", force_id, force_version, campaign_version),
+            lambda: _requisitions_shown(session, force_id),
+        )
+    else:
+        shown = _requisitions_shown(session, force_id)
+    return render(
         request,
-        session,
-        principal,
-        view,
         "pages/force_requisitions.html",
+        principal,
         status=status,
-        oob=oob,
-        choices=requisition_choices(session, view, oob),
-        fields=requisition_fields(book),
-        bounds=number_bounds(book),  # issue 47: a number field refuses what the server would
-        pack_traits=book.pack_warlord_traits,  # issue 38: offered on the Warlord Trait form
-        joining=(RequisitionTiming.CARD_ADDED, RequisitionTiming.CARD_ADDED_OR_CHARACTER_RANK),
-        **context,
+        can_change=_may_change(session, principal, force_id),
+        **(shown | context),
     )
 
 
+def _requisitions_shown(session: Session, force_id: int) -> dict[str, Any]:
+    view = forces.load_force(session, force_id)
+    force = view.force
+    book = rulebooks.book_of(session, force)
+    oob = present.order_of_battle(view, book)
+    campaign = forces.get_campaign(session, force.campaign_id)
+    return {
+        "force": {"id": force.id, "name": force.name},
+        "campaign": {"id": campaign.id, "name": campaign.name},
+        "oob": oob,
+        "choices": requisition_choices(session, view, oob),
+        "fields": requisition_fields(book),
+        "bounds": number_bounds(book),  # issue 47: a number field refuses what the server would
+        "pack_traits": book.pack_warlord_traits,  # issue 38: offered on the Warlord Trait form
+        "joining": (RequisitionTiming.CARD_ADDED, RequisitionTiming.CARD_ADDED_OR_CHARACTER_RANK),
+    }
+
+
 @router.get("/forces/{force_id}/requisitions")
-def requisitions_page(
+@ends_read_early
+async def requisitions_page(
     request: Request, session: SessionDep, principal: Reader, force_id: int, bought: str = ""
+) -> Response:
+    """Kept whole for a visitor (no purchase notice), and its rules' answers for everyone."""
+    held = versions.held_force_versions(session, force_id)
+    return await kept_page(
+        request,
+        principal,
+        ("requisitions_page", force_id, held[1] if held else None),
+        held[0] if held is not None and not bought else None,
+        lambda: _requisitions_read(request, session, principal, force_id, bought),
+    )
+
+
+def _requisitions_read(
+    request: Request, session: Session, principal: Principal | None, force_id: int, bought: str
 ) -> Response:
     notice = None
     book = rulebooks.force_book(session, force_id)
     if bought in {r.id for r in book.requisitions}:
         notice = f"Bought {book.requisition(bought).name}."
-    return _requisitions_page(request, session, principal, force_id, notice=notice)
+    page = _requisitions_page(request, session, principal, force_id, kept=True, notice=notice)
+    return revalidated(request, page)
 
 
 @router.post("/forces/{force_id}/requisitions")

@@ -27,6 +27,7 @@ def pages(world: dict[str, Any], card: int) -> list[str]:
         f"/cards/{card}",
         f"/campaigns/{campaign}/battles",
         f"/forces/{world['ruby_force']}",
+        f"/forces/{world['ruby_force']}/requisitions",
     ]
 
 
