@@ -31,7 +31,7 @@ from app.rules.honours import weapon_enhancements_to_choose, weapons_to_enhance
 from app.services.accounts.access import Access
 from app.services.accounts.accounts import Principal
 from app.services.battles import decisions, wizard
-from app.services.forces.forces import load_force
+from app.services.forces.forces import get_force, load_force
 from app.services.packs import pack_reward, rulebooks
 from app.web import table_pass
 from app.web.form_models import DECISION_REQUISITION_FIELDS as REQUISITION_FIELDS
@@ -115,7 +115,7 @@ def next_decision(
     found = _next_pending(session, force_id)
     if found is not None:
         return redirect(f"/decisions/{found.id}")
-    force = load_force(session, force_id).force
+    force = get_force(session, force_id)  # its name: not its units
     return render(request, "pages/decision_none.html", principal, force=force)
 
 

@@ -376,15 +376,34 @@ def _add_lines(
 def edit_force_page(
     request: Request, session: SessionDep, principal: Owner, force_id: int
 ) -> Response:
-    view = forces.load_force(session, force_id)
+    force = forces.get_force(session, force_id)
     values = ForceForm(
-        name=view.force.name,
-        player_name=view.force.player_name,
-        notes=view.force.notes,
-        army_keywords=", ".join(view.force.army_keywords),
+        name=force.name,
+        player_name=force.player_name,
+        notes=force.notes,
+        army_keywords=", ".join(force.army_keywords),
     )
-    return _force_page(
-        request, session, principal, view, "pages/force_edit.html", values=values.model_dump()
+    return _force_edit_page(request, session, principal, force, values=values.model_dump())
+
+
+def _force_edit_page(
+    request: Request,
+    session: Session,
+    principal: Principal,
+    force: Force,
+    *,
+    status: int = 200,
+    **context: Any,
+) -> Response:
+    """The force's edit form: its own row and its campaign's name, not its units."""
+    return render(
+        request,
+        "pages/force_edit.html",
+        principal,
+        status=status,
+        force=force,
+        campaign=forces.get_campaign(session, force.campaign_id),
+        **context,
     )
 
 
@@ -400,13 +419,11 @@ def edit_force(
         body = checked(ForceUpdate, form.update())
         forces.update_force(session, force_id=force_id, **body.model_dump())
     if outcome.refused:
-        view = forces.load_force(session, force_id)
-        return _force_page(
+        return _force_edit_page(
             request,
             session,
             principal,
-            view,
-            "pages/force_edit.html",
+            forces.get_force(session, force_id),
             status=outcome.status,
             error=outcome.error,
             values=form.model_dump(),
