@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.datastructures import UploadFile as StarletteUpload
 
-from app.db.models import BattleSide, Card, Force, User
+from app.db.models import BattleSide, Force, User
 from app.db.session import SessionDep
 from app.edge.limits import RateLimits
 from app.edge.schemas.battles import BattleReportIn
@@ -53,8 +53,10 @@ def _battle_context(
     owners: dict[int | None, User] = {
         k: v for k, v in confirmation.players(session, list(forces.values())).items()
     }
-    roster_ids = [i for s in sides for i in s.roster]
-    cards = wizard.roster_cards(session, roster_ids)
+    made = confirmation.battle_decisions(session, battle_id)
+    # both rosters' units and those the decisions name, by name, in one query
+    named = [i for s in sides for i in s.roster] + [x.card_id for x in made if x.card_id]
+    names = wizard.unit_names(session, named)
     proposal = {int(p["force_id"]): p for p in (battle.proposal or {}).get("sides", [])}
     user = principal.user if principal else None
     organizer = bool(
@@ -63,15 +65,13 @@ def _battle_context(
     in_battle = bool(user and user.id in {f.owner_id for f in forces.values()})
     at_table = confirmation.table_opponent(session, battle, sides)
     opponent = in_battle and user is not None and user.id != battle.proposed_by
-    views = [_side_view(book, s, forces[s.force_id], owners, cards, proposal) for s in sides]
-    made = confirmation.battle_decisions(session, battle_id)
+    views = [_side_view(book, s, forces[s.force_id], owners, names, proposal) for s in sides]
     table_opponent = at_table if user and user.id == battle.proposed_by else None
     confirm_link = f"{site}/battles/{battle_id}/confirm"
     qr = None
     if table_opponent is not None:
         who = table_opponent.display_name or table_opponent.username
         qr = qr_svg(confirm_link, f"QR code of the link for {who} to confirm: {confirm_link}")
-    decision_cards = wizard.roster_cards(session, [x.card_id for x in made if x.card_id])
     return {
         "battle": battle,
         "campaign": get_campaign(session, battle.campaign_id),
@@ -94,11 +94,14 @@ def _battle_context(
         # ... or scan this with their own phone, and confirm there from their own account
         "confirm_link": confirm_link,
         "confirm_qr": qr,
-        "decisions": [
-            (x, decision_cards.get(x.card_id or 0), forces.get(x.force_id)) for x in made
-        ],
+        "decisions": [(x, _unit(names, x.card_id), forces.get(x.force_id)) for x in made],
         "decision_title": decision_title,
     }
+
+
+def _unit(names: dict[int, str], card_id: int | None) -> dict[str, str] | None:
+    """A unit as the page names it (None: no unit, or one since gone)."""
+    return {"name": names[card_id]} if card_id in names else None
 
 
 def _side_view(
@@ -106,7 +109,7 @@ def _side_view(
     side: BattleSide,
     force: Force,
     owners: dict[int | None, User],
-    cards: dict[int, Card],
+    names: dict[int, str],
     proposal: dict[int, dict[str, Any]],
 ) -> dict[str, Any]:
     report = side.report or {}
@@ -127,8 +130,8 @@ def _side_view(
         "rows": [
             {
                 "id": i,
-                "card": cards.get(i),
-                "name": cards[i].name if i in cards else f"Unit {i}",
+                "card": _unit(names, i),
+                "name": names.get(i, f"Unit {i}"),
                 "report": units.get(i, {}),
                 "xp": (report.get("experience") or {}).get(str(i)),
                 "test": tests.get(i),
