@@ -72,6 +72,12 @@ class TestSchemaSaysWhatTheServerChecks:
         content = photo["responses"]["200"]["content"]  # type: ignore[index]
         assert list(content) == ["image/jpeg"]
 
+    def test_a_cards_rolled_dice_say_how_a_pair_reads(self, client: TestClient) -> None:
+        """[[6, 3]] is one D6 that rolled a 3, not two dice: the schema says so."""
+        schemas = client.get("/openapi.json").json()["components"]["schemas"]
+        for model in ("ScarPublic", "HonourPublic"):
+            assert "[sides, value]" in schemas[model]["properties"]["dice"]["description"]
+
 
 class TestBodiesThatAreNotJson:
     def test_malformed_json_names_the_line_and_column(self, client: TestClient) -> None:

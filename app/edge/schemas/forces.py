@@ -93,20 +93,27 @@ class EntryPublic(BaseModel):
     summary: str
 
 
+# A pair reads [sides, value], not two dice: [[6, 3]] is one D6 that rolled a 3.
+_DICE = (
+    "The dice rolled for it, in order (re-rolls included), each as [sides, value]: [[6, 3]] "
+    "is one D6 that rolled a 3. Empty when it was chosen, not rolled."
+)
+
+
 class HonourPublic(BaseModel):
     category: str
     entries: list[EntryPublic]
     crusade_points: int
     weapon: str | None
     model: str | None
-    dice: list[list[int]]
+    dice: list[list[int]] = Field(description=_DICE)
 
 
 class ScarPublic(BaseModel):
     id: str
     name: str
     summary: str
-    dice: list[list[int]]
+    dice: list[list[int]] = Field(description=_DICE)
 
 
 _SPLIT_UNIT = (
