@@ -15,6 +15,7 @@ from sqlalchemy import Engine
 from app.api.plumbing.cache import VersionedBodies
 from app.faults import OUTAGES
 from app.main import create_app
+from tests.api.helpers import force
 from tests.conftest import ORGANIZER, with_csrf
 from tests.faults.outages import Database
 from tests.web.conftest import Browser, campaign_with_two_players
@@ -192,7 +193,13 @@ def test_an_outage_answers_the_503_page_not_a_cached_one(engine: Engine) -> None
             campaign = client.post("/api/v1/campaigns", json={"name": "Vigilus"}).json()["id"]
             client.patch(f"/api/v1/campaigns/{campaign}", json={"public": True})
             anonymous = TestClient(client.app)
-            paths = [f"/campaigns/{campaign}", f"/campaigns/{campaign}/battles"]
+            army = force(client, campaign)
+            paths = [
+                f"/campaigns/{campaign}",
+                f"/campaigns/{campaign}/battles",
+                f"/forces/{army}",
+                f"/forces/{army}/requisitions",
+            ]
             etags = {path: anonymous.get(path).headers["ETag"] for path in paths}  # cached
             with database.away():
                 for path in paths:
