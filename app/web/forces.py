@@ -3,6 +3,7 @@ Requisitions, and each unit's Crusade card (with a print layout and its battle h
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -87,6 +88,20 @@ def _may_change(session: Session, principal: Principal | None, force_id: int) ->
 # --- the Order of Battle ------------------------------------------------------------------
 
 
+def _card_counters(view: ForceView, book: Rulebook) -> dict[int, list[str]]:
+    """Each unit's own rule pack counters in words, for its row (issue 47)."""
+    return {
+        int(c.id): lines
+        for c in view.value.cards
+        if book.counters and (lines := pack_watch.card_counters(book, c))
+    }
+
+
+def _link(row: Any) -> dict[str, Any]:
+    """A force's or campaign's id and name: what a kept page's breadcrumbs show of it."""
+    return {"id": row.id, "name": row.name}
+
+
 def _force_page(
     request: Request,
     session: Session,
@@ -95,7 +110,6 @@ def _force_page(
     template: str,
     *,
     status: int = 200,
-    oob: OrderOfBattlePublic | None = None,
     **context: Any,
 ) -> Response:
     force = view.force
@@ -107,14 +121,9 @@ def _force_page(
         principal,
         status=status,
         force=force,
-        oob=oob or present.order_of_battle(view, book),
+        oob=present.order_of_battle(view, book),
         counter_rules=book.counters,
-        # each unit's own counters in words, for its row (issue 47)
-        card_counters={
-            int(c.id): lines
-            for c in view.value.cards
-            if book.counters and (lines := pack_watch.card_counters(book, c))
-        },
+        card_counters=_card_counters(view, book),
         removed=[c for c in view.cards if c.removed],
         campaign=forces.get_campaign(session, force.campaign_id),
         can_change=_may_change(session, principal, force.id),
@@ -139,14 +148,45 @@ async def order_of_battle(
     for those who may change it (their Duplicate buttons); the notice after an action is
     the request's own."""
     notices = _Notices(added, imported, updated, joined)
-    held = versions.held_force_versions(session, force_id)
-    return await kept_page(
+    return await _kept_force_page(
         request,
+        session,
         principal,
-        ("force_page", force_id, held[1] if held else None),
-        held[0] if held is not None and not notices.any() else None,
-        lambda: _order_of_battle(request, session, principal, force_id, notices),
+        ("force_page", force_id),
+        whole=not notices.any(),
+        build=lambda: _order_of_battle(request, session, principal, force_id, notices),
     )
+
+
+async def _kept_force_page(
+    request: Request,
+    session: Session,
+    principal: Principal | None,
+    what: tuple[str, int],
+    *,
+    whole: bool,
+    build: Callable[[], Response],
+) -> Response:
+    """A force's page (``what``: its name and the force) kept whole for a visitor per version
+    of the force and its campaign, unless it carries a notice of the request's own
+    (``whole`` False)."""
+    held = versions.held_force_versions(session, what[1])
+    version = held[0] if held is not None and whole else None
+    return await kept_page(request, principal, (*what, held[1] if held else None), version, build)
+
+
+def _force_parts(
+    request: Request,
+    session: Session,
+    what: tuple[Hashable, ...],
+    force_id: int,
+    build: Callable[[], dict[str, Any]],
+) -> dict[str, Any]:
+    """A force page's parts, kept under ``what`` and the versions of the force and its
+    campaign read now."""
+    force_version, campaign_version = versions.force_versions(session, force_id)
+    key = (what[0], force_id, force_version, campaign_version, *what[1:])
+    return fragments(request, session, key, build)
 
 
 @dataclass(frozen=True)
@@ -183,12 +223,12 @@ def _order_of_battle(
     force_id: int,
     notices: _Notices,
 ) -> Response:
-    force_version, campaign_version = versions.force_versions(session, force_id)
     can_change = _may_change(session, principal, force_id)
-    shown = fragments(
+    shown = _force_parts(
         request,
         session,
-        ("force_page", force_id, force_version, campaign_version, can_change),
+        ("force_page", can_change),
+        force_id,
         lambda: _force_shown(session, force_id, can_change),
     )
     answer = render(
@@ -210,11 +250,6 @@ def _force_shown(session: Session, force_id: int, can_change: bool) -> dict[str,
     assert force.id is not None
     book = rulebooks.book_of(session, force)
     oob = present.order_of_battle(view, book)
-    counters = {
-        int(c.id): lines
-        for c in view.value.cards
-        if book.counters and (lines := pack_watch.card_counters(book, c))
-    }
     campaign = forces.get_campaign(session, force.campaign_id)
     return {
         "force": {
@@ -225,7 +260,7 @@ def _force_shown(session: Session, force_id: int, can_change: bool) -> dict[str,
             "player_name": force.player_name,
             "notes": force.notes,
         },
-        "campaign": {"id": campaign.id, "name": campaign.name},
+        "campaign": _link(campaign),
         "names": {str(c.id): c.name for c in view.cards if not c.removed},
         "waiting": len(decisions.list_decisions(session, force_id=force_id, status="pending")),
         "removed": [
@@ -240,7 +275,7 @@ def _force_shown(session: Session, force_id: int, can_change: bool) -> dict[str,
             "partials/force_units.html",
             oob=oob,
             force={"id": force.id},
-            card_counters=counters,
+            card_counters=_card_counters(view, book),
             can_change=can_change,
         ),
     }
@@ -479,13 +514,8 @@ def _requisitions_page(
     kept per version of the force and its campaign, which everything they depend on moves
     (the units, the RP, the battles that open and close the purchase window, the rules)."""
     if kept:
-        force_version, campaign_version = versions.force_versions(session, force_id)
-        shown = fragments(
-            request,
-            session,
-            ("requisitions", force_id, force_version, campaign_version),
-            lambda: _requisitions_shown(session, force_id),
-        )
+        build = lambda: _requisitions_shown(session, force_id)  # noqa: E731
+        shown = _force_parts(request, session, ("requisitions",), force_id, build)
     else:
         shown = _requisitions_shown(session, force_id)
     return render(
@@ -505,8 +535,8 @@ def _requisitions_shown(session: Session, force_id: int) -> dict[str, Any]:
     oob = present.order_of_battle(view, book)
     campaign = forces.get_campaign(session, force.campaign_id)
     return {
-        "force": {"id": force.id, "name": force.name},
-        "campaign": {"id": campaign.id, "name": campaign.name},
+        "force": _link(force),
+        "campaign": _link(campaign),
         "oob": oob,
         "choices": requisition_choices(session, view, oob),
         "fields": requisition_fields(book),
@@ -522,13 +552,13 @@ async def requisitions_page(
     request: Request, session: SessionDep, principal: Reader, force_id: int, bought: str = ""
 ) -> Response:
     """Kept whole for a visitor (no purchase notice), and its rules' answers for everyone."""
-    held = versions.held_force_versions(session, force_id)
-    return await kept_page(
+    return await _kept_force_page(
         request,
+        session,
         principal,
-        ("requisitions_page", force_id, held[1] if held else None),
-        held[0] if held is not None and not bought else None,
-        lambda: _requisitions_read(request, session, principal, force_id, bought),
+        ("requisitions_page", force_id),
+        whole=not bought,
+        build=lambda: _requisitions_read(request, session, principal, force_id, bought),
     )
 
 
@@ -670,8 +700,8 @@ def _card_shown(session: Session, card_id: int, before: int | None) -> dict[str,
     return {
         "card": {"id": row.id, "name": row.name, "removed": row.removed},
         "awaiting": sheet.card.awaiting_decision,
-        "force": {"id": force.id, "name": force.name},
-        "campaign": {"id": campaign.id, "name": campaign.name},
+        "force": _link(force),
+        "campaign": _link(campaign),
         "sheet_html": fragment("partials/card_sheet.html", sheet=sheet, heading="h1"),
         "history_html": fragment("partials/card_history.html", history=history, older=older),
     }
