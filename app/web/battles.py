@@ -13,8 +13,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.datastructures import UploadFile as StarletteUpload
 
-from app.db.models import BattleSide, Force, User
-from app.db.session import SessionDep
+from app.db.models import BattlePhoto, BattleReport, BattleSide, Decision, Force, User
+from app.db.session import SessionDep, ends_read_early
 from app.edge.limits import RateLimits
 from app.edge.schemas.battles import BattleReportIn
 from app.errors import DomainError
@@ -24,15 +24,26 @@ from app.services.accounts import accounts
 from app.services.accounts.access import Access
 from app.services.accounts.accounts import Principal
 from app.services.battles import confirmation, decisions, lifecycle, wizard
-from app.services.campaigns import photos, stories
+from app.services.campaigns import photos, stories, versions
 from app.services.forces.forces import get_campaign
 from app.services.packs import rulebooks
 from app.web import table_pass
 from app.web.decisions import decision_title
+from app.web.display.markdown import markdown
 from app.web.display.qr import qr_svg
 from app.web.form_models import checked
 from app.web.forms import Form, field_text
-from app.web.pages import attempt, page, redirect, render, site_url
+from app.web.pages import (
+    attempt,
+    fragment,
+    fragments,
+    kept_page,
+    page,
+    redirect,
+    render,
+    revalidated,
+    site_url,
+)
 
 router = APIRouter(route_class=OneHopRoute)
 
@@ -44,9 +55,11 @@ BattleOrganizer = Annotated[Principal, page(Access.BATTLE_ORGANIZE)]
 # --- the battle page ------------------------------------------------------------------------
 
 
-def _battle_context(
-    session: Session, principal: Principal | None, battle_id: int, site: str = ""
-) -> dict[str, Any]:
+def _battle_shown(session: Session, battle_id: int) -> dict[str, Any]:
+    """The battle page's parts that are the same for every reader: what both sides
+    reported (rendered), the report, the photos and the decisions, as plain values. Every
+    row they come from moves the campaign's version (app.db.models); the players' names
+    shown never change once an account is made."""
     battle, sides = lifecycle.get_battle(session, battle_id)
     book = rulebooks.campaign_book(session, battle.campaign_id)
     forces = wizard.forces_by_id(session, [s.force_id for s in sides])
@@ -58,45 +71,116 @@ def _battle_context(
     named = [i for s in sides for i in s.roster] + [x.card_id for x in made if x.card_id]
     names = wizard.unit_names(session, named)
     proposal = {int(p["force_id"]): p for p in (battle.proposal or {}).get("sides", [])}
-    user = principal.user if principal else None
-    organizer = bool(
-        user and wizard.is_organizer(session, campaign_id=battle.campaign_id, user=user)
-    )
-    in_battle = bool(user and user.id in {f.owner_id for f in forces.values()})
-    at_table = confirmation.table_opponent(session, battle, sides)
-    opponent = in_battle and user is not None and user.id != battle.proposed_by
     views = [_side_view(book, s, forces[s.force_id], owners, names, proposal) for s in sides]
-    table_opponent = at_table if user and user.id == battle.proposed_by else None
+    proposer = confirmation.proposer(session, battle)
+    mission = book.mission(battle.mission)
+    return {
+        "battle": {
+            "id": battle.id,
+            "status": battle.status,
+            "outcome": battle.outcome,
+            "mission_roll": battle.mission_roll,
+            "created_at": battle.created_at,
+            "resolved_at": battle.resolved_at,
+            "proposed_by": battle.proposed_by,
+        },
+        "players": frozenset(f.owner_id for f in forces.values() if f.owner_id is not None),
+        "campaign": _link(get_campaign(session, battle.campaign_id)),
+        "mission": {"name": mission.name, "summary": mission.summary},
+        "size": {"name": book.battle_size(battle.battle_size).name},
+        "force_names": [v["force"].name for v in views],
+        "sides_html": fragment("partials/battle_sides.html", sides=views),
+        "unit_names": {str(r["id"]): r["name"] for v in views for r in v["rows"]},
+        "story": _story(stories.get_report(session, battle_id)),
+        "photos": [_photo(p) for p in photos.photos_of(session, battle_id)],
+        "proposer": (proposer.display_name or proposer.username) if proposer else None,
+        "decisions": [_decision(x, names, forces) for x in made],
+    }
+
+
+def _battle_context(
+    session: Session,
+    principal: Principal | None,
+    battle_id: int,
+    site: str = "",
+    shown: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The battle page as ``principal`` sees it: the parts ``shown`` (kept, or built now)
+    and what this viewer may do with them."""
+    shown = shown if shown is not None else _battle_shown(session, battle_id)
+    battle = shown["battle"]
+    status = battle["status"]
+    user = principal.user if principal else None
+    campaign_id = shown["campaign"]["id"]
+    organizer = bool(user and wizard.is_organizer(session, campaign_id=campaign_id, user=user))
+    in_battle = bool(user and user.id in shown["players"])
+    opponent = in_battle and user is not None and user.id != battle["proposed_by"]
+    table_opponent = None
+    if user and user.id == battle["proposed_by"]:
+        table_opponent = confirmation.table_opponent_among(
+            session, status=status, proposed_by=battle["proposed_by"], players=shown["players"]
+        )
     confirm_link = f"{site}/battles/{battle_id}/confirm"
     qr = None
     if table_opponent is not None:
         who = table_opponent.display_name or table_opponent.username
         qr = qr_svg(confirm_link, f"QR code of the link for {who} to confirm: {confirm_link}")
     return {
-        "battle": battle,
-        "campaign": get_campaign(session, battle.campaign_id),
-        "mission": book.mission(battle.mission),
-        "size": book.battle_size(battle.battle_size),
-        "sides": views,
+        **shown,
         "organizer": organizer,
-        "can_confirm": (battle.status == "proposed" and (organizer or opponent))
-        or (battle.status == "disputed" and organizer),
-        "can_dispute": battle.status == "proposed" and (organizer or opponent),
-        "can_revert": organizer and battle.status != "reverted",
-        "can_call_off": battle.status == "mustered" and (organizer or in_battle),
-        "story": stories.get_report(session, battle_id),
-        "photos": photos.photos_of(session, battle_id),
+        "can_confirm": (status == "proposed" and (organizer or opponent))
+        or (status == "disputed" and organizer),
+        "can_dispute": status == "proposed" and (organizer or opponent),
+        "can_revert": organizer and status != "reverted",
+        "can_call_off": status == "mustered" and (organizer or in_battle),
         "max_photos_per_post": photos.MAX_PER_POST,
-        "can_tell": (organizer or in_battle) and battle.status not in ("reverted", "called_off"),
-        "proposer": confirmation.proposer(session, battle),
+        "can_tell": (organizer or in_battle) and status not in ("reverted", "called_off"),
         # the recorder's phone offers the opponent sitting across the table to confirm here
         "table_opponent": table_opponent,
         # ... or scan this with their own phone, and confirm there from their own account
         "confirm_link": confirm_link,
         "confirm_qr": qr,
-        "decisions": [(x, _unit(names, x.card_id), forces.get(x.force_id)) for x in made],
-        "decision_title": decision_title,
     }
+
+
+def _story(row: BattleReport | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return {
+        "title": row.title,
+        "played_on": row.played_on,
+        "location": row.location,
+        "written_by": row.written_by,
+        "narrative": row.narrative,
+        "narrative_html": markdown(row.narrative),
+        "unit_notes": dict(row.unit_notes or {}),
+    }
+
+
+def _photo(row: BattlePhoto) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "widths": list(row.widths),
+        "width": row.width,
+        "height": row.height,
+        "caption": row.caption,
+        "uploaded_by": row.uploaded_by,
+    }
+
+
+def _decision(row: Decision, names: dict[int, str], forces: dict[int, Force]) -> dict[str, Any]:
+    force = forces.get(row.force_id)
+    return {
+        "id": row.id,
+        "status": row.status,
+        "title": decision_title(row),
+        "unit": names.get(row.card_id) if row.card_id else None,
+        "force": force.name if force else "",
+    }
+
+
+def _link(row: Any) -> dict[str, Any]:
+    return {"id": row.id, "name": row.name}
 
 
 def _unit(names: dict[int, str], card_id: int | None) -> dict[str, str] | None:
@@ -145,17 +229,51 @@ def _side_view(
 
 
 @router.get("/battles/{battle_id}")
-def battle_page(
+@ends_read_early
+async def battle_page(
     request: Request, session: SessionDep, principal: Reader, battle_id: int, handed_back: str = ""
 ) -> Response:
-    return render(
+    """Kept whole for a visitor, and in parts for everyone else (issue 50): the sides, the
+    report, the photos and the decisions are built once per campaign version; what the
+    viewer may do, their draft and the table pass are the request's own."""
+    back = handed_back == "1"
+    return await kept_page(
+        request,
+        principal,
+        ("battle_page", battle_id, back),
+        versions.held_battle_version(session, battle_id),
+        lambda: _battle_page(request, session, principal, battle_id, back),
+    )
+
+
+def _battle_page(
+    request: Request, session: Session, principal: Principal | None, battle_id: int, back: bool
+) -> Response:
+    answer = render(
         request,
         "pages/battle.html",
         principal,
-        handed_back=handed_back == "1",
+        handed_back=back,
         draft_base=_draft_base(session, principal, battle_id),
-        **_battle_context(session, principal, battle_id, site_url(request)),
+        **_battle_context(
+            session,
+            principal,
+            battle_id,
+            site_url(request),
+            _kept_shown(request, session, battle_id),
+        ),
         **_at_table(request, session, principal, battle_id),
+    )
+    return revalidated(request, answer)
+
+
+def _kept_shown(request: Request, session: Session, battle_id: int) -> dict[str, Any]:
+    version = versions.battle_version(session, battle_id)
+    return fragments(
+        request,
+        session,
+        ("battle_page", battle_id, version),
+        lambda: _battle_shown(session, battle_id),
     )
 
 
@@ -188,9 +306,10 @@ def confirm_page(
     """Where the QR code on the recorder's phone leads: the opponent's own phone, logged in
     (the log-in page comes first and comes back here), sees the result to confirm. The link
     grants nothing by itself: confirming still takes the opponent's own account."""
-    context = _battle_context(session, principal, battle_id, site_url(request))
+    shown = _kept_shown(request, session, battle_id)
+    context = _battle_context(session, principal, battle_id, site_url(request), shown)
     if not context["can_confirm"]:
-        status = context["battle"].status
+        status = context["battle"]["status"]
         context["notice"] = (
             "There is no result waiting for you to confirm here."
             if status != "proposed"

@@ -15,10 +15,11 @@ from sqlalchemy import Engine
 from app.api.plumbing.cache import VersionedBodies
 from app.faults import OUTAGES
 from app.main import create_app
-from tests.api.helpers import force
+from tests.api.helpers import force, unit
 from tests.conftest import ORGANIZER, with_csrf
 from tests.faults.outages import Database
 from tests.web.conftest import Browser, campaign_with_two_players
+from tests.web.test_battle_pages import proposed_battle
 
 
 def pages(world: dict[str, Any], card: int) -> list[str]:
@@ -29,6 +30,7 @@ def pages(world: dict[str, Any], card: int) -> list[str]:
         f"/campaigns/{campaign}/battles",
         f"/forces/{world['ruby_force']}",
         f"/forces/{world['ruby_force']}/requisitions",
+        f"/battles/{world['battle_id']}",
     ]
 
 
@@ -40,7 +42,7 @@ def first_card(world: dict[str, Any], force: str) -> int:
 def test_each_reader_gets_their_own_page_and_a_304_only_for_it(
     person: Callable[[str], Browser], site: TestClient
 ) -> None:
-    world = campaign_with_two_players(person)
+    world = proposed_battle(person)
     world["orga"].api("PATCH", f"/campaigns/{world['campaign_id']}", json={"public": True})
     card = first_card(world, "ruby_force")
     for path in pages(world, card):
@@ -81,7 +83,7 @@ def test_each_reader_gets_their_own_page_and_a_304_only_for_it(
 def test_a_private_campaigns_pages_are_refused_to_outsiders_and_removed_members(
     person: Callable[[str], Browser], site: TestClient
 ) -> None:
-    world = campaign_with_two_players(person)
+    world = proposed_battle(person)
     card = first_card(world, "kai_force")
     for path in pages(world, card):
         assert world["kai"].get(path).status_code == 200  # cached now
@@ -107,7 +109,7 @@ def test_a_visitors_kept_pages_are_refused_once_the_campaign_is_private(
     """A page kept whole for readers without a session is sent only after the access check
     of the request itself: made private, the campaign's kept pages reach no visitor, with or
     without the ETag they were sent with."""
-    world = campaign_with_two_players(person)
+    world = proposed_battle(person)
     campaign = f"/campaigns/{world['campaign_id']}"
     world["orga"].api("PATCH", campaign, json={"public": True})
     card = first_card(world, "kai_force")
@@ -148,7 +150,7 @@ def test_a_visitors_page_is_kept_once_however_its_query_is_spelled(
 def test_after_a_write_through_another_process_every_page_equals_one_built_afresh(
     person: Callable[[str], Browser], site: TestClient, engine: Engine
 ) -> None:
-    world = campaign_with_two_players(person)
+    world = proposed_battle(person)
     world["orga"].api("PATCH", f"/campaigns/{world['campaign_id']}", json={"public": True})
     card = first_card(world, "ruby_force")
     # the owner (whose page has the edit form), another player, and anonymous
@@ -161,6 +163,8 @@ def test_after_a_write_through_another_process_every_page_equals_one_built_afres
         writer = Browser(other)
         writer.api("PATCH", f"/cards/{card}", json={"narrative": "Held the breach alone."})
         writer.api("PATCH", f"/forces/{world['ruby_force']}", json={"name": "Ultramarines 5th"})
+        story = {"title": "The breach", "narrative": "Held it **alone**."}
+        writer.api("PUT", f"/battles/{world['battle_id']}/report", json=story)
         with TestClient(create_app(engine)) as fresh:  # built afresh: nothing cached
             fresh.app.state.read_cache = VersionedBodies()
             for path in pages(world, card):
@@ -172,6 +176,8 @@ def test_after_a_write_through_another_process_every_page_equals_one_built_afres
                     assert _without_visit(cached.text) == _without_visit(built.text), path
     assert "Held the breach alone." in site.get(f"/cards/{card}").text
     assert "Ultramarines 5th" in site.get(f"/campaigns/{world['campaign_id']}").text
+    battle = site.get(f"/battles/{world['battle_id']}").text
+    assert "Ultramarines 5th" in battle and "<strong>alone</strong>" in battle
 
 
 def _without_visit(page: str) -> str:
@@ -193,12 +199,31 @@ def test_an_outage_answers_the_503_page_not_a_cached_one(engine: Engine) -> None
             campaign = client.post("/api/v1/campaigns", json={"name": "Vigilus"}).json()["id"]
             client.patch(f"/api/v1/campaigns/{campaign}", json={"public": True})
             anonymous = TestClient(client.app)
-            army = force(client, campaign)
+            army, rival = force(client, campaign), force(client, campaign, "Death Guard")
+            sides = [
+                {
+                    "force_id": f,
+                    "role": role,
+                    "roster": [unit(client, f)["id"]],
+                    "agendas": [agenda],
+                }
+                for f, role, agenda in (
+                    (army, "attacker", "assassins"),
+                    (rival, "defender", "reaper"),
+                )
+            ]
+            mustered = client.post(
+                f"/api/v1/campaigns/{campaign}/battles",
+                json={"battle_size": "combat_patrol", "mission": "supply_drop", "sides": sides},
+            )
+            assert mustered.status_code == 201, mustered.text
+            battle = mustered.json()["id"]
             paths = [
                 f"/campaigns/{campaign}",
                 f"/campaigns/{campaign}/battles",
                 f"/forces/{army}",
                 f"/forces/{army}/requisitions",
+                f"/battles/{battle}",
             ]
             etags = {path: anonymous.get(path).headers["ETag"] for path in paths}  # cached
             with database.away():

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import bindparam
+from sqlalchemy import bindparam, func
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
@@ -189,6 +189,22 @@ _BY_CARD = (
     .where(_K.id == bindparam("card_id"))
 )
 _BY_CAMPAIGN = sa_select(*_FACTS).where(_C.id == bindparam("campaign_id"))
+_BT, _ST = Battle.__table__, BattleSide.__table__  # type: ignore[attr-defined]
+# A battle has exactly two sides (app/edge/schemas/battles.py): their players are the
+# lower and the higher owner id, so one row holds them.
+_SIDE_OWNERS = _ST.join(_FT, _F.id == _ST.c.force_id)
+_PLAYERS = [
+    sa_select(agg(_F.owner_id))
+    .select_from(_SIDE_OWNERS)
+    .where(_ST.c.battle_id == _BT.c.id)
+    .scalar_subquery()
+    for agg in (func.min, func.max)
+]
+_BY_BATTLE = (
+    sa_select(*_FACTS, *_PLAYERS)
+    .select_from(_BT.join(_CT, _C.id == _BT.c.campaign_id))
+    .where(_BT.c.id == bindparam("battle_id"))
+)
 
 
 def _quick_target(session: Session, params: Mapping[str, Any]) -> Target | None:
@@ -205,6 +221,13 @@ def _quick_target(session: Session, params: Mapping[str, Any]) -> Target | None:
         if card is None:
             raise NotFound("card_not_found", f"There is no Crusade card {params['card_id']}.")
         return _kept_force(session, card, int(card[5]), ("card", card_id))
+    if "battle_id" in params:
+        battle_id = _id(params, "battle_id")
+        battle = _facts_row(session, _BY_BATTLE, "battle_id", battle_id)
+        if battle is None:
+            raise NotFound("battle_not_found", f"There is no battle {battle_id}.")
+        players = frozenset(o for o in (battle[3], battle[4]) if o is not None)
+        return Target(_facts(battle), players, named=("battle", battle_id))
     if "campaign_id" in params:
         campaign_id = _id(params, "campaign_id")
         campaign = _facts_row(session, _BY_CAMPAIGN, "campaign_id", campaign_id)
@@ -293,4 +316,5 @@ def _battle_target(session: Session, battle_id: int) -> Target:
         .join(BattleSide, col(BattleSide.force_id) == col(Force.id))
         .where(BattleSide.battle_id == battle_id)
     ).all()
-    return Target(_campaign(session, battle.campaign_id), frozenset(o for o in owners if o))
+    players = frozenset(o for o in owners if o)
+    return Target(_campaign(session, battle.campaign_id), players, named=("battle", battle_id))

@@ -10,6 +10,7 @@ short PIN (``accounts.set_pin``); both are checked like a log-in."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
@@ -134,9 +135,27 @@ def _points(session: Session, force_id: int) -> int:
 def table_opponent(session: Session, battle: Battle, sides: list[BattleSide]) -> User | None:
     """Who confirms a proposed result at the table: the other force's player (the one who
     did not enter it), when that force has a player."""
-    if battle.status != "proposed":
+    return table_opponent_among(
+        session,
+        status=battle.status,
+        proposed_by=battle.proposed_by,
+        players=_owners(session, sides),
+    )
+
+
+def table_opponent_among(
+    session: Session, *, status: str, proposed_by: int | None, players: Iterable[int]
+) -> User | None:
+    """``table_opponent``, from the battle's status, recorder and players read already (the
+    battle page keeps them)."""
+    if status != "proposed":
         return None
-    others = _owners(session, sides) - {battle.proposed_by}
+    return _the_other(session, set(players), proposed_by)
+
+
+def _the_other(session: Session, players: set[int], player: int | None) -> User | None:
+    """The one player of the battle who is not ``player`` (None: none, or no one player)."""
+    others = players - {player}
     return session.get(User, min(others)) if len(others) == 1 else None
 
 
@@ -152,8 +171,7 @@ def opponent_to_confirm(session: Session, *, battle_id: int, recorder_id: int) -
     battle, sides = lifecycle.get_battle(session, battle_id)
     if _applies_at_once(session, battle, sides, actor=recorder_id):
         return None
-    others = _owners(session, sides) - {recorder_id}
-    return session.get(User, min(others)) if len(others) == 1 else None
+    return _the_other(session, _owners(session, sides), recorder_id)
 
 
 def confirm_at_table(

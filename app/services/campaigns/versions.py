@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from sqlmodel import Session, col, select
 
-from app.db.models import Campaign, Card, Force
+from app.db.models import Battle, Campaign, Card, Force
 from app.errors import NotFound
 from app.services.accounts.access import held_target
 
@@ -28,6 +28,11 @@ def held_force_versions(session: Session, force_id: int) -> tuple[int, int] | No
 
 def held_card_version(session: Session, card_id: int) -> int | None:
     held = held_target(session, ("card", card_id))
+    return int(held.campaign.version) if held is not None else None
+
+
+def held_battle_version(session: Session, battle_id: int) -> int | None:
+    held = held_target(session, ("battle", battle_id))
     return int(held.campaign.version) if held is not None else None
 
 
@@ -69,4 +74,20 @@ def card_version(session: Session, card_id: int) -> int:
     ).first()
     if version is None:
         raise NotFound("card_not_found", f"There is no Crusade card {card_id}.")
+    return int(version)
+
+
+def battle_version(session: Session, battle_id: int) -> int:
+    """The version of the campaign the battle was fought in: its sides, reports, decisions,
+    story and photos all move it."""
+    held = held_battle_version(session, battle_id)
+    if held is not None:
+        return held
+    version = session.exec(
+        select(Campaign.version)
+        .join(Battle, col(Battle.campaign_id) == col(Campaign.id))
+        .where(col(Battle.id) == battle_id)
+    ).first()
+    if version is None:
+        raise NotFound("battle_not_found", f"There is no battle {battle_id}.")
     return int(version)
