@@ -412,6 +412,8 @@ class User(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     username: str = Field(max_length=40, unique=True, index=True)
+    # Set once, at sign-up: kept pages (the battle page) show it per campaign version, so a
+    # route that renamed an account would have to raise its campaigns' versions (issue 50).
     display_name: str = Field(default="", max_length=80)
     password_hash: str = Field(max_length=200)
     is_admin: bool = False

@@ -112,21 +112,18 @@ def _force_page(
     status: int = 200,
     **context: Any,
 ) -> Response:
+    """A page about one force that is not its Order of Battle (add units, print): its
+    header's numbers are the force's summary, not every unit's card built (issue 50)."""
     force = view.force
     assert force.id is not None
-    book = rulebooks.book_of(session, force)
     return render(
         request,
         template,
         principal,
         status=status,
         force=force,
-        oob=present.order_of_battle(view, book),
-        counter_rules=book.counters,
-        card_counters=_card_counters(view, book),
-        removed=[c for c in view.cards if c.removed],
+        oob=present.force_summary(force, view, rulebooks.book_of(session, force)),
         campaign=forces.get_campaign(session, force.campaign_id),
-        can_change=_may_change(session, principal, force.id),
         **context,
     )
 

@@ -56,7 +56,8 @@ def _page(
         principal,
         status=status,
         force=view.force,
-        oob=present.order_of_battle(view, rulebooks.book_of(session, view.force)),
+        # the header's numbers: the summary, not every unit's card built (issue 50)
+        oob=present.force_summary(view.force, view, rulebooks.book_of(session, view.force)),
         campaign=forces.get_campaign(session, view.force.campaign_id),
         change_names=CHANGE_NAMES,
         requisition_names={r.id: r.name for r in rulebook().requisitions},
