@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from fastapi.testclient import TestClient
 from PIL import Image
 from sqlalchemy import Engine
 
@@ -83,6 +84,26 @@ def proposed_battle(
         },
     )
     return {**world, "battle_id": battle["id"], "mine": mine, "theirs": theirs}
+
+
+def test_a_battles_page_is_found_by_its_own_check_before_anything_is_kept(
+    person: Callable[[str], Browser], site: TestClient
+) -> None:
+    """The battle page's quick access check (one statement: the campaign and both players)
+    refuses what the full one refused: a battle that is not there, a path id that is not
+    one, a private campaign's battle to a visitor; and lets its players act on it."""
+    world = proposed_battle(person)
+    path = f"/battles/{world['battle_id']}"
+    asked = site.get(path, follow_redirects=False)
+    assert asked.status_code == 303 and asked.headers["location"].startswith("/login")
+    for client in (site, world["kai"].client):
+        assert client.get("/battles/99999").status_code == 404
+        assert client.get("/battles/1234567890").status_code == 422
+    page = world["kai"].get(path)  # the opponent: may confirm and dispute
+    assert page.status_code == 200
+    assert f'action="{path}/confirm"' in page.text and f'action="{path}/dispute"' in page.text
+    stranger = person("stranger")
+    assert stranger.get(path, follow_redirects=False).status_code in (403, 404)
 
 
 def test_the_opponent_confirms_and_the_proposer_cannot(
