@@ -5,6 +5,8 @@ database says. A campaign's version rises with every change to anything its read
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlmodel import Session, col, select
 
 from app.db.models import Battle, Campaign, Card, Force
@@ -37,13 +39,12 @@ def held_battle_version(session: Session, battle_id: int) -> int | None:
 
 
 def campaign_version(session: Session, campaign_id: int) -> int:
-    held = held_campaign_version(session, campaign_id)
-    if held is not None:
-        return held
-    version = session.exec(select(Campaign.version).where(col(Campaign.id) == campaign_id)).first()
-    if version is None:
-        raise NotFound("campaign_not_found", f"There is no campaign {campaign_id}.")
-    return int(version)
+    return _version(
+        session,
+        held_campaign_version(session, campaign_id),
+        select(Campaign.version).where(col(Campaign.id) == campaign_id),
+        NotFound("campaign_not_found", f"There is no campaign {campaign_id}."),
+    )
 
 
 def force_versions(session: Session, force_id: int) -> tuple[int, int]:
@@ -63,31 +64,36 @@ def force_versions(session: Session, force_id: int) -> tuple[int, int]:
 
 def card_version(session: Session, card_id: int) -> int:
     """The version of the campaign the card's force plays in."""
-    held = held_card_version(session, card_id)
-    if held is not None:
-        return held
-    version = session.exec(
+    return _version(
+        session,
+        held_card_version(session, card_id),
         select(Campaign.version)
         .join(Force, col(Force.campaign_id) == col(Campaign.id))
         .join(Card, col(Card.force_id) == col(Force.id))
-        .where(col(Card.id) == card_id)
-    ).first()
-    if version is None:
-        raise NotFound("card_not_found", f"There is no Crusade card {card_id}.")
-    return int(version)
+        .where(col(Card.id) == card_id),
+        NotFound("card_not_found", f"There is no Crusade card {card_id}."),
+    )
 
 
 def battle_version(session: Session, battle_id: int) -> int:
     """The version of the campaign the battle was fought in: its sides, reports, decisions,
     story and photos all move it."""
-    held = held_battle_version(session, battle_id)
-    if held is not None:
-        return held
-    version = session.exec(
+    return _version(
+        session,
+        held_battle_version(session, battle_id),
         select(Campaign.version)
         .join(Battle, col(Battle.campaign_id) == col(Campaign.id))
-        .where(col(Battle.id) == battle_id)
-    ).first()
+        .where(col(Battle.id) == battle_id),
+        NotFound("battle_not_found", f"There is no battle {battle_id}."),
+    )
+
+
+def _version(session: Session, held: int | None, query: Any, missing: NotFound) -> int:
+    """The version the access check read (``held``), else ``query``'s one campaign version;
+    ``missing`` when the row it starts from is not there."""
+    if held is not None:
+        return held
+    version = session.exec(query).first()
     if version is None:
-        raise NotFound("battle_not_found", f"There is no battle {battle_id}.")
+        raise missing
     return int(version)
