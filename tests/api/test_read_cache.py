@@ -486,10 +486,19 @@ def test_after_every_write_each_cached_read_equals_one_built_afresh(
 
 def visitor_pages(people: People) -> list[str]:
     """The pages a visitor is sent whole from the kept copy: the campaign's dashboard, its
-    battles list and the page of each player's first card (the steps change both)."""
+    battles list, each player's first card, Order of Battle and Requisitions, and the page
+    of every battle the campaign has so far (the steps change all of them)."""
     campaign = people["campaign"]
-    cards = [f"/cards/{people[who]['card']}" for who in ("ruby", "joel")]
-    return [f"/campaigns/{campaign}", f"/campaigns/{campaign}/battles", *cards]
+    players = [people[who] for who in ("ruby", "joel")]
+    battles = people["organizer"].get(f"/api/v1/campaigns/{campaign}/battles?limit=100")
+    return [
+        f"/campaigns/{campaign}",
+        f"/campaigns/{campaign}/battles",
+        *(f"/cards/{player['card']}" for player in players),
+        *(f"/forces/{player['force']}" for player in players),
+        *(f"/forces/{player['force']}/requisitions" for player in players),
+        *(f"/battles/{battle['id']}" for battle in battles.json()["items"]),
+    ]
 
 
 @pytest.mark.parametrize("size", [1, 2])
