@@ -34,6 +34,7 @@ lint: install-dev
 
 typecheck: install-dev
 	$(BIN)/mypy
+	$(BIN)/mypy --explicit-package-bases bench
 
 # PostgreSQL: TEST_DATABASE_URL if set, else the local server (installed and started by
 # scripts/ensure-postgres.sh when we are root). Without one, only SQLite runs (CI fails).

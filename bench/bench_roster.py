@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from fastapi.testclient import TestClient
+from sqlalchemy import Engine
 from sqlmodel import Session
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -74,7 +75,7 @@ def synthetic(units: int) -> bytes:
     ).encode()
 
 
-def import_costs(client: TestClient, engine: object, counter: StatementCounter) -> None:
+def import_costs(client: TestClient, engine: Engine, counter: StatementCounter) -> None:
     print("one import request (SQL statements, wall time):")
     campaign = client.post("/api/v1/campaigns", json={"name": "Bench"}).json()["id"]
     cases = [(name, faction, (ROSTERS / name).read_bytes()) for name, faction in IMPORTS]
@@ -84,8 +85,9 @@ def import_costs(client: TestClient, engine: object, counter: StatementCounter) 
             f"/api/v1/campaigns/{campaign}/forces",
             json={"name": name, "crusade_faction": faction},
         ).json()["id"]
-        with Session(engine) as session:  # type: ignore[call-overload]  # room for everything
+        with Session(engine) as session:  # room for everything
             row = session.get(Force, force)
+            assert row is not None
             row.supply_limit = 10_000
             session.add(row)
             session.commit()

@@ -34,12 +34,11 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).parent))
-import league as league_module
-from league_bench import server
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: bench.* and tests.*
 from app.db import migrate
 from app.db.engine import make_engine
+from bench import league as league_module
+from bench.league_bench import server
 
 PASSWORD = "a burst of bots"
 

@@ -39,7 +39,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from serving import database  # noqa: E402
+from bench.serving import database  # noqa: E402
 
 
 @contextlib.contextmanager

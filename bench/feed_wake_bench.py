@@ -36,10 +36,9 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).parent))
-from serving import serving
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: bench.* and tests.*
 from app.db import migrate
+from bench.serving import serving
 
 PASSWORD = "a thousand bots wait"
 CRUSADE = str(Path(sys.executable).with_name("crusade"))

@@ -182,7 +182,8 @@ def _roster(
         rng.shuffle(units)
     else:
         units.sort(key=lambda u: (u[1], u[0]))
-    wanted, roster, power = size or rng.randint(5, 20), [], 0
+    wanted, power = size or rng.randint(5, 20), 0
+    roster: list[int] = []
     for card_id, rating in units:
         if len(roster) < wanted and power + rating <= cap and card_id is not None:
             roster.append(card_id)

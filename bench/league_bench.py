@@ -20,8 +20,10 @@ processes and 4 client threads.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import pickle
+import random
 import shutil
 import socket
 import statistics
@@ -48,10 +50,10 @@ from app.main import create_app
 from app.services.accounts import accounts
 from app.services.campaigns.kept_totals import install_kept_totals
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: bench.* and tests.*
 
-import league as league_module
-from serving import serving
+from bench import league as league_module
+from bench.serving import serving
 
 USER = {"username": "bench", "password": "bench password"}
 CRUSADE = str(Path(sys.executable).with_name("crusade"))
@@ -93,7 +95,7 @@ def busiest_card(engine: Engine, force_id: int) -> int:
         query = (
             select(Card.id)
             .where(Card.force_id == force_id)
-            .order_by(Card.battles_played.desc(), Card.id)  # type: ignore[attr-defined]
+            .order_by(col(Card.battles_played).desc(), col(Card.id))
         )
         card = session.exec(query).first()
         assert card is not None
@@ -123,12 +125,12 @@ def resolution(http: Any, engine: Engine, world: dict[str, Any], units: int) -> 
     assert response.status_code == 201, response.text
     battle = response.json()["id"]
     rng = world["rng"]
-    units = [[_unit_result(rng, c) for c in rosters[i]] for i in range(2)]
+    results = [[_unit_result(rng, c) for c in rosters[i]] for i in range(2)]
     with Session(engine) as session:
-        league_module.bound(session, units, [["assassins", "first_strike"]] * 2, [None, None])
+        league_module.bound(session, results, [["assassins", "first_strike"]] * 2, [None, None])
     result = {
         "sides": [
-            {"force_id": forces[i], "victory_points": 70 - 30 * i, "units": units[i]}
+            {"force_id": forces[i], "victory_points": 70 - 30 * i, "units": results[i]}
             for i in range(2)
         ]
     }
@@ -178,7 +180,7 @@ def count_statements(
 ) -> dict[str, int]:
     counts = {}
     for name, url in reads(world).items():
-        counts[name], response = counter.of(lambda url=url: client.get(url))
+        counts[name], response = counter.of(functools.partial(client.get, url))
         assert response.status_code == 200, (url, response.text[:300])
     counts["export"], _ = counter.of(
         lambda: client.get(f"/api/v1/campaigns/{world['campaign']}/export")
@@ -239,7 +241,7 @@ def measure(
         assert login.status_code == 200, login.text
         http.headers["X-CSRF-Token"] = http.get("/api/v1/auth/csrf").json()["csrf_token"]
         for name, path in reads(world).items():
-            latency[name] = timed(lambda path=path: http.get(path), requests)
+            latency[name] = timed(functools.partial(http.get, path), requests)
         resolve = []
         for _ in range(max(10, requests // 2)):
             post = resolution(http, engine, world, 20)
@@ -309,7 +311,7 @@ def run(url: str, args: argparse.Namespace, sizes: list[int]) -> None:
     saved = SavedLeagues(args.cache, url, args.forces, args.units) if args.reuse else None
     engine: Engine | None = None
     league: league_module.League | None = None
-    world: dict[str, Any] = {"rng": league_module.random.Random(99)}
+    world: dict[str, Any] = {"rng": random.Random(99)}
     table: dict[int, tuple[dict[str, int], dict[str, list[float]], dict[str, float]]] = {}
     for size in sizes:
         start = time.perf_counter()

@@ -60,7 +60,7 @@ def build(client: TestClient, engine: Engine, units: int, packs: list[str]) -> d
         assert attached.status_code == 201, attached.text
     world: dict[str, Any] = {"campaign": campaign, "forces": [], "rosters": []}
     for name, faction in (("Blue", "IMPERIUM"), ("Red", "CHAOS")):
-        body = {"name": name, "crusade_faction": faction}
+        body: dict[str, Any] = {"name": name, "crusade_faction": faction}
         if any(p.startswith("mixed/") for p in packs):
             body["army_keywords"] = ARMIES[faction]
         force = client.post(f"/api/v1/campaigns/{campaign}/forces", json=body).json()["id"]

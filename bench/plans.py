@@ -16,14 +16,14 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, event, text
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from app.db.engine import make_engine
 from app.db.models import Campaign, Force
 from app.main import create_app
 
-sys.path.insert(0, str(Path(__file__).parent))
-from league_bench import USER, busiest_card, latest_battle, reads
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: bench.* and tests.*
+from bench.league_bench import USER, busiest_card, latest_battle, reads
 
 
 def captured(engine: Engine, client: TestClient, path: str) -> list[tuple[str, Any]]:
@@ -64,7 +64,7 @@ def main() -> None:
     args = parser.parse_args()
     engine = make_engine(args.database_url)
     with Session(engine) as session:
-        campaign = session.exec(select(Campaign.id).order_by(Campaign.id)).first()
+        campaign = session.exec(select(Campaign.id).order_by(col(Campaign.id))).first()
         force = session.exec(select(Force.id).where(Force.campaign_id == campaign)).first()
         battles = session.execute(text("SELECT count(*) FROM battle")).scalar_one()
     assert campaign is not None and force is not None

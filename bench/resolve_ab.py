@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import random
 import sys
 import time
 from pathlib import Path
@@ -29,9 +30,9 @@ from sqlmodel import Session, col, select
 from app.db.engine import make_engine
 from app.db.models import Campaign, Force
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: bench.* and tests.*
 
-import league_bench as bench
+from bench import league_bench as bench
 
 
 def main() -> None:
@@ -46,15 +47,16 @@ def main() -> None:
     engine = make_engine(args.database_url)
     with Session(engine) as session:
         campaign = session.exec(select(Campaign.id)).first()
-        forces = list(
-            session.exec(
+        forces = [
+            int(f or 0)
+            for f in session.exec(
                 select(Force.id).where(Force.campaign_id == campaign).order_by(col(Force.id))
             ).all()
-        )
+        ]
     builds = [args.a, args.b]
     worlds = [
         {
-            "rng": bench.league_module.random.Random(99 + n),
+            "rng": random.Random(99 + n),
             "campaign": campaign,
             "pair": forces[len(forces) - 2 - 2 * n : len(forces) - 2 * n],
         }

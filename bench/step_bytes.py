@@ -47,8 +47,12 @@ from tests.browser.live import (  # noqa: E402
 from tests.browser.test_call_out import at_the_after_step  # noqa: E402
 from tests.browser.test_tap_budget import real_forces  # noqa: E402
 
-ASSETS = ("/static/vendor/pico.min.css", "/static/app.css", "/static/app.js")
-ASSETS += ("/static/wizard-queue.js",)
+ASSETS = (
+    "/static/vendor/pico.min.css",
+    "/static/app.css",
+    "/static/app.js",
+    "/static/wizard-queue.js",
+)
 
 
 class Wire:

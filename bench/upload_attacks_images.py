@@ -37,9 +37,8 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for its hostile files
 
-from serving import serving
-
 from app.db import migrate
+from bench.serving import serving
 from tests.api.test_battle_flow import muster, setup_two_forces
 from tests.hostile_images import fill_bytes, gif_comments, hidden_scans, png_chunks, scan_bomb
 

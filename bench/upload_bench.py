@@ -56,12 +56,10 @@ from typing import Any
 import httpx
 from PIL import Image
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for its hostile files
-
-from serving import serving
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench.* and tests.*
 
 from app.db import migrate
+from bench.serving import serving
 from tests.api.test_battle_flow import muster, setup_two_forces
 from tests.hostile_images import dimension_liar, png_bomb, png_liar, scan_bomb
 

@@ -31,6 +31,7 @@ import multiprocessing
 import os
 import socket
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -41,12 +42,14 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
-from serving import database
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: bench.*
 
 from app.config import get_settings
 from app.db.engine import make_engine
 from app.main import create_app
 from app.services.feed import events, webhook_worker
+from bench.serving import database
 
 
 @dataclass
