@@ -196,3 +196,21 @@ class TestTheSchemaDeclaresTheHeaders:
         assert shape == {"items", "limit", "next_cursor", "next"}
         parameters = {p["name"] for p in schema["paths"][path]["get"]["parameters"]}
         assert {"cursor", "limit", "before"} <= parameters
+
+
+def test_the_contract_is_sent_with_an_etag_and_a_304_for_a_bot_that_holds_it(
+    client: TestClient,
+) -> None:
+    """Issue 50: /openapi.json is made once per process; a generator that fetches it again
+    with its ETag gets a 304, another tag the whole contract, compressed or not."""
+    first = client.get("/openapi.json")
+    assert first.status_code == 200 and first.headers["content-type"] == "application/json"
+    assert first.json() == client.app.openapi()  # type: ignore[attr-defined]
+    etag = first.headers["ETag"]
+    again = client.get("/openapi.json", headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.headers["ETag"] == etag and again.content == b""
+    other = client.get("/openapi.json", headers={"If-None-Match": '"openapi-0"'})
+    assert other.status_code == 200 and other.content == first.content
+    plain = client.get("/openapi.json", headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in plain.headers and plain.content == first.content
+    assert client.get("/docs").status_code == 200

@@ -20,17 +20,20 @@ content type and body.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import FastAPI, Response
+from fastapi import FastAPI, Request, Response
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from app.api.plumbing.route_access import API, policy_for
 from app.edge.hardening import ID_LIMIT
+from app.edge.read_cache import etag_matches, kept_body, not_modified
 from app.edge.schemas.decisions import DecisionOfferPublic
 from app.services.accounts.access import Access
 
@@ -475,3 +478,28 @@ def document_responses(app: FastAPI) -> None:
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+    _serve_contract(app)
+
+
+def _serve_contract(app: FastAPI) -> None:
+    """/openapi.json as bytes made once per process (the contract cannot change while it
+    runs), sent with an ETag and compressed once: a bot that holds it gets a 304. FastAPI's
+    own route serialised the whole schema again on every request (issue 50)."""
+    path = app.openapi_url
+    if path is None:
+        return
+    app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", None) != path]
+    made: list[tuple[bytes, str]] = []
+
+    async def contract(request: Request) -> Response:
+        if not made:
+            body = bytes(JSONResponse(app.openapi()).body)
+            made.append((body, f'"openapi-{hashlib.blake2b(body, digest_size=12).hexdigest()}"'))
+        body, etag = made[0]
+        if etag_matches(request, etag):
+            return not_modified(etag)
+        cache = request.app.state.read_cache
+        kind = "application/json"
+        return kept_body(request, cache, ("openapi",), etag, body, {}, media_type=kind)
+
+    app.add_route(path, contract, include_in_schema=False)
