@@ -38,6 +38,7 @@ from app.web.pages import (
     fragment,
     fragments,
     kept_page,
+    link,
     page,
     redirect,
     render,
@@ -85,7 +86,7 @@ def _battle_shown(session: Session, battle_id: int) -> dict[str, Any]:
             "proposed_by": battle.proposed_by,
         },
         "players": frozenset(f.owner_id for f in forces.values() if f.owner_id is not None),
-        "campaign": _link(get_campaign(session, battle.campaign_id)),
+        "campaign": link(get_campaign(session, battle.campaign_id)),
         "mission": {"name": mission.name, "summary": mission.summary},
         "size": {"name": book.battle_size(battle.battle_size).name},
         "force_names": [v["force"].name for v in views],
@@ -177,10 +178,6 @@ def _decision(row: Decision, names: dict[int, str], forces: dict[int, Force]) ->
         "unit": names.get(row.card_id) if row.card_id else None,
         "force": force.name if force else "",
     }
-
-
-def _link(row: Any) -> dict[str, Any]:
-    return {"id": row.id, "name": row.name}
 
 
 def _unit(names: dict[int, str], card_id: int | None) -> dict[str, str] | None:

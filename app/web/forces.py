@@ -56,6 +56,7 @@ from app.web.pages import (
     fragment,
     fragments,
     kept_page,
+    link,
     page,
     redirect,
     render,
@@ -95,11 +96,6 @@ def _card_counters(view: ForceView, book: Rulebook) -> dict[int, list[str]]:
         for c in view.value.cards
         if book.counters and (lines := pack_watch.card_counters(book, c))
     }
-
-
-def _link(row: Any) -> dict[str, Any]:
-    """A force's or campaign's id and name: what a kept page's breadcrumbs show of it."""
-    return {"id": row.id, "name": row.name}
 
 
 def _force_page(
@@ -257,7 +253,7 @@ def _force_shown(session: Session, force_id: int, can_change: bool) -> dict[str,
             "player_name": force.player_name,
             "notes": force.notes,
         },
-        "campaign": _link(campaign),
+        "campaign": link(campaign),
         "names": {str(c.id): c.name for c in view.cards if not c.removed},
         "waiting": len(decisions.list_decisions(session, force_id=force_id, status="pending")),
         "removed": [
@@ -532,8 +528,8 @@ def _requisitions_shown(session: Session, force_id: int) -> dict[str, Any]:
     oob = present.order_of_battle(view, book)
     campaign = forces.get_campaign(session, force.campaign_id)
     return {
-        "force": _link(force),
-        "campaign": _link(campaign),
+        "force": link(force),
+        "campaign": link(campaign),
         "oob": oob,
         "choices": requisition_choices(session, view, oob),
         "fields": requisition_fields(book),
@@ -697,8 +693,8 @@ def _card_shown(session: Session, card_id: int, before: int | None) -> dict[str,
     return {
         "card": {"id": row.id, "name": row.name, "removed": row.removed},
         "awaiting": sheet.card.awaiting_decision,
-        "force": _link(force),
-        "campaign": _link(campaign),
+        "force": link(force),
+        "campaign": link(campaign),
         "sheet_html": fragment("partials/card_sheet.html", sheet=sheet, heading="h1"),
         "history_html": fragment("partials/card_history.html", history=history, older=older),
     }

@@ -172,6 +172,11 @@ def fragments(
     return built
 
 
+def link(row: Any) -> dict[str, Any]:
+    """A force's or campaign's id and name: what a kept page's breadcrumbs show of it."""
+    return {"id": row.id, "name": row.name}
+
+
 def fragment(template: str, **context: Any) -> Markup:
     """A template rendered alone (a part of a page, the same for every reader)."""
     return Markup(templates.env.get_template(template).render(**context))

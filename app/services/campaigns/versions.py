@@ -17,7 +17,11 @@ from app.services.accounts.access import held_target
 def held_campaign_version(session: Session, campaign_id: int) -> int | None:
     """The campaign's version as this read's access check found it, without a query (None
     when the check found something else): a cached read's hit needs nothing more."""
-    held = held_target(session, ("campaign", campaign_id))
+    return _held(session, ("campaign", campaign_id))
+
+
+def _held(session: Session, named: tuple[str, int]) -> int | None:
+    held = held_target(session, named)
     return int(held.campaign.version) if held is not None else None
 
 
@@ -29,13 +33,11 @@ def held_force_versions(session: Session, force_id: int) -> tuple[int, int] | No
 
 
 def held_card_version(session: Session, card_id: int) -> int | None:
-    held = held_target(session, ("card", card_id))
-    return int(held.campaign.version) if held is not None else None
+    return _held(session, ("card", card_id))
 
 
 def held_battle_version(session: Session, battle_id: int) -> int | None:
-    held = held_target(session, ("battle", battle_id))
-    return int(held.campaign.version) if held is not None else None
+    return _held(session, ("battle", battle_id))
 
 
 def campaign_version(session: Session, campaign_id: int) -> int:
