@@ -25,9 +25,17 @@ PASSWORD = "a good password"
 def serve(engine: Engine, app: FastAPI | None = None) -> Iterator[str]:
     """The app on ``engine`` (or ``app`` as given) at a free loopback port; yields its base
     URL."""
-    server = uvicorn.Server(
-        uvicorn.Config(app or create_app(engine), host="127.0.0.1", port=0, log_level="critical")
+    # Idle connections kept a minute (uvicorn's default: 5 s): a test that pauses about that
+    # long between requests would otherwise race the server closing the connection its
+    # client reuses, and get no answer at all (encode/httpx#2487).
+    config = uvicorn.Config(
+        app or create_app(engine),
+        host="127.0.0.1",
+        port=0,
+        log_level="critical",
+        timeout_keep_alive=60,
     )
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
