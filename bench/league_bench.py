@@ -2,15 +2,17 @@
 its history. Prints figures; asserts nothing.
 
     .venv/bin/python bench/league_bench.py [--database-url URL] [--forces 50] [--units 100]
-        [--battles 10,200,2000] [--requests 40] [--throughput-workers 1,2]
+        [--battles 10,200,2000] [--requests 40] [--throughput-workers 1,2] [--workers 2]
 
 One league (bench/league.py) is grown to each number of battles in turn; at each size:
 
 - statements per request, counted in-process with a SQLAlchemy event listener;
-- p50/p95 latency from one client against `crusade serve` in its own process, and the
-  ratio of each request's throughput to /health's in the same run (the machine is shared,
-  so absolute milliseconds move from run to run; the ratio is what compares runs);
-- the export: time, size and the server's peak memory (VmHWM) before and after it.
+- p50/p95 latency from one client against `crusade serve` in its own process (with
+  ``--workers 2``, two app processes: PostgreSQL only), and the ratio of each request's
+  throughput to /health's in the same run (the machine is shared, so absolute milliseconds
+  move from run to run; the ratio is what compares runs);
+- the export: time, size and the server's peak memory (VmHWM) before and after it (with
+  several workers, the supervising process's, which serves nothing).
 
 Then the growth factor of each request's p50 from the second size to the last (goal: at
 most 1.2), and, with ``--throughput-workers``, read throughput with 1 and 2 server
@@ -232,11 +234,14 @@ def pct(values: list[float], q: int) -> float:
 
 
 def measure(
-    url: str, engine: Engine, world: dict[str, Any], requests: int
+    url: str, engine: Engine, world: dict[str, Any], requests: int, workers: int = 1
 ) -> tuple[dict[str, list[float]], dict[str, float]]:
     latency: dict[str, list[float]] = {}
     extra: dict[str, float] = {}
-    with server(url) as (base, pid), httpx.Client(base_url=base, timeout=300) as http:
+    with (
+        server(url, workers) as (base, pid),
+        httpx.Client(base_url=base, timeout=300) as http,
+    ):
         login = http.post("/api/v1/auth/login", json=USER)
         assert login.status_code == 200, login.text
         http.headers["X-CSRF-Token"] = http.get("/api/v1/auth/csrf").json()["csrf_token"]
@@ -295,6 +300,12 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=40)
     parser.add_argument("--throughput-workers", default="")
     parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="app processes of the server the latencies are taken from (2+: PostgreSQL)",
+    )
+    parser.add_argument(
         "--reuse",
         action="store_true",
         help="load each size's league from --cache if it is there (else generate and save it)",
@@ -343,7 +354,7 @@ def run(url: str, args: argparse.Namespace, sizes: list[int]) -> None:
             client.post("/api/v1/auth/login", json=USER)
             client.headers["X-CSRF-Token"] = client.get("/api/v1/auth/csrf").json()["csrf_token"]
             counts = count_statements(client, engine, counter, world)
-        latency, extra = measure(url, engine, world, args.requests)
+        latency, extra = measure(url, engine, world, args.requests, args.workers)
         table[size] = (counts, latency, extra)
         report_size(size, counts, latency, extra)
     report_growth(table, sizes)
