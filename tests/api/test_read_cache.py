@@ -465,13 +465,16 @@ def test_after_every_write_each_cached_read_equals_one_built_afresh(
     with TestClient(create_app(engine)) as fresh:  # the uncached builds: a cache emptied
         fresh.cookies.update(organizer.cookies)
         fresh_visitor = TestClient(fresh.app)
-        for route, step in _steps().items():
+        kept: set[str] = set()  # what the last step's comparison left kept: asked again
+        for route, step in _steps().items():  # it would only be found there
             reads, pages = cached_reads(people), visitor_pages(people)
             for path in reads:  # every cached read held by the organizer's process
-                assert organizer.get(path).status_code == 200, path
+                if path not in kept:
+                    assert organizer.get(path).status_code == 200, path
             for path in pages:
-                assert visitor.get(path).status_code == 200, path
-                assert organizer.get(path).status_code == 200, path  # a member's kept parts
+                if path not in kept:
+                    assert visitor.get(path).status_code == 200, path
+                    assert organizer.get(path).status_code == 200, path  # a member's parts
             answer = step(people, state)
             if answer is not None:
                 assert answer.status_code < 300, (route, answer.text)
@@ -487,6 +490,7 @@ def test_after_every_write_each_cached_read_equals_one_built_afresh(
                 cached, built = organizer.get(path), fresh.get(path)
                 assert cached.status_code == built.status_code, (route, path)
                 assert without_visit(cached.text) == without_visit(built.text), (route, path)
+            kept = {*reads, *cached_reads(people), *pages}
 
 
 def visitor_pages(people: People) -> list[str]:
