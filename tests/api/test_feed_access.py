@@ -6,7 +6,7 @@ limit (a poll that waits is free). On both engines."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -57,34 +57,48 @@ def write_event(client: TestClient, campaign_id: int, text: str) -> None:
     assert changed.status_code == 200, changed.text
 
 
-def when_waiting(
-    monkeypatch: pytest.MonkeyPatch, after: Callable[[], int], act: Write
-) -> threading.Event:
-    """Run ``act`` (in a thread of its own) as soon as a poll looks for news after the
-    cursor ``after()`` and finds none: that poll then waits, so what ``act`` commits arrives
-    while it waits. Once; set the returned event to have it run again at the next poll."""
-    look = events.newest_id
-    armed = threading.Event()
-    armed.set()
-    lock = threading.Lock()
+Arm = Callable[[Callable[[], int], Write], threading.Event]
 
-    def looked(*args: Any, **kwargs: Any) -> int:
-        found = look(*args, **kwargs)
-        with lock:
-            fire = found <= after() and armed.is_set()
+
+@pytest.fixture
+def when_waiting(monkeypatch: pytest.MonkeyPatch) -> Iterator[Arm]:
+    """``arm(after, act)``: run ``act`` (in a thread of its own) as soon as a poll looks for
+    news after the cursor ``after()`` and finds none: that poll then waits, so what ``act``
+    commits arrives while it waits. Once; set the returned event to have it run again at
+    the next poll. Every ``act`` has ended before the test's app is closed (a write still
+    reading its answer then failed in its thread: "This portal is not running")."""
+    started: list[threading.Thread] = []
+
+    def arm(after: Callable[[], int], act: Write) -> threading.Event:
+        look = events.newest_id
+        armed = threading.Event()
+        armed.set()
+        lock = threading.Lock()
+
+        def looked(*args: Any, **kwargs: Any) -> int:
+            found = look(*args, **kwargs)
+            with lock:
+                fire = found <= after() and armed.is_set()
+                if fire:
+                    armed.clear()
             if fire:
-                armed.clear()
-        if fire:
-            threading.Thread(target=act).start()
-        return found
+                thread = threading.Thread(target=act)
+                started.append(thread)
+                thread.start()
+            return found
 
-    monkeypatch.setattr(events, "newest_id", looked)
-    return armed
+        monkeypatch.setattr(events, "newest_id", looked)
+        return armed
+
+    yield arm
+    for thread in started:
+        thread.join(timeout=30)
+        assert not thread.is_alive(), "a write made while a poll waited did not end"
 
 
 class TestALongPollDecidesAgainWhenItWakes:
     def test_a_token_revoked_while_it_waits_gets_401_not_the_event(
-        self, client: TestClient, league: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+        self, client: TestClient, league: dict[str, Any], when_waiting: Arm
     ) -> None:
         """The trial: a poll waiting with a token, the token revoked, then another member
         writes; the poll answered 200 with that event."""
@@ -98,7 +112,7 @@ class TestALongPollDecidesAgainWhenItWakes:
             write_event(client, campaign_id, "after the revocation")
             written.set()
 
-        when_waiting(monkeypatch, lambda: events.read_cursor(cursor), revoke_then_write)
+        when_waiting(lambda: events.read_cursor(cursor), revoke_then_write)
         bot = TestClient(client.app, headers={"Authorization": f"Bearer {token}"})
         answer = bot.get(
             f"/api/v1/campaigns/{campaign_id}/events", params={"after": cursor, "wait": 20}
@@ -108,7 +122,7 @@ class TestALongPollDecidesAgainWhenItWakes:
         assert "after the revocation" not in answer.text
 
     def test_a_member_removed_while_polling_gets_403_not_the_events(
-        self, client: TestClient, league: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+        self, client: TestClient, league: dict[str, Any], when_waiting: Arm
     ) -> None:
         ruby, campaign_id = league["ruby"], league["campaign"]
         _, token = token_of(ruby)
@@ -121,7 +135,7 @@ class TestALongPollDecidesAgainWhenItWakes:
             write_event(client, campaign_id, "after the removal")
             written.set()
 
-        when_waiting(monkeypatch, lambda: events.read_cursor(cursor), remove_then_write)
+        when_waiting(lambda: events.read_cursor(cursor), remove_then_write)
         bot = TestClient(client.app, headers={"Authorization": f"Bearer {token}"})
         answer = bot.get(
             f"/api/v1/campaigns/{campaign_id}/events", params={"after": cursor, "wait": 20}
@@ -138,13 +152,12 @@ class TestALongPollDecidesAgainWhenItWakes:
         )
 
     def test_a_member_who_keeps_access_gets_the_event(
-        self, client: TestClient, league: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+        self, client: TestClient, league: dict[str, Any], when_waiting: Arm
     ) -> None:
         campaign_id = league["campaign"]
         _, token = token_of(league["ruby"])
         cursor = newest_cursor(client, campaign_id)
         when_waiting(
-            monkeypatch,
             lambda: events.read_cursor(cursor),
             lambda: write_event(client, campaign_id, "for everyone"),
         )
@@ -203,7 +216,11 @@ def limited(app: Any, limit: int) -> None:
 
 class TestALongPollDoesNotEatTheBudget:
     def test_a_follower_asking_again_at_once_is_never_refused(
-        self, client: TestClient, league: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+        self,
+        client: TestClient,
+        league: dict[str, Any],
+        monkeypatch: pytest.MonkeyPatch,
+        when_waiting: Arm,
     ) -> None:
         """Scaled down: a budget of 3 requests a minute, a follower that asks again at once
         and 8 events each written while it waits: 8 answers with an event, 0 x 429 (the
@@ -229,7 +246,7 @@ class TestALongPollDoesNotEatTheBudget:
         bot = TestClient(client.app, headers={"Authorization": f"Bearer {token}"})
         url = f"/api/v1/campaigns/{campaign_id}/events"
         statuses, kinds, left = [], [], []
-        armed = when_waiting(monkeypatch, look_after, next_write)
+        armed = when_waiting(look_after, next_write)
         for _ in range(8):
             armed.set()
             answer = bot.get(url, params={"after": cursor[0], "wait": 20})
