@@ -668,11 +668,17 @@ def assert_thumb_sized(target: Locator) -> None:
 def _on_every_phone(
     new_page: Callable[..., Page], username: str, path: str, look: Callable[[Page], None]
 ) -> None:
-    """`look` at the page (checked, then the phone checks) at each phone size and scheme."""
+    """`look` at the page (checked, then the phone checks) at each phone size and scheme;
+    logged in through the form once, then by the session that gave."""
+    held = None
     for scheme, width in PHONE_SIZES:
-        page = new_page("phone", color_scheme=scheme)
+        page = new_page("phone", color_scheme=scheme, state=held)
         page.set_viewport_size({"width": width, "height": 740})
-        log_in(page, username, next=path)
+        if held is None:
+            log_in(page, username, next=path)
+            held = page.context.storage_state()
+        else:
+            page.goto(path)
         look(page)
         page.context.close()
 
