@@ -48,19 +48,18 @@ PYTEST_WORKERS ?= auto
 # The rules library's coverage is its own unit tests' (tests/rules, 95 % at least); the rest
 # of the suite runs untraced: tracing every line cost about a fifth of its time (issue 50).
 # `make coverage` traces the whole suite over the whole app.
-test: export PYTHONDONTWRITEBYTECODE=
+SUITE := TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh || true)}" \
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
+test coverage: export PYTHONDONTWRITEBYTECODE=
 test: install-dev lint typecheck
 	scripts/ensure-chromium.sh
 	$(BIN)/pytest tests/rules -n $(PYTEST_WORKERS) -q --cov=app/rules \
 	  --cov-report=term-missing:skip-covered --cov-fail-under=95
-	TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh || true)}" \
-	  $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=25 --ignore=tests/rules
+	$(SUITE) --durations=25 --ignore=tests/rules
 
-coverage: export PYTHONDONTWRITEBYTECODE=
 coverage: install-dev
 	scripts/ensure-chromium.sh
-	TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh || true)}" \
-	  $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --cov=app --cov-report=term-missing:skip-covered
+	$(SUITE) --cov=app --cov-report=term-missing:skip-covered
 
 # PNGs of the main pages (demo campaign) at phone and desktop width into docs/screenshots/.
 screenshots: install-dev

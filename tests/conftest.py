@@ -30,6 +30,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Connection, Engine, event, make_url, text
 from sqlmodel import Session
 
+from app.cli import FULL_COLLECTION_EVERY
 from app.db import migrate
 from app.db.engine import make_engine
 from app.db.models import metadata
@@ -588,4 +589,4 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.collect()
     gc.freeze()
     young, middle, _full = gc.get_threshold()
-    gc.set_threshold(young * 50, middle, 100)
+    gc.set_threshold(young * 50, middle, FULL_COLLECTION_EVERY)
