@@ -3,14 +3,15 @@ comparison that a busy, shared machine cannot tilt (both see the same moments of
 Prints p50 / p90 / p95 / max of each; asserts nothing.
 
     .venv/bin/python bench/resolve_ab.py --database-url URL [--battles 150]
-        [--a 'PYTHONPATH=/tmp/old'] [--b '']
+        [--a 'PYTHONPATH=/tmp/old'] [--b ''] [--a-workers 1] [--b-workers 2]
 
 Each build is `crusade serve` in its own process with the extra environment given
 (``NAME=value,NAME=value``): ``PYTHONPATH=<a checkout>`` runs another commit's code (a `git
 worktree` of it; the database's schema must suit both). The league must be loaded already
 (bench/league_bench.py --reuse leaves it in the database). Each build resolves its own pair
 of forces (the league's last two, the two before them), 2 x 20 units a battle, and reverts
-it; the order alternates every round.
+it; the order alternates every round. ``--a-workers`` / ``--b-workers`` start a build with
+several app processes (PostgreSQL only): the same code with 1 against 2 processes.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ def main() -> None:
     parser.add_argument("--battles", type=int, default=150)
     parser.add_argument("--a", default="", help="environment of build A")
     parser.add_argument("--b", default="", help="environment of build B")
+    parser.add_argument("--a-workers", type=int, default=1, help="app processes of build A")
+    parser.add_argument("--b-workers", type=int, default=1, help="app processes of build B")
     args = parser.parse_args()
     engine = make_engine(args.database_url)
     with Session(engine) as session:
@@ -67,7 +70,10 @@ def main() -> None:
     warm = bench.reads({**worlds[0], "force": forces[0], "card": card, "battle": battle})
     times: list[list[float]] = [[], []]
     with contextlib.ExitStack() as stack:
-        clients = [stack.enter_context(_started(args.database_url, b, warm)) for b in builds]
+        clients = [
+            stack.enter_context(_started(args.database_url, build, warm, workers))
+            for build, workers in zip(builds, (args.a_workers, args.b_workers), strict=True)
+        ]
         for round_ in range(args.battles):
             for n in (0, 1) if round_ % 2 == 0 else (1, 0):
                 post = bench.resolution(clients[n], engine, worlds[n], 20)
@@ -75,22 +81,26 @@ def main() -> None:
                 battle = post()
                 times[n].append((time.perf_counter() - start) * 1000)
                 bench.revert(clients[n], battle)
-    for name, build, taken in zip("AB", builds, times, strict=True):
+    processes = (args.a_workers, args.b_workers)
+    for name, build, taken, workers in zip("AB", builds, times, processes, strict=True):
         kept = taken[3:]  # the first few warm the process
         figures = (
             " ".join(f"p{q} {bench.pct(kept, q):6.1f}" for q in (50, 90, 95))
             + f" max {max(kept):6.1f}"
         )
-        print(f"{name} ({build or 'this checkout'}): {figures} ms, {len(kept)} resolutions")
+        print(
+            f"{name} ({build or 'this checkout'}, {workers} process(es)): {figures} ms,"
+            f" {len(kept)} resolutions"
+        )
 
 
 @contextlib.contextmanager
-def _started(url: str, extra: str, warm: dict[str, str]) -> Any:
+def _started(url: str, extra: str, warm: dict[str, str], workers: int) -> Any:
     """A server with ``extra`` in its environment, logged in, its reads warmed."""
     saved = dict(os.environ)
     os.environ.update(dict(pair.split("=", 1) for pair in extra.split(",") if pair))
     try:
-        served = bench.server(url)
+        served = bench.server(url, workers)
         base, _pid = served.__enter__()
     finally:
         os.environ.clear()

@@ -7,10 +7,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import fastapi.applications
+import fastapi.openapi.utils
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from app.api.plumbing.operations import OPERATION_IDS
+from app.main import create_app
 from tests.api.helpers import assert_problem, dump
 
 
@@ -214,3 +217,22 @@ def test_the_contract_is_sent_with_an_etag_and_a_304_for_a_bot_that_holds_it(
     plain = client.get("/openapi.json", headers={"Accept-Encoding": "identity"})
     assert "content-encoding" not in plain.headers and plain.content == first.content
     assert client.get("/docs").status_code == 200
+
+
+def test_every_app_of_a_process_shares_one_built_contract_but_not_its_copy(
+    engine: Engine, monkeypatch: Any
+) -> None:
+    """Building the schema takes seconds: the second app of a process (the tests make one
+    per test) takes the contract the first built, as a copy of its own."""
+    first = create_app(engine).openapi()
+    built = []
+    monkeypatch.setattr(
+        fastapi.applications,
+        "get_openapi",
+        lambda **fields: built.append(fields) or fastapi.openapi.utils.get_openapi(**fields),
+    )
+    second = create_app(engine)
+    assert second.openapi() == first and built == []
+    first["info"]["title"] = "changed in the first app's copy"
+    assert create_app(engine).openapi()["info"]["title"] == "Crusade tracker"
+    assert second.openapi()["info"]["title"] == "Crusade tracker"

@@ -468,17 +468,47 @@ def located(response: Response, path: str) -> None:
     response.headers["Location"] = f"{API}{path}"
 
 
+# The contracts this process built, as JSON text, by the routes they were built from (see
+# _routes_key). Every app create_app() makes has the same routes, and building the schema
+# takes seconds: an app the tests make for one test, then another, each paid it again. Text,
+# so that no app's copy can change another's.
+_CONTRACTS: dict[tuple[Any, ...], str] = {}
+
+
 def document_responses(app: FastAPI) -> None:
     """Make ``app.openapi()`` (and so /openapi.json and /docs) return the full contract."""
     generate: Callable[[], dict[str, Any]] = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = contract(generate())
+            key = _routes_key(app)
+            if key not in _CONTRACTS:
+                _CONTRACTS[key] = json.dumps(contract(generate()))
+            app.openapi_schema = json.loads(_CONTRACTS[key])
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
     _serve_contract(app)
+
+
+def _routes_key(app: FastAPI) -> tuple[Any, ...]:
+    """What the generated schema is made from: the app's own fields and, for each route, its
+    path, methods, whether it is documented, its operation id and response model, and its
+    handler's code (the code, not the function: a handler defined in install_health() is a
+    new function in every app, with the same code and so the same schema)."""
+    routes = tuple(
+        (
+            type(route).__name__,
+            getattr(route, "path", None),
+            tuple(sorted(getattr(route, "methods", None) or ())),
+            getattr(route, "include_in_schema", None),
+            getattr(route, "operation_id", None),
+            getattr(route, "response_model", None),
+            getattr(getattr(route, "endpoint", None), "__code__", None),
+        )
+        for route in app.routes
+    )
+    return (app.title, app.version, app.description, app.openapi_version, routes)
 
 
 def _serve_contract(app: FastAPI) -> None:
