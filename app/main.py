@@ -89,7 +89,7 @@ def _shared_routes() -> tuple[BaseRoute, ...]:
         name_operations(module.router.routes, prefix=api.prefix)
         api.include_router(module.router)
     scratch.include_router(api)
-    check_every_route_has_a_rule(scratch)  # builds the OpenAPI schema (~2.5 s): once
+    check_every_route_has_a_rule(scratch)
     install_site(scratch)
     return tuple(scratch.router.routes)
 

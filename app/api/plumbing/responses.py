@@ -29,6 +29,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
+from fastapi.routing import iter_route_contexts
 from pydantic import BaseModel, Field
 
 from app.api.plumbing.route_access import API, policy_for
@@ -492,21 +493,22 @@ def document_responses(app: FastAPI) -> None:
 
 
 def _routes_key(app: FastAPI) -> tuple[Any, ...]:
-    """What the generated schema is made from: the app's own fields and, for each route, its
-    path, methods, whether it is documented, its operation id and response model, and its
+    """What the generated schema is made from: the app's own fields and, for each route (an
+    included router's routes among them, as the schema builder walks them), its path,
+    methods, whether it is documented, its operation id and response model, and its
     handler's code (the code, not the function: a handler defined in install_health() is a
     new function in every app, with the same code and so the same schema)."""
     routes = tuple(
         (
-            type(route).__name__,
-            getattr(route, "path", None),
-            tuple(sorted(getattr(route, "methods", None) or ())),
+            type(route.original_route).__name__,
+            route.path_format,
+            tuple(sorted(route.methods or ())),
             getattr(route, "include_in_schema", None),
             getattr(route, "operation_id", None),
             getattr(route, "response_model", None),
-            getattr(getattr(route, "endpoint", None), "__code__", None),
+            getattr(route.endpoint, "__code__", None),
         )
-        for route in app.routes
+        for route in iter_route_contexts(app.routes)
     )
     return (app.title, app.version, app.description, app.openapi_version, routes)
 
