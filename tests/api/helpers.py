@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -11,15 +12,28 @@ from app.db.models import metadata
 from tests.conftest import with_csrf
 
 
-def dump(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of every table, in a stable order: equal dumps mean an unchanged database."""
+def dump(engine: Engine) -> dict[str, list[Any]]:
+    """Every row of every table, in a stable order: equal dumps mean an unchanged database.
+    On PostgreSQL in one statement, each table's rows as JSON text made by the server: a
+    statement per table, each row turned into a tuple here, was a tenth of the time of the
+    tests that check a refusal changed nothing."""
+    tables = metadata.sorted_tables
     with engine.connect() as connection:
+        if engine.dialect.name == "postgresql":
+            texts = connection.exec_driver_sql(_POSTGRES_DUMP).one()
+            return {t.name: json.loads(body) for t, body in zip(tables, texts, strict=True)}
         return {
             t.name: [
                 tuple(r) for r in connection.execute(text(f'SELECT * FROM "{t.name}" ORDER BY 1'))
             ]
-            for t in metadata.sorted_tables
+            for t in tables
         }
+
+
+_POSTGRES_DUMP = "SELECT " + ", ".join(
+    f"(SELECT coalesce(json_agg(t ORDER BY t::text)::text, '[]') FROM \"{table.name}\" t)"
+    for table in metadata.sorted_tables
+)
 
 
 def campaign(client: TestClient, name: str = "War for Vigilus") -> int:
