@@ -14,6 +14,8 @@ Fixtures
 - `admin_phone` / `admin_desktop`: the same, logged in as `admin`.
 - `new_page(viewport="phone", state=None, base_url=None, **context_options)`: a page in a
   new context (its own cookies), e.g. `new_page("phone", java_script_enabled=False)`.
+- `reading_page(viewport="phone", who="visitor", color_scheme="light")`: a tab kept for the
+  whole run, for a test that only goes to a page and looks (about a second cheaper).
 - `phones(*usernames, at="/", **context_options)`: a phone per username (a context each:
   its own cookies and storage, as another phone has), logged in and open at `at`; the same
   username twice is two phones of one account. Every test with two phones makes them so.
@@ -265,6 +267,57 @@ def new_page(
         context.close()
     shown = [p if len(p) < 300 else p[:200] + " ... " + p[-90:] for p in problems]
     assert not problems, "the browser reported errors:\n  " + "\n  ".join(shown)
+
+
+@dataclass
+class _Reader:
+    page: Page
+    watch: ConsoleWatch
+
+
+@pytest.fixture(scope="session")
+def _readers(browser: Browser) -> Iterator[dict[tuple[str, str, str], _Reader]]:
+    kept: dict[tuple[str, str, str], _Reader] = {}  # closed before the browser
+    yield kept
+    for reader in kept.values():
+        reader.page.context.close()
+
+
+@pytest.fixture
+def reading_page(
+    request: pytest.FixtureRequest,
+    _readers: dict[tuple[str, str, str], _Reader],
+    browser: Browser,
+    live_server: str,
+) -> Iterator[Callable[..., Page]]:
+    """Factory: reading_page(viewport="phone", who="visitor"|"admin", color_scheme="light")
+    -> a tab on the live server kept for the whole run, one per (viewport, who, scheme), for
+    tests that only go to a page and look at it. A new tab costs about a second (a renderer
+    process of its own, the site's assets, axe compiled again); one kept costs a navigation.
+    The console errors it logs during a test are that test's, checked as new_page's are."""
+    used: list[_Reader] = []
+
+    def get(viewport: str = "phone", who: str = "visitor", color_scheme: str = "light") -> Page:
+        key = (viewport, who, color_scheme)
+        reader = _readers.get(key)
+        if reader is None or reader.page.is_closed():
+            state = request.getfixturevalue("admin_state") if who == "admin" else None
+            context = new_context_for(
+                browser, live_server, viewport, state, color_scheme=color_scheme
+            )
+            reader = _readers[key] = _Reader(context.new_page(), ConsoleWatch())
+            reader.watch.attach(reader.page)
+        if reader not in used:
+            reader.watch.errors.clear()
+            reader.watch.refusals.clear()
+            used.append(reader)
+        return reader.page
+
+    yield get
+    marker = request.node.get_closest_marker("allow_console_errors")
+    allowed = list(marker.args) if marker else None
+    problems = [e for reader in used for e in reader.watch.unexpected(allowed)]
+    assert not problems, "the browser reported errors:\n  " + "\n  ".join(problems)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, StorageState
+from playwright.sync_api import Page
 
 from tests.browser.checks import assert_page_ok
 from tests.browser.conftest import Demo, log_in, unique_name
@@ -91,14 +91,9 @@ CASES = [
 
 @pytest.mark.parametrize(("who", "name", "viewport"), CASES)
 def test_main_page(
-    new_page: Callable[..., Page],
-    admin_state: StorageState,
-    demo: Demo,
-    who: str,
-    name: str,
-    viewport: str,
+    reading_page: Callable[..., Page], demo: Demo, who: str, name: str, viewport: str
 ) -> None:
-    page = new_page(viewport, admin_state if who == "admin" else None)
+    page = reading_page(viewport, who)
     path = PAGES[name].path(demo)
     response = page.goto(path)
     assert response is not None
@@ -113,12 +108,10 @@ DARK = [*ADMIN, "login", "rules-missions", "rules-honours"]
 
 
 @pytest.mark.parametrize("name", DARK)
-def test_main_page_in_dark_mode(
-    new_page: Callable[..., Page], admin_state: StorageState, demo: Demo, name: str
-) -> None:
+def test_main_page_in_dark_mode(reading_page: Callable[..., Page], demo: Demo, name: str) -> None:
     """Phones at a dimly lit table often run in dark mode: the same checks (contrast above
     all) with the system colour scheme set to dark."""
-    page = new_page("phone", admin_state, color_scheme="dark")
+    page = reading_page("phone", "admin", color_scheme="dark")
     response = page.goto(PAGES[name].path(demo))
     assert response is not None and response.status == 200
     assert page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches")
