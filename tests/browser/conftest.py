@@ -437,6 +437,16 @@ def log_in(
     _assert_logged_in(page, username, display_name)
 
 
+def as_screen(page: Page, scheme: str, width: int, height: int = 740) -> Page:
+    """`page` shown at another phone width and colour scheme, as a new context made with
+    them would show it (the media query and the viewport are the same either way): one tab
+    looked at on three screens, where a new tab and its log-in cost 1-2 s each. Go to (or
+    reload) the page after: a script may have read the width or scheme at load."""
+    page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
+    page.set_viewport_size({"width": width, "height": height})
+    return page
+
+
 def log_out(page: Page) -> None:
     with page.expect_navigation():
         page.get_by_role("button", name="Log out").click()

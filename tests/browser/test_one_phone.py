@@ -15,7 +15,7 @@ import httpx
 from playwright.sync_api import Page, Route, expect
 
 from tests.browser.checks import assert_page_ok
-from tests.browser.conftest import log_in, unique_name
+from tests.browser.conftest import as_screen, log_in, unique_name
 from tests.browser.live import PASSWORD, api_sign_up, csrf_form
 
 SCREENS = (("light", 320), ("light", 360), ("dark", 360))
@@ -132,14 +132,12 @@ def test_the_opponent_confirms_at_the_table_or_from_their_own_phone(
     first = _proposed(world)
 
     # Kai sets a PIN on the account page (checked on a small phone and in dark mode).
-    for scheme, width in SCREENS:
-        page = new_page("phone", color_scheme=scheme)
-        page.set_viewport_size({"width": width, "height": 740})
-        log_in(page, kai["name"], next="/account#pin")
-        assert_page_ok(page)
-        page.context.close()
     page = new_page("phone")
     log_in(page, kai["name"], next="/account#pin")
+    for scheme, width in SCREENS:
+        as_screen(page, scheme, width).goto("/account#pin")
+        assert_page_ok(page)
+    as_screen(page, "light", 360).goto("/account#pin")
     page.get_by_label("New PIN").fill("4827")
     page.locator("#pin").get_by_label("Current password").fill(PASSWORD)
     with page.expect_navigation():
@@ -148,14 +146,14 @@ def test_the_opponent_confirms_at_the_table_or_from_their_own_phone(
     expect(page.locator("#pin")).to_contain_text("A PIN is set.")
 
     # Ruby's phone: the battle page offers the PIN, the password and the QR code.
+    looked = new_page("phone")
+    log_in(looked, ruby["name"], next=f"/battles/{first}")
     for scheme, width in SCREENS:
-        phone = new_page("phone", color_scheme=scheme)
-        phone.set_viewport_size({"width": width, "height": 740})
-        log_in(phone, ruby["name"], next=f"/battles/{first}")
-        phone.get_by_text("scans a QR code").click()  # open it: the QR code is checked too
-        expect(phone.locator("svg.qr")).to_be_visible()
-        assert_page_ok(phone)
-        phone.context.close()
+        as_screen(looked, scheme, width).goto(f"/battles/{first}")
+        looked.get_by_text("scans a QR code").click()  # open it: the QR code is checked too
+        expect(looked.locator("svg.qr")).to_be_visible()
+        assert_page_ok(looked)
+    looked.context.close()
     phone = new_page("phone")
     # The page looks for the confirmation every 5 s: its clock is moved on below instead of
     # waiting those seconds out (issue 24).
@@ -185,10 +183,10 @@ def test_the_opponent_confirms_at_the_table_or_from_their_own_phone(
     expect(phone.get_by_test_id("battle-status")).to_have_text("Resolved", timeout=20_000)
 
     # The Captain's Battle Honour: every choice with its effect, fine on a small phone.
+    page = new_page("phone")
+    log_in(page, ruby["name"], next=f"/forces/{ruby['force']}/decisions")
     for scheme, width in SCREENS:
-        page = new_page("phone", color_scheme=scheme)
-        page.set_viewport_size({"width": width, "height": 740})
-        log_in(page, ruby["name"], next=f"/forces/{ruby['force']}/decisions")
+        as_screen(page, scheme, width).goto(f"/forces/{ruby['force']}/decisions")
         # every kind on one page, the first open with its entries (issue 40)
         kind = page.locator("main [data-kind-entries=battle_trait]")
         choices = kind.locator("input[name=entries_battle_trait][type=radio]")
@@ -201,7 +199,6 @@ def test_the_opponent_confirms_at_the_table_or_from_their_own_phone(
             screens = page.evaluate("document.documentElement.scrollHeight") / 740
             print(f"\nBattle Honour page at 320 px: {screens:.1f} screens")
             assert screens <= 3.5, f"{screens:.1f} screens tall"
-        page.context.close()
 
     # Ruby settles the Captain's honour before her next battle (ruling 37)...
     client = ruby["client"]

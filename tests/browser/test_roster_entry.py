@@ -17,7 +17,7 @@ import httpx
 from playwright.sync_api import Page, expect
 
 from tests.browser.checks import assert_page_ok
-from tests.browser.conftest import log_in, unique_name
+from tests.browser.conftest import as_screen, log_in, unique_name
 from tests.browser.live import api_sign_up, csrf_form
 from tests.browser.taps import Taps
 
@@ -124,9 +124,10 @@ def test_a_lines_keyword_field_is_one_tap_away(
 ) -> None:
     """A line's "Other keywords" opens on its own, without the wargear and Requisitions."""
     name, force = new_force(live_server)
+    phone = new_page("phone")
+    log_in(phone, name, next=f"/forces/{force}/cards/new?lines=2")
     for scheme in ("light", "dark"):
-        phone = new_page("phone", color_scheme=scheme)
-        log_in(phone, name, next=f"/forces/{force}/cards/new?lines=2")
+        as_screen(phone, scheme, 360).goto(f"/forces/{force}/cards/new?lines=2")
         line = phone.locator("#line-1")
         expect(line.get_by_label("Other keywords (optional)")).to_be_hidden()
         line.locator("details.line-keywords > summary").click()
@@ -158,10 +159,9 @@ def test_the_entry_pages_pass_the_phone_checks(
         f"/forces/{force}",
         card,
     ]
+    page = setup
     for scheme, width in (("light", 360), ("light", 320), ("dark", 360)):
-        page = new_page("phone", color_scheme=scheme)
-        page.set_viewport_size({"width": width, "height": 740})
-        log_in(page, name, next=pages[0])
+        as_screen(page, scheme, width)
         for path in pages:
             response = page.goto(path)
             assert response is not None and response.status == 200, path

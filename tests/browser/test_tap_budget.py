@@ -31,7 +31,7 @@ import httpx
 from playwright.sync_api import Locator, Page, expect
 
 from tests.browser.checks import TAP, assert_page_ok
-from tests.browser.conftest import log_in, mission, unique_name
+from tests.browser.conftest import as_screen, log_in, mission, unique_name
 from tests.browser.live import PASSWORD, api_sign_up, battle_in_progress, csrf_form
 from tests.browser.taps import Taps, screens_scrolled, watch_scrolling
 from tests.browser.test_roster_entry import cards_of, new_force, type_lines, within_budget
@@ -668,19 +668,14 @@ def assert_thumb_sized(target: Locator) -> None:
 def _on_every_phone(
     new_page: Callable[..., Page], username: str, path: str, look: Callable[[Page], None]
 ) -> None:
-    """`look` at the page (checked, then the phone checks) at each phone size and scheme;
-    logged in through the form once, then by the session that gave."""
-    held = None
+    """`look` at the page (checked, then the phone checks) at each phone size and scheme, on
+    one phone logged in through the form."""
+    page = new_page("phone")
+    log_in(page, username, next=path)
     for scheme, width in PHONE_SIZES:
-        page = new_page("phone", color_scheme=scheme, state=held)
-        page.set_viewport_size({"width": width, "height": 740})
-        if held is None:
-            log_in(page, username, next=path)
-            held = page.context.storage_state()
-        else:
-            page.goto(path)
+        as_screen(page, scheme, width).goto(path)
         look(page)
-        page.context.close()
+    page.context.close()
 
 
 def _ambush_won_by_ruby(server: str, world: dict[str, Any]) -> int:

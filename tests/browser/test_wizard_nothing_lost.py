@@ -20,7 +20,14 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.checks import assert_page_ok
-from tests.browser.conftest import TableBattle, log_in, mission, table_battle_on, unique_name
+from tests.browser.conftest import (
+    TableBattle,
+    as_screen,
+    log_in,
+    mission,
+    table_battle_on,
+    unique_name,
+)
 from tests.browser.live import api_sign_up, battle_in_progress, csrf_form, two_forces
 from tests.browser.test_offline_rebase import at_the_table
 
@@ -132,10 +139,10 @@ def test_wizard_pages_pass_the_phone_checks(
     client.close()
     pages = [f"{fresh}/setup", f"{fresh}/muster", f"{mustered}/after"]
     pages += [f"{mustered}/out_of_action", f"{mustered}/review"]
+    page = new_page("phone")
+    log_in(page, name, next=pages[0])
     for scheme, width in (("light", 360), ("light", 320), ("dark", 360)):
-        page = new_page("phone", color_scheme=scheme)
-        page.set_viewport_size({"width": width, "height": 740})
-        log_in(page, name, next=pages[0])
+        as_screen(page, scheme, width)
         for path in pages:
             response = page.goto(path)
             assert response is not None and response.status == 200, path
