@@ -626,12 +626,10 @@ def test_agenda_marks_in_the_row_pass_the_phone_checks(
             group.get_by_label(agenda).click()
     with phone.expect_navigation():
         phone.get_by_role("button", name="Next", exact=True).click()
-    url, state = phone.url, phone.context.storage_state()
+    url, page = phone.url, phone
     unit = ruby["units"][1]
     for scheme, width in (("light", 320), ("light", 360), ("dark", 360)):
-        page = new_page("phone", color_scheme=scheme, state=state)
-        page.set_viewport_size({"width": width, "height": 740})
-        page.goto(url)
+        as_screen(page, scheme, width).goto(url)
         assert_page_ok(page)
         card = str(page.locator(".unit-line").nth(1).get_attribute("id")).removeprefix("unit-")
         page.get_by_role("button", name=f"One more: Sentinel tally, {unit}", exact=True).click()
@@ -642,7 +640,6 @@ def test_agenda_marks_in_the_row_pass_the_phone_checks(
         fewer = f"One fewer: Sentinel tally, {unit}"
         page.get_by_role("button", name=fewer, exact=True).click()
         expect(page.get_by_test_id(f"count-{card}-agenda-sentinel")).to_have_text("0")
-        page.context.close()
 
 
 @contextmanager
@@ -759,11 +756,9 @@ def test_the_pages_at_the_table_pass_the_phone_checks(
     with phone.expect_navigation():
         phone.get_by_role("button", name=f"Confirm with PIN as {kai}").click()
     expect(phone.get_by_test_id("at-table")).to_contain_text(kai)
-    kais_decision, held = phone.url, phone.context.storage_state()
+    kais_decision, page = phone.url, phone
     for scheme, width in PHONE_SIZES:
-        page = new_page("phone", color_scheme=scheme, state=held)
-        page.set_viewport_size({"width": width, "height": 740})
-        page.goto(kais_decision)
+        as_screen(page, scheme, width).goto(kais_decision)
         expect(page.locator("h1")).to_have_text("Failed Out of Action test: Warboss Grimtoof")
         assert_page_ok(page)  # with "Battle Scar" and its scars on the same page
         page.goto(f"/battles/{battle}")
@@ -786,7 +781,6 @@ def test_the_pages_at_the_table_pass_the_phone_checks(
         waiting = page.locator("#waiting").get_by_role("link", name=re.compile("Battle Honour"))
         assert_thumb_sized(waiting)
         assert_page_ok(page)
-        page.context.close()
 
 
 # --- the roster typed by hand (issue 40) ------------------------------------------------------
