@@ -1,5 +1,7 @@
 """Databases for the tests: a real SQLite file always, and PostgreSQL when
-TEST_DATABASE_URL names one (in CI it must).
+TEST_DATABASE_URL names one (in CI it must). Each is one engine per pytest process, its
+database made empty again before each test (SQLite: the migrated template copied in;
+PostgreSQL: every table emptied), so compiled statements last the whole run.
 
 Set-up that many tests repeat (the organizer's sign-up behind `client`, a campaign with
 players and forces) is made once per backend and pytest process (each xdist worker is one)

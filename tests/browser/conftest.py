@@ -440,10 +440,13 @@ def log_in(
 def as_screen(page: Page, scheme: str, width: int, height: int = 740) -> Page:
     """`page` shown at another phone width and colour scheme, as a new context made with
     them would show it (the media query and the viewport are the same either way): one tab
-    looked at on three screens, where a new tab and its log-in cost 1-2 s each. Go to (or
-    reload) the page after: a script may have read the width or scheme at load."""
+    looked at on three screens, where a new tab and its log-in cost 1-2 s each. The page
+    is then loaded again (a script may have read the width or scheme at load, and colours
+    switched live would still be mid-transition when checked); go on to another page after
+    it as to any."""
     page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
     page.set_viewport_size({"width": width, "height": height})
+    page.reload()  # a goto to the same address with a #fragment would not load it again
     return page
 
 
