@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urljoin
 
 import httpx
 import pytest
@@ -260,11 +260,20 @@ def new_page(
         return watch.attach(context.new_page())
 
     yield make
-    marker = request.node.get_closest_marker("allow_console_errors")
-    allowed = list(marker.args) if marker else None
-    problems = [e for _, watch in made for e in watch.unexpected(allowed)]
+    problems = _console_problems(request, [watch for _, watch in made])
     for context, _ in made:
         context.close()
+    _assert_no_console_problems(problems)
+
+
+def _console_problems(request: pytest.FixtureRequest, watches: list[ConsoleWatch]) -> list[str]:
+    """The console errors that fail the test (see `allow_console_errors`)."""
+    marker = request.node.get_closest_marker("allow_console_errors")
+    allowed = list(marker.args) if marker else None
+    return [e for watch in watches for e in watch.unexpected(allowed)]
+
+
+def _assert_no_console_problems(problems: list[str]) -> None:
     shown = [p if len(p) < 300 else p[:200] + " ... " + p[-90:] for p in problems]
     assert not problems, "the browser reported errors:\n  " + "\n  ".join(shown)
 
@@ -314,10 +323,7 @@ def reading_page(
         return reader.page
 
     yield get
-    marker = request.node.get_closest_marker("allow_console_errors")
-    allowed = list(marker.args) if marker else None
-    problems = [e for reader in used for e in reader.watch.unexpected(allowed)]
-    assert not problems, "the browser reported errors:\n  " + "\n  ".join(problems)
+    _assert_no_console_problems(_console_problems(request, [r.watch for r in used]))
 
 
 @pytest.fixture
@@ -437,16 +443,19 @@ def log_in(
     _assert_logged_in(page, username, display_name)
 
 
-def as_screen(page: Page, scheme: str, width: int, height: int = 740) -> Page:
+def as_screen(page: Page, scheme: str, width: int, at: str | None = None) -> Page:
     """`page` shown at another phone width and colour scheme, as a new context made with
     them would show it (the media query and the viewport are the same either way): one tab
-    looked at on three screens, where a new tab and its log-in cost 1-2 s each. The page
-    is then loaded again (a script may have read the width or scheme at load, and colours
-    switched live would still be mid-transition when checked); go on to another page after
-    it as to any."""
+    looked at on three screens, where a new tab and its log-in cost 1-2 s each. Then `at`
+    is loaded, afresh even where the tab is there already (a goto to the same address with
+    a #fragment would not load it, and colours switched live would still be mid-transition
+    when checked); without `at` the caller goes on to another page."""
     page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
-    page.set_viewport_size({"width": width, "height": height})
-    page.reload()  # a goto to the same address with a #fragment would not load it again
+    page.set_viewport_size({"width": width, "height": 740})
+    if at is not None and urljoin(page.url, at) == page.url:
+        page.reload()
+    elif at is not None:
+        page.goto(at)
     return page
 
 

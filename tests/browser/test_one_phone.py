@@ -135,9 +135,9 @@ def test_the_opponent_confirms_at_the_table_or_from_their_own_phone(
     page = new_page("phone")
     log_in(page, kai["name"], next="/account#pin")
     for scheme, width in SCREENS:
-        as_screen(page, scheme, width).goto("/account#pin")
+        as_screen(page, scheme, width, "/account#pin")
         assert_page_ok(page)
-    as_screen(page, "light", 360).goto("/account#pin")
+    as_screen(page, "light", 360, "/account#pin")
     page.get_by_label("New PIN").fill("4827")
     page.locator("#pin").get_by_label("Current password").fill(PASSWORD)
     with page.expect_navigation():
@@ -149,7 +149,7 @@ def test_the_opponent_confirms_at_the_table_or_from_their_own_phone(
     looked = new_page("phone")
     log_in(looked, ruby["name"], next=f"/battles/{first}")
     for scheme, width in SCREENS:
-        as_screen(looked, scheme, width).goto(f"/battles/{first}")
+        as_screen(looked, scheme, width, f"/battles/{first}")
         looked.get_by_text("scans a QR code").click()  # open it: the QR code is checked too
         expect(looked.locator("svg.qr")).to_be_visible()
         assert_page_ok(looked)
@@ -186,7 +186,7 @@ def test_the_opponent_confirms_at_the_table_or_from_their_own_phone(
     page = new_page("phone")
     log_in(page, ruby["name"], next=f"/forces/{ruby['force']}/decisions")
     for scheme, width in SCREENS:
-        as_screen(page, scheme, width).goto(f"/forces/{ruby['force']}/decisions")
+        as_screen(page, scheme, width, f"/forces/{ruby['force']}/decisions")
         # every kind on one page, the first open with its entries (issue 40)
         kind = page.locator("main [data-kind-entries=battle_trait]")
         choices = kind.locator("input[name=entries_battle_trait][type=radio]")

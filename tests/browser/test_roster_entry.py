@@ -127,7 +127,7 @@ def test_a_lines_keyword_field_is_one_tap_away(
     phone = new_page("phone")
     log_in(phone, name, next=f"/forces/{force}/cards/new?lines=2")
     for scheme in ("light", "dark"):
-        as_screen(phone, scheme, 360).goto(f"/forces/{force}/cards/new?lines=2")
+        as_screen(phone, scheme, 360, f"/forces/{force}/cards/new?lines=2")
         line = phone.locator("#line-1")
         expect(line.get_by_label("Other keywords (optional)")).to_be_hidden()
         line.locator("details.line-keywords > summary").click()

@@ -629,7 +629,7 @@ def test_agenda_marks_in_the_row_pass_the_phone_checks(
     url, page = phone.url, phone
     unit = ruby["units"][1]
     for scheme, width in (("light", 320), ("light", 360), ("dark", 360)):
-        as_screen(page, scheme, width).goto(url)
+        as_screen(page, scheme, width, url)
         assert_page_ok(page)
         card = str(page.locator(".unit-line").nth(1).get_attribute("id")).removeprefix("unit-")
         page.get_by_role("button", name=f"One more: Sentinel tally, {unit}", exact=True).click()
@@ -670,7 +670,7 @@ def _on_every_phone(
     page = new_page("phone")
     log_in(page, username, next=path)
     for scheme, width in PHONE_SIZES:
-        as_screen(page, scheme, width).goto(path)
+        as_screen(page, scheme, width, path)
         look(page)
     page.context.close()
 
@@ -758,7 +758,7 @@ def test_the_pages_at_the_table_pass_the_phone_checks(
     expect(phone.get_by_test_id("at-table")).to_contain_text(kai)
     kais_decision, page = phone.url, phone
     for scheme, width in PHONE_SIZES:
-        as_screen(page, scheme, width).goto(kais_decision)
+        as_screen(page, scheme, width, kais_decision)
         expect(page.locator("h1")).to_have_text("Failed Out of Action test: Warboss Grimtoof")
         assert_page_ok(page)  # with "Battle Scar" and its scars on the same page
         page.goto(f"/battles/{battle}")
