@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test coverage lint typecheck lock install install-dev clean screenshots vendor
+.PHONY: run test coverage rules-coverage chromium lint typecheck lock install install-dev clean screenshots vendor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,12 +50,23 @@ PYTEST_WORKERS ?= auto
 # `make coverage` traces the whole suite over the whole app.
 SUITE := TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh || true)}" \
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
-test coverage: export PYTHONDONTWRITEBYTECODE=
-test: install-dev lint typecheck
-	scripts/ensure-chromium.sh
+test coverage rules-coverage: export PYTHONDONTWRITEBYTECODE=
+# The checks before the suite run side by side, each one's output kept together: on a fresh
+# machine mypy is one process for 13 s and the rules' coverage run uses 1.6 cores for 16 s,
+# so together they end 9 s sooner than one after the other (issue 50). Chromium is made sure
+# of meanwhile (apt-get, if it is missing, waits on the network more than on the CPU).
+test: install-dev
+	$(MAKE) --no-print-directory -j4 --output-sync=target lint typecheck rules-coverage chromium
+	$(SUITE) --durations=25 --ignore=tests/rules
+
+# The rules library's coverage, measured from its own tests (the rest of the suite runs
+# untraced: tracing cost a fifth of its time).
+rules-coverage: install-dev
 	$(BIN)/pytest tests/rules -n $(PYTEST_WORKERS) -q --cov=app/rules \
 	  --cov-report=term-missing:skip-covered --cov-fail-under=95
-	$(SUITE) --durations=25 --ignore=tests/rules
+
+chromium:
+	scripts/ensure-chromium.sh
 
 coverage: install-dev
 	scripts/ensure-chromium.sh
