@@ -8,7 +8,8 @@ One league (bench/league.py) is grown to each number of battles in turn; at each
 
 - statements per request, counted in-process with a SQLAlchemy event listener;
 - p50/p95 latency from one client against `crusade serve` in its own process (with
-  ``--workers 2``, two app processes: PostgreSQL only), and the ratio of each request's
+  ``--workers 2``, two app processes, PostgreSQL only, and a new connection for each request,
+  so both processes serve), and the ratio of each request's
   throughput to /health's in the same run (the machine is shared, so absolute milliseconds
   move from run to run; the ratio is what compares runs);
 - the export: time, size and the server's peak memory (VmHWM) before and after it (with
@@ -240,7 +241,7 @@ def measure(
     extra: dict[str, float] = {}
     with (
         server(url, workers) as (base, pid),
-        httpx.Client(base_url=base, timeout=300) as http,
+        httpx.Client(base_url=base, timeout=300, limits=_connections(workers)) as http,
     ):
         login = http.post("/api/v1/auth/login", json=USER)
         assert login.status_code == 200, login.text
@@ -268,6 +269,17 @@ def measure(
         extra["export MB"] = size / 1e6
         extra["rss after export MB"] = peak_rss_mb(pid)
     return latency, extra
+
+
+def _connections(workers: int) -> httpx.Limits:
+    """One process: one kept connection. Several: a new connection for every request, so
+    the kernel hands each to any of the processes, as it does a league's many players' (a
+    kept connection stays with the process that accepted it: every request of the run
+    went to one process, and the second served nothing). A read then often follows a
+    resolution made by the other process, whose writes it must see."""
+    if workers > 1:
+        return httpx.Limits(max_keepalive_connections=0)
+    return httpx.Limits()
 
 
 def throughput(url: str, world: dict[str, Any], workers: int, requests: int) -> dict[str, float]:
