@@ -53,7 +53,7 @@ SUITE := TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh 
 test coverage rules-coverage: export PYTHONDONTWRITEBYTECODE=
 # The checks before the suite run side by side, each one's output kept together: on a fresh
 # machine mypy is one process for 13 s and the rules' coverage run uses 1.6 cores for 16 s,
-# so together they end 9 s sooner than one after the other (issue 50). Chromium is made sure
+# so together they end 6-7 s sooner than one after the other (issue 50). Chromium is made sure
 # of meanwhile (apt-get, if it is missing, waits on the network more than on the CPU).
 test: install-dev
 	$(MAKE) --no-print-directory -j4 --output-sync=target lint typecheck rules-coverage chromium
@@ -68,13 +68,11 @@ rules-coverage: install-dev
 chromium:
 	scripts/ensure-chromium.sh
 
-coverage: install-dev
-	scripts/ensure-chromium.sh
+coverage: install-dev chromium
 	$(SUITE) --cov=app --cov-report=term-missing:skip-covered
 
 # PNGs of the main pages (demo campaign) at phone and desktop width into docs/screenshots/.
-screenshots: install-dev
-	scripts/ensure-chromium.sh
+screenshots: install-dev chromium
 	$(BIN)/python scripts/screenshots.py
 
 # Front-end packages (htmx, Pico, axe-core) from npm at the versions package-lock.json pins,
