@@ -143,17 +143,24 @@ def served_app() -> FastAPI:
     What the first requests add for good (compiled statements, the driver's caches: ~40k
     objects) still made each full collection 11-13 ms, one every ~0.4 s under a stream of
     battle results: full collections are made ten times rarer (issue 50: a resolution's p90
-    lower in four paired runs, its p95 in three; garbage in cycles lives a little longer)."""
+    lower in four paired runs, its p95 in three; garbage in cycles lives a little longer).
+    Young collections are made rarer too (YOUNG_COLLECTION_AFTER)."""
     application = create_app()
     gc.collect()
     gc.freeze()
-    young, middle, _full = gc.get_threshold()
-    gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
+    _young, middle, _full = gc.get_threshold()
+    gc.set_threshold(YOUNG_COLLECTION_AFTER, middle, FULL_COLLECTION_EVERY)
     return application
 
 
 # Second-generation collections between full ones (CPython's default: 10).
 FULL_COLLECTION_EVERY = 100
+# New objects between young collections (CPython's default: 700). At 700 a battle's result
+# (its rows, models and the rules' values) set off about 4 young collections and one
+# middle one in three, each walking objects the request still used and promoting them;
+# at 20,000 most results set off none (issue 50: a result's p50 0.5-1 ms lower in paired
+# runs).
+YOUNG_COLLECTION_AFTER = 20_000
 
 
 @totals_commands.command("check")

@@ -18,7 +18,7 @@ from sqlmodel import Session, col, select
 
 from app.db.models import Battle, BattleSide, Campaign, Decision, Force, User
 from app.errors import DomainError
-from app.services.accounts import accounts
+from app.services.accounts import access, accounts
 from app.services.battles import lifecycle
 from app.services.battles.lifecycle import SideResult
 from app.services.campaigns.membership import role_of
@@ -311,6 +311,9 @@ def battle_decisions(session: Session, battle_id: int) -> list[Decision]:
 
 
 def _owners(session: Session, sides: list[BattleSide]) -> set[int]:
+    held = access.battle_players(session, sides[0].battle_id) if sides else None
+    if held is not None:  # the request's access check read them for this battle
+        return set(held)
     ids = [s.force_id for s in sides]
     owners = session.exec(select(Force.owner_id).where(col(Force.id).in_(ids))).all()
     return {o for o in owners if o is not None}
