@@ -112,8 +112,7 @@ def _one(session: Session, battle_id: int) -> BattlePublic:
     return _battle(
         session,
         *lifecycle.get_battle(session, battle_id),
-        stories.get_report(session, battle_id),
-        photos.photos_of(session, battle_id),
+        *stories.report_and_photos(session, battle_id),
     )
 
 
@@ -246,13 +245,7 @@ def record_result(battle_id: int, body: BattleResultIn, session: SessionDep) -> 
     ]
     battle, sides = confirmation.submit(session, battle_id=battle_id, results=results)
     assert battle.id is not None
-    return _battle(
-        session,
-        battle,
-        sides,
-        stories.get_report(session, battle.id),
-        photos.photos_of(session, battle.id),
-    )
+    return _battle(session, battle, sides, *stories.report_and_photos(session, battle.id))
 
 
 def named_dice(dice: NamedDice, side: int) -> dict[str, int]:

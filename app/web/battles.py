@@ -75,6 +75,7 @@ def _battle_shown(session: Session, battle_id: int) -> dict[str, Any]:
     views = [_side_view(book, s, forces[s.force_id], owners, names, proposal) for s in sides]
     proposer = confirmation.proposer(session, battle)
     mission = book.mission(battle.mission)
+    report, pictures = stories.report_and_photos(session, battle_id)
     return {
         "battle": {
             "id": battle.id,
@@ -92,8 +93,8 @@ def _battle_shown(session: Session, battle_id: int) -> dict[str, Any]:
         "force_names": [v["force"].name for v in views],
         "sides_html": fragment("partials/battle_sides.html", sides=views),
         "unit_names": {str(r["id"]): r["name"] for v in views for r in v["rows"]},
-        "story": _story(stories.get_report(session, battle_id)),
-        "photos": [_photo(p) for p in photos.photos_of(session, battle_id)],
+        "story": _story(report),
+        "photos": [_photo(p) for p in pictures],
         "proposer": (proposer.display_name or proposer.username) if proposer else None,
         "decisions": [_decision(x, names, forces) for x in made],
     }
