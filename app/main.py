@@ -139,9 +139,12 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     # outside the Idempotency-Key records (a replay is compressed for its own caller)
     app.add_middleware(GZipMiddleware, minimum_size=MINIMUM_SIZE, compresslevel=COMPRESS_LEVEL)
     app.add_middleware(HardeningMiddleware)  # outermost: headers on every response
+    # /health (alive) and /health/ready (the database, Redis, disk) first: matched after
+    # every other route, /health spent a third of its own time finding itself (the
+    # server's CPU a /health: 346 µs, 221 µs first; issue 50)
+    install_health(app)
     app.router.routes.extend(_shared_routes())
     app.state.error_page = error_page
     document_responses(app)  # every answered status in the OpenAPI schema
     install_api_docs(app)
-    install_health(app)  # /health (alive) and /health/ready (the database, Redis, disk)
     return app
