@@ -50,6 +50,7 @@ from app.rules.out_of_action import (
     out_of_action_test,
 )
 from app.rules.ranks import Promotion, change_xp
+from app.rules.values import evolve
 
 
 @dataclass(frozen=True)
@@ -462,7 +463,7 @@ def _resolve_unit(
         agenda_xp=scored.for_card(card.id),
         book=book,
     )
-    card = replace(
+    card = evolve(
         card,
         tallies=tallies,
         marked_for_greatness=card.marked_for_greatness + int(unit.marked_for_greatness),

@@ -9,6 +9,7 @@ from functools import cached_property
 from app.rules.cards import CrusadeCard
 from app.rules.data import HonourCategory, Rulebook
 from app.rules.errors import RuleError
+from app.rules.values import evolve
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class OrderOfBattle:
     def with_card(self, card: CrusadeCard) -> OrderOfBattle:
         """The same force with ``card`` replacing the card of the same id."""
         self.card(card.id)
-        return replace(self, cards=tuple(card if c.id == card.id else c for c in self.cards))
+        return evolve(self, cards=tuple(card if c.id == card.id else c for c in self.cards))
 
     @cached_property
     def crusade_relics(self) -> frozenset[str]:

@@ -3,10 +3,11 @@ up to an old rank never promotes the unit (or grants an honour) a second time.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from app.rules.cards import CrusadeCard
 from app.rules.data import Rank, Rulebook
+from app.rules.values import evolve
 
 
 @dataclass(frozen=True)
@@ -44,4 +45,4 @@ def change_xp(
     old = rank_index(card.rank, book)
     new = max(old, rank_index(rank_for_xp(xp, book).id, book))
     gained = tuple(Promotion(card.id, r.id) for r in book.ranks[old + 1 : new + 1])
-    return replace(card, xp=xp, rank=book.ranks[new].id), gained
+    return evolve(card, xp=xp, rank=book.ranks[new].id), gained
