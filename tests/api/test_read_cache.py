@@ -15,7 +15,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 from PIL import Image
-from sqlalchemy import Engine, event, text
+from sqlalchemy import Engine, event
 
 from app.api.plumbing.cache import VersionedBodies
 from app.api.plumbing.route_access import POLICIES
@@ -27,7 +27,7 @@ from tests.api.test_authorization import _table, battle_between
 from tests.api.test_roster_api import NECRONS
 from tests.api.test_rule_packs import HOUSE
 from tests.conftest import ORGANIZER, Snapshots, in_own_loop, with_csrf
-from tests.faults.outages import Database
+from tests.faults.outages import Database, drop_connections
 from tests.web.conftest import without_visit
 
 People = dict[str, Any]
@@ -190,14 +190,7 @@ class TestNeverOlderThanTheDatabase:
         for _ in range(3):  # the loop's pool holds connections now (on PostgreSQL)
             assert client.get(path).status_code == 200
         if engine.dialect.name == "postgresql":
-            with engine.connect() as admin:
-                dropped = admin.execute(
-                    text(
-                        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                    )
-                ).scalar_one()
-            assert dropped >= 1
+            assert drop_connections(engine) >= 1
         for _ in range(3):
             assert client.get(path).status_code == 200
 

@@ -7,11 +7,11 @@ import json
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, create_engine, text
-from sqlalchemy.pool import NullPool
+from sqlalchemy import Engine, text
 from sqlmodel import Session, select
 
 from app.db.models import Campaign, Event
+from tests.faults.outages import drop_connections
 
 
 def _event(engine: Engine, payload: dict[Any, Any]) -> int:
@@ -84,16 +84,7 @@ def test_connections_the_server_dropped_in_the_pool_are_replaced_before_a_write(
     _write(engine, "Vigilus")
     pings = _count_pings(engine, monkeypatch)
     if engine.dialect.name == "postgresql":
-        admin = create_engine(engine.url, poolclass=NullPool)
-        with admin.connect() as connection:
-            dropped = connection.execute(
-                text(
-                    "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity "
-                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                )
-            ).scalar_one()
-        admin.dispose()
-        assert dropped >= 1
+        assert drop_connections(engine) >= 1
     for n in range(3):
         _write(engine, f"Pariah Nexus {n}")
     assert _names(engine) == ["Vigilus", "Pariah Nexus 0", "Pariah Nexus 1", "Pariah Nexus 2"]

@@ -17,10 +17,29 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.pool import NullPool
 
 from app.db.engine import make_engine
+
+
+def drop_connections(engine: Engine) -> int:
+    """PostgreSQL: every connection to ``engine``'s database terminated by the server (as a
+    restart or an administrator's pg_terminate_backend would), from a connection of its own
+    outside the pool, each gone before this returns; how many."""
+    admin = create_engine(engine.url, poolclass=NullPool)
+    try:
+        with admin.connect() as connection:
+            dropped: int = connection.execute(
+                text(
+                    "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+            ).scalar_one()
+    finally:
+        admin.dispose()
+    return dropped
 
 
 class Proxy:
