@@ -8,6 +8,8 @@ its place, so opening it fails ("unable to open database file"); the file comes 
 
 from __future__ import annotations
 
+import ctypes
+import os
 import shutil
 import socket
 import sqlite3
@@ -22,6 +24,19 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool
 
 from app.db.engine import make_engine
+
+
+def _exchange(a: Path, b: Path) -> None:
+    """Swap two paths atomically (Linux's renameat2 with RENAME_EXCHANGE). Moving the file
+    and then making the folder, or removing the folder and then moving the file back, left a
+    moment with nothing at the path: a pooled SQLite connection opened then made a new,
+    empty database there and kept it after the file came back (the webhook worker's "no
+    such table: webhook_delivery", seen once in a loaded run)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    at_fdcwd, rename_exchange = -100, 2
+    if libc.renameat2(at_fdcwd, bytes(a), at_fdcwd, bytes(b), rename_exchange) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, os.strerror(error), str(a))
 
 
 def drop_connections(engine: Engine) -> int:
@@ -124,15 +139,17 @@ class Database:
             self.proxy.stop()
             return
         self.engine.dispose()  # the last connection closed: the WAL is checkpointed
-        self.path.rename(self.path.with_suffix(".away"))
-        self.path.mkdir()
+        away = self.path.with_suffix(".away")
+        away.mkdir()
+        _exchange(away, self.path)  # the folder in and the file out, at one instant
 
     def bring_back(self) -> None:
         if self.proxy is not None:
             self.proxy.start()
             return
-        shutil.rmtree(self.path)
-        self.path.with_suffix(".away").rename(self.path)
+        away = self.path.with_suffix(".away")
+        _exchange(away, self.path)  # the file back and the folder out, at one instant
+        shutil.rmtree(away)
 
     @contextmanager
     def away(self) -> Iterator[None]:
