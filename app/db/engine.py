@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import select
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -48,14 +49,27 @@ def make_engine(url: str, **options: Any) -> Engine:
     if path and not in_memory:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     pool = {} if in_memory else POOL  # an in-memory database is one connection's own
+    connect_args = {"check_same_thread": False, "timeout": 15, **connect_args}
     engine = create_engine(
         url,
-        connect_args={"check_same_thread": False, "timeout": 15, **connect_args},
-        **{**pool, **JSON_CODEC, **options},
+        connect_args=connect_args,
+        **{**pool, **JSON_CODEC, **_never_created(path, connect_args), **options},
     )
     event.listen(engine, "connect", _sqlite_pragmas)
     event.listen(engine, "begin", _sqlite_begin)
     return engine
+
+
+def _never_created(path: str | None, connect_args: dict[str, Any]) -> dict[str, Any]:
+    """A database file that exists is opened for reading and writing only, never created:
+    a server whose file vanished for a moment (a restore done by hand, a disk remounted)
+    answers 503 database_unavailable until it is back, instead of making an empty
+    database there and serving (and storing) on it. A file that does not exist yet is
+    made by the first connection, as on an install's first start."""
+    if not path or path == ":memory:" or path.startswith("file:") or not Path(path).exists():
+        return {}
+    uri = Path(path).absolute().as_uri() + "?mode=rw"
+    return {"creator": lambda: sqlite3.connect(uri, uri=True, **connect_args)}
 
 
 # A quick read's access check may run on the event loop itself (app/db/session.py) on
@@ -75,11 +89,13 @@ def make_loop_engine(engine: Engine) -> Engine | None:
         return _async_twin(engine)
     if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
         return None
+    connect_args = {"check_same_thread": False, "timeout": LOOP_BUSY_TIMEOUT}
     loop = create_engine(
         url,
-        connect_args={"check_same_thread": False, "timeout": LOOP_BUSY_TIMEOUT},
+        connect_args=connect_args,
         poolclass=StaticPool,
         **JSON_CODEC,
+        **_never_created(url.database, connect_args),
     )
     event.listen(loop, "connect", _sqlite_pragmas)
     event.listen(loop, "begin", _sqlite_begin)

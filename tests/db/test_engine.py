@@ -4,12 +4,15 @@ PostgreSQL connections pinged only when the server said something while they sat
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import Engine, text
+from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, select
 
+from app.db.engine import make_engine
 from app.db.models import Campaign, Event
 from tests.faults.outages import drop_connections
 
@@ -89,3 +92,26 @@ def test_connections_the_server_dropped_in_the_pool_are_replaced_before_a_write(
         _write(engine, f"Pariah Nexus {n}")
     assert _names(engine) == ["Vigilus", "Pariah Nexus 0", "Pariah Nexus 1", "Pariah Nexus 2"]
     assert bool(pings) == (engine.dialect.name == "postgresql")
+
+
+def test_an_sqlite_file_that_vanished_is_not_made_again_empty(tmp_path: Path) -> None:
+    """A served database file moved away for a moment: connecting fails (the app answers 503
+    meanwhile) and no empty database appears in its place; once it is back, its rows are
+    read again. A file that does not exist yet is made by the first connection."""
+    path = tmp_path / "crusade.db"
+    first = make_engine(f"sqlite:///{path}")
+    with first.begin() as connection:  # an install's first start makes the file
+        connection.execute(text("CREATE TABLE note (body TEXT)"))
+        connection.execute(text("INSERT INTO note VALUES ('kept')"))
+    first.dispose()
+    assert path.exists()
+    served = make_engine(f"sqlite:///{path}")
+    aside = tmp_path / "crusade.db.aside"
+    path.rename(aside)
+    with pytest.raises(OperationalError, match="unable to open database file"):
+        served.connect()
+    assert not path.exists()
+    aside.rename(path)
+    with served.connect() as connection:
+        assert connection.execute(text("SELECT body FROM note")).scalars().all() == ["kept"]
+    served.dispose()
