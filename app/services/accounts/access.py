@@ -301,10 +301,13 @@ def _force_target_read(session: Session, force_id: int, named: tuple[str, int] |
 def held_target(session: Session, named: tuple[str, int]) -> Target | None:
     """The target this read's access check found from the same path, if that is what
     ``named`` is: its versions were read moments ago, in this transaction."""
+    return None if session.info.get("writes") else _checked(session, named)
+
+
+def _checked(session: Session, named: tuple[str, int]) -> Target | None:
+    """The target this request's access check found, if it is the one ``named``."""
     target = session.info.get("access.target")
-    if isinstance(target, Target) and target.named == named and not session.info.get("writes"):
-        return target
-    return None
+    return target if isinstance(target, Target) and target.named == named else None
 
 
 def _battle_target(session: Session, battle_id: int) -> Target:
@@ -329,7 +332,5 @@ def battle_players(session: Session, battle_id: int) -> frozenset[int] | None:
     """The players of the battle this request's access check was about, as it read them (in
     this transaction, moments ago: the players it authorized by), or None if it was about
     something else."""
-    target = session.info.get("access.target")
-    if isinstance(target, Target) and target.named == ("battle", battle_id):
-        return target.owners
-    return None
+    target = _checked(session, ("battle", battle_id))
+    return target.owners if target is not None else None
