@@ -13,6 +13,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import StaticPool
 from sqlmodel import create_engine
 
+from app.db.updates import send_updates_whole
+
 # Each app process admits at most MAX_REQUESTS_AT_WORK (8 by default) requests at a time
 # (app/edge/admission.py), each using one connection at a time; the pool leaves room beyond
 # them for the long polls' shared check and the webhook worker. See docs/deploy.md.
@@ -43,6 +45,7 @@ def make_engine(url: str, **options: Any) -> Engine:
         connect_args = {**PG_CONNECT, **connect_args}
         engine = create_engine(url, connect_args=connect_args, **{**POOL, **JSON_CODEC, **options})
         _ping_when_told(engine)
+        send_updates_whole(engine)
         return engine
     path = make_url(url).database
     in_memory = path in (None, "", ":memory:")
