@@ -84,6 +84,8 @@ def _rewrite(statement: str, rows: Any, context: Any) -> tuple[str, dict[str, An
 
 def _array_type(bind: str, context: Any) -> str | None:
     """The SQL type of a bound value's column, as the dialect names it."""
+    if context.compiled is None:  # SQL text sent as it is (exec_driver_sql): types unknown
+        return None
     parameter = context.compiled.binds.get(bind)
     if parameter is None:
         return None

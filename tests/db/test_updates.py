@@ -119,3 +119,20 @@ def test_a_row_deleted_meanwhile_fails_the_flush_and_changes_nothing(engine: Eng
         names = session.exec(select(Campaign.name).order_by(col(Campaign.id))).all()
     expected = "Campaign" if engine.dialect.supports_sane_multi_rowcount else "renamed"
     assert [name.split(" ")[0] for name in names] == [expected] * 3
+
+
+def test_sql_sent_as_text_goes_row_by_row(engine: Engine, rewrites: list[str]) -> None:
+    """A statement written as the driver's own text has no column types to build arrays of:
+    executemany sends it as it is."""
+    ids = _campaigns(engine, 3)
+    mark = "%(n)s" if engine.dialect.name == "postgresql" else ":n"
+    key = "%(k)s" if engine.dialect.name == "postgresql" else ":k"
+    with engine.begin() as connection:
+        connection.exec_driver_sql(
+            f"UPDATE campaign SET name={mark} WHERE campaign.id = {key}",
+            [{"k": campaign_id, "n": f"Armageddon {campaign_id}"} for campaign_id in ids],
+        )
+    with Session(engine) as session:
+        names = session.exec(select(Campaign.name).order_by(col(Campaign.id))).all()
+    assert list(names) == [f"Armageddon {campaign_id}" for campaign_id in ids]
+    assert rewrites == []
