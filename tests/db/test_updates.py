@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, bindparam, delete, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, col, select
 
 from app.db import updates
-from app.db.models import Campaign, Event
+from app.db.models import Campaign, Event, User
 
 PAYLOADS: list[dict[str, Any]] = [
     {"units": [1, 2.5, None, True], "name": 'Sæmund\'s "Ætherblade" \\ back'},
@@ -136,3 +137,24 @@ def test_sql_sent_as_text_goes_row_by_row(engine: Engine, rewrites: list[str]) -
         names = session.exec(select(Campaign.name).order_by(col(Campaign.id))).all()
     assert list(names) == [f"Armageddon {campaign_id}" for campaign_id in ids]
     assert rewrites == []
+
+
+def test_a_broken_constraint_is_the_same_error_and_changes_nothing(
+    engine: Engine, rewrites: list[str]
+) -> None:
+    """Three accounts renamed in one flush, two to the same name: the database's refusal
+    comes back as SQLAlchemy's IntegrityError (what the app maps to an answer), whichever
+    way the rows went, and no account is renamed."""
+    with Session(engine) as session:
+        session.add_all(User(username=f"player{n}", password_hash="x") for n in range(3))
+        session.commit()
+    with Session(engine) as session:
+        users = session.exec(select(User).order_by(col(User.id))).all()
+        for user, name in zip(users, ["abaddon", "abaddon", "cypher"], strict=True):
+            user.username = name
+        with pytest.raises(IntegrityError):
+            session.commit()
+    with Session(engine) as session:
+        names = session.exec(select(User.username).order_by(col(User.id))).all()
+    assert list(names) == ["player0", "player1", "player2"]
+    assert len(rewrites) == (1 if engine.dialect.name == "postgresql" else 0)
