@@ -20,6 +20,7 @@ from app.db import migrate
 from app.db.session import get_engine, session_scope
 from app.errors import DomainError
 from app.main import create_app
+from app.routing import build_route_state
 from app.services.accounts import accounts
 from app.services.campaigns import demo as demo_service
 from app.services.campaigns import kept_totals, transfer
@@ -146,6 +147,7 @@ def served_app() -> FastAPI:
     lower in four paired runs, its p95 in three; garbage in cycles lives a little longer).
     Young collections are made rarer too (YOUNG_COLLECTION_AFTER)."""
     application = create_app()
+    build_route_state(application)  # before the freeze: what it makes is kept for good
     gc.collect()
     gc.freeze()
     _young, middle, _full = gc.get_threshold()

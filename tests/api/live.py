@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from sqlalchemy import Engine
 
 from app.main import create_app
+from app.routing import build_route_state
 
 T = TypeVar("T")
 PASSWORD = "a good password"
@@ -28,8 +29,10 @@ def serve(engine: Engine, app: FastAPI | None = None) -> Iterator[str]:
     # Idle connections kept a minute (uvicorn's default: 5 s): a test that pauses about that
     # long between requests would otherwise race the server closing the connection its
     # client reuses, and get no answer at all (encode/httpx#2487).
+    served = app or create_app(engine)
+    build_route_state(served)  # as `crusade serve` does before its first request
     config = uvicorn.Config(
-        app or create_app(engine),
+        served,
         host="127.0.0.1",
         port=0,
         log_level="critical",
