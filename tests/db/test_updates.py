@@ -66,15 +66,19 @@ def test_each_row_gets_its_own_values(engine: Engine, rewrites: list[str]) -> No
         events = session.exec(select(Event).order_by(col(Event.campaign_id))).all()
         for n, event in enumerate(events):
             event.payload = PAYLOADS[n]
+            event.kind = f"kind {n}"
+            event.created_at = start + timedelta(hours=n)
         session.commit()
     with Session(engine) as session:
         campaigns = session.exec(select(Campaign).order_by(col(Campaign.id))).all()
-        payloads = session.exec(select(Event.payload).order_by(col(Event.campaign_id))).all()
+        events = session.exec(select(Event).order_by(col(Event.campaign_id))).all()
     assert [c.id for c in campaigns] == ids
     assert [c.name for c in campaigns] == [f"Vigilus {n}" for n in range(5)]
     assert [c.public for c in campaigns] == [True, False, True, False, True]
     assert [c.created_at for c in campaigns] == [start + timedelta(minutes=n) for n in range(5)]
-    assert list(payloads) == PAYLOADS
+    assert [e.payload for e in events] == PAYLOADS
+    assert [e.kind for e in events] == [f"kind {n}" for n in range(5)]
+    assert [e.created_at for e in events] == [start + timedelta(hours=n) for n in range(5)]
     sent_whole = [sql.split(" SET ")[0] for sql in rewrites]
     if engine.dialect.name == "postgresql":
         # the ORM sends each campaign's row on its own (not an executemany): events only
