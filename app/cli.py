@@ -27,6 +27,7 @@ from app.services.campaigns import kept_totals, transfer
 from app.services.campaigns import photos as photo_service
 from app.services.campaigns.kept_totals import install_kept_totals
 from app.services.feed import webhook_worker
+from app.web.pages import compile_templates
 
 
 def _before_any_command() -> None:
@@ -148,6 +149,7 @@ def served_app() -> FastAPI:
     Young collections are made rarer too (YOUNG_COLLECTION_AFTER)."""
     application = create_app()
     build_route_state(application)  # before the freeze: what it makes is kept for good
+    compile_templates()
     gc.collect()
     gc.freeze()
     _young, middle, _full = gc.get_threshold()

@@ -32,9 +32,11 @@ def _warm() -> None:
     import app.cli  # noqa: F401  (the command's modules)
     from app.main import _shared_routes
     from app.rules.data import rulebook
+    from app.web.pages import compile_templates
 
     rulebook()
     _shared_routes()
+    compile_templates()  # served_app compiles them too: each forked server finds them made
     gc.collect()
     gc.freeze()  # the children share these pages until they write to them
 
