@@ -148,13 +148,20 @@ def served_app() -> FastAPI:
     lower in four paired runs, its p95 in three; garbage in cycles lives a little longer).
     Young collections are made rarer too (YOUNG_COLLECTION_AFTER)."""
     application = create_app()
-    build_route_state(application)  # before the freeze: what it makes is kept for good
-    compile_templates()
+    before_first_request(application)  # before the freeze: what it makes is kept for good
     gc.collect()
     gc.freeze()
     _young, middle, _full = gc.get_threshold()
     gc.set_threshold(YOUNG_COLLECTION_AFTER, middle, FULL_COLLECTION_EVERY)
     return application
+
+
+def before_first_request(application: FastAPI) -> None:
+    """What a served process builds before it listens, so that no request builds it on the
+    event loop or for its player: each route's matching state and every template (issue 50).
+    The tests' live servers do the same."""
+    build_route_state(application)
+    compile_templates()
 
 
 # Second-generation collections between full ones (CPython's default: 10).

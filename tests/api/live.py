@@ -15,8 +15,8 @@ import uvicorn
 from fastapi import FastAPI
 from sqlalchemy import Engine
 
+from app.cli import before_first_request
 from app.main import create_app
-from app.routing import build_route_state
 
 T = TypeVar("T")
 PASSWORD = "a good password"
@@ -30,7 +30,7 @@ def serve(engine: Engine, app: FastAPI | None = None) -> Iterator[str]:
     # long between requests would otherwise race the server closing the connection its
     # client reuses, and get no answer at all (encode/httpx#2487).
     served = app or create_app(engine)
-    build_route_state(served)  # as `crusade serve` does before its first request
+    before_first_request(served)  # as `crusade serve` does
     config = uvicorn.Config(
         served,
         host="127.0.0.1",
