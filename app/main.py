@@ -36,6 +36,7 @@ from app.edge.compression import COMPRESS_LEVEL, MINIMUM_SIZE, GZipMiddleware
 from app.edge.conflicts import install_conflict_handlers
 from app.edge.hardening import HardeningMiddleware, check_path_ids
 from app.edge.limits import RateLimits
+from app.edge.sessions import TokenUses
 from app.errors import install_error_handlers
 from app.routing import PrefixRouter
 from app.rules.data import rulebook
@@ -128,6 +129,7 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     )
     app.state.body_limits = BodyLimits.from_settings(settings)
     app.state.body_budget = BodyBudget()  # one per app, so one per process
+    app.state.token_uses = TokenUses()
     install_error_handlers(app)
     install_conflict_handlers(app)
     # innermost: a kept read answered early has passed every other middleware

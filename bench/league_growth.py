@@ -12,9 +12,12 @@ own `crusade serve` on a database of its own, and each round times every read on
 and then on the other (which goes first alternates), so a slower minute falls on both alike.
 
 Growth is the ratio of the two p50s; beside it, the lowest and highest ratio of one round's
-medians, which says how far a single sequential measurement could stray. The leagues are the
-ones bench/league_bench.py --reuse saved (it generates them if they are missing: run it
-first). Each database is created for the run and dropped afterwards.
+medians, which says how far a single sequential measurement could stray. Each round ends with
+battle results (recorded and reverted), which move the campaign's versions, so each read's
+first request of the next round is built afresh: those are kept apart ("first after a
+write"), and the p50/p95 columns are the reads that follow it, as a league's players make
+them between two results. The leagues are the ones bench/league_bench.py --reuse saved (run
+it first). Each database is created for the run and dropped afterwards.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from bench.league_bench import (
 from bench.serving import database
 
 RESOLVE = "resolve (2 x 20 units)"
+FIRST = "after a write"
 
 
 @dataclass
@@ -122,6 +126,7 @@ def one_round(sides: list[Served], per_round: int) -> dict[str, list[float]]:
     for name in reads(sides[0].world):
         for side in sides:
             call = functools.partial(side.http.get, reads(side.world)[name])
+            side.time(f"{name} {FIRST}", call, 1)  # the last round's results moved its version
             medians.setdefault(name, []).append(statistics.median(side.time(name, call, per_round)))
     for side in sides:
         taken = [resolve_once(side) for _ in range(max(2, per_round // 2))]
@@ -183,16 +188,20 @@ def report(
         f"{args.per_round} requests a read a round"
     )
     print(
-        f"  {'request':<28}{first.size:>6} p50{second.size:>6} p50"
-        f"{second.size:>6} p95  growth  (one round's)"
+        f"  {'request':<28}{first.size:>6} p50{second.size:>6} p50{second.size:>6} p95"
+        f"  growth  (one round's)   first after a write: {first.size} / {second.size} p50 ms"
     )
     for name, ratios in per_round.items():
         a, b = first.samples[name], second.samples[name]
         growth = statistics.median(b) / statistics.median(a)
-        print(
+        line = (
             f"  {name:<28}{statistics.median(a):>10.1f}{statistics.median(b):>10.1f}"
             f"{pct(b, 95):>10.1f}{growth:>8.2f}  ({min(ratios):.2f}-{max(ratios):.2f})"
         )
+        if f"{name} {FIRST}" in first.samples:
+            after = [statistics.median(s.samples[f"{name} {FIRST}"]) for s in (first, second)]
+            line += f"{after[0]:>18.1f} / {after[1]:.1f}"
+        print(line)
 
 
 if __name__ == "__main__":

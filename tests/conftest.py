@@ -37,7 +37,6 @@ from app.db import migrate
 from app.db.engine import make_engine
 from app.db.models import metadata
 from app.db.session import session_scope
-from app.edge import sessions
 from app.main import _shared_routes, create_app
 from app.services.campaigns.kept_totals import install_kept_totals
 
@@ -227,9 +226,6 @@ def engine(request: pytest.FixtureRequest, sqlite_template: Path) -> Iterator[En
     """An empty, migrated database: this process's SQLite file with the migrated template
     copied in, or this process's PostgreSQL database with every table emptied and every id
     sequence restarted."""
-    # Ids start again in an empty database: what this process planned for an earlier test's
-    # token (its use to record, left by a request that failed first) is not this one's.
-    sessions._recording.clear()
     if request.param == "sqlite":
         sqlite: Engine = request.getfixturevalue("sqlite_engine")
         sqlite.dispose()  # no connection of the last test's reads the file being replaced

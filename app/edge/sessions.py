@@ -44,7 +44,8 @@ def caller(request: Request, session: Session, background: BackgroundTasks) -> P
         if scheme.lower() != "bearer" or found is None:
             raise DomainError("token_invalid", "The API token is unknown or revoked.", status=401)
         assert found.token is not None and found.token.id is not None
-        if accounts.token_use_is_stale(found.token, utcnow()) and _record_pending(found.token.id):
+        stale = accounts.token_use_is_stale(found.token, utcnow())
+        if stale and request.app.state.token_uses.plan(found.token.id):
             background.add_task(_record_token_use, request, found.token.id)
         return found
     cookie = request.cookies.get(COOKIE)
@@ -68,24 +69,33 @@ async def optional_principal(
     return await run_in_threadpool(resolve_principal, request, session, background)
 
 
-# Tokens whose use this process is about to record (token id -> when it was planned): the
-# requests that see the same stale time meanwhile plan nothing more. Without it, 1,000 long
-# polls of 50 tokens each left a write to run when they were answered together (issue 50).
-# A plan whose request never ran it (an error answered first) is forgotten after a while.
-_recording: dict[int, float] = {}
-_recording_lock = threading.Lock()
-_RECORDING_SECONDS = 60.0
+class TokenUses:
+    """The tokens whose use this app is about to record (token id -> when it was planned):
+    the requests that see the same stale time meanwhile plan nothing more. Without it, 1,000
+    long polls of 50 tokens each left a write to run when they were answered together (issue
+    50). A plan whose request never ran it (an error answered first) is forgotten after a
+    while. One per app (``app.state.token_uses``): a token id means something only in the
+    database that app serves."""
 
+    FORGET_AFTER_SECONDS = 60.0
 
-def _record_pending(token_id: int) -> bool:
-    """True when the use is to be recorded by this request (none is planned already)."""
-    now = time.monotonic()
-    with _recording_lock:
-        planned = _recording.get(token_id)
-        if planned is not None and now - planned < _RECORDING_SECONDS:
-            return False
-        _recording[token_id] = now
-        return True
+    def __init__(self) -> None:
+        self._planned: dict[int, float] = {}
+        self._lock = threading.Lock()
+
+    def plan(self, token_id: int) -> bool:
+        """True when this request is to record the use (none is planned already)."""
+        now = time.monotonic()
+        with self._lock:
+            planned = self._planned.get(token_id)
+            if planned is not None and now - planned < self.FORGET_AFTER_SECONDS:
+                return False
+            self._planned[token_id] = now
+            return True
+
+    def done(self, token_id: int) -> None:
+        with self._lock:
+            self._planned.pop(token_id, None)
 
 
 def _record_token_use(request: Request, token_id: int) -> None:
@@ -98,8 +108,7 @@ def _record_token_use(request: Request, token_id: int) -> None:
     except Exception:  # bookkeeping must never raise into the server
         log.warning("could not record the use of API token %s", token_id, exc_info=True)
     finally:
-        with _recording_lock:
-            _recording.pop(token_id, None)
+        request.app.state.token_uses.done(token_id)
 
 
 def required_principal(
