@@ -51,6 +51,7 @@ from app.db.models import ApiToken, CampaignMember, User, metadata
 from app.db.session import session_scope
 from app.edge.limits import RateLimits
 from app.edge.schemas import decisions as decision_bodies  # seeds the dice of an answer
+from app.edge.sessions import TokenUses
 from app.main import create_app
 from app.services.accounts import accounts
 from app.services.battles import lifecycle as battle_service
@@ -119,6 +120,7 @@ class World:
             "min_free_disk_mb",
             "body_limits",
             "body_budget",
+            "token_uses",
         }
         assert kept == state, (
             f"the app keeps {kept} in app.state: start each scenario with a new one here too"
@@ -127,6 +129,9 @@ class World:
         assert self.app.state.body_budget.held == 0  # every body's bytes given back
         self.app.state.rate_limits = RateLimits(get_settings().rate_limit_storage)
         self.app.state.read_cache = VersionedBodies()
+        # The restored database's token ids come again: a use planned for an earlier
+        # scenario's token (its request answered an error first) is not this one's.
+        self.app.state.token_uses = TokenUses()
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
