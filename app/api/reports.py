@@ -10,15 +10,8 @@ from typing import Any
 
 from app.db.models import BattleSide, Decision, Event, RequisitionPurchase
 from app.edge.schemas.battles import (
-    DevastatingBlowPublic,
-    DieRollPublic,
-    ExperienceGainPublic,
-    OutOfActionTestPublic,
-    PromotionPublic,
     SidePublic,
     SideReportPublic,
-    UnitExperiencePublic,
-    UnitReportPublic,
 )
 from app.edge.schemas.decisions import (
     DecisionAnswerPublic,
