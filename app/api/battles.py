@@ -203,9 +203,29 @@ async def list_battles(
     return await cached_read(request, session, BATTLES_LIST, campaign_id, build)
 
 
-@router.get("/battles/{battle_id}", summary="One battle with both sides, and its report")
-def get_battle(battle_id: int, session: SessionDep) -> BattlePublic:
-    return _one(session, battle_id)
+BATTLE = KeptRead(
+    "battle_id",
+    versions.held_battle_version,
+    versions.battle_version,
+    lambda battle_id, _query, v: (("battle", battle_id, v), f'"battle-{battle_id}-v{v}"'),
+)
+
+
+@router.get(
+    "/battles/{battle_id}",
+    summary="One battle with both sides, and its report",
+    response_model=BattlePublic,
+    responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
+)
+@kept_read(BATTLE)
+async def get_battle(battle_id: int, request: Request, session: SessionDep) -> Response:
+    """Cached per version of the battle's campaign (its sides, reports, decisions, story
+    and photos all move it): a bot waiting on a battle polls it with If-None-Match."""
+
+    def build() -> Built:
+        return _one(session, battle_id).model_dump_json().encode(), {}
+
+    return await cached_read(request, session, BATTLE, battle_id, build)
 
 
 @router.put(

@@ -179,4 +179,5 @@ def test_a_lane_is_made_for_each_cached_read() -> None:
         "/cards/{card_id}",
         "/campaigns/{campaign_id}/standings",
         "/campaigns/{campaign_id}/battles",
+        "/battles/{battle_id}",
     }

@@ -1,6 +1,6 @@
-"""The read caches (issue 50): standings, the battles list, a Crusade card and the Order of
-Battle are built once per version and answer 304 to a matching If-None-Match; they never
-reach a caller the access rules refuse, never answer older than the database (a write
+"""The read caches (issue 50): standings, the battles list, one battle, a Crusade card and
+the Order of Battle are built once per version and answer 304 to a matching If-None-Match;
+they never reach a caller the access rules refuse, never answer older than the database (a write
 through another process included), never hide an outage; and every write moves the
 versions they are keyed by (a cached read equals one built afresh after each write)."""
 
@@ -44,14 +44,16 @@ def people(client: TestClient, engine: Engine, snapshots: Snapshots) -> Iterator
 
 
 def cached_reads(people: People) -> list[str]:
-    """Every cached read of the people's campaign: its standings, battles (two pages), and
-    each force's Order of Battle and each card (read by the organizer)."""
+    """Every cached read of the people's campaign: its standings, battles (two pages) and
+    each battle, each force's Order of Battle and each card (read by the organizer)."""
     organizer, campaign = people["organizer"], people["campaign"]
     reads = [
         f"/api/v1/campaigns/{campaign}/standings",
         f"/api/v1/campaigns/{campaign}/battles",
         f"/api/v1/campaigns/{campaign}/battles?limit=1",
     ]
+    battles = organizer.get(f"/api/v1/campaigns/{campaign}/battles?limit=100").json()["items"]
+    reads += [f"/api/v1/battles/{battle['id']}" for battle in battles]
     forces = organizer.get(f"/api/v1/campaigns/{campaign}/forces?limit=200").json()["items"]
     for listed in forces:
         reads.append(f"/api/v1/forces/{listed['id']}")
@@ -63,6 +65,7 @@ def cached_reads(people: People) -> list[str]:
 class TestEtags:
     def test_each_cached_read_answers_304_until_its_campaign_changes(self, people: People) -> None:
         organizer, ruby = people["organizer"], people["ruby"]
+        battle_between(people, ruby["client"])  # one battle's read among them
         for path in cached_reads(people):
             first = organizer.get(path)
             assert first.status_code == 200, (path, first.text)
@@ -85,6 +88,7 @@ class TestEtags:
             "/api/v1/campaigns/{campaign_id}/battles",
             "/api/v1/cards/{card_id}",
             "/api/v1/forces/{force_id}",
+            "/api/v1/battles/{battle_id}",
         ):
             operation = paths[read]["get"]
             assert "ETag" in operation["responses"]["200"]["headers"], read
@@ -98,6 +102,7 @@ class TestCacheSafety:
 
     def test_a_private_campaigns_cached_reads_refuse_outsiders(self, people: People) -> None:
         organizer = people["organizer"]
+        battle_between(people, people["ruby"]["client"])
         for path in cached_reads(people):
             answer = organizer.get(path)  # cached now
             etag = answer.headers["ETag"]
@@ -139,6 +144,7 @@ class TestNeverOlderThanTheDatabase:
         """Two app processes on one database, each with its own cache: after a write B
         acknowledged, A's cached reads show it."""
         organizer = people["organizer"]
+        fought = battle_between(people, people["ruby"]["client"])
         reads = cached_reads(people)
         before = {path: organizer.get(path).json() for path in reads}  # A's cache filled
         with TestClient(create_app(engine)) as other:
@@ -146,14 +152,18 @@ class TestNeverOlderThanTheDatabase:
             other.headers.update({"X-CSRF-Token": people["ruby"]["client"].headers["X-CSRF-Token"]})
             card = people["ruby"]["card"]
             assert other.patch(f"/api/v1/cards/{card}", json={"name": "Vorn's Few"}).is_success
-            battle_between(people, other)
+            story = {"title": "Ash and iron"}
+            assert other.put(f"/api/v1/battles/{fought}/report", json=story).is_success
         after = {path: organizer.get(path).json() for path in reads}
+        assert after[f"/api/v1/battles/{fought}"]["report"]["title"] == "Ash and iron"
+        assert before[f"/api/v1/battles/{fought}"]["report"] is None
         assert after[f"/api/v1/cards/{card}"]["name"] == "Vorn's Few"
         assert after[f"/api/v1/forces/{people['ruby']['force']}"]["cards"][0]["name"] == (
             "Vorn's Few"
         )
         battles = f"/api/v1/campaigns/{people['campaign']}/battles"
-        assert len(after[battles]["items"]) == len(before[battles]["items"]) + 1
+        assert before[battles]["items"][0]["report"] is None
+        assert after[battles]["items"][0]["report"]["title"] == "Ash and iron"
 
     def test_an_outage_answers_503_not_the_cached_body(self, engine: Engine) -> None:
         OUTAGES.clear()

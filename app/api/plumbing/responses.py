@@ -429,6 +429,7 @@ def contract(schema: dict[str, Any]) -> dict[str, Any]:
         (f"{API}/campaigns/{{campaign_id}}/standings", CAMPAIGN_ETAG),
         (f"{API}/campaigns/{{campaign_id}}/battles", CAMPAIGN_ETAG),
         (f"{API}/cards/{{card_id}}", CAMPAIGN_ETAG),
+        (f"{API}/battles/{{battle_id}}", CAMPAIGN_ETAG),
     ):
         operation = schema["paths"].get(read, {}).get("get")
         if operation is None:
