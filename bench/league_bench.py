@@ -75,6 +75,7 @@ def reads(world: dict[str, Any]) -> dict[str, str]:
         "Order of Battle (JSON)": f"/api/v1/forces/{force}",
         "Order of Battle (page)": f"/forces/{force}",
         "a battle (page)": f"/battles/{world['battle']}",
+        "a battle (JSON)": f"/api/v1/battles/{world['battle']}",
         "requisitions (page)": f"/forces/{force}/requisitions",
     }
 
