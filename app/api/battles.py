@@ -11,7 +11,7 @@ from pydantic import TypeAdapter
 from sqlmodel import Session
 
 from app.api import reports
-from app.api.plumbing.cache import Built, KeptRead, cached_read, kept_read
+from app.api.plumbing.cache import NOT_MODIFIED, Built, KeptRead, cached_read, kept_read
 from app.api.plumbing.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
 from app.api.plumbing.responses import located
 from app.api.plumbing.route_access import API
@@ -171,7 +171,7 @@ BATTLES_LIST = KeptRead(
     "/campaigns/{campaign_id}/battles",
     summary="The campaign's battles, newest first (a page by key: limit, cursor)",
     response_model=KeysetPage[BattlePublic],
-    responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
+    responses=NOT_MODIFIED,
 )
 @kept_read(BATTLES_LIST)
 async def list_battles(
@@ -215,7 +215,7 @@ BATTLE = KeptRead(
     "/battles/{battle_id}",
     summary="One battle with both sides, and its report",
     response_model=BattlePublic,
-    responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
+    responses=NOT_MODIFIED,
 )
 @kept_read(BATTLE)
 async def get_battle(battle_id: int, request: Request, session: SessionDep) -> Response:

@@ -16,7 +16,7 @@ from sqlalchemy import Engine
 
 from app.api import reports
 from app.api.export_schema import ExportDocument
-from app.api.plumbing.cache import Built, KeptRead, cached_read, kept_read
+from app.api.plumbing.cache import NOT_MODIFIED, Built, KeptRead, cached_read, kept_read
 from app.api.plumbing.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
 from app.api.plumbing.responses import located
 from app.db.models import Card
@@ -152,7 +152,7 @@ def list_forces(
     "/forces/{force_id}",
     summary="A force's Order of Battle with every card",
     response_model=OrderOfBattlePublic,
-    responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
+    responses=NOT_MODIFIED,
 )
 @kept_read(ORDER_OF_BATTLE)
 async def get_order_of_battle(force_id: int, request: Request, session: SessionDep) -> Response:
@@ -220,7 +220,7 @@ def add_cards(force_id: int, body: CardsCreate, session: SessionDep) -> CardsPub
     "/cards/{card_id}",
     summary="One Crusade card",
     response_model=CardPublic,
-    responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
+    responses=NOT_MODIFIED,
 )
 @kept_read(CARD)
 async def get_card(card_id: int, request: Request, session: SessionDep) -> Response:
@@ -359,7 +359,7 @@ STANDINGS = TypeAdapter(list[standings.Standing])
     "/campaigns/{campaign_id}/standings",
     summary="Standings: battles, wins/draws/losses, Crusade points, supply",
     response_model=list[standings.Standing],
-    responses={304: {"description": "Unchanged since the ETag given in If-None-Match"}},
+    responses=NOT_MODIFIED,
 )
 @kept_read(STANDINGS_READ)
 async def get_standings(campaign_id: int, request: Request, session: SessionDep) -> Response:

@@ -26,6 +26,7 @@ from app.edge.read_cache import (
 )
 
 __all__ = [
+    "NOT_MODIFIED",
     "KeptRead",
     "VersionedBodies",
     "cached_json",
@@ -41,6 +42,10 @@ F = TypeVar("F", bound=Callable[..., object])
 Built = tuple[bytes, dict[str, str]]
 
 JSON = "application/json"
+# What a kept read's route declares beside its 200 (responses.py adds the ETag headers).
+NOT_MODIFIED: dict[int | str, dict[str, Any]] = {
+    304: {"description": "Unchanged since the ETag given in If-None-Match"}
+}
 
 
 def read_cache(request: Request) -> VersionedBodies:
