@@ -18,6 +18,7 @@ from app.api.plumbing import route_access
 from app.api.plumbing.kept_lane import KeptReadLane
 from app.db.session import loop_engine_of
 from app.main import create_app
+from tests.api.test_authorization import battle_between
 from tests.api.test_read_cache import People
 from tests.api.test_read_cache import people as people  # the fixture, by name
 
@@ -70,7 +71,11 @@ def _cookie(client: TestClient) -> dict[str, str]:
 
 def paths(people: People) -> list[str]:
     campaign, ruby = people["campaign"], people["ruby"]
+    battles = [f"/api/v1/battles/{people['battle']}"] if "battle" in people else []
     return [
+        *battles,
+        "/api/v1/battles/99999",
+        "/api/v1/battles/0",
         f"/api/v1/campaigns/{campaign}/standings",
         f"/api/v1/campaigns/{campaign}/battles",
         f"/api/v1/campaigns/{campaign}/battles?limit=1",
@@ -99,6 +104,7 @@ class TestSameAnswers:
     ) -> None:
         organizer = people["organizer"]
         organizer.patch(f"/api/v1/campaigns/{people['campaign']}", json={"public": public})
+        people["battle"] = battle_between(people, people["ruby"]["client"])
         laned = TestClient(organizer.app)
         statuses = set()
         for who, headers in callers(people).items():
