@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Annotated
 
 from fastapi import BackgroundTasks, Depends, Request, Response
@@ -79,13 +80,14 @@ class TokenUses:
 
     FORGET_AFTER_SECONDS = 60.0
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._planned: dict[int, float] = {}
         self._lock = threading.Lock()
+        self._clock = clock
 
     def plan(self, token_id: int) -> bool:
         """True when this request is to record the use (none is planned already)."""
-        now = time.monotonic()
+        now = self._clock()
         with self._lock:
             planned = self._planned.get(token_id)
             if planned is not None and now - planned < self.FORGET_AFTER_SECONDS:

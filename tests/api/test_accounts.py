@@ -7,6 +7,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from app.config import get_settings, secret_key
+from app.edge.sessions import TokenUses
 from app.services.accounts import accounts
 from tests.api.helpers import assert_problem, dump
 from tests.conftest import with_csrf
@@ -156,3 +157,17 @@ def test_api_tokens_are_paged_by_key(anonymous: TestClient) -> None:
         address = page["next"]
     assert seen == ids  # oldest first, each once
     assert_problem(anonymous.get("/api/v1/auth/tokens?limit=0"), 422, "request_invalid")
+
+
+def test_a_tokens_use_is_planned_once_until_recorded_or_forgotten() -> None:
+    """Requests that see the same stale 'last used' plan one write between them; the write
+    done, the next stale sight plans again; a plan nobody ran is forgotten after a while."""
+    now = [1000.0]
+    uses = TokenUses(clock=lambda: now[0])
+    assert uses.plan(7) and not uses.plan(7) and uses.plan(8)
+    uses.done(7)
+    assert uses.plan(7)
+    now[0] += TokenUses.FORGET_AFTER_SECONDS - 1
+    assert not uses.plan(8)
+    now[0] += 2
+    assert uses.plan(8)
