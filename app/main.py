@@ -103,6 +103,9 @@ def _lanes() -> tuple[Lane, ...]:
 # Bodies of the cached reads (issue 50): a few per campaign, force and card in use, each
 # tens of kilobytes at most.
 READ_CACHE_SIZE = 4096
+# Each battle's JSON, kept apart from the pages (app/api/battles.py): some 9 KB each for a
+# battle of 20 units a side, so at most about 9 MB; a league's newest pages fit.
+BATTLE_BODIES = 1024
 
 
 def create_app(engine: Engine | None = None) -> FastAPI:
@@ -114,6 +117,7 @@ def create_app(engine: Engine | None = None) -> FastAPI:
     app = _new_app()
     app.state.engine = engine or get_engine()
     app.state.read_cache = VersionedBodies(size=READ_CACHE_SIZE)
+    app.state.battle_bodies = VersionedBodies(size=BATTLE_BODIES)
     settings = get_settings()
     app.state.photos = configured_store()
     app.state.rate_limits = RateLimits(

@@ -11,7 +11,14 @@ from pydantic import TypeAdapter
 from sqlmodel import Session
 
 from app.api import reports
-from app.api.plumbing.cache import NOT_MODIFIED, Built, KeptRead, cached_read, kept_read
+from app.api.plumbing.cache import (
+    NOT_MODIFIED,
+    Built,
+    KeptRead,
+    VersionedBodies,
+    cached_read,
+    kept_read,
+)
 from app.api.plumbing.paging import Cursor, KeysetPage, Limit, keyset_page, page_of
 from app.api.plumbing.responses import located
 from app.api.plumbing.route_access import API
@@ -182,25 +189,46 @@ async def list_battles(
     limit: Limit = 50,
 ) -> Response:
     """Each page is cached per version of the campaign (the next page's address is part
-    of it: the key holds the query as sent)."""
+    of it: the key holds the query as sent); each battle's own body is kept by the battle's
+    version, so a page built again after a result builds only the battles that changed."""
 
     def build() -> Built:
-        rows, following = lifecycle.list_battles(
+        battles, following = lifecycle.battles_page(
             session, campaign_id=campaign_id, limit=limit, before=cursor
         )
-        ids = [b.id for b, _sides in rows if b.id is not None]
-        stories_of = stories.reports_for(session, ids)
-        pictures = photos.photos_for(session, ids)
-        items = [
-            _battle(session, b, s, stories_of.get(b.id or 0), pictures.get(b.id or 0))
-            for b, s in rows
-        ]
         headers = Response()
-        page = keyset_page(request, headers, items, limit, following)
+        page = BATTLES_PAGE.dump_json(keyset_page(request, headers, [], limit, following))
+        assert page.startswith(NO_ITEMS)  # the items are the page's first field
+        items = b",".join(_battle_bodies(request, session, battles))
         link = headers.headers.get("link")
-        return BATTLES_PAGE.dump_json(page), {"Link": link} if link else {}
+        return b'{"items":[' + items + b"]" + page[len(NO_ITEMS) :], {"Link": link} if link else {}
 
     return await cached_read(request, session, BATTLES_LIST, campaign_id, build)
+
+
+NO_ITEMS = b'{"items":[]'
+
+
+def _battle_bodies(request: Request, session: Session, battles: list[Battle]) -> list[bytes]:
+    """Each battle's JSON, kept by its id, its version and its mission's name (the one
+    thing in it its campaign's rule packs decide); the sides, reports and photos are read
+    for the battles not kept alone."""
+    kept: VersionedBodies = request.app.state.battle_bodies
+    keys = {b.id: ("battle", b.id, b.version, _mission_name(session, b)) for b in battles}
+    bodies = {ident: kept.get(key) for ident, key in keys.items()}
+    missing = [ident for ident, body in bodies.items() if body is None and ident is not None]
+    if missing:
+        sides = lifecycle.sides_of(session, missing)
+        stories_of = stories.reports_for(session, missing)
+        pictures = photos.photos_for(session, missing)
+        for battle in battles:
+            if battle.id in sides:
+                story, shots = stories_of.get(battle.id), pictures[battle.id]
+                shown = _battle(session, battle, sides[battle.id], story, shots)
+                body = shown.model_dump_json().encode()
+                bodies[battle.id] = body
+                kept.put(keys[battle.id], body)
+    return [body for body in bodies.values() if body is not None]
 
 
 BATTLE = KeptRead(

@@ -281,6 +281,11 @@ class Battle(SQLModel, table=True):
     territory_holder_before: int | None = None
     # The rule packs (id -> version) the battle was recorded under (issue 22).
     rule_packs: dict[str, str] = _json_added({})
+    version: int = Field(
+        default=1,
+        sa_column_kwargs={"server_default": "1"},
+        description="Raised by every change to the battle, its sides, report or photos",
+    )
 
 
 class BattleReport(SQLModel, table=True):
@@ -488,6 +493,19 @@ class Invite(SQLModel, table=True):
     revoked_at: datetime | None = None
 
 
+def _battle_ids_touched(session: Session) -> set[int]:
+    """The battles whose rows change in this flush: a battle's own (not a new one: it
+    starts at its first version), and those whose sides, report or photos change."""
+    touched: set[int] = set()
+    for row in (*session.dirty, *session.deleted):
+        if isinstance(row, Battle) and row.id is not None:
+            touched.add(row.id)
+    for row in (*session.new, *session.dirty, *session.deleted):
+        if isinstance(row, BattleSide | BattleReport | BattlePhoto) and row.battle_id:
+            touched.add(row.battle_id)
+    return touched
+
+
 def _force_ids_touched(session: Session) -> set[int]:
     touched: set[int] = set()
     for row in (*session.new, *session.dirty, *session.deleted):
@@ -629,6 +647,11 @@ def _bump_force_versions(session: Session, _context: Any, _instances: Any) -> No
         force = _force(session, force_id, forces)
         if force is not None:
             force.version += 1
+    deleted = {id(row) for row in session.deleted}
+    for battle_id in _battle_ids_touched(session):  # a battle's own kept body (issue 50)
+        battle = session.get(Battle, battle_id)
+        if battle is not None and id(battle) not in deleted:
+            battle.version += 1
 
 
 class BattleDraft(SQLModel, table=True):

@@ -121,6 +121,7 @@ class World:
             "body_limits",
             "body_budget",
             "token_uses",
+            "battle_bodies",
         }
         assert kept == state, (
             f"the app keeps {kept} in app.state: start each scenario with a new one here too"
@@ -129,6 +130,7 @@ class World:
         assert self.app.state.body_budget.held == 0  # every body's bytes given back
         self.app.state.rate_limits = RateLimits(get_settings().rate_limit_storage)
         self.app.state.read_cache = VersionedBodies()
+        self.app.state.battle_bodies = VersionedBodies()
         # The restored database's token ids come again: a use planned for an earlier
         # scenario's token (its request answered an error first) is not this one's.
         self.app.state.token_uses = TokenUses()

@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 from PIL import Image
 from sqlalchemy import Engine, event
 
+from app.api import battles as battles_api
 from app.api.plumbing.cache import VersionedBodies
 from app.api.plumbing.route_access import POLICIES
 from app.db.session import loop_engine_of
@@ -257,6 +258,38 @@ def _jpeg() -> bytes:
     return out.getvalue()
 
 
+class TestEachBattleKept:
+    """The battles list keeps each battle's body by the battle's own version: a page built
+    again after a change to one battle builds that one alone, and shows the change."""
+
+    def test_a_page_built_again_builds_only_the_battle_that_changed(
+        self, people: People, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        organizer, ruby = people["organizer"], people["ruby"]["client"]
+        first = battle_between(people, ruby)
+        assert _result(people, first, organizer).status_code == 200
+        second = battle_between(people, ruby)
+        built: list[int] = []
+        build = battles_api._battle
+        monkeypatch.setattr(
+            battles_api, "_battle", lambda s, b, *rest: built.append(b.id) or build(s, b, *rest)
+        )
+        path = f"/api/v1/campaigns/{people['campaign']}/battles"
+        assert [b["id"] for b in organizer.get(path).json()["items"]] == [second, first]
+        assert sorted(built) == [first, second]
+        story = {"title": "Ash and iron"}
+        assert ruby.put(f"/api/v1/battles/{first}/report", json=story).status_code == 200
+        built.clear()  # (the write's own answer built its battle)
+        items = organizer.get(path).json()["items"]
+        assert built == [first]  # the campaign moved on: the page again, the second kept
+        assert items[1]["report"]["title"] == "Ash and iron" and items[0]["report"] is None
+        assert ruby.post(f"/api/v1/battles/{second}/call-off").status_code == 200
+        built.clear()
+        statuses = [b["status"] for b in organizer.get(path).json()["items"]]
+        assert statuses == ["reverted", "resolved"]  # a battle called off is kept as reverted
+        assert built == [second]
+
+
 def _result(people: People, battle: int, by: TestClient, destroyed: bool = False) -> Any:
     joel: dict[str, Any] = {"force_id": people["joel"]["force"], "victory_points": 5}
     if destroyed:
@@ -482,6 +515,7 @@ def test_after_every_write_each_cached_read_equals_one_built_afresh(
             if answer is not None:
                 assert answer.status_code < 300, (route, answer.text)
             fresh.app.state.read_cache = VersionedBodies()
+            fresh.app.state.battle_bodies = VersionedBodies()  # each battle's too
             compared = reads + cached_reads(people)
             for path in compared:
                 cached, built = organizer.get(path), fresh.get(path)

@@ -166,6 +166,7 @@ def test_after_a_write_through_another_process_every_page_equals_one_built_afres
         writer.api("PUT", f"/battles/{world['battle_id']}/report", json=story)
         with TestClient(create_app(engine)) as fresh:  # built afresh: nothing cached
             fresh.app.state.read_cache = VersionedBodies()
+            fresh.app.state.battle_bodies = VersionedBodies()  # each battle's too
             for path in pages(world, card):
                 for client in readers:
                     fresh.cookies.clear()

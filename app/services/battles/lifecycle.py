@@ -84,20 +84,39 @@ def list_battles(
     """A page of battles, newest first, each with its sides (sides in one query, without
     their snapshots), and the cursor of the next page: ``before`` is a battle id, only
     older battles are listed."""
+    rows, following = battles_page(session, campaign_id=campaign_id, limit=limit, before=before)
+    sides = sides_of(session, [b.id for b in rows if b.id is not None])
+    return [(b, sides.get(b.id or 0, [])) for b in rows], following
+
+
+def battles_page(
+    session: Session, *, campaign_id: int, limit: int, before: int | None = None
+) -> tuple[list[Battle], int | None]:
+    """A page of battles without their sides (``list_battles``): a reader that keeps each
+    battle's body by its version reads the sides of the battles it must build alone."""
     get_campaign(session, campaign_id)
     query = select(Battle).where(Battle.campaign_id == campaign_id)
     if before is not None:
         query = query.where(col(Battle.id) < before)
     found = list(session.exec(query.order_by(col(Battle.id).desc()).limit(limit + 1)).all())
     rows = found[:limit]
+    return rows, rows[-1].id if len(found) > limit else None
+
+
+def sides_of(session: Session, battle_ids: list[int]) -> dict[int, list[BattleSide]]:
+    """The battles' sides in one query (without their snapshots), by battle id."""
+    found: dict[int, list[BattleSide]] = {i: [] for i in battle_ids}
+    if not battle_ids:
+        return found
     sides = session.exec(
         select(BattleSide)
-        .where(col(BattleSide.battle_id).in_([b.id for b in rows]))
+        .where(col(BattleSide.battle_id).in_(battle_ids))
         .order_by(col(BattleSide.id))
         .options(defer(BattleSide.snapshot, raiseload=True))  # type: ignore[arg-type]
     ).all()
-    following = rows[-1].id if len(found) > limit else None
-    return [(b, [s for s in sides if s.battle_id == b.id]) for b in rows], following
+    for side in sides:
+        found[side.battle_id].append(side)
+    return found
 
 
 # --- before the battle ---------------------------------------------------------------------
