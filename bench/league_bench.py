@@ -17,7 +17,9 @@ One league (bench/league.py) is grown to each number of battles in turn; at each
 
 Then the growth factor of each request's p50 from the second size to the last (goal: at
 most 1.2), and, with ``--throughput-workers``, read throughput with 1 and 2 server
-processes and 4 client threads.
+processes and 4 client threads. The sizes are measured minutes apart, so a change in the
+machine's speed meanwhile reads as growth (with two processes one read moved 1.04-1.36 over
+five runs); bench/league_growth.py measures growth in paired rounds instead.
 """
 
 from __future__ import annotations
