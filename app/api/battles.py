@@ -216,18 +216,18 @@ def _battle_bodies(request: Request, session: Session, battles: list[Battle]) ->
     kept: VersionedBodies = request.app.state.battle_bodies
     keys = {b.id: ("battle", b.id, b.version, _mission_name(session, b)) for b in battles}
     bodies = {ident: kept.get(key) for ident, key in keys.items()}
-    missing = [ident for ident, body in bodies.items() if body is None and ident is not None]
+    missing = [battle for battle in battles if bodies[battle.id] is None]
     if missing:
-        sides = lifecycle.sides_of(session, missing)
-        stories_of = stories.reports_for(session, missing)
-        pictures = photos.photos_for(session, missing)
-        for battle in battles:
-            if battle.id in sides:
-                story, shots = stories_of.get(battle.id), pictures[battle.id]
-                shown = _battle(session, battle, sides[battle.id], story, shots)
-                body = shown.model_dump_json().encode()
-                bodies[battle.id] = body
-                kept.put(keys[battle.id], body)
+        ids = [battle.id for battle in missing if battle.id is not None]
+        sides = lifecycle.sides_of(session, ids)
+        stories_of, pictures = stories.reports_for(session, ids), photos.photos_for(session, ids)
+        for battle in missing:
+            assert battle.id is not None
+            shown = _battle(
+                session, battle, sides[battle.id], stories_of.get(battle.id), pictures[battle.id]
+            )
+            bodies[battle.id] = body = shown.model_dump_json().encode()
+            kept.put(keys[battle.id], body)
     return [body for body in bodies.values() if body is not None]
 
 

@@ -636,11 +636,12 @@ def _raised_undone(session: Session, _previous: Any) -> None:
 
 
 @event.listens_for(Session, "before_flush")
-def _bump_force_versions(session: Session, _context: Any, _instances: Any) -> None:
+def _raise_versions(session: Session, _context: Any, _instances: Any) -> None:
     """Every flush that changes a force, its cards, purchases, sides or decisions raises the
-    force's version, so anything cached for an older version is never served again; and
-    every flush that changes what a campaign shows raises the campaign's version, first (its
-    row is the first lock a writer takes in a campaign: see app.db.locks)."""
+    force's version, and one that changes a battle, its sides, report or photos the battle's,
+    so anything cached for an older version is never served again; and every flush that
+    changes what a campaign shows raises the campaign's version, first (its row is the first
+    lock a writer takes in a campaign: see app.db.locks)."""
     forces: dict[int, Force | None] = {}  # each force read once per flush
     raise_campaign_versions(session, _campaign_ids_touched(session, forces))
     for force_id in _force_ids_touched(session):
@@ -648,7 +649,7 @@ def _bump_force_versions(session: Session, _context: Any, _instances: Any) -> No
         if force is not None:
             force.version += 1
     deleted = {id(row) for row in session.deleted}
-    for battle_id in _battle_ids_touched(session):  # a battle's own kept body (issue 50)
+    for battle_id in _battle_ids_touched(session):
         battle = session.get(Battle, battle_id)
         if battle is not None and id(battle) not in deleted:
             battle.version += 1
